@@ -1,0 +1,43 @@
+-- reserve.lua: one purchase, atomically. Checks the stock, refuses a repeat
+-- buyer, decrements, records the buyer and queues the order, so a reservation
+-- never exists without its queued order or the other way round.
+--
+-- KEYS[1] item state hash {stock, initial, round}   ({item:N}:state)
+-- KEYS[2] item buyers hash {user_id -> order_id}     ({item:N}:buyers)
+-- KEYS[3] the buyer's lock                           ({item:N}:lock:U)
+-- KEYS[4] the order queue                            (seckill:queue)
+-- KEYS[5] orders accepted and not yet persisted      (seckill:pending)
+--         {order_id -> order}; the worker removes them after its commit
+-- ARGV[1] item id, ARGV[2] user id, ARGV[3] lock token, ARGV[4] order id,
+-- ARGV[5] acceptance time (Unix ms), ARGV[6] "1" for an anonymous buyer
+--
+-- Returns {outcome, remaining, round}: outcome is queued, sold_out,
+-- already_purchased, in_progress (the lock is not ours) or unknown_item.
+--
+-- The queue and pending keys are shared by all items, so on Redis Cluster
+-- they would have to move into the item's slot ({item:N}:queue): the key
+-- names are passed in, never built here.
+local state = redis.call('HMGET', KEYS[1], 'stock', 'round')
+if not state[1] then
+    return {'unknown_item', 0, 0}
+end
+local stock = tonumber(state[1])
+if stock <= 0 then
+    return {'sold_out', 0, tonumber(state[2])}
+end
+if ARGV[6] ~= '1' then
+    -- The lock guards order creation: only the request holding it may buy.
+    if redis.call('GET', KEYS[3]) ~= ARGV[3] then
+        return {'in_progress', stock, tonumber(state[2])}
+    end
+    if redis.call('HSETNX', KEYS[2], ARGV[2], ARGV[4]) == 0 then
+        return {'already_purchased', stock, tonumber(state[2])}
+    end
+end
+local remaining = redis.call('HINCRBY', KEYS[1], 'stock', -1)
+local order = string.format(
+    '{"order_id":"%s","item_id":%s,"user_id":%s,"round":%s,"created_ms":%s}',
+    ARGV[4], ARGV[1], ARGV[2], state[2], ARGV[5])
+redis.call('LPUSH', KEYS[4], order)
+redis.call('HSET', KEYS[5], ARGV[4], order)
+return {'queued', remaining, tonumber(state[2])}

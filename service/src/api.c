@@ -1,0 +1,216 @@
+/* api.c: one handler for every route. Cheap routes answer inline, the
+ * purchase goes to the asynchronous Redis path, the rest to the pool. */
+#include "api.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "json_io.h"
+#include "purchase.h"
+#include "router.h"
+#include "store.h"
+#include "validate.h"
+
+void api_reply_error(http_exchange *ex, sk_status s, const char *message)
+{
+    char body[640];
+    int n = json_io_error(body, sizeof(body), s, message);
+    http_exchange_reply(ex, sk_status_http(s), body, n > 0 ? (size_t)n : 0, NULL);
+}
+
+int api_authorized(const char *header, const char *token)
+{
+    static const char prefix[] = "Bearer ";
+    size_t tlen = strlen(token);
+    if (tlen == 0 || !header || strncmp(header, prefix, sizeof(prefix) - 1) != 0)
+        return 0;
+    const char *given = header + sizeof(prefix) - 1;
+    size_t glen = strlen(given);
+    /* Compare every byte whatever the first difference: the time taken must
+     * not tell how much of a guess was right. */
+    unsigned char diff = glen != tlen;
+    for (size_t i = 0; i < tlen; i++)
+        diff |= (unsigned char)(token[i] ^ (i < glen ? given[i] : 0));
+    return diff == 0;
+}
+
+/* A request for the pool: what the route needs, parsed on the HTTP thread. */
+typedef struct pool_request {
+    app *a;
+    http_exchange *ex;
+    route_id route;
+    int64_t id;       /* item or order id */
+    item_spec spec;   /* ROUTE_ITEM_CREATE */
+    int64_t stock;    /* ROUTE_ITEM_RESET */
+} pool_request;
+
+static void reply_item(http_exchange *ex, int status, const item_view *v)
+{
+    char *body = json_io_item(v);
+    if (!body) {
+        api_reply_error(ex, SK_INTERNAL, "out of memory");
+        return;
+    }
+    http_exchange_reply(ex, status, body, strlen(body), NULL);
+    free(body);
+}
+
+static const char *failure_message(sk_status st)
+{
+    switch (st) {
+    case SK_NOT_FOUND:
+        return "not found";
+    case SK_ITEM_EXISTS:
+        return "an item with this id exists";
+    case SK_BACKEND_DOWN:
+        return "Redis or PostgreSQL is unavailable; try again";
+    default:
+        return "internal error";
+    }
+}
+
+static void run_in_pool(void *thread_ctx, void *arg)
+{
+    pool_request *r = arg;
+    store *s = thread_ctx;
+    item_view view;
+    order o;
+    const char *where = NULL;
+    sk_status st = SK_BACKEND_DOWN;
+
+    if (s) {
+        switch (r->route) {
+        case ROUTE_READY:
+            st = store_ready(s);
+            break;
+        case ROUTE_ITEM_CREATE:
+            st = store_item_create(s, &r->spec, &view);
+            break;
+        case ROUTE_ITEM_RESET:
+            st = store_item_reset(s, r->id, r->stock, &view);
+            break;
+        case ROUTE_ITEM_GET:
+            st = store_item_get(s, r->id, &view);
+            break;
+        case ROUTE_ORDER_GET:
+            st = store_order_get(s, r->id, &o, &where);
+            break;
+        default:
+            st = SK_INTERNAL;
+        }
+    }
+    if (st != SK_OK && st != SK_CREATED) {
+        api_reply_error(r->ex, st, failure_message(st));
+    } else if (r->route == ROUTE_READY) {
+        static const char ready[] = "{\"status\":\"ready\"}";
+        http_exchange_reply(r->ex, 200, ready, sizeof(ready) - 1, NULL);
+    } else if (r->route == ROUTE_ORDER_GET) {
+        char *body = json_io_order(&o, where);
+        if (body)
+            http_exchange_reply(r->ex, 200, body, strlen(body), NULL);
+        else
+            api_reply_error(r->ex, SK_INTERNAL, "out of memory");
+        free(body);
+    } else {
+        reply_item(r->ex, sk_status_http(st), &view);
+    }
+    free(r);
+}
+
+static void to_pool(app *a, http_exchange *ex, const pool_request *req)
+{
+    pool_request *r = malloc(sizeof(*r));
+    if (!r) {
+        api_reply_error(ex, SK_INTERNAL, "out of memory");
+        return;
+    }
+    *r = *req;
+    r->a = a;
+    r->ex = ex;
+    http_exchange_defer(ex);
+    if (pool_submit(a->pool, run_in_pool, r) < 0) {
+        free(r);
+        api_reply_error(ex, SK_BACKEND_DOWN, "the server is stopping");
+    }
+}
+
+/* The buyer: user_id in the JSON body, or ?user_id=, or anonymous (0). */
+static sk_status purchase_buyer(app *a, http_exchange *ex, int64_t *user, const char **why)
+{
+    size_t len;
+    const char *body = http_exchange_body(ex, &len);
+    const char *query = http_exchange_query(ex, "user_id");
+    *user = 0;
+    if (len > 0) {
+        if (json_io_parse_purchase(body, len, user, why) != SK_OK)
+            return SK_INVALID;
+    } else if (query) {
+        if (validate_id(query, strlen(query), user) < 0) {
+            *why = "user_id must be a positive integer";
+            return SK_INVALID;
+        }
+    } else if (!a->cfg->allow_anonymous) {
+        *why = "user_id is required (in the JSON body or the query)";
+        return SK_INVALID;
+    }
+    return SK_OK;
+}
+
+void api_handle(void *ctx, http_exchange *ex)
+{
+    app *a = ctx;
+    route_match m;
+    pool_request req = {0};
+    const char *why = NULL;
+    sk_status st = router_match(http_exchange_method(ex), http_exchange_path(ex), &m);
+
+    if (st == SK_METHOD_NOT_ALLOWED) {
+        char body[160];
+        int n = json_io_error(body, sizeof(body), st, "method not allowed on this path");
+        http_exchange_reply(ex, 405, body, (size_t)n, m.allow);
+        return;
+    }
+    if (st != SK_OK) {
+        api_reply_error(ex, SK_NOT_FOUND, "no such route");
+        return;
+    }
+    req.route = m.route;
+    req.id = m.route == ROUTE_ORDER_GET ? m.order_id : m.item_id;
+    if ((m.route == ROUTE_ITEM_CREATE || m.route == ROUTE_ITEM_RESET) &&
+        !api_authorized(http_exchange_header(ex, "Authorization"), a->cfg->admin_token)) {
+        api_reply_error(ex, SK_UNAUTHORIZED, "admin token missing or wrong");
+        return;
+    }
+    size_t len;
+    const char *body = http_exchange_body(ex, &len);
+    switch (m.route) {
+    case ROUTE_HEALTH: {
+        static const char ok[] = "{\"status\":\"ok\"}";
+        http_exchange_reply(ex, 200, ok, sizeof(ok) - 1, NULL);
+        return;
+    }
+    case ROUTE_PURCHASE: {
+        int64_t user;
+        if (purchase_buyer(a, ex, &user, &why) != SK_OK) {
+            api_reply_error(ex, SK_INVALID, why);
+            return;
+        }
+        purchase_start(a, ex, m.item_id, user);
+        return;
+    }
+    case ROUTE_ITEM_CREATE:
+        st = json_io_parse_item_spec(body, len, &req.spec, &why);
+        break;
+    case ROUTE_ITEM_RESET:
+        st = json_io_parse_reset(body, len, &req.stock, &why);
+        break;
+    default:
+        st = SK_OK;
+    }
+    if (st != SK_OK) {
+        api_reply_error(ex, st, why);
+        return;
+    }
+    to_pool(a, ex, &req);
+}

@@ -1,0 +1,108 @@
+/* app.c: start-up and shut-down of the server's parts, in dependency order. */
+#include "app.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "api.h"
+#include "backend.h"
+#include "keys.h"
+#include "log.h"
+#include "store.h"
+
+/* Each server instance takes a node number for its order ids from Redis, so
+ * that several instances behind a load balancer never make the same id. */
+static int take_node_number(redisContext *c, unsigned *node)
+{
+    redisReply *r = redisCommand(c, "INCR %s", KEYS_NODE_SEQ);
+    int ok = r && r->type == REDIS_REPLY_INTEGER;
+    if (ok)
+        *node = (unsigned)(r->integer % (ORDER_NODE_MAX + 1));
+    freeReplyObject(r);
+    return ok ? 0 : -1;
+}
+
+static void *make_store(void *arg)
+{
+    app *a = arg;
+    return store_create(a->cfg, &a->scripts);
+}
+
+static void free_store(void *s)
+{
+    store_free(s);
+}
+
+app *app_create(const config *cfg, char *err, size_t errlen)
+{
+    app *a = calloc(1, sizeof(*a));
+    if (!a) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    a->cfg = cfg;
+    if (scripts_init(&a->scripts) < 0) {
+        snprintf(err, errlen, "a Lua script is missing from the build");
+        goto fail;
+    }
+    redisContext *c = backend_redis_connect(cfg, err, errlen);
+    if (!c)
+        goto fail;
+    unsigned node = 0;
+    int loaded = scripts_load(&a->scripts, c) == 0 && take_node_number(c, &node) == 0;
+    redisFree(c);
+    if (!loaded) {
+        snprintf(err, errlen, "redis: cannot load the scripts or take a node number");
+        goto fail;
+    }
+    order_id_gen_init(&a->ids, node);
+    log_msg(LOG_INFO, "server", "order-id node %u", node);
+
+    a->soldout = soldout_create(65536);
+    a->loops = calloc((size_t)cfg->io_threads, sizeof(*a->loops));
+    if (!a->soldout || !a->loops) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    for (; a->nloops < cfg->io_threads; a->nloops++) {
+        a->loops[a->nloops] = redis_loop_create(cfg, err, errlen);
+        if (!a->loops[a->nloops])
+            goto fail;
+    }
+    a->pool = pool_create(cfg->pool_threads, make_store, free_store, a);
+    a->events = events_create(cfg, a->soldout);
+    if (!a->pool || !a->events) {
+        snprintf(err, errlen, "cannot start the worker threads");
+        goto fail;
+    }
+    a->http = http_server_create(cfg, api_handle, a, err, errlen);
+    if (!a->http)
+        goto fail;
+    return a;
+fail:
+    app_free(a);
+    return NULL;
+}
+
+redis_loop *app_next_loop(app *a)
+{
+    unsigned n = atomic_fetch_add_explicit(&a->next_loop, 1, memory_order_relaxed);
+    return a->loops[n % (unsigned)a->nloops];
+}
+
+void app_free(app *a)
+{
+    if (!a)
+        return;
+    http_server_quiesce(a->http);
+    /* Loops and pool answer every request they hold before they stop, which
+     * resumes those connections; only then may the HTTP server go. */
+    for (int i = 0; i < a->nloops; i++)
+        redis_loop_free(a->loops[i]);
+    pool_free(a->pool);
+    http_server_free(a->http);
+    events_free(a->events);
+    soldout_free(a->soldout);
+    free(a->loops);
+    free(a);
+}

@@ -1,0 +1,65 @@
+/* backend.c: connection helpers for Redis and PostgreSQL. */
+#include "backend.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+redisContext *backend_redis_connect(const config *cfg, char *err, size_t errlen)
+{
+    struct timeval tv = {cfg->redis_timeout_ms / 1000, (cfg->redis_timeout_ms % 1000) * 1000};
+    redisContext *c = redisConnectWithTimeout(cfg->redis_host, cfg->redis_port, tv);
+    if (!c || c->err) {
+        snprintf(err, errlen, "redis %s:%d: %s", cfg->redis_host, cfg->redis_port,
+                 c ? c->errstr : "out of memory");
+        goto fail;
+    }
+    if (redisSetTimeout(c, tv) != REDIS_OK) {
+        snprintf(err, errlen, "redis: cannot set the timeout");
+        goto fail;
+    }
+    if (cfg->redis_password && *cfg->redis_password) {
+        redisReply *r = redisCommand(c, "AUTH %s", cfg->redis_password);
+        int ok = r && r->type == REDIS_REPLY_STATUS;
+        if (!ok)
+            snprintf(err, errlen, "redis AUTH: %s",
+                     r && r->type == REDIS_REPLY_ERROR ? r->str : "failed");
+        freeReplyObject(r);
+        if (!ok)
+            goto fail;
+    }
+    return c;
+fail:
+    if (c)
+        redisFree(c);
+    return NULL;
+}
+
+PGconn *backend_pg_connect(const config *cfg, char *err, size_t errlen)
+{
+    PGconn *pg = PQconnectdb(cfg->pg_conninfo);
+    if (!pg || PQstatus(pg) != CONNECTION_OK) {
+        snprintf(err, errlen, "postgresql: %s", pg ? PQerrorMessage(pg) : "out of memory");
+        /* libpq's messages end in a newline; logs want one line. */
+        char *nl = strchr(err, '\n');
+        if (nl)
+            *nl = '\0';
+        PQfinish(pg);
+        return NULL;
+    }
+    return pg;
+}
+
+int64_t backend_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t backend_mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}

@@ -1,0 +1,29 @@
+/* backend.h: blocking connections to Redis and PostgreSQL made from the
+ * config, shared by the worker, the server's blocking pool and the tests. */
+#ifndef SECKILL_BACKEND_H
+#define SECKILL_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <hiredis/hiredis.h>
+#include <libpq-fe.h>
+
+#include "config.h"
+
+/* Connects (and AUTHs) with cfg->redis_timeout_ms as connect and command
+ * timeout. Returns a context the caller frees with redisFree(), or NULL with
+ * err set. */
+redisContext *backend_redis_connect(const config *cfg, char *err, size_t errlen);
+
+/* Connects to cfg->pg_conninfo. Returns a connection the caller closes with
+ * PQfinish(), or NULL with err set. */
+PGconn *backend_pg_connect(const config *cfg, char *err, size_t errlen);
+
+/* Wall-clock Unix time in milliseconds. */
+int64_t backend_now_ms(void);
+
+/* Monotonic milliseconds, for durations and timeouts. */
+int64_t backend_mono_ms(void);
+
+#endif

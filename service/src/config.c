@@ -1,0 +1,380 @@
+/* config.c: one table of keys drives defaults, the file format, environment
+ * variables, flags, --help and --print-config, so they cannot disagree. */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "validate.h"
+#include "version.h"
+
+typedef enum { KEY_INT, KEY_BOOL, KEY_STR } key_type;
+
+typedef struct config_key {
+    const char *name;
+    key_type type;
+    size_t offset;
+    const char *fallback;
+    long min, max;
+    int secret;
+    const char *help;
+} config_key;
+
+#define INT_KEY(f, d, lo, hi, h) {#f, KEY_INT, offsetof(config, f), d, lo, hi, 0, h}
+#define BOOL_KEY(f, d, h) {#f, KEY_BOOL, offsetof(config, f), d, 0, 1, 0, h}
+#define STR_KEY(f, d, s, h) {#f, KEY_STR, offsetof(config, f), d, 0, 0, s, h}
+
+static const config_key keys[] = {
+    STR_KEY(host, "127.0.0.1", 0, "address the HTTP server listens on"),
+    INT_KEY(port, "8080", 1, 65535, "HTTP port"),
+    INT_KEY(http_threads, "0", 0, 256, "HTTP event-loop threads (0: one per core)"),
+    INT_KEY(io_threads, "1", 1, 64, "asynchronous Redis event loops of the purchase path"),
+    INT_KEY(pool_threads, "4", 1, 256, "threads for blocking calls (admin, item and order reads)"),
+    INT_KEY(max_connections, "16384", 16, 1000000, "open HTTP connections at most"),
+    INT_KEY(connection_timeout_s, "30", 1, 3600, "idle HTTP connections are closed after this"),
+    INT_KEY(max_body_bytes, "4096", 64, 16777216, "larger request bodies get 413"),
+    STR_KEY(admin_token, "", 1, "bearer token of the admin calls (empty: admin calls refused)"),
+    BOOL_KEY(allow_anonymous, "false", "purchases without user_id, each one a new buyer"),
+    INT_KEY(lock_ttl_ms, "5000", 1, 3600000, "TTL of the per-buyer lock around order creation"),
+    STR_KEY(redis_host, "127.0.0.1", 0, "Redis host"),
+    INT_KEY(redis_port, "6379", 1, 65535, "Redis port"),
+    STR_KEY(redis_password, "", 1, "Redis password (AUTH), empty for none"),
+    INT_KEY(redis_timeout_ms, "2000", 1, 600000, "connect and command timeout of Redis calls"),
+    STR_KEY(pg_conninfo, "host=127.0.0.1 port=5432 dbname=seckill user=seckill", 1,
+            "libpq connection string of PostgreSQL"),
+    STR_KEY(worker_id, "1", 0, "worker name; its processing list is seckill:processing:<id>"),
+    INT_KEY(worker_batch_size, "500", 1, 100000, "orders per PostgreSQL transaction at most"),
+    INT_KEY(worker_batch_ms, "20", 0, 60000, "how long a batch waits to fill up"),
+    INT_KEY(worker_retry_max_ms, "5000", 10, 600000, "longest backoff while PostgreSQL is down"),
+    STR_KEY(log_level, "info", 0, "debug, info, warn or error"),
+};
+
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+static const config_key *find_key(const char *name, size_t len)
+{
+    for (size_t i = 0; i < NKEYS; i++)
+        if (strlen(keys[i].name) == len && memcmp(keys[i].name, name, len) == 0)
+            return &keys[i];
+    return NULL;
+}
+
+static int parse_bool(const char *v, int *out)
+{
+    static const char *yes[] = {"1", "true", "yes", "on"};
+    static const char *no[] = {"0", "false", "no", "off"};
+    for (size_t i = 0; i < 4; i++) {
+        if (strcasecmp(v, yes[i]) == 0)
+            return *out = 1, 0;
+        if (strcasecmp(v, no[i]) == 0)
+            return *out = 0, 0;
+    }
+    return -1;
+}
+
+static int set_key(config *cfg, const config_key *k, const char *value, char *err, size_t errlen)
+{
+    char *field = (char *)cfg + k->offset;
+    if (k->type == KEY_STR) {
+        char *copy = strdup(value);
+        if (!copy) {
+            snprintf(err, errlen, "%s: out of memory", k->name);
+            return -1;
+        }
+        free(*(char **)field);
+        *(char **)field = copy;
+        return 0;
+    }
+    if (k->type == KEY_BOOL) {
+        if (parse_bool(value, (int *)field) < 0) {
+            snprintf(err, errlen, "%s: expected true or false, got '%s'", k->name, value);
+            return -1;
+        }
+        return 0;
+    }
+    int64_t n;
+    if (validate_i64(value, strlen(value), &n) < 0) {
+        snprintf(err, errlen, "%s: expected an integer, got '%s'", k->name, value);
+        return -1;
+    }
+    if (n < k->min || n > k->max) {
+        snprintf(err, errlen, "%s: %lld is out of range [%ld, %ld]", k->name, (long long)n, k->min,
+                 k->max);
+        return -1;
+    }
+    *(int *)field = (int)n;
+    return 0;
+}
+
+void config_init(config *cfg)
+{
+    char err[CONFIG_ERRLEN];
+    memset(cfg, 0, sizeof(*cfg));
+    for (size_t i = 0; i < NKEYS; i++)
+        set_key(cfg, &keys[i], keys[i].fallback, err, sizeof(err));
+}
+
+void config_free(config *cfg)
+{
+    if (!cfg)
+        return;
+    for (size_t i = 0; i < NKEYS; i++) {
+        if (keys[i].type != KEY_STR)
+            continue;
+        char **field = (char **)((char *)cfg + keys[i].offset);
+        free(*field);
+        *field = NULL;
+    }
+}
+
+int config_set(config *cfg, const char *key, const char *value, char *err, size_t errlen)
+{
+    const config_key *k = find_key(key, strlen(key));
+    if (!k) {
+        snprintf(err, errlen, "%s: unknown key", key);
+        return -1;
+    }
+    return set_key(cfg, k, value, err, errlen);
+}
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    char *end = s + strlen(s);
+    while (end > s && isspace((unsigned char)end[-1]))
+        *--end = '\0';
+    return s;
+}
+
+int config_parse_text(config *cfg, const char *text, const char *origin, char *err, size_t errlen)
+{
+    char *copy = strdup(text);
+    if (!copy) {
+        snprintf(err, errlen, "%s: out of memory", origin);
+        return -1;
+    }
+    int lineno = 0, rc = 0;
+    char *next = copy;
+    while (next && rc == 0) {
+        char *line = next;
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        lineno++;
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = '\0';
+        char *s = trim(line);
+        if (*s == '\0')
+            continue;
+        char *eq = strchr(s, '=');
+        char sub[CONFIG_ERRLEN];
+        if (!eq) {
+            snprintf(err, errlen, "%s:%d: expected 'key = value'", origin, lineno);
+            rc = -1;
+        } else {
+            *eq = '\0';
+            if (config_set(cfg, trim(s), trim(eq + 1), sub, sizeof(sub)) < 0) {
+                snprintf(err, errlen, "%s:%d: %s", origin, lineno, sub);
+                rc = -1;
+            }
+        }
+    }
+    free(copy);
+    return rc;
+}
+
+static int load_file(config *cfg, const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "config file %s: %s", path, strerror(errno));
+        return -1;
+    }
+    char *text = NULL;
+    size_t len = 0, cap = 0, n;
+    char chunk[4096];
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+        if (len + n + 1 > cap) {
+            cap = (len + n + 1) * 2;
+            char *grown = realloc(text, cap);
+            if (!grown) {
+                free(text);
+                fclose(f);
+                snprintf(err, errlen, "config file %s: out of memory", path);
+                return -1;
+            }
+            text = grown;
+        }
+        memcpy(text + len, chunk, n);
+        len += n;
+    }
+    fclose(f);
+    if (!text)
+        return 0;
+    text[len] = '\0';
+    int rc = config_parse_text(cfg, text, path, err, errlen);
+    free(text);
+    return rc;
+}
+
+static void env_name(const char *key, char *out, size_t outlen)
+{
+    size_t i = snprintf(out, outlen, "SECKILL_");
+    for (; *key && i + 1 < outlen; key++)
+        out[i++] = (char)toupper((unsigned char)*key);
+    out[i] = '\0';
+}
+
+/* Whether a value is shown as ****: secrets are, but a conninfo only when it
+ * carries a password. */
+static int masked(const config_key *k, const char *value)
+{
+    if (!k->secret || !value || !*value)
+        return 0;
+    return strcmp(k->name, "pg_conninfo") != 0 || strstr(value, "password") != NULL;
+}
+
+static void print_help(const char *program, FILE *out)
+{
+    fprintf(out,
+            "Usage: %s [options]\n\n"
+            "Options (each also a config file key, and an environment variable SECKILL_<KEY>):\n",
+            program);
+    for (size_t i = 0; i < NKEYS; i++) {
+        char flag[64];
+        snprintf(flag, sizeof(flag), "--%s", keys[i].name);
+        for (char *p = flag + 2; *p; p++)
+            if (*p == '_')
+                *p = '-';
+        fprintf(out, "  %-26s %s (default: %s)\n", flag, keys[i].help,
+                masked(&keys[i], keys[i].fallback) ? "****" : keys[i].fallback);
+    }
+    fprintf(out, "\n  %-26s %s\n  %-26s %s\n  %-26s %s\n  %-26s %s\n\n"
+                 "Precedence: defaults < config file < environment < flags.\n",
+            "--config FILE", "read a config file first (also SECKILL_CONFIG)", "--print-config",
+            "print the effective config (secrets masked) and exit", "--version",
+            "print the version and exit", "--help", "print this help and exit");
+}
+
+/* Matches "--name" or "--name=value" against a key, with '-' for '_'. */
+static const config_key *match_flag(const char *arg, const char **inline_value)
+{
+    if (strncmp(arg, "--", 2) != 0)
+        return NULL;
+    arg += 2;
+    const char *eq = strchr(arg, '=');
+    size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+    char name[64];
+    if (len >= sizeof(name))
+        return NULL;
+    for (size_t i = 0; i < len; i++)
+        name[i] = arg[i] == '-' ? '_' : arg[i];
+    *inline_value = eq ? eq + 1 : NULL;
+    return find_key(name, len);
+}
+
+config_result config_load(config *cfg, const char *program, int argc, char **argv, FILE *out,
+                          char *err, size_t errlen)
+{
+    const char *file = getenv("SECKILL_CONFIG");
+    int want_help = 0, want_version = 0, want_print = 0;
+
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            want_help = 1;
+        else if (strcmp(argv[i], "--version") == 0)
+            want_version = 1;
+        else if (strcmp(argv[i], "--print-config") == 0)
+            want_print = 1;
+        else if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
+            file = argv[++i];
+        else if (strcmp(argv[i], "--config") == 0) {
+            snprintf(err, errlen, "option '--config' needs a value");
+            return CONFIG_ERROR;
+        }
+        else if (strncmp(argv[i], "--config=", 9) == 0)
+            file = argv[i] + 9;
+    }
+    if (want_help) {
+        print_help(program, out);
+        return CONFIG_EXIT;
+    }
+    if (want_version) {
+        fprintf(out, "%s %s\n", program, SECKILL_VERSION);
+        return CONFIG_EXIT;
+    }
+    if (file && *file && load_file(cfg, file, err, errlen) < 0)
+        return CONFIG_ERROR;
+
+    for (size_t i = 0; i < NKEYS; i++) {
+        char name[80];
+        env_name(keys[i].name, name, sizeof(name));
+        const char *v = getenv(name);
+        char sub[CONFIG_ERRLEN];
+        if (v && set_key(cfg, &keys[i], v, sub, sizeof(sub)) < 0) {
+            snprintf(err, errlen, "environment %s: %s", name, sub);
+            return CONFIG_ERROR;
+        }
+    }
+
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *value;
+        if (strcmp(arg, "--print-config") == 0)
+            continue;
+        if (strcmp(arg, "--config") == 0) {
+            i++;
+            continue;
+        }
+        if (strncmp(arg, "--config=", 9) == 0)
+            continue;
+        const config_key *k = match_flag(arg, &value);
+        if (!k) {
+            snprintf(err, errlen, "unknown option '%s' (see --help)", arg);
+            return CONFIG_ERROR;
+        }
+        if (!value) {
+            if (k->type == KEY_BOOL && (i + 1 >= argc || strncmp(argv[i + 1], "--", 2) == 0)) {
+                value = "true";
+            } else if (i + 1 < argc) {
+                value = argv[++i];
+            } else {
+                snprintf(err, errlen, "option '%s' needs a value", arg);
+                return CONFIG_ERROR;
+            }
+        }
+        if (set_key(cfg, k, value, err, errlen) < 0)
+            return CONFIG_ERROR;
+    }
+    if (want_print) {
+        config_print(cfg, out);
+        return CONFIG_EXIT;
+    }
+    return CONFIG_OK;
+}
+
+void config_print(const config *cfg, FILE *out)
+{
+    for (size_t i = 0; i < NKEYS; i++) {
+        const char *field = (const char *)cfg + keys[i].offset;
+        switch (keys[i].type) {
+        case KEY_INT:
+            fprintf(out, "%s = %d\n", keys[i].name, *(const int *)field);
+            break;
+        case KEY_BOOL:
+            fprintf(out, "%s = %s\n", keys[i].name, *(const int *)field ? "true" : "false");
+            break;
+        case KEY_STR: {
+            const char *s = *(char *const *)field;
+            fprintf(out, "%s = %s\n", keys[i].name, masked(&keys[i], s) ? "****" : (s ? s : ""));
+            break;
+        }
+        }
+    }
+}

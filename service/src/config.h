@@ -1,0 +1,63 @@
+/* config.h: the settings of seckill-server and seckill-worker, from defaults,
+ * a file, SECKILL_* environment variables and flags, in that order. */
+#ifndef SECKILL_CONFIG_H
+#define SECKILL_CONFIG_H
+
+#include <stdio.h>
+
+#define CONFIG_ERRLEN 256
+
+typedef struct config {
+    /* HTTP server */
+    char *host;
+    int port;
+    int http_threads;          /* 0: one per core */
+    int io_threads;            /* event loops that talk to Redis asynchronously */
+    int pool_threads;          /* threads for the blocking calls (admin, reads) */
+    int max_connections;
+    int connection_timeout_s;
+    int max_body_bytes;
+    char *admin_token;         /* secret; empty: admin calls are refused */
+    int allow_anonymous;       /* purchases without user_id, one new buyer each */
+    int lock_ttl_ms;           /* per-buyer lock around order creation */
+    /* backends */
+    char *redis_host;
+    int redis_port;
+    char *redis_password;      /* secret */
+    int redis_timeout_ms;
+    char *pg_conninfo;         /* secret when it holds a password */
+    /* worker */
+    char *worker_id;
+    int worker_batch_size;
+    int worker_batch_ms;
+    int worker_retry_max_ms;
+    /* both */
+    char *log_level;
+} config;
+
+typedef enum config_result {
+    CONFIG_OK = 0,   /* go on */
+    CONFIG_EXIT = 1, /* --help, --version or --print-config was answered: exit 0 */
+    CONFIG_ERROR = 2 /* err says which key and why: exit 2 */
+} config_result;
+
+/* Fills cfg with the defaults. config_free() releases it. */
+void config_init(config *cfg);
+void config_free(config *cfg);
+
+/* Sets one key from its text value. Returns 0, or -1 with err naming the key. */
+int config_set(config *cfg, const char *key, const char *value, char *err, size_t errlen);
+
+/* Reads "key = value" lines ('#' starts a comment). Returns 0 or -1 with err. */
+int config_parse_text(config *cfg, const char *text, const char *origin, char *err, size_t errlen);
+
+/* The whole start-up: defaults, --config FILE (or SECKILL_CONFIG), environment,
+ * then flags. `program` names the binary in --help. Prints help/version/config
+ * to out itself; on CONFIG_ERROR err holds the message. */
+config_result config_load(config *cfg, const char *program, int argc, char **argv, FILE *out,
+                          char *err, size_t errlen);
+
+/* Writes every key and its value, secrets masked, in the file format. */
+void config_print(const config *cfg, FILE *out);
+
+#endif

@@ -1,0 +1,128 @@
+/* events.c: a blocking subscriber on its own thread; poll() with a short
+ * timeout lets it notice the stop flag without tearing the connection down. */
+#include "events.h"
+
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <hiredis/hiredis.h>
+
+#include "backend.h"
+#include "keys.h"
+#include "log.h"
+#include "validate.h"
+
+struct events {
+    const config *cfg;
+    soldout *flags;
+    pthread_t thread;
+    atomic_int stop;
+};
+
+int events_parse_round(const char *msg, size_t len, int64_t *item, int64_t *round)
+{
+    if (len < 6 || memcmp(msg, "round ", 6) != 0)
+        return -1;
+    const char *a = msg + 6, *end = msg + len;
+    const char *space = memchr(a, ' ', (size_t)(end - a));
+    if (!space)
+        return -1;
+    if (validate_id(a, (size_t)(space - a), item) < 0 ||
+        validate_id(space + 1, (size_t)(end - space - 1), round) < 0)
+        return -1;
+    return 0;
+}
+
+static void handle(events *e, redisReply *r)
+{
+    /* ["message", channel, payload] */
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 3 || !r->element[0]->str ||
+        strcmp(r->element[0]->str, "message") != 0)
+        return;
+    int64_t item, round;
+    if (events_parse_round(r->element[2]->str, r->element[2]->len, &item, &round) == 0)
+        soldout_new_round(e->flags, item, round);
+    else
+        log_msg(LOG_WARN, "events", "unknown event '%.*s'", (int)r->element[2]->len,
+                r->element[2]->str);
+}
+
+/* One subscription until it breaks or we stop. */
+static void listen_once(events *e, redisContext *c)
+{
+    redisReply *r = redisCommand(c, "SUBSCRIBE %s", KEYS_EVENTS);
+    if (!r)
+        return;
+    freeReplyObject(r);
+    soldout_clear_all(e->flags);
+    log_msg(LOG_INFO, "events", "subscribed to %s", KEYS_EVENTS);
+    while (!atomic_load(&e->stop)) {
+        struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
+        int n = poll(&pfd, 1, 200);
+        if (n == 0)
+            continue;
+        if (n < 0 || redisBufferRead(c) != REDIS_OK)
+            return;
+        void *reply;
+        while (redisGetReplyFromReader(c, &reply) == REDIS_OK && reply) {
+            handle(e, reply);
+            freeReplyObject(reply);
+        }
+        if (c->err)
+            return;
+    }
+}
+
+static void *events_main(void *arg)
+{
+    events *e = arg;
+    int backoff_ms = 50;
+    while (!atomic_load(&e->stop)) {
+        char err[256];
+        redisContext *c = backend_redis_connect(e->cfg, err, sizeof(err));
+        if (c) {
+            /* A subscriber waits for messages: no read timeout. */
+            struct timeval none = {0, 0};
+            redisSetTimeout(c, none);
+            listen_once(e, c);
+            redisFree(c);
+            backoff_ms = 50;
+            if (!atomic_load(&e->stop))
+                log_msg(LOG_WARN, "events", "subscription lost; resubscribing");
+        } else {
+            log_msg(LOG_WARN, "events", "%s", err);
+        }
+        for (int waited = 0; waited < backoff_ms && !atomic_load(&e->stop); waited += 50)
+            usleep(50 * 1000);
+        backoff_ms = backoff_ms < 1000 ? backoff_ms * 2 : 1000;
+    }
+    return NULL;
+}
+
+events *events_create(const config *cfg, soldout *flags)
+{
+    events *e = calloc(1, sizeof(*e));
+    if (!e)
+        return NULL;
+    e->cfg = cfg;
+    e->flags = flags;
+    atomic_init(&e->stop, 0);
+    if (pthread_create(&e->thread, NULL, events_main, e) != 0) {
+        free(e);
+        return NULL;
+    }
+    return e;
+}
+
+void events_free(events *e)
+{
+    if (!e)
+        return;
+    atomic_store(&e->stop, 1);
+    pthread_join(e->thread, NULL);
+    free(e);
+}

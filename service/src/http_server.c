@@ -1,0 +1,239 @@
+/* http_server.c: libmicrohttpd glue. Bodies are gathered up to a limit (413
+ * past it), the handler is called once per request, and deferred requests
+ * are suspended so that a few threads serve thousands of connections. */
+#include "http_server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "json_io.h"
+#include "log.h"
+
+struct http_server {
+    struct MHD_Daemon *daemon;
+    http_handler handler;
+    void *ctx;
+    size_t max_body;
+};
+
+struct http_exchange {
+    http_server *server;
+    struct MHD_Connection *conn;
+    const char *method;
+    const char *path;
+    char *body;
+    size_t body_len;
+    size_t body_cap;
+    int too_large;
+    int handled;   /* the handler has seen it */
+    /* Set on the HTTP thread before the exchange is handed to another one,
+     * never written after: the replying thread only reads it. */
+    int suspended;
+    struct MHD_Response *response; /* set by reply, queued by MHD's thread */
+    unsigned status;
+};
+
+static int append_body(http_exchange *ex, const char *data, size_t len)
+{
+    if (ex->too_large || ex->body_len + len > ex->server->max_body) {
+        ex->too_large = 1;
+        return 0;
+    }
+    if (ex->body_len + len + 1 > ex->body_cap) {
+        size_t cap = ex->body_cap ? ex->body_cap * 2 : 256;
+        while (cap < ex->body_len + len + 1)
+            cap *= 2;
+        char *grown = realloc(ex->body, cap);
+        if (!grown)
+            return -1;
+        ex->body = grown;
+        ex->body_cap = cap;
+    }
+    memcpy(ex->body + ex->body_len, data, len);
+    ex->body_len += len;
+    ex->body[ex->body_len] = '\0';
+    return 0;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_data_size,
+                                  void **con_cls)
+{
+    http_server *s = cls;
+    http_exchange *ex = *con_cls;
+    (void)version;
+
+    if (!ex) {
+        ex = calloc(1, sizeof(*ex));
+        if (!ex)
+            return MHD_NO;
+        ex->server = s;
+        ex->conn = conn;
+        ex->method = method;
+        ex->path = url;
+        *con_cls = ex;
+        return MHD_YES;
+    }
+    if (*upload_data_size > 0) {
+        if (append_body(ex, upload_data, *upload_data_size) < 0)
+            return MHD_NO;
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (!ex->handled) {
+        ex->handled = 1;
+        if (ex->too_large) {
+            char body[160];
+            int n = json_io_error(body, sizeof(body), SK_TOO_LARGE, "request body is too large");
+            http_exchange_reply(ex, 413, body, (size_t)n, NULL);
+        } else {
+            s->handler(s->ctx, ex);
+        }
+        /* Deferred: another thread owns the reply now and resumes us. */
+        if (ex->suspended)
+            return MHD_YES;
+    }
+    if (!ex->response)
+        return MHD_NO; /* no memory for a response: close the connection */
+    enum MHD_Result rc = MHD_queue_response(conn, ex->status, ex->response);
+    MHD_destroy_response(ex->response);
+    ex->response = NULL;
+    return rc;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    http_exchange *ex = *con_cls;
+    (void)cls;
+    (void)conn;
+    (void)toe;
+    if (!ex)
+        return;
+    if (ex->response)
+        MHD_destroy_response(ex->response);
+    free(ex->body);
+    free(ex);
+    *con_cls = NULL;
+}
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    char msg[512];
+    (void)cls;
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    log_msg(LOG_WARN, "http", "%s", msg);
+}
+
+http_server *http_server_create(const config *cfg, http_handler handler, void *ctx, char *err,
+                                size_t errlen)
+{
+    http_server *s = calloc(1, sizeof(*s));
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    s->handler = handler;
+    s->ctx = ctx;
+    s->max_body = (size_t)cfg->max_body_bytes;
+
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)cfg->port)};
+    if (inet_pton(AF_INET, cfg->host, &addr.sin_addr) != 1) {
+        snprintf(err, errlen, "host: '%s' is not an IPv4 address", cfg->host);
+        goto fail;
+    }
+    unsigned threads = cfg->http_threads > 0 ? (unsigned)cfg->http_threads
+                                             : (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
+    if (threads < 1)
+        threads = 1;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+                     MHD_USE_ERROR_LOG;
+    s->daemon = MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+        MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)cfg->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)cfg->connection_timeout_s, MHD_OPTION_LISTEN_BACKLOG_SIZE, 4096u,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
+    if (!s->daemon) {
+        snprintf(err, errlen, "cannot listen on %s:%d (in use, or not allowed)", cfg->host,
+                 cfg->port);
+        goto fail;
+    }
+    return s;
+fail:
+    free(s);
+    return NULL;
+}
+
+void http_server_quiesce(http_server *s)
+{
+    if (!s || !s->daemon)
+        return;
+    MHD_socket fd = MHD_quiesce_daemon(s->daemon);
+    if (fd != MHD_INVALID_SOCKET)
+        close(fd);
+}
+
+void http_server_free(http_server *s)
+{
+    if (!s)
+        return;
+    if (s->daemon)
+        MHD_stop_daemon(s->daemon);
+    free(s);
+}
+
+const char *http_exchange_method(const http_exchange *ex)
+{
+    return ex->method;
+}
+
+const char *http_exchange_path(const http_exchange *ex)
+{
+    return ex->path;
+}
+
+const char *http_exchange_body(const http_exchange *ex, size_t *len)
+{
+    *len = ex->body_len;
+    return ex->body ? ex->body : "";
+}
+
+const char *http_exchange_query(const http_exchange *ex, const char *key)
+{
+    return MHD_lookup_connection_value(ex->conn, MHD_GET_ARGUMENT_KIND, key);
+}
+
+const char *http_exchange_header(const http_exchange *ex, const char *name)
+{
+    return MHD_lookup_connection_value(ex->conn, MHD_HEADER_KIND, name);
+}
+
+void http_exchange_defer(http_exchange *ex)
+{
+    ex->suspended = 1;
+    MHD_suspend_connection(ex->conn);
+}
+
+void http_exchange_reply(http_exchange *ex, int status, const char *body, size_t len,
+                         const char *allow)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+    if (r) {
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+        if (allow)
+            MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+    }
+    ex->status = (unsigned)status;
+    ex->response = r;
+    if (ex->suspended)
+        MHD_resume_connection(ex->conn);
+}

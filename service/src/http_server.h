@@ -1,0 +1,50 @@
+/* http_server.h: the HTTP front (libmicrohttpd, one epoll loop per thread).
+ * Each request becomes an http_exchange handed to one handler. The handler
+ * answers at once, or defers: the connection is suspended (no thread waits
+ * on it) and any thread answers later, which resumes it. */
+#ifndef SECKILL_HTTP_SERVER_H
+#define SECKILL_HTTP_SERVER_H
+
+#include <stddef.h>
+
+#include "config.h"
+
+typedef struct http_server http_server;
+typedef struct http_exchange http_exchange;
+
+/* Called once per complete request (body read) on an HTTP thread. It must
+ * call http_exchange_reply() before returning, or http_exchange_defer() and
+ * later http_exchange_reply() from any thread. */
+typedef void (*http_handler)(void *ctx, http_exchange *ex);
+
+/* Listens on cfg->host:cfg->port. Returns NULL with err set on failure. */
+http_server *http_server_create(const config *cfg, http_handler handler, void *ctx, char *err,
+                                size_t errlen);
+
+/* Stops accepting new connections; requests under way go on. */
+void http_server_quiesce(http_server *s);
+
+/* Stops the server; every deferred exchange must have been answered. NULL is
+ * a no-op. */
+void http_server_free(http_server *s);
+
+/* The request, valid until the exchange is answered. Only on the handler's
+ * thread, before http_exchange_defer(). */
+const char *http_exchange_method(const http_exchange *ex);
+const char *http_exchange_path(const http_exchange *ex);
+const char *http_exchange_body(const http_exchange *ex, size_t *len);
+/* A query argument or request header; NULL when absent. */
+const char *http_exchange_query(const http_exchange *ex, const char *key);
+const char *http_exchange_header(const http_exchange *ex, const char *name);
+
+/* Suspends the connection until http_exchange_reply(). Call it before
+ * handing the exchange to another thread. */
+void http_exchange_defer(http_exchange *ex);
+
+/* Answers with status and a JSON body (copied). allow, when not NULL, is sent
+ * as the Allow header (405). Once per exchange; from any thread after a
+ * defer. */
+void http_exchange_reply(http_exchange *ex, int status, const char *body, size_t len,
+                         const char *allow);
+
+#endif

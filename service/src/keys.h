@@ -1,0 +1,34 @@
+/* keys.h: the Redis key layout. Every key of one item carries the item's
+ * hash tag ({item:42}) so all of them live in one Redis Cluster slot and the
+ * item's Lua scripts stay legal when the data set is sharded. */
+#ifndef SECKILL_KEYS_H
+#define SECKILL_KEYS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Large enough for any key below. */
+#define KEYS_MAX 96
+
+/* The order queue that servers push to and workers move from. */
+#define KEYS_QUEUE "seckill:queue"
+/* Hash {order_id -> order} of orders accepted and not yet persisted: the
+ * reserve script adds, the worker removes after its commit. */
+#define KEYS_PENDING "seckill:pending"
+/* Orders a worker could not decode: kept for a human, never dropped. */
+#define KEYS_DEAD_LETTER "seckill:dead"
+/* Pub/sub channel of cross-instance events ("reset <item>"). */
+#define KEYS_EVENTS "seckill:events"
+/* Counter that hands every server instance its order-id node number. */
+#define KEYS_NODE_SEQ "seckill:node_seq"
+
+/* Hash {stock, initial, round} of an item. Each returns snprintf's length. */
+int keys_item_state(char *buf, size_t len, int64_t item);
+/* Hash {user_id -> order_id} of the item's buyers this round. */
+int keys_item_buyers(char *buf, size_t len, int64_t item);
+/* The per-buyer lock around order creation. */
+int keys_buyer_lock(char *buf, size_t len, int64_t item, int64_t user);
+/* A worker's processing list. */
+int keys_processing(char *buf, size_t len, const char *worker_id);
+
+#endif

@@ -1,0 +1,60 @@
+/* log.c: logfmt lines on stderr; one write per line so threads don't interleave. */
+#include "log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The threshold is set once in main before threads start, then only read. */
+static log_level threshold = LOG_INFO;
+
+static const char *level_names[] = {"debug", "info", "warn", "error"};
+
+int log_parse_level(const char *name, log_level *out)
+{
+    for (int i = 0; i < 4; i++) {
+        if (strcasecmp(name, level_names[i]) == 0) {
+            *out = (log_level)i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+void log_set_level(log_level level)
+{
+    threshold = level;
+}
+
+void log_msg(log_level level, const char *component, const char *fmt, ...)
+{
+    if (level < threshold)
+        return;
+    char line[1024], msg[768];
+    struct timeval tv;
+    struct tm tm;
+    gettimeofday(&tv, NULL);
+    gmtime_r(&tv.tv_sec, &tm);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    /* logfmt quoting: a double quote in the message becomes a single one. */
+    for (char *p = msg; *p; p++)
+        if (*p == '"' || *p == '\n')
+            *p = *p == '"' ? '\'' : ' ';
+    int n = snprintf(line, sizeof(line),
+                     "ts=%04d-%02d-%02dT%02d:%02d:%02d.%03dZ level=%s component=%s msg=\"%s\"\n",
+                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+                     tm.tm_sec, (int)(tv.tv_usec / 1000), level_names[level], component, msg);
+    if (n >= (int)sizeof(line)) { /* cut, but keep the line a line */
+        n = (int)sizeof(line) - 1;
+        line[n - 1] = '\n';
+    }
+    ssize_t ignored = write(STDERR_FILENO, line, (size_t)n);
+    (void)ignored;
+}

@@ -1,0 +1,18 @@
+/* log.h: one line per event in logfmt, to stderr:
+ *   ts=2026-11-22T05:53:22.123Z level=info component=server msg="..." */
+#ifndef SECKILL_LOG_H
+#define SECKILL_LOG_H
+
+typedef enum log_level { LOG_DEBUG = 0, LOG_INFO, LOG_WARN, LOG_ERROR } log_level;
+
+/* Parses "debug", "info", "warn", "error". Returns 0 or -1. */
+int log_parse_level(const char *name, log_level *out);
+
+/* Sets the threshold once at start-up, before any thread logs. */
+void log_set_level(log_level level);
+
+/* Logs msg (printf format) for component when level passes the threshold. */
+void log_msg(log_level level, const char *component, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif

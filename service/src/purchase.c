@@ -1,0 +1,216 @@
+/* purchase.c: one purchase is three commands written together on the
+ * loop's connection (and pipelined with every other purchase of that turn):
+ *   SET lock token NX PX ttl      the buyer's lock, token = the order id
+ *   EVALSHA reserve ...           sells only if the lock holds our token
+ *   EVALSHA lock_release ...      compare-and-delete
+ * One round trip instead of three, with the same guarantee as taking the
+ * lock, reserving and unlocking one after another: the reserve script runs
+ * only while the lock is ours, so a second concurrent request of the same
+ * buyer gets in_progress. Anonymous buyers need no lock. */
+#include "purchase.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "backend.h"
+#include "json_io.h"
+#include "keys.h"
+#include "log.h"
+
+typedef struct purchase {
+    app *a;
+    http_exchange *ex;
+    int64_t item;
+    int64_t user;
+    int64_t order_id;
+    int anonymous;
+    int use_eval;          /* Redis forgot the scripts: send their text */
+    int pending;           /* replies still owed */
+    int reserve_noscript;
+    int release_noscript;
+    int failed;            /* no usable reply from Redis */
+    char outcome[24];
+    int64_t remaining;
+    int64_t round;
+    char state_key[KEYS_MAX], buyers_key[KEYS_MAX], lock_key[KEYS_MAX];
+    char item_s[24], user_s[24], order_s[24], time_s[24], ttl_s[24];
+} purchase;
+
+static void send_commands(redisAsyncContext *ac, purchase *p, int reserve, int release);
+
+static void finish(purchase *p)
+{
+    app *a = p->a;
+    char body[192];
+    int n;
+    if (p->failed) {
+        api_reply_error(p->ex, SK_BACKEND_DOWN, "Redis is unavailable");
+    } else if (strcmp(p->outcome, "queued") == 0) {
+        if (p->remaining == 0)
+            soldout_set(a->soldout, p->item, p->round);
+        n = json_io_purchase_queued(body, sizeof(body), p->order_id, p->remaining);
+        http_exchange_reply(p->ex, 202, body, (size_t)n, NULL);
+    } else if (strcmp(p->outcome, "sold_out") == 0) {
+        soldout_set(a->soldout, p->item, p->round);
+        api_reply_error(p->ex, SK_SOLD_OUT, "the item is sold out");
+    } else if (strcmp(p->outcome, "already_purchased") == 0) {
+        api_reply_error(p->ex, SK_ALREADY_PURCHASED, "this buyer already bought the item");
+    } else if (strcmp(p->outcome, "in_progress") == 0) {
+        api_reply_error(p->ex, SK_IN_PROGRESS, "another purchase of this buyer is in progress");
+    } else if (strcmp(p->outcome, "unknown_item") == 0) {
+        api_reply_error(p->ex, SK_NOT_FOUND, "no such item");
+    } else {
+        api_reply_error(p->ex, SK_INTERNAL, "unexpected answer from the reserve script");
+    }
+    free(p);
+}
+
+/* Called once per command reply; the last one decides. */
+static void settle(redisAsyncContext *ac, purchase *p)
+{
+    if (--p->pending > 0)
+        return;
+    if (!p->failed && !p->use_eval && (p->reserve_noscript || p->release_noscript)) {
+        /* A restarted Redis lost the scripts: send them again, as EVAL with
+         * their text (which caches them for the EVALSHAs that follow). */
+        p->use_eval = 1;
+        int reserve = p->reserve_noscript, release = p->release_noscript || reserve;
+        p->reserve_noscript = p->release_noscript = 0;
+        send_commands(ac, p, reserve, release);
+        return;
+    }
+    finish(p);
+}
+
+static void on_lock(redisAsyncContext *ac, void *reply, void *privdata)
+{
+    /* Nothing to read: the reserve script checks that the lock is ours. */
+    (void)reply;
+    settle(ac, privdata);
+}
+
+static void on_reserve(redisAsyncContext *ac, void *reply, void *privdata)
+{
+    purchase *p = privdata;
+    redisReply *r = reply;
+    if (scripts_is_noscript(r)) {
+        p->reserve_noscript = 1;
+    } else if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
+               r->element[0]->type == REDIS_REPLY_STRING) {
+        snprintf(p->outcome, sizeof(p->outcome), "%s", r->element[0]->str);
+        p->remaining = r->element[1]->integer;
+        p->round = r->element[2]->integer;
+    } else {
+        if (r && r->type == REDIS_REPLY_ERROR)
+            log_msg(LOG_ERROR, "purchase", "reserve: %s", r->str);
+        p->failed = 1;
+    }
+    settle(ac, p);
+}
+
+static void on_release(redisAsyncContext *ac, void *reply, void *privdata)
+{
+    purchase *p = privdata;
+    if (scripts_is_noscript(reply))
+        p->release_noscript = 1;
+    settle(ac, p);
+}
+
+static int send_script(redisAsyncContext *ac, purchase *p, redisCallbackFn *cb, script_id id,
+                       int nkeys, int nargs, const char **keys_args)
+{
+    const script *sc = &p->a->scripts.s[id];
+    const char *argv[16];
+    size_t lens[16];
+    char numkeys[8];
+    snprintf(numkeys, sizeof(numkeys), "%d", nkeys);
+    argv[0] = p->use_eval ? "EVAL" : "EVALSHA";
+    argv[1] = p->use_eval ? sc->text : sc->sha;
+    argv[2] = numkeys;
+    for (int i = 0; i < nkeys + nargs; i++)
+        argv[3 + i] = keys_args[i];
+    int argc = 3 + nkeys + nargs;
+    for (int i = 0; i < argc; i++)
+        lens[i] = strlen(argv[i]);
+    return redisAsyncCommandArgv(ac, cb, p, argc, argv, lens);
+}
+
+static void send_commands(redisAsyncContext *ac, purchase *p, int reserve, int release)
+{
+    int sent = 0;
+    if (reserve && !p->anonymous) {
+        const char *set[] = {"SET", p->lock_key, p->order_s, "NX", "PX", p->ttl_s};
+        size_t lens[6];
+        for (int i = 0; i < 6; i++)
+            lens[i] = strlen(set[i]);
+        if (redisAsyncCommandArgv(ac, on_lock, p, 6, set, lens) == REDIS_OK)
+            sent++;
+    }
+    if (reserve) {
+        /* KEYS: state, buyers, lock, queue, pending. ARGV: item, user, lock
+         * token, order id (the token is the order id: unique per request),
+         * time, anonymous flag. */
+        const char *ka[] = {p->state_key, p->buyers_key, p->lock_key, KEYS_QUEUE,
+                            KEYS_PENDING, p->item_s,     p->user_s,   p->order_s,
+                            p->order_s,   p->time_s,     p->anonymous ? "1" : "0"};
+        if (send_script(ac, p, on_reserve, SCRIPT_RESERVE, 5, 6, ka) == REDIS_OK)
+            sent++;
+        else
+            p->failed = 1;
+    }
+    if (release && !p->anonymous) {
+        const char *ka[] = {p->lock_key, p->order_s};
+        if (send_script(ac, p, on_release, SCRIPT_LOCK_RELEASE, 1, 1, ka) == REDIS_OK)
+            sent++;
+    }
+    p->pending += sent;
+    if (p->pending == 0)
+        finish(p);
+}
+
+static void run_on_loop(redisAsyncContext *ac, void *arg)
+{
+    purchase *p = arg;
+    if (!ac) {
+        p->failed = 1;
+        finish(p);
+        return;
+    }
+    send_commands(ac, p, 1, 1);
+}
+
+void purchase_start(app *a, http_exchange *ex, int64_t item, int64_t user)
+{
+    if (soldout_is_set(a->soldout, item)) {
+        api_reply_error(ex, SK_SOLD_OUT, "the item is sold out");
+        return;
+    }
+    purchase *p = calloc(1, sizeof(*p));
+    if (!p) {
+        api_reply_error(ex, SK_INTERNAL, "out of memory");
+        return;
+    }
+    p->a = a;
+    p->ex = ex;
+    p->item = item;
+    p->order_id = order_id_next(&a->ids, backend_now_ms());
+    p->anonymous = user == 0;
+    p->user = p->anonymous ? p->order_id : user;
+    keys_item_state(p->state_key, sizeof(p->state_key), item);
+    keys_item_buyers(p->buyers_key, sizeof(p->buyers_key), item);
+    keys_buyer_lock(p->lock_key, sizeof(p->lock_key), item, p->user);
+    snprintf(p->item_s, sizeof(p->item_s), "%" PRId64, item);
+    snprintf(p->user_s, sizeof(p->user_s), "%" PRId64, p->user);
+    snprintf(p->order_s, sizeof(p->order_s), "%" PRId64, p->order_id);
+    snprintf(p->time_s, sizeof(p->time_s), "%" PRId64, backend_now_ms());
+    snprintf(p->ttl_s, sizeof(p->ttl_s), "%d", a->cfg->lock_ttl_ms);
+
+    http_exchange_defer(ex);
+    if (redis_loop_submit(app_next_loop(a), run_on_loop, p) < 0) {
+        p->failed = 1;
+        finish(p);
+    }
+}

@@ -1,0 +1,34 @@
+/* redis_loop.h: an event-loop thread that owns one asynchronous Redis
+ * connection. Other threads hand it jobs; every job's commands are written
+ * together with those of all jobs that arrived in the same turn of the loop,
+ * so many concurrent requests share one write and one read (pipelining). */
+#ifndef SECKILL_REDIS_LOOP_H
+#define SECKILL_REDIS_LOOP_H
+
+#include <stddef.h>
+
+#include <hiredis/async.h>
+
+#include "config.h"
+
+typedef struct redis_loop redis_loop;
+
+/* Runs on the loop thread. ac is the connection to send commands on, or NULL
+ * when Redis is unreachable or the loop is stopping: the job must then answer
+ * its request itself. */
+typedef void (*redis_job_fn)(redisAsyncContext *ac, void *arg);
+
+/* Starts the thread and connects (reconnecting with backoff whenever the
+ * connection drops). Returns NULL with err set on failure. */
+redis_loop *redis_loop_create(const config *cfg, char *err, size_t errlen);
+
+/* Queues fn(ac, arg) to run on the loop thread. Returns 0, or -1 when the
+ * loop is stopping (the caller then answers on its own). */
+int redis_loop_submit(redis_loop *l, redis_job_fn fn, void *arg);
+
+/* Stops: jobs still queued run with ac == NULL, replies still owed arrive
+ * first (or, if Redis is gone, their callbacks get a NULL reply), then the
+ * thread ends. NULL is a no-op. */
+void redis_loop_free(redis_loop *l);
+
+#endif

@@ -1,0 +1,93 @@
+/* router.c: the route table of API v1. Paths are split into segments and
+ * compared against patterns in which "{}" stands for a positive integer id. */
+#include "router.h"
+
+#include <string.h>
+
+#include "validate.h"
+
+typedef struct route_def {
+    route_id route;
+    const char *method;
+    const char *pattern;
+    const char *name;
+} route_def;
+
+static const route_def routes[] = {
+    {ROUTE_HEALTH, "GET", "/health", "health"},
+    {ROUTE_READY, "GET", "/ready", "ready"},
+    {ROUTE_ITEM_CREATE, "POST", "/api/v1/items", "item_create"},
+    {ROUTE_ITEM_RESET, "POST", "/api/v1/items/{}/reset", "item_reset"},
+    {ROUTE_ITEM_GET, "GET", "/api/v1/items/{}", "item_get"},
+    {ROUTE_PURCHASE, "POST", "/api/v1/items/{}/purchase", "purchase"},
+    {ROUTE_ORDER_GET, "GET", "/api/v1/orders/{}", "order_get"},
+};
+
+#define NROUTES (sizeof(routes) / sizeof(routes[0]))
+
+/* Compares path against pattern; stores the ids found at "{}" in order.
+ * Returns the number of ids (0..2) or -1 when the path does not match. */
+static int match_pattern(const char *pattern, const char *path, int64_t ids[2])
+{
+    int nids = 0;
+    while (*pattern && *path) {
+        if (pattern[0] == '{' && pattern[1] == '}') {
+            size_t len = strcspn(path, "/");
+            if (nids == 2 || validate_id(path, len, &ids[nids]) < 0)
+                return -1;
+            nids++;
+            pattern += 2;
+            path += len;
+            continue;
+        }
+        if (*pattern != *path)
+            return -1;
+        pattern++;
+        path++;
+    }
+    return *pattern == '\0' && *path == '\0' ? nids : -1;
+}
+
+sk_status router_match(const char *method, const char *path, route_match *m)
+{
+    static const char *allow_by_route[ROUTE_COUNT] = {
+        [ROUTE_HEALTH] = "GET, HEAD",     [ROUTE_READY] = "GET, HEAD",
+        [ROUTE_ITEM_CREATE] = "POST",     [ROUTE_ITEM_RESET] = "POST",
+        [ROUTE_ITEM_GET] = "GET, HEAD",   [ROUTE_PURCHASE] = "POST",
+        [ROUTE_ORDER_GET] = "GET, HEAD",
+    };
+    int path_known = 0;
+    const char *allow = NULL;
+    memset(m, 0, sizeof(*m));
+    /* HEAD is answered as GET without a body (libmicrohttpd drops it). */
+    const char *as = strcmp(method, "HEAD") == 0 ? "GET" : method;
+    for (size_t i = 0; i < NROUTES; i++) {
+        int64_t ids[2] = {0, 0};
+        if (match_pattern(routes[i].pattern, path, ids) < 0)
+            continue;
+        if (strcmp(routes[i].method, as) != 0) {
+            path_known = 1;
+            allow = allow_by_route[routes[i].route];
+            continue;
+        }
+        m->route = routes[i].route;
+        if (routes[i].route == ROUTE_ORDER_GET)
+            m->order_id = ids[0];
+        else
+            m->item_id = ids[0];
+        return SK_OK;
+    }
+    if (path_known) {
+        m->allow = allow;
+        return SK_METHOD_NOT_ALLOWED;
+    }
+    return SK_NOT_FOUND;
+}
+
+const char *router_name(route_id r)
+{
+    for (size_t i = 0; i < NROUTES; i++)
+        if (routes[i].route == r)
+            return routes[i].name;
+    return "unknown";
+}

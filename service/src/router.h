@@ -1,0 +1,37 @@
+/* router.h: method + path -> route, with the ids the path carries. Pure: it
+ * knows nothing of HTTP connections, so it is tested by feeding strings. */
+#ifndef SECKILL_ROUTER_H
+#define SECKILL_ROUTER_H
+
+#include <stdint.h>
+
+#include "status.h"
+
+typedef enum route_id {
+    ROUTE_NONE = 0,
+    ROUTE_HEALTH,
+    ROUTE_READY,
+    ROUTE_ITEM_CREATE,
+    ROUTE_ITEM_RESET,
+    ROUTE_ITEM_GET,
+    ROUTE_PURCHASE,
+    ROUTE_ORDER_GET,
+    ROUTE_COUNT
+} route_id;
+
+typedef struct route_match {
+    route_id route;
+    int64_t item_id;     /* routes under /api/v1/items/{id} */
+    int64_t order_id;    /* /api/v1/orders/{id} */
+    const char *allow;   /* on SK_METHOD_NOT_ALLOWED: the Allow header */
+} route_match;
+
+/* Matches method and path (no query string). Returns SK_OK with m filled,
+ * SK_NOT_FOUND for an unknown path or an id that is not a positive integer,
+ * or SK_METHOD_NOT_ALLOWED with m->allow set. */
+sk_status router_match(const char *method, const char *path, route_match *m);
+
+/* A stable name of a route for logs and metrics ("purchase"). */
+const char *router_name(route_id r);
+
+#endif

@@ -1,0 +1,46 @@
+/* scripts.c: lookup and loading of the embedded Lua scripts. */
+#include "scripts.h"
+
+#include <string.h>
+
+static const char *names[SCRIPT_COUNT] = {
+    [SCRIPT_RESERVE] = "reserve",
+    [SCRIPT_LOCK_RELEASE] = "lock_release",
+    [SCRIPT_ITEM_RESET] = "item_reset",
+};
+
+int scripts_init(scripts *sc)
+{
+    memset(sc, 0, sizeof(*sc));
+    for (int id = 0; id < SCRIPT_COUNT; id++) {
+        for (const scripts_source *src = scripts_embedded; src->name; src++) {
+            if (strcmp(src->name, names[id]) == 0) {
+                sc->s[id].name = src->name;
+                sc->s[id].text = src->text;
+                sc->s[id].len = strlen(src->text);
+            }
+        }
+        if (!sc->s[id].text)
+            return -1;
+    }
+    return 0;
+}
+
+int scripts_load(scripts *sc, redisContext *c)
+{
+    for (int id = 0; id < SCRIPT_COUNT; id++) {
+        redisReply *r = redisCommand(c, "SCRIPT LOAD %b", sc->s[id].text, sc->s[id].len);
+        int ok = r && r->type == REDIS_REPLY_STRING && r->len == 40;
+        if (ok)
+            memcpy(sc->s[id].sha, r->str, 41);
+        freeReplyObject(r);
+        if (!ok)
+            return -1;
+    }
+    return 0;
+}
+
+int scripts_is_noscript(const redisReply *reply)
+{
+    return reply && reply->type == REDIS_REPLY_ERROR && strncmp(reply->str, "NOSCRIPT", 8) == 0;
+}

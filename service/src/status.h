@@ -1,0 +1,31 @@
+/* status.h: the one outcome enum of the domain, and its single mapping to
+ * HTTP statuses and error codes. */
+#ifndef SECKILL_STATUS_H
+#define SECKILL_STATUS_H
+
+typedef enum sk_status {
+    SK_OK = 0,
+    SK_QUEUED,            /* purchase accepted, order on the queue */
+    SK_CREATED,           /* item created */
+    SK_SOLD_OUT,
+    SK_ALREADY_PURCHASED,
+    SK_IN_PROGRESS,       /* the buyer's lock is held by another request */
+    SK_NOT_FOUND,
+    SK_ITEM_EXISTS,
+    SK_INVALID,           /* bad input */
+    SK_UNAUTHORIZED,
+    SK_METHOD_NOT_ALLOWED,
+    SK_TOO_LARGE,
+    SK_BACKEND_DOWN,      /* Redis or PostgreSQL did not answer */
+    SK_INTERNAL,
+    SK_STATUS_COUNT
+} sk_status;
+
+/* HTTP status code of an outcome. */
+int sk_status_http(sk_status s);
+
+/* The machine-readable code of an outcome ("sold_out", ...), as sent in
+ * {"error": code} and {"status": code}. Static storage. */
+const char *sk_status_code(sk_status s);
+
+#endif

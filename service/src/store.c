@@ -1,0 +1,335 @@
+/* store.c: admin and read operations. PostgreSQL holds the truth about
+ * items and persisted orders; Redis holds the live stock of the round. */
+#include "store.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "keys.h"
+#include "log.h"
+
+struct store {
+    const config *cfg;
+    const scripts *sc;
+    redisContext *redis;
+    PGconn *pg;
+};
+
+store *store_create(const config *cfg, const scripts *sc)
+{
+    store *s = calloc(1, sizeof(*s));
+    if (s) {
+        s->cfg = cfg;
+        s->sc = sc;
+    }
+    return s;
+}
+
+void store_free(store *s)
+{
+    if (!s)
+        return;
+    if (s->redis)
+        redisFree(s->redis);
+    PQfinish(s->pg);
+    free(s);
+}
+
+static int ensure_redis(store *s)
+{
+    if (s->redis && !s->redis->err)
+        return 0;
+    if (s->redis)
+        redisFree(s->redis);
+    char err[256];
+    s->redis = backend_redis_connect(s->cfg, err, sizeof(err));
+    if (!s->redis)
+        log_msg(LOG_WARN, "store", "%s", err);
+    return s->redis ? 0 : -1;
+}
+
+static int ensure_pg(store *s)
+{
+    if (s->pg && PQstatus(s->pg) == CONNECTION_OK)
+        return 0;
+    PQfinish(s->pg);
+    char err[512];
+    s->pg = backend_pg_connect(s->cfg, err, sizeof(err));
+    if (!s->pg)
+        log_msg(LOG_WARN, "store", "%s", err);
+    return s->pg ? 0 : -1;
+}
+
+/* argv-style Redis command; NULL (and the connection dropped) on failure or
+ * an error reply. The caller frees the reply. */
+static redisReply *redis_argv(store *s, int argc, const char **argv)
+{
+    if (ensure_redis(s) < 0)
+        return NULL;
+    redisReply *r = redisCommandArgv(s->redis, argc, argv, NULL);
+    if (!r) {
+        log_msg(LOG_WARN, "store", "redis: %s", s->redis->errstr);
+        redisFree(s->redis);
+        s->redis = NULL;
+        return NULL;
+    }
+    if (r->type == REDIS_REPLY_ERROR) {
+        log_msg(LOG_WARN, "store", "redis %s: %s", argv[0], r->str);
+        freeReplyObject(r);
+        return NULL;
+    }
+    return r;
+}
+
+/* EVALSHA of a script with its keys and args; EVAL with the text when Redis
+ * forgot it (NOSCRIPT). Returns 0 or -1. */
+static int run_script(store *s, script_id id, int nkeys, int nargs, const char **keys_args)
+{
+    const script *sc = &s->sc->s[id];
+    char numkeys[8];
+    const char *argv[16];
+    snprintf(numkeys, sizeof(numkeys), "%d", nkeys);
+    argv[0] = "EVALSHA";
+    argv[1] = sc->sha;
+    argv[2] = numkeys;
+    for (int i = 0; i < nkeys + nargs; i++)
+        argv[3 + i] = keys_args[i];
+    if (ensure_redis(s) < 0)
+        return -1;
+    redisReply *r = redisCommandArgv(s->redis, 3 + nkeys + nargs, argv, NULL);
+    if (r && scripts_is_noscript(r)) {
+        freeReplyObject(r);
+        argv[0] = "EVAL";
+        argv[1] = sc->text;
+        r = redisCommandArgv(s->redis, 3 + nkeys + nargs, argv, NULL);
+    }
+    int ok = r && r->type != REDIS_REPLY_ERROR;
+    if (!r) {
+        redisFree(s->redis);
+        s->redis = NULL;
+    } else if (!ok) {
+        log_msg(LOG_WARN, "store", "script %s: %s", sc->name, r->str);
+    }
+    freeReplyObject(r);
+    return ok ? 0 : -1;
+}
+
+/* Runs a parameterized statement. Returns the result when its status is
+ * `want`, else NULL (logged; a broken connection is dropped). *sqlstate gets
+ * the error's SQLSTATE when asked for. The caller PQclear()s. */
+static PGresult *pg_exec(store *s, const char *sql, int n, const char *const *params,
+                         ExecStatusType want, char sqlstate[6])
+{
+    if (sqlstate)
+        sqlstate[0] = '\0';
+    if (ensure_pg(s) < 0)
+        return NULL;
+    PGresult *res = PQexecParams(s->pg, sql, n, NULL, params, NULL, NULL, 0);
+    if (PQresultStatus(res) == want)
+        return res;
+    const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+    if (sqlstate && state)
+        snprintf(sqlstate, 6, "%s", state);
+    if (!state || strcmp(state, "23505") != 0)
+        log_msg(LOG_WARN, "store", "postgresql: %s", PQerrorMessage(s->pg));
+    PQclear(res);
+    if (PQstatus(s->pg) != CONNECTION_OK) {
+        PQfinish(s->pg);
+        s->pg = NULL;
+    }
+    return NULL;
+}
+
+static int pg_command(store *s, const char *sql)
+{
+    PGresult *res = pg_exec(s, sql, 0, NULL, PGRES_COMMAND_OK, NULL);
+    PQclear(res);
+    return res ? 0 : -1;
+}
+
+/* Starts the round in Redis and tells every server about it. */
+static int start_round_in_redis(store *s, int64_t item, int64_t stock, int64_t round)
+{
+    char state[KEYS_MAX], buyers[KEYS_MAX], stock_s[24], round_s[24], event[64];
+    keys_item_state(state, sizeof(state), item);
+    keys_item_buyers(buyers, sizeof(buyers), item);
+    snprintf(stock_s, sizeof(stock_s), "%" PRId64, stock);
+    snprintf(round_s, sizeof(round_s), "%" PRId64, round);
+    const char *keys_args[] = {state, buyers, stock_s, round_s};
+    if (run_script(s, SCRIPT_ITEM_RESET, 2, 2, keys_args) < 0)
+        return -1;
+    snprintf(event, sizeof(event), "round %" PRId64 " %" PRId64, item, round);
+    const char *pub[] = {"PUBLISH", KEYS_EVENTS, event};
+    redisReply *r = redis_argv(s, 3, pub);
+    freeReplyObject(r);
+    return r ? 0 : -1;
+}
+
+sk_status store_ready(store *s)
+{
+    const char *ping[] = {"PING"};
+    redisReply *r = redis_argv(s, 1, ping);
+    freeReplyObject(r);
+    if (!r)
+        return SK_BACKEND_DOWN;
+    PGresult *res = pg_exec(s, "SELECT 1", 0, NULL, PGRES_TUPLES_OK, NULL);
+    PQclear(res);
+    return res ? SK_OK : SK_BACKEND_DOWN;
+}
+
+sk_status store_item_create(store *s, const item_spec *spec, item_view *out)
+{
+    char id_s[24], stock_s[24], state[6];
+    snprintf(id_s, sizeof(id_s), "%" PRId64, spec->id);
+    snprintf(stock_s, sizeof(stock_s), "%" PRId64, spec->stock);
+    PGresult *res;
+    if (spec->id > 0) {
+        /* An explicit id must also move the identity past it, or a later
+         * create without id would collide with it. */
+        const char *p[] = {id_s, spec->name, stock_s};
+        res = pg_exec(s,
+                      "WITH ins AS (INSERT INTO items (id, name, initial_stock, stock) "
+                      "VALUES ($1, $2, $3, $3) RETURNING id, round) "
+                      "SELECT id, round, setval(pg_get_serial_sequence('items', 'id'), "
+                      "GREATEST(id, (SELECT coalesce(max(id), 1) FROM items))) FROM ins",
+                      3, p, PGRES_TUPLES_OK, state);
+    } else {
+        const char *p[] = {spec->name, stock_s};
+        res = pg_exec(s,
+                      "INSERT INTO items (name, initial_stock, stock) VALUES ($1, $2, $2) "
+                      "RETURNING id, round",
+                      2, p, PGRES_TUPLES_OK, state);
+    }
+    if (!res)
+        return strcmp(state, "23505") == 0 ? SK_ITEM_EXISTS : SK_BACKEND_DOWN;
+    int64_t id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+    int64_t round = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
+    PQclear(res);
+
+    if (start_round_in_redis(s, id, spec->stock, round) < 0) {
+        /* Without its Redis state nobody can buy the item; take the row back
+         * so that the admin's retry is a clean create. */
+        snprintf(id_s, sizeof(id_s), "%" PRId64, id);
+        const char *p[] = {id_s};
+        PQclear(pg_exec(s, "DELETE FROM items WHERE id = $1", 1, p, PGRES_COMMAND_OK, NULL));
+        return SK_BACKEND_DOWN;
+    }
+    memset(out, 0, sizeof(*out));
+    out->id = id;
+    snprintf(out->name, sizeof(out->name), "%s", spec->name);
+    out->initial_stock = out->remaining = spec->stock;
+    return SK_CREATED;
+}
+
+sk_status store_item_reset(store *s, int64_t item, int64_t stock, item_view *out)
+{
+    char id_s[24], stock_s[24];
+    snprintf(id_s, sizeof(id_s), "%" PRId64, item);
+    snprintf(stock_s, sizeof(stock_s), "%" PRId64, stock);
+    const char *p[] = {id_s, stock_s};
+    if (pg_command(s, "BEGIN") < 0)
+        return SK_BACKEND_DOWN;
+    /* The worker locks the item row while it inserts, so no order of the old
+     * round can slip in after the DELETE below (see worker.c). */
+    PGresult *res = pg_exec(s,
+                            "UPDATE items SET initial_stock = $2, stock = $2, version = 0, "
+                            "round = nextval('item_rounds') WHERE id = $1 RETURNING round",
+                            2, p, PGRES_TUPLES_OK, NULL);
+    if (!res || PQntuples(res) == 0) {
+        int found = res != NULL;
+        PQclear(res);
+        pg_command(s, "ROLLBACK");
+        return found ? SK_NOT_FOUND : SK_BACKEND_DOWN;
+    }
+    int64_t round = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+    PQclear(res);
+    res = pg_exec(s, "DELETE FROM orders WHERE item_id = $1", 1, p, PGRES_COMMAND_OK, NULL);
+    PQclear(res);
+    if (!res || pg_command(s, "COMMIT") < 0) {
+        pg_command(s, "ROLLBACK");
+        return SK_BACKEND_DOWN;
+    }
+    /* PostgreSQL is the truth: if Redis fails now, the old round's orders are
+     * dropped by the worker and a repeated reset completes the new round. */
+    if (start_round_in_redis(s, item, stock, round) < 0)
+        return SK_BACKEND_DOWN;
+    return store_item_get(s, item, out);
+}
+
+sk_status store_item_get(store *s, int64_t item, item_view *out)
+{
+    char id_s[24], state[KEYS_MAX];
+    snprintf(id_s, sizeof(id_s), "%" PRId64, item);
+    const char *p[] = {id_s};
+    PGresult *res = pg_exec(s,
+                            "SELECT name, initial_stock, "
+                            "(SELECT count(*) FROM orders WHERE item_id = $1) "
+                            "FROM items WHERE id = $1",
+                            1, p, PGRES_TUPLES_OK, NULL);
+    if (!res)
+        return SK_BACKEND_DOWN;
+    if (PQntuples(res) == 0) {
+        PQclear(res);
+        return SK_NOT_FOUND;
+    }
+    memset(out, 0, sizeof(*out));
+    out->id = item;
+    snprintf(out->name, sizeof(out->name), "%s", PQgetvalue(res, 0, 0));
+    out->initial_stock = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
+    out->persisted = strtoll(PQgetvalue(res, 0, 2), NULL, 10);
+    PQclear(res);
+
+    keys_item_state(state, sizeof(state), item);
+    const char *argv[] = {"HGET", state, "stock"};
+    redisReply *r = redis_argv(s, 3, argv);
+    if (!r)
+        return SK_BACKEND_DOWN;
+    /* No Redis state (a Redis that lost its data): nothing can be sold. */
+    out->remaining = r->type == REDIS_REPLY_STRING ? strtoll(r->str, NULL, 10) : 0;
+    freeReplyObject(r);
+    out->sold = out->initial_stock - out->remaining;
+    out->queued = out->sold > out->persisted ? out->sold - out->persisted : 0;
+    return SK_OK;
+}
+
+sk_status store_order_get(store *s, int64_t order_id, order *o, const char **status)
+{
+    char id_s[24];
+    snprintf(id_s, sizeof(id_s), "%" PRId64, order_id);
+    /* Pending first: the worker removes it only after its commit, so an
+     * order missing here is already in PostgreSQL if it exists at all. */
+    const char *argv[] = {"HGET", KEYS_PENDING, id_s};
+    redisReply *r = redis_argv(s, 3, argv);
+    if (!r)
+        return SK_BACKEND_DOWN;
+    int pending = r->type == REDIS_REPLY_STRING && order_decode(r->str, r->len, o) == 0;
+    freeReplyObject(r);
+    if (pending) {
+        *status = "queued";
+        return SK_OK;
+    }
+    const char *p[] = {id_s};
+    PGresult *res = pg_exec(s,
+                            "SELECT item_id, user_id, round, "
+                            "(extract(epoch FROM created_at) * 1000)::bigint "
+                            "FROM orders WHERE id = $1",
+                            1, p, PGRES_TUPLES_OK, NULL);
+    if (!res)
+        return SK_BACKEND_DOWN;
+    sk_status st = SK_NOT_FOUND;
+    if (PQntuples(res) == 1) {
+        o->id = order_id;
+        o->item_id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+        o->user_id = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
+        o->round = strtoll(PQgetvalue(res, 0, 2), NULL, 10);
+        o->created_ms = strtoll(PQgetvalue(res, 0, 3), NULL, 10);
+        *status = "persisted";
+        st = SK_OK;
+    }
+    PQclear(res);
+    return st;
+}

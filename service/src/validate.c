@@ -1,0 +1,35 @@
+/* validate.c: number parsing without strtol's leniency (spaces, "+", hex). */
+#include "validate.h"
+
+int validate_i64(const char *s, size_t len, int64_t *out)
+{
+    if (!s || len == 0)
+        return -1;
+    size_t i = 0;
+    int negative = s[0] == '-';
+    if (negative && ++i == len)
+        return -1;
+    if (s[i] == '0' && len - i > 1)
+        return -1;
+    uint64_t limit = negative ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    uint64_t n = 0;
+    for (; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        unsigned digit = (unsigned)(s[i] - '0');
+        if (n > (limit - digit) / 10)
+            return -1;
+        n = n * 10 + digit;
+    }
+    *out = negative ? (int64_t)(0 - n) : (int64_t)n;
+    return 0;
+}
+
+int validate_id(const char *s, size_t len, int64_t *out)
+{
+    int64_t n;
+    if (validate_i64(s, len, &n) < 0 || n <= 0)
+        return -1;
+    *out = n;
+    return 0;
+}

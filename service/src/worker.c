@@ -1,0 +1,633 @@
+/* worker.c: the reliable queue consumer that persists orders.
+ *
+ * The protocol, and why each order reaches PostgreSQL exactly once:
+ *   1. Orders move one by one from KEYS_QUEUE to this worker's own processing
+ *      list (BLMOVE, then pipelined LMOVEs). A move is atomic in Redis, so an
+ *      order is always in exactly one of the two lists: a crash here loses
+ *      nothing.
+ *   2. The batch is inserted in one statement that is idempotent (the order
+ *      id is the primary key, ON CONFLICT DO NOTHING): inserting it twice is
+ *      harmless, so a crash between commit and step 3 costs a repeat, not a
+ *      duplicate.
+ *   3. Only after the commit are the orders removed from the processing
+ *      list. Whoever restarts with the same worker id (or this run, after
+ *      losing Redis) first repeats steps 2 and 3 for what the list holds.
+ * The processing list is therefore the source of truth about the batch in
+ * hand; the copy in memory is thrown away whenever Redis fails, and re-read. */
+#include "worker.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <hiredis/hiredis.h>
+#include <libpq-fe.h>
+
+#include "backend.h"
+#include "keys.h"
+#include "log.h"
+#include "order.h"
+
+#define COMPONENT "worker"
+
+/* How long one BLMOVE blocks on an empty queue: the worst delay before the
+ * worker notices a stop request. */
+#define WORKER_BLOCK_MS 1000
+/* LMOVEs sent in one pipelined round at most. */
+#define WORKER_PIPELINE_MAX 1024
+/* First delay after a failure; it doubles up to cfg->worker_retry_max_ms. */
+#define WORKER_BACKOFF_MIN_MS 50
+/* Stop requests are checked this often while waiting to retry. */
+#define WORKER_NAP_MS 50
+/* Latest acceptance time PostgreSQL's timestamptz takes from us
+ * (9999-12-31T23:59:59.999Z); later ones would fail the whole batch forever. */
+#define WORKER_MAX_CREATED_MS 253402300799999LL
+/* Longest payload quoted in a log line. */
+#define WORKER_LOG_PAYLOAD 200
+
+#define WORKER_STMT "worker_insert"
+#define WORKER_COLUMNS 5
+
+/* The whole batch in one statement. The implicit transaction of a single
+ * statement is the batch's transaction: it commits when the call returns
+ * success and leaves nothing behind when it fails, one round trip instead of
+ * three (BEGIN, INSERT, COMMIT).
+ *
+ * The join on items drops orders of an item's previous round (an admin reset
+ * deleted them and started a new round) and of deleted items. Without a lock
+ * a reset could slip between our snapshot and our commit: the reset's UPDATE
+ * (round + 1) and DELETE of the item's orders run in one transaction; if our
+ * statement read the old round before that transaction committed, and the
+ * DELETE ran before our rows were committed, the DELETE would miss them and
+ * old-round rows would outlive the reset. FOR SHARE on the items rows closes
+ * the gap both ways: if the reset holds the row, we wait for its commit and
+ * READ COMMITTED re-reads the row, now in the new round, so nothing joins;
+ * if we hold it first, the reset's UPDATE waits for our commit, and its
+ * DELETE, a later statement with a later snapshot, sees and removes our rows.
+ * (That relies on the reset updating the items row before deleting orders.)
+ * Each item is locked once, in id order, so two workers never deadlock on
+ * each other, and share locks never block each other. */
+static const char insert_sql[] =
+    "WITH o AS (SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[],"
+    "                                $5::bigint[]) AS o(id, item_id, user_id, round, created_ms)),"
+    "     i AS (SELECT id, round FROM items WHERE id IN (SELECT item_id FROM o)"
+    "           ORDER BY id FOR SHARE)"
+    " INSERT INTO orders (id, item_id, user_id, round, created_at)"
+    " SELECT o.id, o.item_id, o.user_id, o.round, to_timestamp(o.created_ms / 1000.0)"
+    " FROM o JOIN i ON i.id = o.item_id AND i.round = o.round"
+    " ON CONFLICT DO NOTHING";
+
+/* One bigint[] parameter in PostgreSQL's text form, "{1,2,3}". */
+typedef struct pg_array {
+    char *text;
+    size_t len;
+    size_t cap;
+} pg_array;
+
+/* The orders in hand: copies of the processing list's payloads, the ones
+ * that decoded, and the ones bound for the dead-letter list. */
+typedef struct batch {
+    size_t cap;     /* cfg->worker_batch_size */
+    size_t n;       /* payloads in hand */
+    char **payload; /* owned copies */
+    size_t *payload_len;
+    size_t norders;         /* payloads that decoded to plausible orders */
+    const char **dead_argv; /* "LPUSH", KEYS_DEAD_LETTER, then the dead payloads */
+    size_t *dead_argvlen;
+    size_t ndead;
+    const char **pending_argv; /* "HDEL", KEYS_PENDING, then the decoded order ids */
+    size_t *pending_argvlen;
+    char (*ids)[24];           /* text of the decoded order ids */
+    pg_array columns[WORKER_COLUMNS];
+} batch;
+
+/* What the worker did, logged when it stops. */
+typedef struct worker_stats {
+    int64_t batches;  /* batches committed and acknowledged */
+    int64_t inserted; /* rows the inserts added */
+    int64_t skipped;  /* decoded orders not inserted: duplicates, old rounds, unknown items */
+    int64_t dead;     /* payloads moved to the dead-letter list */
+} worker_stats;
+
+struct worker {
+    const config *cfg;
+    char processing[KEYS_MAX];
+    char block_arg[32]; /* BLMOVE's timeout argument, in seconds */
+    redisContext *redis;
+    PGconn *pg;
+    const atomic_int *stop;
+    batch b;
+    worker_stats stats;
+};
+
+static int stop_requested(const worker *w)
+{
+    return atomic_load(w->stop) != 0;
+}
+
+/* Sleeps ms in short naps, returning early when a stop is requested. */
+static void worker_nap(const worker *w, int64_t ms)
+{
+    while (ms > 0 && !stop_requested(w)) {
+        int64_t step = ms < WORKER_NAP_MS ? ms : WORKER_NAP_MS;
+        struct timespec ts = {(time_t)(step / 1000), (long)(step % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+        ms -= step;
+    }
+}
+
+/* The next delay of an exponential backoff that starts at 0 (no failure). */
+static int64_t backoff_next(const worker *w, int64_t delay)
+{
+    int64_t next = delay ? delay * 2 : WORKER_BACKOFF_MIN_MS;
+    return next > w->cfg->worker_retry_max_ms ? w->cfg->worker_retry_max_ms : next;
+}
+
+/* ---- the batch ---------------------------------------------------------- */
+
+static void pg_array_reset(pg_array *a)
+{
+    a->len = (size_t)snprintf(a->text, a->cap, "{");
+}
+
+/* The capacity is set for a full batch of the longest numbers, so the
+ * appends below never run out of room. */
+static void pg_array_add(pg_array *a, int64_t v)
+{
+    a->len +=
+        (size_t)snprintf(a->text + a->len, a->cap - a->len, "%s%" PRId64, a->len > 1 ? "," : "", v);
+}
+
+static void pg_array_close(pg_array *a)
+{
+    a->len += (size_t)snprintf(a->text + a->len, a->cap - a->len, "}");
+}
+
+static void batch_clear(batch *b)
+{
+    for (size_t i = 0; i < b->n; i++)
+        free(b->payload[i]);
+    b->n = b->norders = b->ndead = 0;
+}
+
+static void batch_close(batch *b)
+{
+    batch_clear(b);
+    free(b->payload);
+    free(b->payload_len);
+    free(b->dead_argv);
+    free(b->dead_argvlen);
+    free(b->pending_argv);
+    free(b->pending_argvlen);
+    free(b->ids);
+    for (int c = 0; c < WORKER_COLUMNS; c++)
+        free(b->columns[c].text);
+}
+
+static int batch_init(batch *b, size_t cap)
+{
+    memset(b, 0, sizeof(*b));
+    b->cap = cap;
+    b->payload = calloc(cap, sizeof(*b->payload));
+    b->payload_len = calloc(cap, sizeof(*b->payload_len));
+    b->dead_argv = calloc(cap + 2, sizeof(*b->dead_argv));
+    b->dead_argvlen = calloc(cap + 2, sizeof(*b->dead_argvlen));
+    b->pending_argv = calloc(cap + 2, sizeof(*b->pending_argv));
+    b->pending_argvlen = calloc(cap + 2, sizeof(*b->pending_argvlen));
+    b->ids = calloc(cap, sizeof(*b->ids));
+    if (!b->payload || !b->payload_len || !b->dead_argv || !b->dead_argvlen ||
+        !b->pending_argv || !b->pending_argvlen || !b->ids)
+        goto fail;
+    for (int c = 0; c < WORKER_COLUMNS; c++) {
+        /* "-9223372036854775808," is 21 bytes; braces and NUL 3. */
+        b->columns[c].cap = cap * 21 + 3;
+        b->columns[c].text = malloc(b->columns[c].cap);
+        if (!b->columns[c].text)
+            goto fail;
+    }
+    b->dead_argv[0] = "LPUSH";
+    b->dead_argvlen[0] = strlen("LPUSH");
+    b->dead_argv[1] = KEYS_DEAD_LETTER;
+    b->dead_argvlen[1] = strlen(KEYS_DEAD_LETTER);
+    b->pending_argv[0] = "HDEL";
+    b->pending_argvlen[0] = strlen("HDEL");
+    b->pending_argv[1] = KEYS_PENDING;
+    b->pending_argvlen[1] = strlen(KEYS_PENDING);
+    return 0;
+fail:
+    batch_close(b);
+    return -1;
+}
+
+/* Adds a copy of a payload. Returns 0, or -1 when out of memory. */
+static int batch_add(batch *b, const char *payload, size_t len)
+{
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return -1;
+    memcpy(copy, payload, len);
+    copy[len] = '\0';
+    b->payload[b->n] = copy;
+    b->payload_len[b->n] = len;
+    b->n++;
+    return 0;
+}
+
+/* Decodes every payload: plausible orders go to the insert's columns, the
+ * rest to the dead-letter list. */
+static void batch_sort(batch *b)
+{
+    for (int c = 0; c < WORKER_COLUMNS; c++)
+        pg_array_reset(&b->columns[c]);
+    for (size_t i = 0; i < b->n; i++) {
+        order o;
+        if (order_decode(b->payload[i], b->payload_len[i], &o) == 0 && o.created_ms >= 0 &&
+            o.created_ms <= WORKER_MAX_CREATED_MS) {
+            int len = snprintf(b->ids[b->norders], sizeof(b->ids[0]), "%" PRId64, o.id);
+            b->pending_argv[2 + b->norders] = b->ids[b->norders];
+            b->pending_argvlen[2 + b->norders] = (size_t)len;
+            b->norders++;
+            pg_array_add(&b->columns[0], o.id);
+            pg_array_add(&b->columns[1], o.item_id);
+            pg_array_add(&b->columns[2], o.user_id);
+            pg_array_add(&b->columns[3], o.round);
+            pg_array_add(&b->columns[4], o.created_ms);
+            continue;
+        }
+        log_msg(LOG_WARN, COMPONENT, "not an order, moving it to %s: %.*s", KEYS_DEAD_LETTER,
+                WORKER_LOG_PAYLOAD, b->payload[i]);
+        b->dead_argv[2 + b->ndead] = b->payload[i];
+        b->dead_argvlen[2 + b->ndead] = b->payload_len[i];
+        b->ndead++;
+    }
+    for (int c = 0; c < WORKER_COLUMNS; c++)
+        pg_array_close(&b->columns[c]);
+}
+
+/* ---- Redis ---------------------------------------------------------------- */
+
+static void redis_drop(worker *w)
+{
+    if (w->redis)
+        redisFree(w->redis);
+    w->redis = NULL;
+}
+
+/* Checks a reply that is not the one expected, logs why, frees it. */
+static int redis_failed(worker *w, redisReply *r, const char *what)
+{
+    if (!r)
+        log_msg(LOG_WARN, COMPONENT, "redis %s: %s", what,
+                w->redis->errstr[0] ? w->redis->errstr : "connection lost");
+    else
+        log_msg(LOG_WARN, COMPONENT, "redis %s: unexpected reply%s%s", what,
+                r->type == REDIS_REPLY_ERROR ? ": " : "",
+                r->type == REDIS_REPLY_ERROR ? r->str : "");
+    freeReplyObject(r);
+    return -1;
+}
+
+static int redis_connect(worker *w)
+{
+    char err[256], name[KEYS_MAX];
+    w->redis = backend_redis_connect(w->cfg, err, sizeof(err));
+    if (!w->redis) {
+        log_msg(LOG_WARN, COMPONENT, "%s", err);
+        return -1;
+    }
+    /* Replies to BLMOVE may take the whole block time to come. */
+    int64_t ms = WORKER_BLOCK_MS + w->cfg->redis_timeout_ms;
+    struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
+    if (redisSetTimeout(w->redis, tv) != REDIS_OK) {
+        log_msg(LOG_WARN, COMPONENT, "redis: cannot set the timeout");
+        goto fail;
+    }
+    /* A name in CLIENT LIST tells operators (and tests) which connection is
+     * whose; names cannot hold spaces. */
+    snprintf(name, sizeof(name), "seckill-worker:%s", w->cfg->worker_id);
+    for (char *p = name; *p; p++)
+        if (*p <= ' ' || *p > '~')
+            *p = '_';
+    redisReply *r = redisCommand(w->redis, "CLIENT SETNAME %s", name);
+    if (!r || r->type != REDIS_REPLY_STATUS) {
+        redis_failed(w, r, "CLIENT SETNAME");
+        goto fail;
+    }
+    freeReplyObject(r);
+    log_msg(LOG_INFO, COMPONENT, "connected to redis %s:%d", w->cfg->redis_host,
+            w->cfg->redis_port);
+    return 0;
+fail:
+    redis_drop(w);
+    return -1;
+}
+
+/* Takes the reply of one (B)LMOVE. Returns 1 when an order moved into the
+ * batch, 0 when the queue was empty, -1 on an error. Frees r. */
+static int take_moved(worker *w, redisReply *r)
+{
+    if (r && r->type == REDIS_REPLY_NIL) {
+        freeReplyObject(r);
+        return 0;
+    }
+    if (!r || r->type != REDIS_REPLY_STRING)
+        return redis_failed(w, r, "LMOVE");
+    /* The order is already in the processing list: failing to copy it only
+     * means re-reading it from there. */
+    int rc = batch_add(&w->b, r->str, r->len);
+    if (rc < 0)
+        log_msg(LOG_ERROR, COMPONENT, "out of memory copying an order");
+    freeReplyObject(r);
+    return rc < 0 ? -1 : 1;
+}
+
+/* Moves orders from the queue to the processing list until the batch is full
+ * or cfg->worker_batch_ms passed since the first one came. Returns how many
+ * moved (0: none came within the block time), or -1 on a Redis error. */
+static int batch_fill(worker *w)
+{
+    batch *b = &w->b;
+    redisReply *r = redisCommand(w->redis, "BLMOVE %s %s RIGHT LEFT %s", KEYS_QUEUE, w->processing,
+                                 w->block_arg);
+    int rc = take_moved(w, r);
+    if (rc <= 0)
+        return rc;
+    int64_t deadline = backend_mono_ms() + w->cfg->worker_batch_ms;
+    while (b->n < b->cap) {
+        size_t want = b->cap - b->n, empty = 0;
+        if (want > WORKER_PIPELINE_MAX)
+            want = WORKER_PIPELINE_MAX;
+        /* One round trip for the whole round: commands go out together and
+         * the replies are read in order. */
+        for (size_t i = 0; i < want; i++)
+            if (redisAppendCommand(w->redis, "LMOVE %s %s RIGHT LEFT", KEYS_QUEUE, w->processing) !=
+                REDIS_OK)
+                return redis_failed(w, NULL, "LMOVE");
+        for (size_t i = 0; i < want; i++) {
+            r = NULL;
+            if (redisGetReply(w->redis, (void **)&r) != REDIS_OK)
+                return redis_failed(w, NULL, "LMOVE");
+            rc = take_moved(w, r);
+            if (rc < 0)
+                return -1;
+            empty += rc == 0;
+        }
+        int64_t left = deadline - backend_mono_ms();
+        if (left <= 0)
+            break;
+        if (empty) {
+            /* The queue ran dry: wait out the batch time for the next one. */
+            char arg[32];
+            snprintf(arg, sizeof(arg), "%" PRId64 ".%03" PRId64, left / 1000, left % 1000);
+            r = redisCommand(w->redis, "BLMOVE %s %s RIGHT LEFT %s", KEYS_QUEUE, w->processing,
+                             arg);
+            rc = take_moved(w, r);
+            if (rc <= 0)
+                return rc < 0 ? -1 : (int)b->n;
+        }
+    }
+    return (int)b->n;
+}
+
+/* Reads the oldest orders of the processing list, those a previous run (or
+ * this one, before Redis failed) moved but did not acknowledge. Returns how
+ * many (0: the list is empty), or -1 on a Redis error. */
+static int batch_load(worker *w)
+{
+    batch *b = &w->b;
+    /* The oldest are at the tail; a previous run with a larger batch size
+     * may have left more than one batch, taken here one batch at a time. */
+    redisReply *r = redisCommand(w->redis, "LRANGE %s -%lld -1", w->processing, (long long)b->cap);
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements > b->cap)
+        return redis_failed(w, r, "LRANGE");
+    for (size_t i = 0; i < r->elements; i++) {
+        redisReply *e = r->element[i];
+        if (e->type != REDIS_REPLY_STRING)
+            return redis_failed(w, r, "LRANGE");
+        if (batch_add(b, e->str, e->len) < 0) {
+            log_msg(LOG_ERROR, COMPONENT, "out of memory reading %s", w->processing);
+            freeReplyObject(r);
+            return -1;
+        }
+    }
+    freeReplyObject(r);
+    if (b->n)
+        log_msg(LOG_INFO, COMPONENT, "finishing %zu orders left in %s", b->n, w->processing);
+    return (int)b->n;
+}
+
+/* Acknowledges the committed batch in one MULTI, so a crash cannot leave it
+ * half done: its undecodable payloads go to the dead-letter list, its orders
+ * leave the pending hash (they are in PostgreSQL now), and it leaves the
+ * processing list.
+ *
+ * LTRIM rather than DEL: the batch is the n oldest entries, at the tail (moves
+ * push at the head), and LTRIM 0 -(n+1) removes exactly those n, never more.
+ * With one process per worker id the list holds just the batch and the two
+ * do the same; LTRIM says what was committed, so anything that sat in the
+ * list beside the batch would stay there for the next recovery instead of
+ * vanishing with it. Returns 0, or -1 on a Redis error. */
+static int batch_ack(worker *w)
+{
+    batch *b = &w->b;
+    long long keep_until = -(long long)b->n - 1;
+    int queued = 1; /* LTRIM; LPUSH and HDEL when they have anything to do */
+    int ok = redisAppendCommand(w->redis, "MULTI") == REDIS_OK;
+    if (ok && b->ndead) {
+        ok = redisAppendCommandArgv(w->redis, (int)(b->ndead + 2), b->dead_argv,
+                                    b->dead_argvlen) == REDIS_OK;
+        queued++;
+    }
+    if (ok && b->norders) {
+        ok = redisAppendCommandArgv(w->redis, (int)(b->norders + 2), b->pending_argv,
+                                    b->pending_argvlen) == REDIS_OK;
+        queued++;
+    }
+    ok = ok && redisAppendCommand(w->redis, "LTRIM %s 0 %lld", w->processing, keep_until) ==
+                   REDIS_OK;
+    ok = ok && redisAppendCommand(w->redis, "EXEC") == REDIS_OK;
+    if (!ok)
+        return redis_failed(w, NULL, "MULTI");
+    int rc = 0;
+    for (int i = 0; i < queued + 2; i++) {
+        redisReply *r = NULL;
+        if (redisGetReply(w->redis, (void **)&r) != REDIS_OK)
+            return redis_failed(w, NULL, "MULTI");
+        int good;
+        if (i < queued + 1) { /* +OK for MULTI, +QUEUED for each command */
+            good = r->type == REDIS_REPLY_STATUS;
+        } else {
+            good = r->type == REDIS_REPLY_ARRAY && r->elements == (size_t)queued;
+            for (size_t e = 0; good && e < r->elements; e++)
+                good = r->element[e]->type != REDIS_REPLY_ERROR;
+        }
+        if (!good) {
+            /* Keep reading: the other replies are on their way. */
+            redis_failed(w, r, i <= queued ? "MULTI" : "EXEC");
+            rc = -1;
+        } else {
+            freeReplyObject(r);
+        }
+    }
+    return rc;
+}
+
+/* ---- PostgreSQL ----------------------------------------------------------- */
+
+static void pg_drop(worker *w)
+{
+    PQfinish(w->pg);
+    w->pg = NULL;
+}
+
+static int pg_connect(worker *w)
+{
+    char err[512];
+    w->pg = backend_pg_connect(w->cfg, err, sizeof(err));
+    if (!w->pg) {
+        log_msg(LOG_WARN, COMPONENT, "%s", err);
+        return -1;
+    }
+    PGresult *res = PQprepare(w->pg, WORKER_STMT, insert_sql, 0, NULL);
+    int ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+    if (!ok)
+        log_msg(LOG_WARN, COMPONENT, "postgresql: preparing the insert: %s",
+                PQresultErrorMessage(res));
+    PQclear(res);
+    if (!ok) {
+        pg_drop(w);
+        return -1;
+    }
+    log_msg(LOG_INFO, COMPONENT, "connected to postgresql");
+    return 0;
+}
+
+/* One attempt at the insert. Returns the rows it added, or -1. */
+static int64_t pg_insert(worker *w)
+{
+    const char *values[WORKER_COLUMNS];
+    for (int c = 0; c < WORKER_COLUMNS; c++)
+        values[c] = w->b.columns[c].text;
+    PGresult *res = PQexecPrepared(w->pg, WORKER_STMT, WORKER_COLUMNS, values, NULL, NULL, 0);
+    int64_t inserted = -1;
+    if (PQresultStatus(res) == PGRES_COMMAND_OK)
+        inserted = strtoll(PQcmdTuples(res), NULL, 10);
+    else
+        log_msg(LOG_WARN, COMPONENT, "postgresql: inserting %zu orders: %s", w->b.norders,
+                PQresultErrorMessage(res));
+    PQclear(res);
+    return inserted;
+}
+
+/* Inserts the batch's orders, retrying with backoff until PostgreSQL
+ * commits them. Returns 0, or -1 when a stop request came first (the batch
+ * stays in the processing list for the next run). */
+static int batch_persist(worker *w)
+{
+    batch *b = &w->b;
+    if (b->norders == 0)
+        return 0;
+    int64_t delay = 0;
+    for (;;) {
+        if (w->pg || pg_connect(w) == 0) {
+            int64_t inserted = pg_insert(w);
+            if (inserted >= 0) {
+                int64_t skipped = (int64_t)b->norders - inserted;
+                w->stats.inserted += inserted;
+                w->stats.skipped += skipped;
+                log_msg(LOG_DEBUG, COMPONENT,
+                        "batch of %zu: inserted %" PRId64 ", skipped %" PRId64
+                        " (duplicates, old rounds, unknown items), dead %zu",
+                        b->n, inserted, skipped, b->ndead);
+                return 0;
+            }
+            /* Whatever failed, a fresh connection is the simplest known
+             * state: closing rolls back anything left open. */
+            pg_drop(w);
+        }
+        if (stop_requested(w))
+            return -1;
+        delay = backoff_next(w, delay);
+        log_msg(LOG_INFO, COMPONENT, "postgresql: retrying %zu orders in %" PRId64 " ms",
+                b->norders, delay);
+        worker_nap(w, delay);
+    }
+}
+
+/* ---- the worker ----------------------------------------------------------- */
+
+worker *worker_create(const config *cfg, char *err, size_t errlen)
+{
+    worker *w = calloc(1, sizeof(*w));
+    if (!w || batch_init(&w->b, (size_t)cfg->worker_batch_size) < 0)
+        goto fail;
+    w->cfg = cfg;
+    keys_processing(w->processing, sizeof(w->processing), cfg->worker_id);
+    snprintf(w->block_arg, sizeof(w->block_arg), "%d.%03d", WORKER_BLOCK_MS / 1000,
+             WORKER_BLOCK_MS % 1000);
+    return w;
+fail:
+    free(w);
+    snprintf(err, errlen, "worker: out of memory");
+    return NULL;
+}
+
+void worker_free(worker *w)
+{
+    if (!w)
+        return;
+    redis_drop(w);
+    pg_drop(w);
+    batch_close(&w->b);
+    free(w);
+}
+
+void worker_run(worker *w, const atomic_int *stop)
+{
+    int64_t delay = 0;
+    int recovering = 1; /* the processing list may hold orders not in hand */
+    w->stop = stop;
+    log_msg(LOG_INFO, COMPONENT, "worker %s started: batches of %d orders or %d ms, list %s",
+            w->cfg->worker_id, w->cfg->worker_batch_size, w->cfg->worker_batch_ms, w->processing);
+    /* Only to report a wrong conninfo at once rather than with the first
+     * order; a failure here is retried when there is something to insert. */
+    pg_connect(w);
+    while (!stop_requested(w)) {
+        int n = -1;
+        if (w->redis || redis_connect(w) == 0)
+            n = recovering ? batch_load(w) : batch_fill(w);
+        if (n == 0)
+            recovering = 0;
+        if (n > 0) {
+            batch_sort(&w->b);
+            if (batch_persist(w) < 0)
+                break;
+            n = batch_ack(w);
+            if (n == 0) {
+                w->stats.batches++;
+                w->stats.dead += (int64_t)w->b.ndead;
+            }
+        }
+        batch_clear(&w->b);
+        if (n >= 0) {
+            delay = 0;
+            continue;
+        }
+        /* Redis failed somewhere: the processing list, not our copy, says
+         * what is in hand, so reconnect and read it again. */
+        redis_drop(w);
+        recovering = 1;
+        delay = backoff_next(w, delay);
+        log_msg(LOG_INFO, COMPONENT, "redis: reconnecting in %" PRId64 " ms", delay);
+        worker_nap(w, delay);
+    }
+    batch_clear(&w->b);
+    log_msg(LOG_INFO, COMPONENT,
+            "worker %s stopped: %" PRId64 " batches, %" PRId64 " inserted, %" PRId64
+            " skipped, %" PRId64 " dead letters",
+            w->cfg->worker_id, w->stats.batches, w->stats.inserted, w->stats.skipped,
+            w->stats.dead);
+}

@@ -1,0 +1,32 @@
+/* worker.h: the order worker: moves orders from the Redis queue into
+ * PostgreSQL in batches, each order exactly once, surviving crashes of itself,
+ * of Redis and of PostgreSQL (see worker.c for the protocol). */
+#ifndef SECKILL_WORKER_H
+#define SECKILL_WORKER_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "config.h"
+
+typedef struct worker worker;
+
+/* Makes a worker for cfg, which must outlive it (worker_id, batch size and
+ * time, retry ceiling, Redis and PostgreSQL settings are read from it).
+ * Connects to nothing yet. Returns NULL with err set when out of memory.
+ * Free with worker_free(). */
+worker *worker_create(const config *cfg, char *err, size_t errlen);
+
+/* Frees w and closes its connections; NULL is a no-op. An unfinished batch
+ * stays in the worker's processing list, where the next run finds it. */
+void worker_free(worker *w);
+
+/* Runs until *stop becomes non-zero (set it from a signal handler or
+ * another thread). First persists whatever the worker's processing list
+ * still holds from a previous run, then moves orders from the queue. Waits
+ * and retries, with backoff, while Redis or PostgreSQL is down (or memory
+ * is short): nothing makes it drop an order or give up. Returns within about
+ * a second of the stop request, or once the batch in hand is committed. */
+void worker_run(worker *w, const atomic_int *stop);
+
+#endif

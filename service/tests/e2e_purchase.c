@@ -1,0 +1,291 @@
+/* e2e_purchase.c: the production path end to end: a real server and worker
+ * on the run's Redis and PostgreSQL, concurrent buyers, then an audit of the
+ * books (answers 202 == orders persisted == units that existed). */
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "backend.h"
+#include "blast.h"
+#include "harness.h"
+
+#define TOKEN "e2e-admin-token"
+
+static int port;
+static pid_t server_pid, worker_pid;
+
+static void start_system(void)
+{
+    harness_reset_backends();
+    port = harness_free_port();
+    static char port_env[32];
+    snprintf(port_env, sizeof(port_env), "SECKILL_PORT=%d", port);
+    char *env[] = {port_env, "SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=e2e", NULL};
+    char *server_argv[] = {"seckill-server", NULL};
+    char *worker_argv[] = {"seckill-worker", NULL};
+    server_pid = harness_spawn(SECKILL_SERVER_BIN, server_argv, env, harness_path("e2e-server.log"));
+    worker_pid = harness_spawn(SECKILL_WORKER_BIN, worker_argv, env, harness_path("e2e-worker.log"));
+    cr_assert_eq(harness_wait_http(port, "/ready", 10000), 0, "server not ready: see %s",
+                 harness_path("e2e-server.log"));
+}
+
+static void stop_system(void)
+{
+    int status = harness_stop(server_pid, SIGTERM);
+    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "server did not stop cleanly");
+    status = harness_stop(worker_pid, SIGTERM);
+    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "worker did not stop cleanly");
+}
+
+TestSuite(purchase, .init = start_system, .fini = stop_system, .timeout = 300);
+
+static int64_t create_item(const char *name, int64_t stock)
+{
+    char body[128], resp[512];
+    snprintf(body, sizeof(body), "{\"name\":\"%s\",\"stock\":%" PRId64 "}", name, stock);
+    int status = harness_http(port, "POST", "/api/v1/items", TOKEN, body, resp, sizeof(resp));
+    cr_assert_eq(status, 201, "create item: %d %s", status, resp);
+    int64_t id = 0;
+    cr_assert_eq(sscanf(resp, "{\"id\":%" SCNd64, &id), 1, "create item: %s", resp);
+    return id;
+}
+
+static int buy(int64_t item, int64_t user, char *resp, size_t cap)
+{
+    char path[96], body[64];
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/purchase", item);
+    snprintf(body, sizeof(body), "{\"user_id\":%" PRId64 "}", user);
+    return harness_http(port, "POST", path, NULL, body, resp, cap);
+}
+
+/* Waits until PostgreSQL holds `rows` orders of item and nothing of it is
+ * left between Redis and PostgreSQL. */
+static void wait_drained(PGconn *pg, int64_t item, int64_t rows)
+{
+    char sql[128];
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM orders WHERE item_id = %" PRId64, item);
+    redisContext *c = harness_redis();
+    int64_t deadline = backend_mono_ms() + 60000, n = -1, pending = -1;
+    while (backend_mono_ms() < deadline) {
+        n = harness_pg_int(pg, sql);
+        redisReply *r = redisCommand(c, "HLEN seckill:pending");
+        pending = r ? r->integer : -1;
+        freeReplyObject(r);
+        if (n >= rows && pending == 0)
+            break;
+        usleep(50 * 1000);
+    }
+    redisFree(c);
+    cr_assert_eq(n, rows, "orders persisted: %" PRId64 ", expected %" PRId64, n, rows);
+    cr_assert_eq(pending, 0, "orders still pending in Redis: %" PRId64, pending);
+}
+
+typedef struct storm {
+    int64_t item;
+    int64_t *order_ids; /* of the 202 answers */
+    size_t accepted;
+    size_t sold_out;
+    size_t other;
+} storm;
+
+static size_t build_purchase(void *ctx, size_t index, char *buf, size_t cap)
+{
+    storm *s = ctx;
+    char body[64];
+    int blen = snprintf(body, sizeof(body), "{\"user_id\":%zu}", index + 1);
+    int n = snprintf(buf, cap,
+                     "POST /api/v1/items/%" PRId64 "/purchase HTTP/1.1\r\nHost: t\r\n"
+                     "Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+                     s->item, blen, body);
+    return n > 0 ? (size_t)n : 0;
+}
+
+static void on_purchase(void *ctx, size_t index, int status, const char *body, size_t len)
+{
+    storm *s = ctx;
+    (void)index;
+    (void)len;
+    const char *id = body ? strstr(body, "\"order_id\":\"") : NULL;
+    if (status == 202 && id)
+        s->order_ids[s->accepted++] = strtoll(id + 12, NULL, 10);
+    else if (status == 409 && strstr(body, "\"sold_out\""))
+        s->sold_out++;
+    else
+        s->other++;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+Test(purchase, a_storm_of_buyers_sells_exactly_the_stock_and_every_accepted_order_persists_once)
+{
+    enum { STOCK = 1000, REQUESTS = 20000, CONNECTIONS = 200 };
+    storm s = {.item = create_item("storm", STOCK)};
+    s.order_ids = calloc(REQUESTS, sizeof(int64_t));
+    blast_spec spec = {.port = port, .connections = CONNECTIONS, .requests = REQUESTS,
+                       .timeout_ms = 120000, .build = build_purchase,
+                       .on_response = on_purchase, .ctx = &s};
+    blast_result res;
+    cr_assert_eq(blast_run(&spec, &res), 0, "load: %s", res.errstr);
+
+    cr_expect_eq(s.accepted, STOCK, "answered 202: %zu", s.accepted);
+    cr_expect_eq(s.sold_out, REQUESTS - STOCK, "answered 409 sold_out: %zu", s.sold_out);
+    cr_expect_eq(s.other, 0, "other answers: %zu", s.other);
+
+    PGconn *pg = harness_pg();
+    wait_drained(pg, s.item, STOCK);
+    char sql[256];
+    snprintf(sql, sizeof(sql),
+             "SELECT count(DISTINCT user_id) FROM orders WHERE item_id = %" PRId64, s.item);
+    cr_expect_eq(harness_pg_int(pg, sql), STOCK, "a buyer got two units");
+
+    /* The set of ids answered 202 is exactly the set in PostgreSQL. */
+    snprintf(sql, sizeof(sql), "SELECT id FROM orders WHERE item_id = %" PRId64 " ORDER BY id",
+             s.item);
+    PGresult *rows = PQexec(pg, sql);
+    cr_assert_eq(PQntuples(rows), (int)s.accepted);
+    qsort(s.order_ids, s.accepted, sizeof(int64_t), cmp_i64);
+    for (size_t i = 0; i < s.accepted; i++)
+        cr_assert_eq(strtoll(PQgetvalue(rows, (int)i, 0), NULL, 10), s.order_ids[i],
+                     "order %zu differs between the answers and PostgreSQL", i);
+    PQclear(rows);
+
+    char resp[512], path[64];
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64, s.item);
+    cr_assert_eq(harness_http(port, "GET", path, NULL, NULL, resp, sizeof(resp)), 200);
+    cr_expect(strstr(resp, "\"remaining\":0,") && strstr(resp, "\"sold\":1000,") &&
+                  strstr(resp, "\"persisted\":1000"),
+              "item detail: %s", resp);
+    PQfinish(pg);
+    free(s.order_ids);
+}
+
+Test(purchase, a_repeat_buyer_gets_409_already_purchased)
+{
+    char resp[512];
+    int64_t item = create_item("repeat", 10);
+    cr_assert_eq(buy(item, 7, resp, sizeof(resp)), 202, "%s", resp);
+    cr_assert_eq(buy(item, 7, resp, sizeof(resp)), 409, "%s", resp);
+    cr_expect(strstr(resp, "\"already_purchased\""), "%s", resp);
+}
+
+static size_t build_same_buyer(void *ctx, size_t index, char *buf, size_t cap)
+{
+    (void)index;
+    int n = snprintf(buf, cap,
+                     "POST /api/v1/items/%" PRId64 "/purchase?user_id=42 HTTP/1.1\r\n"
+                     "Host: t\r\nContent-Length: 0\r\n\r\n",
+                     *(int64_t *)ctx);
+    return n > 0 ? (size_t)n : 0;
+}
+
+Test(purchase, one_buyer_pressing_buy_on_many_connections_at_once_gets_one_unit)
+{
+    int64_t item = create_item("eager", 100);
+    blast_spec spec = {.port = port, .connections = 50, .requests = 500, .timeout_ms = 30000,
+                       .build = build_same_buyer, .ctx = &item};
+    blast_result res;
+    cr_assert_eq(blast_run(&spec, &res), 0, "load: %s", res.errstr);
+    cr_expect_eq(blast_count(&res, 202), 1);
+    cr_expect_eq(blast_count(&res, 409) + blast_count(&res, 429), 499,
+                 "409: %zu, 429: %zu", blast_count(&res, 409), blast_count(&res, 429));
+    PGconn *pg = harness_pg();
+    wait_drained(pg, item, 1);
+    PQfinish(pg);
+}
+
+Test(purchase, bad_requests_get_clear_4xx_and_change_nothing)
+{
+    char resp[512];
+    int64_t item = create_item("guarded", 5);
+    char path[96];
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/purchase", item);
+    struct {
+        const char *body;
+        int status;
+    } cases[] = {
+        {"{bad json", 400},        {"[1,2]", 400},           {"{\"user_id\":\"7\"}", 400},
+        {"{\"user_id\":-1}", 400}, {"{\"user_id\":0}", 400}, {"{\"user_id\":1.5}", 400},
+        {"{\"user_id\":99999999999999999999}", 400},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int status = harness_http(port, "POST", path, NULL, cases[i].body, resp, sizeof(resp));
+        cr_expect_eq(status, cases[i].status, "%s -> %d %s", cases[i].body, status, resp);
+        cr_expect(strstr(resp, "\"error\":\"invalid_request\""), "%s -> %s", cases[i].body, resp);
+    }
+    cr_expect_eq(buy(987654, 1, resp, sizeof(resp)), 404, "unknown item: %s", resp);
+    cr_expect_eq(harness_http(port, "POST", "/api/v1/items/abc/purchase", NULL, "{}", resp,
+                              sizeof(resp)),
+                 404);
+    cr_expect_eq(harness_http(port, "GET", path, NULL, NULL, resp, sizeof(resp)), 405);
+    cr_expect_eq(harness_http(port, "POST", "/api/v1/items", NULL, "{\"name\":\"x\",\"stock\":1}",
+                              resp, sizeof(resp)),
+                 401);
+    cr_expect_eq(harness_http(port, "POST", "/api/v1/items", "wrong",
+                              "{\"name\":\"x\",\"stock\":1}", resp, sizeof(resp)),
+                 401);
+    cr_expect_eq(harness_http(port, "POST", "/api/v1/items", TOKEN, "{\"name\":\"x\"}", resp,
+                              sizeof(resp)),
+                 400);
+    /* Nothing above sold anything. */
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64, item);
+    cr_assert_eq(harness_http(port, "GET", path, NULL, NULL, resp, sizeof(resp)), 200);
+    cr_expect(strstr(resp, "\"remaining\":5,"), "%s", resp);
+}
+
+Test(purchase, a_reset_starts_a_new_round_on_a_sold_out_item)
+{
+    char resp[512], path[96];
+    int64_t item = create_item("rounds", 1);
+    cr_assert_eq(buy(item, 1, resp, sizeof(resp)), 202, "%s", resp);
+    cr_assert_eq(buy(item, 2, resp, sizeof(resp)), 409, "%s", resp); /* sets the flag */
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/reset", item);
+    cr_assert_eq(harness_http(port, "POST", path, TOKEN, "{\"stock\":2}", resp, sizeof(resp)),
+                 200, "%s", resp);
+    /* The flag is cleared by the announcement, which travels by pub/sub. */
+    int status = 0;
+    for (int i = 0; i < 100 && status != 202; i++) {
+        status = buy(item, 1, resp, sizeof(resp));
+        if (status != 202)
+            usleep(20 * 1000);
+    }
+    cr_assert_eq(status, 202, "buyer 1 again in the new round: %s", resp);
+    PGconn *pg = harness_pg();
+    wait_drained(pg, item, 1);
+    char sql[128];
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM orders o JOIN items i ON i.id = o.item_id "
+                               "WHERE o.item_id = %" PRId64 " AND o.round = i.round", item);
+    cr_expect_eq(harness_pg_int(pg, sql), 1, "the order is of the new round");
+    PQfinish(pg);
+}
+
+Test(purchase, an_order_can_be_followed_until_it_is_persisted)
+{
+    char resp[512], path[96];
+    int64_t item = create_item("followed", 3);
+    cr_assert_eq(buy(item, 5, resp, sizeof(resp)), 202, "%s", resp);
+    const char *id = strstr(resp, "\"order_id\":\"");
+    cr_assert_not_null(id);
+    snprintf(path, sizeof(path), "/api/v1/orders/%lld", strtoll(id + 12, NULL, 10));
+    int persisted = 0;
+    for (int i = 0; i < 200 && !persisted; i++) {
+        cr_assert_eq(harness_http(port, "GET", path, NULL, NULL, resp, sizeof(resp)), 200, "%s",
+                     resp);
+        persisted = strstr(resp, "\"persisted\"") != NULL;
+        cr_assert(persisted || strstr(resp, "\"queued\""), "%s", resp);
+        if (!persisted)
+            usleep(20 * 1000);
+    }
+    cr_expect(persisted, "never persisted: %s", resp);
+    cr_expect(strstr(resp, "\"user_id\":5"), "%s", resp);
+    cr_expect_eq(harness_http(port, "GET", "/api/v1/orders/12345", NULL, NULL, resp, sizeof(resp)),
+                 404);
+}

@@ -1,0 +1,195 @@
+/* harness.c: the shared plumbing of the tests that need live servers. */
+#include "harness.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "backend.h"
+
+extern char **environ;
+
+void harness_config(config *cfg)
+{
+    char err[CONFIG_ERRLEN];
+    char *argv[] = {"test", NULL};
+    if (!getenv("SECKILL_REDIS_PORT") || !getenv("SECKILL_PG_CONNINFO"))
+        cr_assert_fail("SECKILL_REDIS_PORT and SECKILL_PG_CONNINFO are not set: run `make test`");
+    config_init(cfg);
+    if (config_load(cfg, "test", 1, argv, stdout, err, sizeof(err)) != CONFIG_OK)
+        cr_assert_fail("config: %s", err);
+}
+
+redisContext *harness_redis(void)
+{
+    config cfg;
+    char err[256];
+    harness_config(&cfg);
+    redisContext *c = backend_redis_connect(&cfg, err, sizeof(err));
+    config_free(&cfg);
+    cr_assert_not_null(c, "%s", err);
+    return c;
+}
+
+PGconn *harness_pg(void)
+{
+    config cfg;
+    char err[512];
+    harness_config(&cfg);
+    PGconn *pg = backend_pg_connect(&cfg, err, sizeof(err));
+    config_free(&cfg);
+    cr_assert_not_null(pg, "%s", err);
+    return pg;
+}
+
+void harness_reset_backends(void)
+{
+    redisContext *c = harness_redis();
+    redisReply *r = redisCommand(c, "FLUSHALL");
+    cr_assert(r && r->type == REDIS_REPLY_STATUS, "FLUSHALL failed");
+    freeReplyObject(r);
+    redisFree(c);
+    PGconn *pg = harness_pg();
+    PGresult *res = PQexec(pg, "TRUNCATE orders, items RESTART IDENTITY");
+    cr_assert_eq(PQresultStatus(res), PGRES_COMMAND_OK, "TRUNCATE: %s", PQerrorMessage(pg));
+    PQclear(res);
+    PQfinish(pg);
+}
+
+int64_t harness_pg_int(PGconn *pg, const char *sql)
+{
+    PGresult *res = PQexec(pg, sql);
+    cr_assert_eq(PQresultStatus(res), PGRES_TUPLES_OK, "%s: %s", sql, PQerrorMessage(pg));
+    cr_assert(PQntuples(res) > 0, "%s: no row", sql);
+    int64_t n = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+    PQclear(res);
+    return n;
+}
+
+int harness_free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    cr_assert(fd >= 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(a);
+    cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+pid_t harness_spawn(const char *bin, char *const argv[], char *const extra_env[],
+                    const char *log_path)
+{
+    pid_t pid = fork();
+    cr_assert(pid >= 0, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (fd >= 0) {
+            dup2(fd, STDOUT_FILENO);
+            dup2(fd, STDERR_FILENO);
+            close(fd);
+        }
+        for (char *const *e = extra_env; e && *e; e++)
+            putenv(*e);
+        execv(bin, argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+int harness_wait_http(int port, const char *path, int timeout_ms)
+{
+    int64_t deadline = backend_mono_ms() + timeout_ms;
+    char req[256];
+    int reqlen = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", path);
+    while (backend_mono_ms() < deadline) {
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+            write(fd, req, (size_t)reqlen) == reqlen) {
+            char buf[64] = {0};
+            ssize_t n = read(fd, buf, sizeof(buf) - 1);
+            if (n > 12 && strncmp(buf + 9, "200", 3) == 0) {
+                close(fd);
+                return 0;
+            }
+        }
+        if (fd >= 0)
+            close(fd);
+        usleep(50 * 1000);
+    }
+    return -1;
+}
+
+int harness_http(int port, const char *method, const char *path, const char *token,
+                 const char *body, char *resp, size_t cap)
+{
+    char req[8192], auth[512] = "";
+    if (token)
+        snprintf(auth, sizeof(auth), "Authorization: Bearer %s\r\n", token);
+    size_t blen = body ? strlen(body) : 0;
+    int n = snprintf(req, sizeof(req),
+                     "%s %s HTTP/1.1\r\nHost: test\r\nConnection: close\r\n%s"
+                     "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+                     method, path, auth, blen, body ? body : "");
+    cr_assert(n > 0 && (size_t)n < sizeof(req), "request too long for harness_http");
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    for (int off = 0; off < n;) {
+        ssize_t w = write(fd, req + off, (size_t)(n - off));
+        if (w <= 0) {
+            close(fd);
+            return -1;
+        }
+        off += (int)w;
+    }
+    char buf[65536];
+    size_t len = 0;
+    ssize_t r;
+    while (len < sizeof(buf) - 1 && (r = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+        len += (size_t)r;
+    close(fd);
+    buf[len] = '\0';
+    int status = -1;
+    if (len < 12 || sscanf(buf, "HTTP/1.%*d %d", &status) != 1)
+        return -1;
+    const char *b = strstr(buf, "\r\n\r\n");
+    snprintf(resp, cap, "%s", b ? b + 4 : "");
+    return status;
+}
+
+int harness_stop(pid_t pid, int sig)
+{
+    int status = 0;
+    kill(pid, sig);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    return status;
+}
+
+const char *harness_path(const char *name)
+{
+    static char path[512];
+    const char *dir = getenv("SECKILL_TEST_DIR");
+    snprintf(path, sizeof(path), "%s/%s", dir && *dir ? dir : "/tmp", name);
+    return path;
+}

@@ -1,0 +1,58 @@
+/* harness.h: what the integration and end-to-end tests share: the config of
+ * the Redis and PostgreSQL that scripts/test.sh started (SECKILL_* variables),
+ * clean slates, free ports, and child processes of our own binaries. */
+#ifndef SECKILL_HARNESS_H
+#define SECKILL_HARNESS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <hiredis/hiredis.h>
+#include <libpq-fe.h>
+
+#include "config.h"
+
+/* Defaults overlaid with the SECKILL_* environment of the test run. The
+ * caller frees it with config_free(). Aborts the test when the environment
+ * names no servers (run the suite with `make test`). */
+void harness_config(config *cfg);
+
+/* Connections to the run's servers; the test frees them. Abort on failure. */
+redisContext *harness_redis(void);
+PGconn *harness_pg(void);
+
+/* Empties Redis (FLUSHALL) and the tables (TRUNCATE items, orders). */
+void harness_reset_backends(void);
+
+/* Runs sql (one statement, no parameters) and returns the first column of the
+ * first row as an integer; aborts the test on error. */
+int64_t harness_pg_int(PGconn *pg, const char *sql);
+
+/* A TCP port on 127.0.0.1 that nothing listens on right now. */
+int harness_free_port(void);
+
+/* Starts bin with argv (argv[0] included, NULL-terminated) and the test's
+ * environment plus extra "KEY=VALUE" entries (NULL-terminated, may be NULL);
+ * stdout and stderr go to log_path. Returns the child's pid. */
+pid_t harness_spawn(const char *bin, char *const argv[], char *const extra_env[],
+                    const char *log_path);
+
+/* Waits until 127.0.0.1:port answers GET path with 200, up to timeout_ms.
+ * Returns 0, or -1 on timeout. */
+int harness_wait_http(int port, const char *path, int timeout_ms);
+
+/* One HTTP/1.1 request to 127.0.0.1:port (Connection: close). token, when
+ * not NULL, goes as "Authorization: Bearer <token>"; body may be NULL. The
+ * response body lands NUL-terminated in resp (cut at cap - 1). Returns the
+ * status code, or -1 when the server could not be reached. */
+int harness_http(int port, const char *method, const char *path, const char *token,
+                 const char *body, char *resp, size_t cap);
+
+/* Sends sig to pid and reaps it; returns its wait status. */
+int harness_stop(pid_t pid, int sig);
+
+/* A path under the run's scratch folder (SECKILL_TEST_DIR, else /tmp) for a
+ * file named name; static storage, overwritten by the next call. */
+const char *harness_path(const char *name);
+
+#endif

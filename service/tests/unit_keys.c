@@ -1,0 +1,109 @@
+/* unit_keys.c: the Redis key layout of keys.c: every key of an item carries
+ * the item's hash tag, so all of them hash to one Redis Cluster slot. */
+#include <stdint.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "keys.h"
+
+/* The hash tag of a key as Redis Cluster computes it: the text between the
+ * first '{' and the next '}', when non-empty. */
+static size_t hash_tag(const char *key, const char **tag)
+{
+    const char *open = strchr(key, '{');
+    if (!open)
+        return 0;
+    const char *close = strchr(open + 1, '}');
+    if (!close || close == open + 1)
+        return 0;
+    *tag = open + 1;
+    return (size_t)(close - open - 1);
+}
+
+static void expect_tag(const char *key, const char *want)
+{
+    const char *tag = NULL;
+    size_t len = hash_tag(key, &tag);
+    cr_assert_eq(len, strlen(want), "key %s: tag length %zu, expected %s", key, len, want);
+    cr_assert_eq(memcmp(tag, want, len), 0, "key %s: tag is not %s", key, want);
+}
+
+Test(keys, item_state_carries_the_hash_tag)
+{
+    char buf[KEYS_MAX];
+    int n = keys_item_state(buf, sizeof(buf), 42);
+    cr_assert_str_eq(buf, "{item:42}:state");
+    cr_assert_eq(n, (int)strlen(buf));
+    expect_tag(buf, "item:42");
+}
+
+Test(keys, item_buyers_carries_the_hash_tag)
+{
+    char buf[KEYS_MAX];
+    int n = keys_item_buyers(buf, sizeof(buf), 42);
+    cr_assert_str_eq(buf, "{item:42}:buyers");
+    cr_assert_eq(n, (int)strlen(buf));
+    expect_tag(buf, "item:42");
+}
+
+Test(keys, buyer_lock_names_item_and_user_under_the_hash_tag)
+{
+    char buf[KEYS_MAX];
+    int n = keys_buyer_lock(buf, sizeof(buf), 42, 7);
+    cr_assert_str_eq(buf, "{item:42}:lock:7");
+    cr_assert_eq(n, (int)strlen(buf));
+    expect_tag(buf, "item:42");
+}
+
+Test(keys, different_items_and_buyers_get_different_keys)
+{
+    char a[KEYS_MAX], b[KEYS_MAX];
+    keys_buyer_lock(a, sizeof(a), 1, 23);
+    keys_buyer_lock(b, sizeof(b), 12, 3);
+    cr_assert_str_neq(a, b);
+    keys_buyer_lock(a, sizeof(a), 5, 6);
+    keys_buyer_lock(b, sizeof(b), 5, 7);
+    cr_assert_str_neq(a, b);
+    keys_item_state(a, sizeof(a), 5);
+    keys_item_buyers(b, sizeof(b), 5);
+    cr_assert_str_neq(a, b);
+    keys_item_state(a, sizeof(a), 1);
+    keys_item_state(b, sizeof(b), 10);
+    cr_assert_str_neq(a, b);
+}
+
+Test(keys, the_largest_ids_fit_keys_max)
+{
+    char buf[KEYS_MAX];
+    int n = keys_buyer_lock(buf, sizeof(buf), INT64_MAX, INT64_MAX);
+    cr_assert_lt(n, KEYS_MAX);
+    cr_assert_str_eq(buf, "{item:9223372036854775807}:lock:9223372036854775807");
+    expect_tag(buf, "item:9223372036854775807");
+    cr_assert_lt(keys_item_state(buf, sizeof(buf), INT64_MAX), KEYS_MAX);
+    cr_assert_lt(keys_item_buyers(buf, sizeof(buf), INT64_MAX), KEYS_MAX);
+}
+
+Test(keys, a_short_buffer_reports_the_needed_length)
+{
+    char buf[8];
+    int n = keys_item_state(buf, sizeof(buf), 42);
+    cr_assert_eq(n, (int)strlen("{item:42}:state"));
+    cr_assert_eq(strlen(buf), sizeof(buf) - 1, "truncated and terminated");
+}
+
+Test(keys, processing_list_names_the_worker)
+{
+    char buf[KEYS_MAX];
+    int n = keys_processing(buf, sizeof(buf), "w3");
+    cr_assert_str_eq(buf, "seckill:processing:w3");
+    cr_assert_eq(n, (int)strlen(buf));
+}
+
+Test(keys, shared_keys_are_distinct)
+{
+    cr_assert_str_neq(KEYS_QUEUE, KEYS_DEAD_LETTER);
+    cr_assert_str_neq(KEYS_QUEUE, KEYS_EVENTS);
+    cr_assert_str_neq(KEYS_QUEUE, KEYS_NODE_SEQ);
+    cr_assert_str_neq(KEYS_DEAD_LETTER, KEYS_EVENTS);
+}

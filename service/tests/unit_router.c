@@ -1,0 +1,194 @@
+/* unit_router.c: method + path -> route of router.c, fed with strings. */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "router.h"
+
+/* Expects method path to match route r; returns the match. */
+static route_match expect_route(const char *method, const char *path, route_id r)
+{
+    route_match m;
+    sk_status s = router_match(method, path, &m);
+    cr_assert_eq(s, SK_OK, "%s %s: status %d", method, path, (int)s);
+    cr_assert_eq(m.route, r, "%s %s: route %s, expected %s", method, path, router_name(m.route),
+                 router_name(r));
+    cr_assert_null(m.allow, "%s %s: allow set on a match", method, path);
+    return m;
+}
+
+static void expect_not_found(const char *method, const char *path)
+{
+    route_match m;
+    sk_status s = router_match(method, path, &m);
+    cr_assert_eq(s, SK_NOT_FOUND, "%s %s: status %d, expected 404", method, path, (int)s);
+    cr_assert_eq(m.route, ROUTE_NONE);
+}
+
+static void expect_not_allowed(const char *method, const char *path, const char *allow)
+{
+    route_match m;
+    sk_status s = router_match(method, path, &m);
+    cr_assert_eq(s, SK_METHOD_NOT_ALLOWED, "%s %s: status %d, expected 405", method, path, (int)s);
+    cr_assert_not_null(m.allow, "%s %s: 405 without Allow", method, path);
+    cr_assert_str_eq(m.allow, allow, "%s %s", method, path);
+}
+
+Test(router, health_and_ready)
+{
+    expect_route("GET", "/health", ROUTE_HEALTH);
+    expect_route("GET", "/ready", ROUTE_READY);
+}
+
+Test(router, item_create)
+{
+    route_match m = expect_route("POST", "/api/v1/items", ROUTE_ITEM_CREATE);
+    cr_assert_eq(m.item_id, 0);
+}
+
+Test(router, item_reset_carries_the_item_id)
+{
+    route_match m = expect_route("POST", "/api/v1/items/42/reset", ROUTE_ITEM_RESET);
+    cr_assert_eq(m.item_id, 42);
+    cr_assert_eq(m.order_id, 0);
+}
+
+Test(router, item_get_carries_the_item_id)
+{
+    route_match m = expect_route("GET", "/api/v1/items/7", ROUTE_ITEM_GET);
+    cr_assert_eq(m.item_id, 7);
+}
+
+Test(router, purchase_carries_the_item_id)
+{
+    route_match m = expect_route("POST", "/api/v1/items/1/purchase", ROUTE_PURCHASE);
+    cr_assert_eq(m.item_id, 1);
+    m = expect_route("POST", "/api/v1/items/9223372036854775807/purchase", ROUTE_PURCHASE);
+    cr_assert_eq(m.item_id, INT64_MAX);
+}
+
+Test(router, order_get_carries_the_order_id)
+{
+    route_match m = expect_route("GET", "/api/v1/orders/123456789012345", ROUTE_ORDER_GET);
+    cr_assert_eq(m.order_id, 123456789012345LL);
+    cr_assert_eq(m.item_id, 0);
+}
+
+Test(router, head_is_routed_as_get)
+{
+    expect_route("HEAD", "/health", ROUTE_HEALTH);
+    expect_route("HEAD", "/ready", ROUTE_READY);
+    route_match m = expect_route("HEAD", "/api/v1/items/5", ROUTE_ITEM_GET);
+    cr_assert_eq(m.item_id, 5);
+    m = expect_route("HEAD", "/api/v1/orders/9", ROUTE_ORDER_GET);
+    cr_assert_eq(m.order_id, 9);
+}
+
+Test(router, wrong_method_answers_405_with_allow)
+{
+    expect_not_allowed("POST", "/health", "GET, HEAD");
+    expect_not_allowed("DELETE", "/ready", "GET, HEAD");
+    expect_not_allowed("GET", "/api/v1/items", "POST");
+    expect_not_allowed("HEAD", "/api/v1/items", "POST");
+    expect_not_allowed("GET", "/api/v1/items/3/reset", "POST");
+    expect_not_allowed("PUT", "/api/v1/items/3", "GET, HEAD");
+    expect_not_allowed("DELETE", "/api/v1/items/3", "GET, HEAD");
+    expect_not_allowed("GET", "/api/v1/items/3/purchase", "POST");
+    expect_not_allowed("HEAD", "/api/v1/items/3/purchase", "POST");
+    expect_not_allowed("POST", "/api/v1/orders/3", "GET, HEAD");
+}
+
+Test(router, methods_are_case_sensitive)
+{
+    expect_not_allowed("get", "/health", "GET, HEAD");
+    expect_not_allowed("post", "/api/v1/items/1/purchase", "POST");
+}
+
+Test(router, unknown_paths_answer_404)
+{
+    const char *paths[] = {"/",
+                           "",
+                           "/healthz",
+                           "/HEALTH",
+                           "/api",
+                           "/api/v1",
+                           "/api/v1/",
+                           "/api/v2/items",
+                           "/api/v1/item",
+                           "/api/v1/items/1/buy",
+                           "/api/v1/items/1/purchase/now",
+                           "/api/v1/items/1/2",
+                           "/api/v1/orders",
+                           "/api/v1/orders/1/items",
+                           "//health",
+                           "/api/v1/items/1/purchase?user_id=1"};
+    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+        expect_not_found("GET", paths[i]);
+        expect_not_found("POST", paths[i]);
+    }
+}
+
+Test(router, trailing_slash_is_another_path)
+{
+    expect_not_found("GET", "/health/");
+    expect_not_found("GET", "/ready/");
+    expect_not_found("POST", "/api/v1/items/");
+    expect_not_found("GET", "/api/v1/items/1/");
+    expect_not_found("POST", "/api/v1/items/1/reset/");
+    expect_not_found("POST", "/api/v1/items/1/purchase/");
+    expect_not_found("GET", "/api/v1/orders/1/");
+    expect_not_found("GET", "/api/v1/orders/");
+}
+
+Test(router, ids_that_are_not_positive_integers_answer_404)
+{
+    const char *ids[] = {"0",
+                         "-1",
+                         "-0",
+                         "00",
+                         "01",
+                         "+1",
+                         "abc",
+                         "1a",
+                         "1.5",
+                         "0x1",
+                         "%31",
+                         " 1",
+                         "",
+                         "9223372036854775808",
+                         "99999999999999999999"};
+    char path[128];
+    for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+        snprintf(path, sizeof(path), "/api/v1/items/%s", ids[i]);
+        expect_not_found("GET", path);
+        snprintf(path, sizeof(path), "/api/v1/items/%s/purchase", ids[i]);
+        expect_not_found("POST", path);
+        snprintf(path, sizeof(path), "/api/v1/items/%s/reset", ids[i]);
+        expect_not_found("POST", path);
+        snprintf(path, sizeof(path), "/api/v1/orders/%s", ids[i]);
+        expect_not_found("GET", path);
+    }
+}
+
+Test(router, a_bad_id_is_404_even_with_the_wrong_method)
+{
+    expect_not_found("DELETE", "/api/v1/items/0");
+    expect_not_found("GET", "/api/v1/items/abc/purchase");
+}
+
+Test(router, every_route_has_a_distinct_name)
+{
+    for (int a = ROUTE_HEALTH; a < ROUTE_COUNT; a++) {
+        const char *name = router_name((route_id)a);
+        cr_assert_not_null(name);
+        cr_assert_str_neq(name, "unknown", "route %d has no name", a);
+        for (int b = ROUTE_HEALTH; b < a; b++)
+            cr_assert_str_neq(name, router_name((route_id)b), "routes %d and %d share %s", a, b,
+                              name);
+    }
+    cr_assert_str_eq(router_name(ROUTE_PURCHASE), "purchase");
+    cr_assert_str_eq(router_name(ROUTE_NONE), "unknown");
+    cr_assert_str_eq(router_name(ROUTE_COUNT), "unknown");
+}

@@ -1,0 +1,136 @@
+/* unit_validate.c: the strict number parsing of validate.c, at its edges. */
+#include <stdint.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "validate.h"
+
+/* validate_i64 over a C string; *out is written only on success. */
+static int i64(const char *s, int64_t *out)
+{
+    return validate_i64(s, strlen(s), out);
+}
+
+static int id(const char *s, int64_t *out)
+{
+    return validate_id(s, strlen(s), out);
+}
+
+Test(validate, plain_numbers_parse)
+{
+    int64_t n = -1;
+    cr_assert_eq(i64("0", &n), 0);
+    cr_assert_eq(n, 0);
+    cr_assert_eq(i64("7", &n), 0);
+    cr_assert_eq(n, 7);
+    cr_assert_eq(i64("1234567890", &n), 0);
+    cr_assert_eq(n, 1234567890);
+    cr_assert_eq(i64("-42", &n), 0);
+    cr_assert_eq(n, -42);
+    cr_assert_eq(i64("10", &n), 0);
+    cr_assert_eq(n, 10);
+}
+
+Test(validate, minus_zero_is_zero)
+{
+    int64_t n = 99;
+    cr_assert_eq(i64("-0", &n), 0);
+    cr_assert_eq(n, 0);
+}
+
+Test(validate, empty_text_and_null_are_refused)
+{
+    int64_t n = 5;
+    cr_assert_eq(i64("", &n), -1);
+    cr_assert_eq(validate_i64(NULL, 0, &n), -1);
+    cr_assert_eq(validate_i64(NULL, 3, &n), -1);
+    cr_assert_eq(i64("-", &n), -1);
+    cr_assert_eq(n, 5, "a refused text leaves *out alone");
+}
+
+Test(validate, leading_zeros_are_refused)
+{
+    int64_t n = 5;
+    cr_assert_eq(i64("01", &n), -1);
+    cr_assert_eq(i64("00", &n), -1);
+    cr_assert_eq(i64("-01", &n), -1);
+    cr_assert_eq(i64("-00", &n), -1);
+    cr_assert_eq(i64("0009223372036854775807", &n), -1);
+    cr_assert_eq(n, 5);
+}
+
+Test(validate, signs_spaces_and_other_bytes_are_refused)
+{
+    int64_t n = 5;
+    const char *bad[] = {
+        "+1",  " 1",  "1 ",  "1\n", "\t1", "1a",    "a1",    "0x10",
+        "1e3", "1.0", "--1", "-+1", "1-",  "1,000", "1_000", "\xd9\xa1" /* Arabic-Indic 1 */};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        cr_assert_eq(i64(bad[i], &n), -1, "'%s' was accepted", bad[i]);
+    cr_assert_eq(n, 5);
+}
+
+Test(validate, only_len_bytes_are_read)
+{
+    int64_t n = 0;
+    cr_assert_eq(validate_i64("123/purchase", 3, &n), 0);
+    cr_assert_eq(n, 123);
+    cr_assert_eq(validate_i64("12", 1, &n), 0);
+    cr_assert_eq(n, 1);
+    /* An embedded NUL is a byte like any other, not the end. */
+    cr_assert_eq(validate_i64("1\0"
+                              "2",
+                              3, &n),
+                 -1);
+}
+
+Test(validate, int64_max_is_the_largest)
+{
+    int64_t n = 0;
+    cr_assert_eq(i64("9223372036854775807", &n), 0);
+    cr_assert_eq(n, INT64_MAX);
+    cr_assert_eq(i64("9223372036854775808", &n), -1);
+    cr_assert_eq(i64("9223372036854775809", &n), -1);
+    cr_assert_eq(i64("9223372036854775810", &n), -1);
+    cr_assert_eq(i64("18446744073709551615", &n), -1);
+    cr_assert_eq(i64("18446744073709551616", &n), -1);
+    cr_assert_eq(i64("99999999999999999999", &n), -1);
+    cr_assert_eq(i64("922337203685477580700", &n), -1);
+    cr_assert_eq(n, INT64_MAX);
+}
+
+Test(validate, int64_min_is_the_smallest)
+{
+    int64_t n = 0;
+    cr_assert_eq(i64("-9223372036854775808", &n), 0);
+    cr_assert_eq(n, INT64_MIN);
+    cr_assert_eq(i64("-9223372036854775807", &n), 0);
+    cr_assert_eq(n, INT64_MIN + 1);
+    cr_assert_eq(i64("-9223372036854775809", &n), -1);
+    cr_assert_eq(i64("-9223372036854775810", &n), -1);
+    cr_assert_eq(i64("-18446744073709551616", &n), -1);
+    cr_assert_eq(n, INT64_MIN + 1);
+}
+
+Test(validate, id_is_one_to_int64_max)
+{
+    int64_t n = 0;
+    cr_assert_eq(id("1", &n), 0);
+    cr_assert_eq(n, 1);
+    cr_assert_eq(id("42", &n), 0);
+    cr_assert_eq(n, 42);
+    cr_assert_eq(id("9223372036854775807", &n), 0);
+    cr_assert_eq(n, INT64_MAX);
+}
+
+Test(validate, id_refuses_zero_negatives_and_non_numbers)
+{
+    int64_t n = 77;
+    const char *bad[] = {
+        "0",  "-0", "-1", "-9223372036854775808", "9223372036854775808", "", "01", "+1",
+        " 1", "1 ", "abc"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        cr_assert_eq(id(bad[i], &n), -1, "'%s' was accepted as an id", bad[i]);
+    cr_assert_eq(n, 77, "a refused id leaves *out alone");
+}
