@@ -1,0 +1,32 @@
+# Makefile: a thin wrapper over CMake and scripts/ (as neovim's); `make help` lists the targets.
+
+ARGS ?=
+# Quieter nested builds: cmake runs make under us.
+MAKEFLAGS += --no-print-directory
+
+.PHONY: all build run stop test format clean help
+
+all: build ## the default: same as build
+
+build: ## install missing packages, build into build/ (SECKILL_SANITIZE=1: build-asan/)
+	scripts/deps.sh
+	scripts/build.sh
+
+run: ## start Redis, PostgreSQL, server and worker under run/dev; Ctrl-C stops them
+	scripts/run.sh
+
+stop: ## stop what `make run` started (from another terminal)
+	scripts/run.sh stop
+
+test: ## the whole suite on free ports (ARGS='-L unit' go to ctest; SECKILL_SANITIZE=1)
+	scripts/test.sh $(ARGS)
+
+format: ## clang-format the C sources in place
+	@command -v clang-format >/dev/null || scripts/deps.sh clang-format
+	find service -name '*.[ch]' -exec clang-format -i {} +
+
+clean: ## remove the build folders
+	rm -rf build build-asan
+
+help: ## list the targets
+	@awk -F ':.*## ' '/^[a-z]+:.*## / { printf "  make %-8s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)

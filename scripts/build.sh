@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# build.sh: configures and builds with CMake into build/ (build-asan/ with SECKILL_SANITIZE=1).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+dir=build
+flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+if [[ ${SECKILL_SANITIZE:-0} == 1 ]]; then
+    dir=build-asan
+    flags+=(-DSECKILL_SANITIZE=ON)
+fi
+cmake -S . -B "$dir" "${flags[@]}" >/dev/null
+cmake --build "$dir" -j "$(nproc)"

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# run.sh: `make run` (the whole system under run/dev, in the foreground until Ctrl-C) and `make stop`.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=services.sh
+source scripts/services.sh
+
+dir=$PWD/run/dev
+port=${SECKILL_PORT:-8080}
+
+stop_all() {
+    stop_pid "$dir/server.pid" seckill-server
+    stop_pid "$dir/worker.pid" seckill-worker
+    services_stop "$dir"
+}
+
+tail_pid=
+# shellcheck disable=SC2317  # only called by the EXIT trap
+cleanup() {
+    trap - EXIT INT TERM
+    echo "stopping..."
+    [[ -z $tail_pid ]] || kill "$tail_pid" 2>/dev/null || true
+    stop_all
+    rm -f "$dir/run.pid"
+}
+
+if [[ ${1:-} == stop ]]; then
+    # A foreground run.sh cleans up after itself; otherwise stop by the pid files.
+    if pid=$(live_pid "$dir/run.pid" run.sh); then
+        kill -TERM "$pid"
+        for _ in {1..300}; do
+            live_pid "$dir/run.pid" run.sh >/dev/null || break
+            sleep 0.1
+        done
+    fi
+    stop_all
+    rm -f "$dir/run.pid"
+    echo "stopped"
+    exit 0
+fi
+[[ $# == 0 ]] || die "usage: $0 [stop]"
+
+for f in run.pid:run.sh server.pid:seckill-server worker.pid:seckill-worker redis.pid:redis-server; do
+    if live_pid "$dir/${f%%:*}" "${f#*:}" >/dev/null; then
+        die "a run is already active in $dir (${f#*:} is up): stop it with 'make stop'"
+    fi
+done
+
+port_free "$port" || die "port $port is taken: choose another with SECKILL_PORT=..."
+scripts/deps.sh
+scripts/build.sh
+
+mkdir -p "$dir"
+echo $$ >"$dir/run.pid"
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 0' TERM
+
+services_start "$dir"
+# shellcheck source=/dev/null
+source "$dir/env"
+scripts/migrate.sh
+
+if [[ -z ${SECKILL_ADMIN_TOKEN:-} ]]; then
+    SECKILL_ADMIN_TOKEN=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+fi
+export SECKILL_PORT=$port SECKILL_ADMIN_TOKEN SECKILL_ALLOW_ANONYMOUS=true
+build/seckill-server >"$dir/server.log" 2>&1 &
+server_pid=$!
+echo "$server_pid" >"$dir/server.pid"
+build/seckill-worker >"$dir/worker.log" 2>&1 &
+worker_pid=$!
+echo "$worker_pid" >"$dir/worker.pid"
+
+url=http://127.0.0.1:$port
+for _ in {1..100}; do
+    curl -fsS -o /dev/null "$url/health" 2>/dev/null && break
+    live_pid "$dir/server.pid" seckill-server >/dev/null || break
+    sleep 0.1
+done
+if ! curl -fsS -o /dev/null "$url/health"; then
+    tail -n 20 "$dir/server.log" >&2
+    die "the server does not answer on $url/health (log: $dir/server.log)"
+fi
+
+cat <<EOF
+
+seckill is running at $url (logs: $dir/*.log)
+admin token: $SECKILL_ADMIN_TOKEN
+
+  curl -X POST -H "Authorization: Bearer $SECKILL_ADMIN_TOKEN" -d '{"name":"phone","stock":100}' $url/api/v1/items
+  curl -X POST -d '{"user_id":1}' $url/api/v1/items/1/purchase
+  curl $url/api/v1/items/1
+
+Ctrl-C here (or 'make stop' from another terminal) stops everything.
+
+EOF
+tail -n +1 -F "$dir/server.log" "$dir/worker.log" &
+tail_pid=$!
+# Returns when the server or the worker exits, or when a signal arrives.
+wait -n "$server_pid" "$worker_pid" || true
+die "the server or the worker exited (logs: $dir/server.log, $dir/worker.log)"
