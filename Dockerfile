@@ -1,0 +1,33 @@
+# Dockerfile: seckill-server and seckill-worker in one slim image.
+# Build: docker build -t seckill .
+# Run:   docker run -e SECKILL_REDIS_HOST=... -e SECKILL_PG_CONNINFO=... seckill            (server)
+#        docker run ... seckill seckill-worker                                            (worker)
+# Not built on our machines (no Docker engine there); see README.
+
+FROM debian:12 AS build
+RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+        build-essential cmake pkg-config libmicrohttpd-dev libhiredis-dev libjansson-dev \
+        libpq-dev libevent-dev \
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY CMakeLists.txt ./
+COPY cmake cmake
+COPY lua lua
+COPY service service
+RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DSECKILL_TESTS=OFF \
+    && cmake --build build -j"$(nproc)" \
+    && cmake --install build --prefix /opt/seckill
+
+FROM debian:12-slim
+RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+        libmicrohttpd12 libhiredis0.14 libjansson4 libpq5 libevent-2.1-7 libevent-pthreads-2.1-7 \
+        postgresql-client \
+    && rm -rf /var/lib/apt/lists/* \
+    && useradd --system --no-create-home --shell /usr/sbin/nologin seckill
+COPY --from=build /opt/seckill/bin/ /usr/local/bin/
+COPY sql /usr/local/share/seckill/sql
+COPY config/seckill.conf.example /etc/seckill/seckill.conf.example
+USER seckill
+ENV SECKILL_HOST=0.0.0.0 SECKILL_PORT=8080
+EXPOSE 8080
+CMD ["seckill-server"]
