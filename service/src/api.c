@@ -40,9 +40,9 @@ typedef struct pool_request {
     app *a;
     http_exchange *ex;
     route_id route;
-    int64_t id;       /* item or order id */
-    item_spec spec;   /* ROUTE_ITEM_CREATE */
-    int64_t stock;    /* ROUTE_ITEM_RESET */
+    int64_t id;     /* item or order id */
+    item_spec spec; /* ROUTE_ITEM_CREATE */
+    int64_t stock;  /* ROUTE_ITEM_RESET */
 } pool_request;
 
 static void reply_item(http_exchange *ex, int status, const item_view *v)

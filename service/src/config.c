@@ -25,9 +25,18 @@ typedef struct config_key {
     const char *help;
 } config_key;
 
-#define INT_KEY(f, d, lo, hi, h) {#f, KEY_INT, offsetof(config, f), d, lo, hi, 0, h}
-#define BOOL_KEY(f, d, h) {#f, KEY_BOOL, offsetof(config, f), d, 0, 1, 0, h}
-#define STR_KEY(f, d, s, h) {#f, KEY_STR, offsetof(config, f), d, 0, 0, s, h}
+#define INT_KEY(f, d, lo, hi, h)                                                                   \
+    {                                                                                              \
+#f, KEY_INT, offsetof(config, f), d, lo, hi, 0, h                                          \
+    }
+#define BOOL_KEY(f, d, h)                                                                          \
+    {                                                                                              \
+#f, KEY_BOOL, offsetof(config, f), d, 0, 1, 0, h                                           \
+    }
+#define STR_KEY(f, d, s, h)                                                                        \
+    {                                                                                              \
+#f, KEY_STR, offsetof(config, f), d, 0, 0, s, h                                            \
+    }
 
 static const config_key keys[] = {
     STR_KEY(host, "127.0.0.1", 0, "address the HTTP server listens on"),
@@ -256,8 +265,9 @@ static void print_help(const char *program, FILE *out)
         fprintf(out, "  %-26s %s (default: %s)\n", flag, keys[i].help,
                 masked(&keys[i], keys[i].fallback) ? "****" : keys[i].fallback);
     }
-    fprintf(out, "\n  %-26s %s\n  %-26s %s\n  %-26s %s\n  %-26s %s\n\n"
-                 "Precedence: defaults < config file < environment < flags.\n",
+    fprintf(out,
+            "\n  %-26s %s\n  %-26s %s\n  %-26s %s\n  %-26s %s\n\n"
+            "Precedence: defaults < config file < environment < flags.\n",
             "--config FILE", "read a config file first (also SECKILL_CONFIG)", "--print-config",
             "print the effective config (secrets masked) and exit", "--version",
             "print the version and exit", "--help", "print this help and exit");
@@ -298,8 +308,7 @@ config_result config_load(config *cfg, const char *program, int argc, char **arg
         else if (strcmp(argv[i], "--config") == 0) {
             snprintf(err, errlen, "option '--config' needs a value");
             return CONFIG_ERROR;
-        }
-        else if (strncmp(argv[i], "--config=", 9) == 0)
+        } else if (strncmp(argv[i], "--config=", 9) == 0)
             file = argv[i] + 9;
     }
     if (want_help) {

@@ -11,21 +11,21 @@ typedef struct config {
     /* HTTP server */
     char *host;
     int port;
-    int http_threads;          /* 0: one per core */
-    int io_threads;            /* event loops that talk to Redis asynchronously */
-    int pool_threads;          /* threads for the blocking calls (admin, reads) */
+    int http_threads; /* 0: one per core */
+    int io_threads;   /* event loops that talk to Redis asynchronously */
+    int pool_threads; /* threads for the blocking calls (admin, reads) */
     int max_connections;
     int connection_timeout_s;
     int max_body_bytes;
-    char *admin_token;         /* secret; empty: admin calls are refused */
-    int allow_anonymous;       /* purchases without user_id, one new buyer each */
-    int lock_ttl_ms;           /* per-buyer lock around order creation */
+    char *admin_token;   /* secret; empty: admin calls are refused */
+    int allow_anonymous; /* purchases without user_id, one new buyer each */
+    int lock_ttl_ms;     /* per-buyer lock around order creation */
     /* backends */
     char *redis_host;
     int redis_port;
-    char *redis_password;      /* secret */
+    char *redis_password; /* secret */
     int redis_timeout_ms;
-    char *pg_conninfo;         /* secret when it holds a password */
+    char *pg_conninfo; /* secret when it holds a password */
     /* worker */
     char *worker_id;
     int worker_batch_size;

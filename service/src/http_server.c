@@ -30,7 +30,7 @@ struct http_exchange {
     size_t body_len;
     size_t body_cap;
     int too_large;
-    int handled;   /* the handler has seen it */
+    int handled; /* the handler has seen it */
     /* Set on the HTTP thread before the exchange is handed to another one,
      * never written after: the replying thread only reads it. */
     int suspended;
@@ -61,9 +61,8 @@ static int append_body(http_exchange *ex, const char *data, size_t len)
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_data_size,
-                                  void **con_cls)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
 {
     http_server *s = cls;
     http_exchange *ex = *con_cls;
@@ -156,9 +155,8 @@ http_server *http_server_create(const config *cfg, http_handler handler, void *c
                      MHD_USE_ERROR_LOG;
     s->daemon = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
-        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-        MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)cfg->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_THREAD_POOL_SIZE, threads,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
         (unsigned)cfg->connection_timeout_s, MHD_OPTION_LISTEN_BACKLOG_SIZE, 4096u,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
     if (!s->daemon) {

@@ -114,9 +114,9 @@ int json_io_error(char *buf, size_t cap, sk_status s, const char *message)
 
 int json_io_purchase_queued(char *buf, size_t cap, int64_t order_id, int64_t remaining)
 {
-    int n = snprintf(buf, cap,
-                     "{\"status\":\"queued\",\"order_id\":\"%" PRId64 "\",\"remaining\":%" PRId64 "}",
-                     order_id, remaining);
+    int n = snprintf(
+        buf, cap, "{\"status\":\"queued\",\"order_id\":\"%" PRId64 "\",\"remaining\":%" PRId64 "}",
+        order_id, remaining);
     return n < 0 || (size_t)n >= cap ? -1 : n;
 }
 

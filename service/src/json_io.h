@@ -14,7 +14,7 @@
 
 /* POST /api/v1/items */
 typedef struct item_spec {
-    int64_t id;                    /* 0: PostgreSQL assigns one */
+    int64_t id; /* 0: PostgreSQL assigns one */
     char name[ITEM_NAME_MAX + 1];
     int64_t stock;
 } item_spec;

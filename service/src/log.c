@@ -49,8 +49,8 @@ void log_msg(log_level level, const char *component, const char *fmt, ...)
             *p = *p == '"' ? '\'' : ' ';
     int n = snprintf(line, sizeof(line),
                      "ts=%04d-%02d-%02dT%02d:%02d:%02d.%03dZ level=%s component=%s msg=\"%s\"\n",
-                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-                     tm.tm_sec, (int)(tv.tv_usec / 1000), level_names[level], component, msg);
+                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                     (int)(tv.tv_usec / 1000), level_names[level], component, msg);
     if (n >= (int)sizeof(line)) { /* cut, but keep the line a line */
         n = (int)sizeof(line) - 1;
         line[n - 1] = '\n';

@@ -27,8 +27,8 @@ int64_t order_id_next(order_id_gen *gen, int64_t now_ms)
         next = last + (1u << ORDER_NODE_BITS);
         if (next < floor)
             next = floor;
-    } while (!atomic_compare_exchange_weak_explicit(&gen->last, &last, next,
-                                                    memory_order_relaxed, memory_order_relaxed));
+    } while (!atomic_compare_exchange_weak_explicit(&gen->last, &last, next, memory_order_relaxed,
+                                                    memory_order_relaxed));
     return (int64_t)next;
 }
 
@@ -51,8 +51,7 @@ int order_decode(const char *text, size_t len, order *o)
     json_int_t item, user, round, created;
     int rc = json_unpack(root, "{s:s, s:I, s:I, s:I, s:I}", "order_id", &id, "item_id", &item,
                          "user_id", &user, "round", &round, "created_ms", &created);
-    if (rc == 0 && validate_i64(id, strlen(id), &o->id) == 0 && o->id > 0 && item > 0 &&
-        user > 0) {
+    if (rc == 0 && validate_i64(id, strlen(id), &o->id) == 0 && o->id > 0 && item > 0 && user > 0) {
         o->item_id = item;
         o->user_id = user;
         o->round = round;

@@ -27,11 +27,11 @@ typedef struct purchase {
     int64_t user;
     int64_t order_id;
     int anonymous;
-    int use_eval;          /* Redis forgot the scripts: send their text */
-    int pending;           /* replies still owed */
+    int use_eval; /* Redis forgot the scripts: send their text */
+    int pending;  /* replies still owed */
     int reserve_noscript;
     int release_noscript;
-    int failed;            /* no usable reply from Redis */
+    int failed; /* no usable reply from Redis */
     char outcome[24];
     int64_t remaining;
     int64_t round;
@@ -153,9 +153,17 @@ static void send_commands(redisAsyncContext *ac, purchase *p, int reserve, int r
         /* KEYS: state, buyers, lock, queue, pending. ARGV: item, user, lock
          * token, order id (the token is the order id: unique per request),
          * time, anonymous flag. */
-        const char *ka[] = {p->state_key, p->buyers_key, p->lock_key, KEYS_QUEUE,
-                            KEYS_PENDING, p->item_s,     p->user_s,   p->order_s,
-                            p->order_s,   p->time_s,     p->anonymous ? "1" : "0"};
+        const char *ka[] = {p->state_key,
+                            p->buyers_key,
+                            p->lock_key,
+                            KEYS_QUEUE,
+                            KEYS_PENDING,
+                            p->item_s,
+                            p->user_s,
+                            p->order_s,
+                            p->order_s,
+                            p->time_s,
+                            p->anonymous ? "1" : "0"};
         if (send_script(ac, p, on_reserve, SCRIPT_RESERVE, 5, 6, ka) == REDIS_OK)
             sent++;
         else

@@ -51,9 +51,9 @@ static int match_pattern(const char *pattern, const char *path, int64_t ids[2])
 sk_status router_match(const char *method, const char *path, route_match *m)
 {
     static const char *allow_by_route[ROUTE_COUNT] = {
-        [ROUTE_HEALTH] = "GET, HEAD",     [ROUTE_READY] = "GET, HEAD",
-        [ROUTE_ITEM_CREATE] = "POST",     [ROUTE_ITEM_RESET] = "POST",
-        [ROUTE_ITEM_GET] = "GET, HEAD",   [ROUTE_PURCHASE] = "POST",
+        [ROUTE_HEALTH] = "GET, HEAD",    [ROUTE_READY] = "GET, HEAD",
+        [ROUTE_ITEM_CREATE] = "POST",    [ROUTE_ITEM_RESET] = "POST",
+        [ROUTE_ITEM_GET] = "GET, HEAD",  [ROUTE_PURCHASE] = "POST",
         [ROUTE_ORDER_GET] = "GET, HEAD",
     };
     int path_known = 0;

@@ -21,9 +21,9 @@ typedef enum route_id {
 
 typedef struct route_match {
     route_id route;
-    int64_t item_id;     /* routes under /api/v1/items/{id} */
-    int64_t order_id;    /* /api/v1/orders/{id} */
-    const char *allow;   /* on SK_METHOD_NOT_ALLOWED: the Allow header */
+    int64_t item_id;   /* routes under /api/v1/items/{id} */
+    int64_t order_id;  /* /api/v1/orders/{id} */
+    const char *allow; /* on SK_METHOD_NOT_ALLOWED: the Allow header */
 } route_match;
 
 /* Matches method and path (no query string). Returns SK_OK with m filled,

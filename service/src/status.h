@@ -5,18 +5,18 @@
 
 typedef enum sk_status {
     SK_OK = 0,
-    SK_QUEUED,            /* purchase accepted, order on the queue */
-    SK_CREATED,           /* item created */
+    SK_QUEUED,  /* purchase accepted, order on the queue */
+    SK_CREATED, /* item created */
     SK_SOLD_OUT,
     SK_ALREADY_PURCHASED,
-    SK_IN_PROGRESS,       /* the buyer's lock is held by another request */
+    SK_IN_PROGRESS, /* the buyer's lock is held by another request */
     SK_NOT_FOUND,
     SK_ITEM_EXISTS,
-    SK_INVALID,           /* bad input */
+    SK_INVALID, /* bad input */
     SK_UNAUTHORIZED,
     SK_METHOD_NOT_ALLOWED,
     SK_TOO_LARGE,
-    SK_BACKEND_DOWN,      /* Redis or PostgreSQL did not answer */
+    SK_BACKEND_DOWN, /* Redis or PostgreSQL did not answer */
     SK_INTERNAL,
     SK_STATUS_COUNT
 } sk_status;

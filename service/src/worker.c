@@ -100,7 +100,7 @@ typedef struct batch {
     size_t ndead;
     const char **pending_argv; /* "HDEL", KEYS_PENDING, then the decoded order ids */
     size_t *pending_argvlen;
-    char (*ids)[24];           /* text of the decoded order ids */
+    char (*ids)[24]; /* text of the decoded order ids */
     pg_array columns[WORKER_COLUMNS];
 } batch;
 
@@ -198,8 +198,8 @@ static int batch_init(batch *b, size_t cap)
     b->pending_argv = calloc(cap + 2, sizeof(*b->pending_argv));
     b->pending_argvlen = calloc(cap + 2, sizeof(*b->pending_argvlen));
     b->ids = calloc(cap, sizeof(*b->ids));
-    if (!b->payload || !b->payload_len || !b->dead_argv || !b->dead_argvlen ||
-        !b->pending_argv || !b->pending_argvlen || !b->ids)
+    if (!b->payload || !b->payload_len || !b->dead_argv || !b->dead_argvlen || !b->pending_argv ||
+        !b->pending_argvlen || !b->ids)
         goto fail;
     for (int c = 0; c < WORKER_COLUMNS; c++) {
         /* "-9223372036854775808," is 21 bytes; braces and NUL 3. */
@@ -437,8 +437,8 @@ static int batch_ack(worker *w)
     int queued = 1; /* LTRIM; LPUSH and HDEL when they have anything to do */
     int ok = redisAppendCommand(w->redis, "MULTI") == REDIS_OK;
     if (ok && b->ndead) {
-        ok = redisAppendCommandArgv(w->redis, (int)(b->ndead + 2), b->dead_argv,
-                                    b->dead_argvlen) == REDIS_OK;
+        ok = redisAppendCommandArgv(w->redis, (int)(b->ndead + 2), b->dead_argv, b->dead_argvlen) ==
+             REDIS_OK;
         queued++;
     }
     if (ok && b->norders) {
@@ -446,8 +446,8 @@ static int batch_ack(worker *w)
                                     b->pending_argvlen) == REDIS_OK;
         queued++;
     }
-    ok = ok && redisAppendCommand(w->redis, "LTRIM %s 0 %lld", w->processing, keep_until) ==
-                   REDIS_OK;
+    ok = ok &&
+         redisAppendCommand(w->redis, "LTRIM %s 0 %lld", w->processing, keep_until) == REDIS_OK;
     ok = ok && redisAppendCommand(w->redis, "EXEC") == REDIS_OK;
     if (!ok)
         return redis_failed(w, NULL, "MULTI");

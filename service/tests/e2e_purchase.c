@@ -28,8 +28,10 @@ static void start_system(void)
     char *env[] = {port_env, "SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=e2e", NULL};
     char *server_argv[] = {"seckill-server", NULL};
     char *worker_argv[] = {"seckill-worker", NULL};
-    server_pid = harness_spawn(SECKILL_SERVER_BIN, server_argv, env, harness_path("e2e-server.log"));
-    worker_pid = harness_spawn(SECKILL_WORKER_BIN, worker_argv, env, harness_path("e2e-worker.log"));
+    server_pid =
+        harness_spawn(SECKILL_SERVER_BIN, server_argv, env, harness_path("e2e-server.log"));
+    worker_pid =
+        harness_spawn(SECKILL_WORKER_BIN, worker_argv, env, harness_path("e2e-worker.log"));
     cr_assert_eq(harness_wait_http(port, "/ready", 10000), 0, "server not ready: see %s",
                  harness_path("e2e-server.log"));
 }
@@ -130,9 +132,13 @@ Test(purchase, a_storm_of_buyers_sells_exactly_the_stock_and_every_accepted_orde
     enum { STOCK = 1000, REQUESTS = 20000, CONNECTIONS = 200 };
     storm s = {.item = create_item("storm", STOCK)};
     s.order_ids = calloc(REQUESTS, sizeof(int64_t));
-    blast_spec spec = {.port = port, .connections = CONNECTIONS, .requests = REQUESTS,
-                       .timeout_ms = 120000, .build = build_purchase,
-                       .on_response = on_purchase, .ctx = &s};
+    blast_spec spec = {.port = port,
+                       .connections = CONNECTIONS,
+                       .requests = REQUESTS,
+                       .timeout_ms = 120000,
+                       .build = build_purchase,
+                       .on_response = on_purchase,
+                       .ctx = &s};
     blast_result res;
     cr_assert_eq(blast_run(&spec, &res), 0, "load: %s", res.errstr);
 
@@ -190,13 +196,17 @@ static size_t build_same_buyer(void *ctx, size_t index, char *buf, size_t cap)
 Test(purchase, one_buyer_pressing_buy_on_many_connections_at_once_gets_one_unit)
 {
     int64_t item = create_item("eager", 100);
-    blast_spec spec = {.port = port, .connections = 50, .requests = 500, .timeout_ms = 30000,
-                       .build = build_same_buyer, .ctx = &item};
+    blast_spec spec = {.port = port,
+                       .connections = 50,
+                       .requests = 500,
+                       .timeout_ms = 30000,
+                       .build = build_same_buyer,
+                       .ctx = &item};
     blast_result res;
     cr_assert_eq(blast_run(&spec, &res), 0, "load: %s", res.errstr);
     cr_expect_eq(blast_count(&res, 202), 1);
-    cr_expect_eq(blast_count(&res, 409) + blast_count(&res, 429), 499,
-                 "409: %zu, 429: %zu", blast_count(&res, 409), blast_count(&res, 429));
+    cr_expect_eq(blast_count(&res, 409) + blast_count(&res, 429), 499, "409: %zu, 429: %zu",
+                 blast_count(&res, 409), blast_count(&res, 429));
     PGconn *pg = harness_pg();
     wait_drained(pg, item, 1);
     PQfinish(pg);
@@ -212,8 +222,12 @@ Test(purchase, bad_requests_get_clear_4xx_and_change_nothing)
         const char *body;
         int status;
     } cases[] = {
-        {"{bad json", 400},        {"[1,2]", 400},           {"{\"user_id\":\"7\"}", 400},
-        {"{\"user_id\":-1}", 400}, {"{\"user_id\":0}", 400}, {"{\"user_id\":1.5}", 400},
+        {"{bad json", 400},
+        {"[1,2]", 400},
+        {"{\"user_id\":\"7\"}", 400},
+        {"{\"user_id\":-1}", 400},
+        {"{\"user_id\":0}", 400},
+        {"{\"user_id\":1.5}", 400},
         {"{\"user_id\":99999999999999999999}", 400},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -222,9 +236,9 @@ Test(purchase, bad_requests_get_clear_4xx_and_change_nothing)
         cr_expect(strstr(resp, "\"error\":\"invalid_request\""), "%s -> %s", cases[i].body, resp);
     }
     cr_expect_eq(buy(987654, 1, resp, sizeof(resp)), 404, "unknown item: %s", resp);
-    cr_expect_eq(harness_http(port, "POST", "/api/v1/items/abc/purchase", NULL, "{}", resp,
-                              sizeof(resp)),
-                 404);
+    cr_expect_eq(
+        harness_http(port, "POST", "/api/v1/items/abc/purchase", NULL, "{}", resp, sizeof(resp)),
+        404);
     cr_expect_eq(harness_http(port, "GET", path, NULL, NULL, resp, sizeof(resp)), 405);
     cr_expect_eq(harness_http(port, "POST", "/api/v1/items", NULL, "{\"name\":\"x\",\"stock\":1}",
                               resp, sizeof(resp)),
@@ -232,9 +246,9 @@ Test(purchase, bad_requests_get_clear_4xx_and_change_nothing)
     cr_expect_eq(harness_http(port, "POST", "/api/v1/items", "wrong",
                               "{\"name\":\"x\",\"stock\":1}", resp, sizeof(resp)),
                  401);
-    cr_expect_eq(harness_http(port, "POST", "/api/v1/items", TOKEN, "{\"name\":\"x\"}", resp,
-                              sizeof(resp)),
-                 400);
+    cr_expect_eq(
+        harness_http(port, "POST", "/api/v1/items", TOKEN, "{\"name\":\"x\"}", resp, sizeof(resp)),
+        400);
     /* Nothing above sold anything. */
     snprintf(path, sizeof(path), "/api/v1/items/%" PRId64, item);
     cr_assert_eq(harness_http(port, "GET", path, NULL, NULL, resp, sizeof(resp)), 200);
@@ -248,8 +262,8 @@ Test(purchase, a_reset_starts_a_new_round_on_a_sold_out_item)
     cr_assert_eq(buy(item, 1, resp, sizeof(resp)), 202, "%s", resp);
     cr_assert_eq(buy(item, 2, resp, sizeof(resp)), 409, "%s", resp); /* sets the flag */
     snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/reset", item);
-    cr_assert_eq(harness_http(port, "POST", path, TOKEN, "{\"stock\":2}", resp, sizeof(resp)),
-                 200, "%s", resp);
+    cr_assert_eq(harness_http(port, "POST", path, TOKEN, "{\"stock\":2}", resp, sizeof(resp)), 200,
+                 "%s", resp);
     /* The flag is cleared by the announcement, which travels by pub/sub. */
     int status = 0;
     for (int i = 0; i < 100 && status != 202; i++) {
@@ -261,8 +275,10 @@ Test(purchase, a_reset_starts_a_new_round_on_a_sold_out_item)
     PGconn *pg = harness_pg();
     wait_drained(pg, item, 1);
     char sql[128];
-    snprintf(sql, sizeof(sql), "SELECT count(*) FROM orders o JOIN items i ON i.id = o.item_id "
-                               "WHERE o.item_id = %" PRId64 " AND o.round = i.round", item);
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM orders o JOIN items i ON i.id = o.item_id "
+             "WHERE o.item_id = %" PRId64 " AND o.round = i.round",
+             item);
     cr_expect_eq(harness_pg_int(pg, sql), 1, "the order is of the new round");
     PQfinish(pg);
 }

@@ -7,8 +7,7 @@
 
 #include "json_io.h"
 
-#define PARSE_PURCHASE(text, user, why) \
-    json_io_parse_purchase(text, strlen(text), user, why)
+#define PARSE_PURCHASE(text, user, why) json_io_parse_purchase(text, strlen(text), user, why)
 
 Test(json_io, a_purchase_body_gives_its_user_id)
 {
@@ -79,9 +78,12 @@ Test(json_io, an_item_spec_needs_a_name_and_a_stock_and_may_carry_an_id)
     long_name[201] = '\0';
     char too_long[400];
     snprintf(too_long, sizeof(too_long), "{\"name\": \"%s\", \"stock\": 1}", long_name);
-    const char *bad[] = {"{\"stock\": 1}", "{\"name\": \"\", \"stock\": 1}",
-                         "{\"name\": 5, \"stock\": 1}", "{\"name\": \"x\"}",
-                         "{\"name\": \"x\", \"stock\": -1}", "{\"name\": \"x\", \"stock\": 1, \"id\": 0}",
+    const char *bad[] = {"{\"stock\": 1}",
+                         "{\"name\": \"\", \"stock\": 1}",
+                         "{\"name\": 5, \"stock\": 1}",
+                         "{\"name\": \"x\"}",
+                         "{\"name\": \"x\", \"stock\": -1}",
+                         "{\"name\": \"x\", \"stock\": 1, \"id\": 0}",
                          too_long};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         cr_expect_eq(json_io_parse_item_spec(bad[i], strlen(bad[i]), &spec, &why), SK_INVALID,
@@ -116,14 +118,15 @@ Test(json_io, the_queued_answer_carries_the_order_id_as_a_string)
 {
     char buf[128];
     int n = json_io_purchase_queued(buf, sizeof(buf), 117867792258039809LL, 41);
-    cr_assert_str_eq(buf, "{\"status\":\"queued\",\"order_id\":\"117867792258039809\",\"remaining\":41}");
+    cr_assert_str_eq(
+        buf, "{\"status\":\"queued\",\"order_id\":\"117867792258039809\",\"remaining\":41}");
     cr_assert_eq(n, (int)strlen(buf));
 }
 
 Test(json_io, item_and_order_views_are_complete_objects)
 {
-    item_view v = {.id = 3, .initial_stock = 10, .remaining = 4, .sold = 6, .queued = 1,
-                   .persisted = 5};
+    item_view v = {
+        .id = 3, .initial_stock = 10, .remaining = 4, .sold = 6, .queued = 1, .persisted = 5};
     strcpy(v.name, "tv \"55\"");
     char *text = json_io_item(&v);
     json_error_t e;
@@ -136,6 +139,7 @@ Test(json_io, item_and_order_views_are_complete_objects)
 
     order ord = {.id = 99, .item_id = 3, .user_id = 8};
     text = json_io_order(&ord, "queued");
-    cr_assert_str_eq(text, "{\"order_id\":\"99\",\"status\":\"queued\",\"item_id\":3,\"user_id\":8}");
+    cr_assert_str_eq(text,
+                     "{\"order_id\":\"99\",\"status\":\"queued\",\"item_id\":3,\"user_id\":8}");
     free(text);
 }

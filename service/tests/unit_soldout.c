@@ -89,8 +89,8 @@ Test(events, a_round_announcement_parses)
     cr_assert_eq(events_parse_round(m, strlen(m), &item, &round), 0);
     cr_assert_eq(item, 42);
     cr_assert_eq(round, 7);
-    const char *bad[] = {"round", "round 42", "round x 7", "round 42 -7", "reset 42 7",
-                         "round 42  7", "round 0 7"};
+    const char *bad[] = {"round",      "round 42",    "round x 7", "round 42 -7",
+                         "reset 42 7", "round 42  7", "round 0 7"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         cr_expect_eq(events_parse_round(bad[i], strlen(bad[i]), &item, &round), -1, "%s", bad[i]);
 }

@@ -113,10 +113,12 @@ int harness_wait_http(int port, const char *path, int timeout_ms)
 {
     int64_t deadline = backend_mono_ms() + timeout_ms;
     char req[256];
-    int reqlen = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", path);
+    int reqlen =
+        snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", path);
     while (backend_mono_ms() < deadline) {
         int fd = socket(AF_INET, SOCK_STREAM, 0);
-        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+        struct sockaddr_in a = {.sin_family = AF_INET,
+                                .sin_port = htons((uint16_t)port),
                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
         if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
             write(fd, req, (size_t)reqlen) == reqlen) {
@@ -147,7 +149,8 @@ int harness_http(int port, const char *method, const char *path, const char *tok
                      method, path, auth, blen, body ? body : "");
     cr_assert(n > 0 && (size_t)n < sizeof(req), "request too long for harness_http");
     int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)port),
                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
         if (fd >= 0)
