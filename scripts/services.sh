@@ -145,11 +145,27 @@ start_postgres() {
     fi
 }
 
+# reachable_dir DIR: DIR itself when the service users can enter it; when they cannot (a checkout
+# under /root, say), DIR becomes a link to a folder of its own under /tmp that they can enter, so
+# the pid files and logs are still found under DIR.
+reachable_dir() {
+    local dir=$1 real
+    mkdir -p "$(dirname "$dir")"
+    if [[ ! -e $dir ]] && ((EUID == 0)) &&
+        ! { as_user "$(redis_user)" test -x "$(dirname "$dir")" &&
+            as_user "$(pg_user)" test -x "$(dirname "$dir")"; }; then
+        real=$(mktemp -d /tmp/seckill-run.XXXXXX)
+        chmod 755 "$real"
+        ln -s "$real" "$dir"
+    fi
+    mkdir -p "$dir"
+    realpath "$dir"
+}
+
 # services_start DIR: starts Redis and PostgreSQL under DIR and writes DIR/env.
 services_start() {
     local dir redis_port pg_port
-    dir=$(realpath -m "$1")
-    mkdir -p "$dir"
+    dir=$(reachable_dir "$(realpath -m "$1")")
     ! services_running "$dir" || die "services already running in $dir (stop them: scripts/services.sh stop $dir)"
     redis_port=${SECKILL_RUN_REDIS_PORT:-$(free_port)}
     pg_port=${SECKILL_RUN_PG_PORT:-$(free_port "$redis_port")}

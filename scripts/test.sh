@@ -18,7 +18,8 @@ status=1
 # shellcheck disable=SC2317  # only called by the EXIT trap
 finish() {
     services_stop "$dir"
-    if ((status == 0)); then rm -rf "$dir"; else echo "test: logs kept in $dir" >&2; fi
+    # realpath: the folder may be a link to one under /tmp (see reachable_dir).
+    if ((status == 0)); then rm -rf "$(realpath -m "$dir")" "$dir"; else echo "test: logs kept in $dir" >&2; fi
 }
 trap finish EXIT
 trap 'exit 130' INT
