@@ -37,36 +37,6 @@ static void start_worker(void)
         harness_spawn(SECKILL_WORKER_BIN, argv, NULL, harness_path("e2e_worker_crash.log"));
 }
 
-static long long llen(redisContext *c, const char *key)
-{
-    redisReply *r = redisCommand(c, "LLEN %s", key);
-    cr_assert(r && r->type == REDIS_REPLY_INTEGER, "LLEN %s failed", key);
-    long long n = r->integer;
-    freeReplyObject(r);
-    return n;
-}
-
-/* Queues N orders for item 1, round 1, ids FIRST_ID.., one buyer each. */
-static void push_orders(redisContext *c)
-{
-    enum { CHUNK = 1000 };
-    static char payloads[CHUNK][160];
-    const char *argv[CHUNK + 2] = {"LPUSH", KEYS_QUEUE};
-    size_t argvlen[CHUNK + 2] = {5, sizeof(KEYS_QUEUE) - 1};
-    for (int done = 0; done < N; done += CHUNK) {
-        for (int i = 0; i < CHUNK; i++) {
-            order o = {FIRST_ID + done + i, 1, done + i + 1, 1, backend_now_ms()};
-            int len = order_encode(&o, payloads[i], sizeof(payloads[i]));
-            cr_assert(len > 0);
-            argv[i + 2] = payloads[i];
-            argvlen[i + 2] = (size_t)len;
-        }
-        redisReply *r = redisCommandArgv(c, CHUNK + 2, argv, argvlen);
-        cr_assert(r && r->type == REDIS_REPLY_INTEGER, "LPUSH failed");
-        freeReplyObject(r);
-    }
-}
-
 Test(worker_crash, a_worker_killed_while_holding_a_batch_and_restarted_persists_every_order_once,
      .fini = stop_leftover_worker, .timeout = 300)
 {
@@ -79,7 +49,8 @@ Test(worker_crash, a_worker_killed_while_holding_a_batch_and_restarted_persists_
                                "VALUES (1, 'crash', 50000, 0, 1)");
     cr_assert_eq(PQresultStatus(res), PGRES_COMMAND_OK, "%s", PQerrorMessage(pg));
     PQclear(res);
-    push_orders(c);
+    /* Item 1, round 1, one buyer each. */
+    harness_push_orders(c, KEYS_QUEUE, FIRST_ID, 1, N, 1, 1, backend_now_ms());
 
     int held = 0;
     for (int kill = 1; kill <= KILLS; kill++) {
@@ -92,11 +63,11 @@ Test(worker_crash, a_worker_killed_while_holding_a_batch_and_restarted_persists_
             usleep(1000);
         }
         /* ...then kill it the moment it holds a batch. */
-        while (llen(c, processing) == 0)
+        while (harness_redis_int(c, "LLEN", processing) == 0)
             cr_assert(backend_mono_ms() < deadline, "the worker never held a batch");
         harness_stop(worker_pid, SIGKILL);
         worker_pid = 0;
-        long long in_hand = llen(c, processing);
+        long long in_hand = harness_redis_int(c, "LLEN", processing);
         int64_t rows = harness_pg_int(pg, "SELECT count(*) FROM orders");
         cr_log_info("kill %d: %lld orders in the processing list, %lld rows", kill, in_hand,
                     (long long)rows);
@@ -107,7 +78,7 @@ Test(worker_crash, a_worker_killed_while_holding_a_batch_and_restarted_persists_
 
     start_worker();
     int64_t deadline = backend_mono_ms() + WAIT_MS;
-    while (llen(c, KEYS_QUEUE) > 0 || llen(c, processing) > 0) {
+    while (harness_redis_int(c, "LLEN", KEYS_QUEUE) > 0 || harness_redis_int(c, "LLEN", processing) > 0) {
         cr_assert(backend_mono_ms() < deadline, "the restarted worker did not drain the queue");
         usleep(10 * 1000);
     }
@@ -124,7 +95,7 @@ Test(worker_crash, a_worker_killed_while_holding_a_batch_and_restarted_persists_
              "LEFT JOIN orders o ON o.id = g WHERE o.id IS NULL",
              FIRST_ID, FIRST_ID + N - 1);
     cr_assert_eq(harness_pg_int(pg, missing), 0);
-    cr_assert_eq(llen(c, KEYS_DEAD_LETTER), 0);
+    cr_assert_eq(harness_redis_int(c, "LLEN", KEYS_DEAD_LETTER), 0);
     PQfinish(pg);
     redisFree(c);
 }

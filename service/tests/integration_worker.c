@@ -67,38 +67,11 @@ static const char *processing_key(void)
     return key;
 }
 
-static long long redis_int(redisContext *c, const char *cmd, const char *key)
-{
-    redisReply *r = redisCommand(c, "%s %s", cmd, key);
-    cr_assert(r && r->type == REDIS_REPLY_INTEGER, "%s %s failed", cmd, key);
-    long long n = r->integer;
-    freeReplyObject(r);
-    return n;
-}
-
 static void push_payload(redisContext *c, const char *key, const char *payload)
 {
     redisReply *r = redisCommand(c, "LPUSH %s %s", key, payload);
     cr_assert(r && r->type == REDIS_REPLY_INTEGER, "LPUSH failed");
     freeReplyObject(r);
-}
-
-/* Pushes n orders with ids first_id.. and buyers first_user.., pipelined. */
-static void push_orders(redisContext *c, const char *key, int64_t first_id, int64_t first_user,
-                        int n, int64_t item, int64_t round)
-{
-    char buf[256];
-    for (int i = 0; i < n; i++) {
-        order o = {first_id + i, item, first_user + i, round, CREATED_MS + i};
-        cr_assert(order_encode(&o, buf, sizeof(buf)) > 0);
-        redisAppendCommand(c, "LPUSH %s %s", key, buf);
-    }
-    for (int i = 0; i < n; i++) {
-        redisReply *r = NULL;
-        cr_assert_eq(redisGetReply(c, (void **)&r), REDIS_OK, "LPUSH failed");
-        cr_assert(r->type == REDIS_REPLY_INTEGER, "LPUSH failed");
-        freeReplyObject(r);
-    }
 }
 
 static void insert_item(PGconn *pg, int64_t id, int64_t round)
@@ -125,7 +98,7 @@ static void pg_ok(PGconn *pg, const char *sql)
 static void wait_drained(redisContext *c)
 {
     int64_t deadline = backend_mono_ms() + DRAIN_TIMEOUT_MS;
-    while (redis_int(c, "LLEN", KEYS_QUEUE) > 0 || redis_int(c, "LLEN", processing_key()) > 0) {
+    while (harness_redis_int(c, "LLEN", KEYS_QUEUE) > 0 || harness_redis_int(c, "LLEN", processing_key()) > 0) {
         cr_assert(backend_mono_ms() < deadline, "the worker did not drain the queue in %d ms",
                   DRAIN_TIMEOUT_MS);
         usleep(10 * 1000);
@@ -138,7 +111,7 @@ Test(worker, persists_every_queued_order_once_and_leaves_both_lists_empty)
     redisContext *c = harness_redis();
     PGconn *pg = harness_pg();
     insert_item(pg, 1, 1);
-    push_orders(c, KEYS_QUEUE, 1000, 1, 2500, 1, 1);
+    harness_push_orders(c, KEYS_QUEUE, 1000, 1, 2500, 1, 1, CREATED_MS);
 
     start_worker("100", NULL);
     wait_drained(c);
@@ -151,9 +124,9 @@ Test(worker, persists_every_queued_order_once_and_leaves_both_lists_empty)
     cr_assert_eq(harness_pg_int(pg, "SELECT count(*) FROM orders WHERE created_at = "
                                     "to_timestamp((1767225600000 + id - 1000) / 1000.0)"),
                  2500, "created_at is the acceptance time");
-    cr_assert_eq(redis_int(c, "EXISTS", KEYS_QUEUE), 0);
-    cr_assert_eq(redis_int(c, "EXISTS", processing_key()), 0);
-    cr_assert_eq(redis_int(c, "EXISTS", KEYS_DEAD_LETTER), 0);
+    cr_assert_eq(harness_redis_int(c, "EXISTS", KEYS_QUEUE), 0);
+    cr_assert_eq(harness_redis_int(c, "EXISTS", processing_key()), 0);
+    cr_assert_eq(harness_redis_int(c, "EXISTS", KEYS_DEAD_LETTER), 0);
     PQfinish(pg);
     redisFree(c);
 }
@@ -183,7 +156,7 @@ Test(worker, persists_an_order_pushed_twice_and_a_buyer_buying_twice_only_once)
 
     cr_assert_eq(harness_pg_int(pg, "SELECT count(*) FROM orders"), 1);
     cr_assert_eq(harness_pg_int(pg, "SELECT count(*) FROM orders WHERE user_id = 7"), 1);
-    cr_assert_eq(redis_int(c, "EXISTS", KEYS_DEAD_LETTER), 0, "duplicates are not dead letters");
+    cr_assert_eq(harness_redis_int(c, "EXISTS", KEYS_DEAD_LETTER), 0, "duplicates are not dead letters");
     PQfinish(pg);
     redisFree(c);
 }
@@ -194,9 +167,9 @@ Test(worker, drops_orders_of_an_old_round_and_of_unknown_items)
     redisContext *c = harness_redis();
     PGconn *pg = harness_pg();
     insert_item(pg, 1, 2);
-    push_orders(c, KEYS_QUEUE, 100, 1, 5, 1, 1);   /* round 1: reset away */
-    push_orders(c, KEYS_QUEUE, 200, 101, 5, 1, 2); /* the current round */
-    push_orders(c, KEYS_QUEUE, 300, 1, 3, 99, 1);  /* no item 99 */
+    harness_push_orders(c, KEYS_QUEUE, 100, 1, 5, 1, 1, CREATED_MS);   /* round 1: reset away */
+    harness_push_orders(c, KEYS_QUEUE, 200, 101, 5, 1, 2, CREATED_MS); /* the current round */
+    harness_push_orders(c, KEYS_QUEUE, 300, 1, 3, 99, 1, CREATED_MS);  /* no item 99 */
 
     start_worker("50", NULL);
     wait_drained(c);
@@ -206,7 +179,7 @@ Test(worker, drops_orders_of_an_old_round_and_of_unknown_items)
     cr_assert_eq(harness_pg_int(pg, "SELECT count(*) FROM orders WHERE round = 2 "
                                     "AND id BETWEEN 200 AND 204"),
                  5);
-    cr_assert_eq(redis_int(c, "EXISTS", KEYS_DEAD_LETTER), 0, "dropped on purpose, not dead");
+    cr_assert_eq(harness_redis_int(c, "EXISTS", KEYS_DEAD_LETTER), 0, "dropped on purpose, not dead");
     PQfinish(pg);
     redisFree(c);
 }
@@ -217,7 +190,7 @@ Test(worker, moves_payloads_that_are_not_orders_to_the_dead_letter_list)
     redisContext *c = harness_redis();
     PGconn *pg = harness_pg();
     insert_item(pg, 1, 1);
-    push_orders(c, KEYS_QUEUE, 1, 1, 3, 1, 1);
+    harness_push_orders(c, KEYS_QUEUE, 1, 1, 3, 1, 1, CREATED_MS);
     push_payload(c, KEYS_QUEUE, "garbage");
     push_payload(c, KEYS_QUEUE, "{\"order_id\":\"5\",\"item_id\":1}");
     /* Decodes, but PostgreSQL could never store its time: it would block
@@ -226,7 +199,7 @@ Test(worker, moves_payloads_that_are_not_orders_to_the_dead_letter_list)
     char buf[256];
     order_encode(&far, buf, sizeof(buf));
     push_payload(c, KEYS_QUEUE, buf);
-    push_orders(c, KEYS_QUEUE, 10, 10, 3, 1, 1);
+    harness_push_orders(c, KEYS_QUEUE, 10, 10, 3, 1, 1, CREATED_MS);
 
     start_worker("100", NULL);
     wait_drained(c);
@@ -255,8 +228,8 @@ Test(worker, persists_orders_a_previous_run_left_in_its_processing_list_before_n
     PGconn *pg = harness_pg();
     insert_item(pg, 1, 1);
     /* A previous run with a larger batch size died holding 700 orders. */
-    push_orders(c, processing_key(), 1, 1, 700, 1, 1);
-    push_orders(c, KEYS_QUEUE, 5000, 5000, 300, 1, 1);
+    harness_push_orders(c, processing_key(), 1, 1, 700, 1, 1, CREATED_MS);
+    harness_push_orders(c, KEYS_QUEUE, 5000, 5000, 300, 1, 1, CREATED_MS);
 
     start_worker("200", NULL);
     wait_drained(c);
@@ -295,7 +268,7 @@ Test(worker, loses_nothing_when_its_redis_connection_is_killed_mid_stream)
     PGconn *pg = harness_pg();
     insert_item(pg, 1, 1);
     enum { N = 30000 };
-    push_orders(c, KEYS_QUEUE, 1, 1, N, 1, 1);
+    harness_push_orders(c, KEYS_QUEUE, 1, 1, N, 1, 1, CREATED_MS);
 
     start_worker("100", NULL);
     int kills = 0;
@@ -346,14 +319,14 @@ Test(worker, leaves_no_old_round_rows_when_an_insert_races_with_a_reset)
     pg_ok(reset, "BEGIN");
     pg_ok(reset, "UPDATE items SET round = round + 1, stock = initial_stock WHERE id = 1");
     pg_ok(reset, "DELETE FROM orders WHERE item_id = 1");
-    push_orders(c, KEYS_QUEUE, 1, 1, 20, 1, 1);
+    harness_push_orders(c, KEYS_QUEUE, 1, 1, 20, 1, 1, CREATED_MS);
 
     start_worker("100", NULL);
     /* Either the insert waits for the reset (the lock at work), or it went
      * through and the lists are empty (no lock: then it read round 1). */
     int64_t deadline = backend_mono_ms() + 10000;
     while (inserts_waiting(pg) == 0 &&
-           (redis_int(c, "LLEN", KEYS_QUEUE) > 0 || redis_int(c, "LLEN", processing_key()) > 0)) {
+           (harness_redis_int(c, "LLEN", KEYS_QUEUE) > 0 || harness_redis_int(c, "LLEN", processing_key()) > 0)) {
         cr_assert(backend_mono_ms() < deadline, "the worker neither waited nor finished");
         usleep(10 * 1000);
     }
@@ -429,18 +402,18 @@ Test(worker, keeps_the_batch_while_postgresql_is_unreachable_and_persists_it_lat
     char env[1200];
     snprintf(env, sizeof(env), "SECKILL_PG_CONNINFO=%s", conninfo);
     char *extra_env[] = {env, NULL};
-    push_orders(c, KEYS_QUEUE, 1, 1, 150, 1, 1);
+    harness_push_orders(c, KEYS_QUEUE, 1, 1, 150, 1, 1, CREATED_MS);
 
     /* Its database does not exist yet: every connection attempt fails. */
     start_worker("100", extra_env);
     int64_t deadline = backend_mono_ms() + 10000;
-    while (redis_int(c, "LLEN", processing_key()) == 0) {
+    while (harness_redis_int(c, "LLEN", processing_key()) == 0) {
         cr_assert(backend_mono_ms() < deadline, "the worker took no batch");
         usleep(10 * 1000);
     }
     usleep(500 * 1000);
-    cr_assert_eq(redis_int(c, "LLEN", processing_key()), 100, "the batch is kept, not dropped");
-    cr_assert_eq(redis_int(c, "LLEN", KEYS_QUEUE), 50, "no second batch is taken meanwhile");
+    cr_assert_eq(harness_redis_int(c, "LLEN", processing_key()), 100, "the batch is kept, not dropped");
+    cr_assert_eq(harness_redis_int(c, "LLEN", KEYS_QUEUE), 50, "no second batch is taken meanwhile");
 
     pg_ok(pg, "CREATE DATABASE seckill_worker_retry");
     PGconn *retry = PQconnectdb(conninfo);
@@ -469,19 +442,19 @@ Test(worker, stops_promptly_on_sigterm_while_postgresql_is_unreachable_and_keeps
     char env[1200];
     snprintf(env, sizeof(env), "SECKILL_PG_CONNINFO=%s", conninfo);
     char *extra_env[] = {env, NULL};
-    push_orders(c, KEYS_QUEUE, 1, 1, 30, 1, 1);
+    harness_push_orders(c, KEYS_QUEUE, 1, 1, 30, 1, 1, CREATED_MS);
 
     start_worker("100", extra_env);
     int64_t deadline = backend_mono_ms() + 10000;
-    while (redis_int(c, "LLEN", processing_key()) == 0) {
+    while (harness_redis_int(c, "LLEN", processing_key()) == 0) {
         cr_assert(backend_mono_ms() < deadline, "the worker took no batch");
         usleep(10 * 1000);
     }
     int64_t asked = backend_mono_ms();
     stop_worker();
     cr_assert_lt(backend_mono_ms() - asked, 2000, "the stop took too long");
-    cr_assert_eq(redis_int(c, "LLEN", processing_key()), 30, "the batch waits for the next run");
-    cr_assert_eq(redis_int(c, "LLEN", KEYS_QUEUE), 0);
+    cr_assert_eq(harness_redis_int(c, "LLEN", processing_key()), 30, "the batch waits for the next run");
+    cr_assert_eq(harness_redis_int(c, "LLEN", KEYS_QUEUE), 0);
 
     free(conninfo);
     config_free(&cfg);

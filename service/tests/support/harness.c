@@ -17,6 +17,7 @@
 #include <criterion/criterion.h>
 
 #include "backend.h"
+#include "order.h"
 
 extern char **environ;
 
@@ -65,6 +66,32 @@ void harness_reset_backends(void)
     cr_assert_eq(PQresultStatus(res), PGRES_COMMAND_OK, "TRUNCATE: %s", PQerrorMessage(pg));
     PQclear(res);
     PQfinish(pg);
+}
+
+long long harness_redis_int(redisContext *c, const char *cmd, const char *key)
+{
+    redisReply *r = redisCommand(c, "%s %s", cmd, key);
+    cr_assert(r && r->type == REDIS_REPLY_INTEGER, "%s %s failed", cmd, key);
+    long long n = r->integer;
+    freeReplyObject(r);
+    return n;
+}
+
+void harness_push_orders(redisContext *c, const char *key, int64_t first_id, int64_t first_user,
+                         int n, int64_t item, int64_t round, int64_t created_ms)
+{
+    char buf[256];
+    for (int i = 0; i < n; i++) {
+        order o = {first_id + i, item, first_user + i, round, created_ms + i};
+        cr_assert(order_encode(&o, buf, sizeof(buf)) > 0);
+        redisAppendCommand(c, "LPUSH %s %s", key, buf);
+    }
+    for (int i = 0; i < n; i++) {
+        redisReply *r = NULL;
+        cr_assert_eq(redisGetReply(c, (void **)&r), REDIS_OK, "LPUSH failed");
+        cr_assert(r->type == REDIS_REPLY_INTEGER, "LPUSH failed");
+        freeReplyObject(r);
+    }
 }
 
 int64_t harness_pg_int(PGconn *pg, const char *sql)

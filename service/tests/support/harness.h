@@ -24,6 +24,16 @@ PGconn *harness_pg(void);
 /* Empties Redis (FLUSHALL) and the tables (TRUNCATE items, orders). */
 void harness_reset_backends(void);
 
+/* Runs "<cmd> <key>" (LLEN, EXISTS, HLEN...) and returns its integer reply;
+ * aborts the test on anything else. */
+long long harness_redis_int(redisContext *c, const char *cmd, const char *key);
+
+/* LPUSHes n orders in the queue format onto list key, pipelined: ids
+ * first_id.., buyers first_user.., all of item and round, acceptance times
+ * created_ms... Aborts the test on failure. */
+void harness_push_orders(redisContext *c, const char *key, int64_t first_id, int64_t first_user,
+                         int n, int64_t item, int64_t round, int64_t created_ms);
+
 /* Runs sql (one statement, no parameters) and returns the first column of the
  * first row as an integer; aborts the test on error. */
 int64_t harness_pg_int(PGconn *pg, const char *sql);
