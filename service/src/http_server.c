@@ -60,6 +60,25 @@ static int append_body(http_exchange *ex, const char *data, size_t len)
     return 0;
 }
 
+/* Counts arguments whose key or value holds a NUL byte (%00 in the URL). */
+static enum MHD_Result count_nul_argument(void *cls, enum MHD_ValueKind kind, const char *key,
+                                          size_t key_size, const char *value, size_t value_size)
+{
+    (void)kind;
+    if (strlen(key) != key_size || (value && strlen(value) != value_size))
+        ++*(int *)cls;
+    return MHD_YES;
+}
+
+/* A C string ends at the first NUL: "user_id=1%00x" would read as "1". No
+ * handler could see such an argument whole, so the request is refused. */
+static int has_nul_argument(struct MHD_Connection *conn)
+{
+    int n = 0;
+    MHD_get_connection_values_n(conn, MHD_GET_ARGUMENT_KIND, count_nul_argument, &n);
+    return n > 0;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **con_cls)
@@ -87,10 +106,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     }
     if (!ex->handled) {
         ex->handled = 1;
+        char body[160];
         if (ex->too_large) {
-            char body[160];
             int n = json_io_error(body, sizeof(body), SK_TOO_LARGE, "request body is too large");
             http_exchange_reply(ex, 413, body, (size_t)n, NULL);
+        } else if (has_nul_argument(conn)) {
+            int n = json_io_error(body, sizeof(body), SK_INVALID, "a query argument holds a NUL byte");
+            http_exchange_reply(ex, 400, body, (size_t)n, NULL);
         } else {
             s->handler(s->ctx, ex);
         }

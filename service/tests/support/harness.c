@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <fcntl.h>
@@ -204,6 +205,44 @@ int harness_http(int port, const char *method, const char *path, const char *tok
         return -1;
     const char *b = strstr(buf, "\r\n\r\n");
     snprintf(resp, cap, "%s", b ? b + 4 : "");
+    return status;
+}
+
+int harness_raw(int port, const char *bytes, size_t len, int timeout_ms, char *resp, size_t cap)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    /* The server may answer and close before it read everything (413, 414):
+     * a failed write is no failure here, the answer is what counts. */
+    for (size_t off = 0; off < len;) {
+        ssize_t w = send(fd, bytes + off, len - off, MSG_NOSIGNAL);
+        if (w <= 0)
+            break;
+        off += (size_t)w;
+    }
+    size_t got = 0;
+    int64_t deadline = backend_mono_ms() + timeout_ms;
+    while (got + 1 < cap) {
+        int64_t left = deadline - backend_mono_ms();
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+            break;
+        ssize_t r = recv(fd, resp + got, cap - 1 - got, 0);
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    close(fd);
+    resp[got] = '\0';
+    int status = 0;
+    if (got >= 12 && sscanf(resp, "HTTP/1.%*d %d", &status) != 1)
+        status = 0;
     return status;
 }
 

@@ -58,6 +58,12 @@ int harness_wait_http(int port, const char *path, int timeout_ms);
 int harness_http(int port, const char *method, const char *path, const char *token,
                  const char *body, char *resp, size_t cap);
 
+/* Writes len raw bytes to 127.0.0.1:port, then reads until the server closes
+ * or timeout_ms passes. Returns the response's status code, 0 when the
+ * server closed without answering, -1 when it could not be reached. The
+ * response (head and body) lands NUL-terminated in resp. */
+int harness_raw(int port, const char *bytes, size_t len, int timeout_ms, char *resp, size_t cap);
+
 /* Sends sig to pid and reaps it; returns its wait status. */
 int harness_stop(pid_t pid, int sig);
 
