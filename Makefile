@@ -4,7 +4,7 @@ ARGS ?=
 # Quieter nested builds: cmake runs make under us.
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all build run stop test bench format clean help
+.PHONY: all build run stop test bench fuzz format clean help
 
 all: build ## the default: same as build
 
@@ -23,6 +23,9 @@ test: ## the whole suite on free ports (ARGS='-L unit' go to ctest; SECKILL_SANI
 
 bench: ## the purchase path against the HTTP ceiling; writes docs/PERFORMANCE.md
 	scripts/bench.sh
+
+fuzz: ## fuzz the request parsers with libFuzzer for FUZZ_SECONDS (default 60)
+	scripts/fuzz.sh
 
 format: ## clang-format the C sources in place
 	@command -v clang-format >/dev/null || scripts/deps.sh clang-format

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# fuzz.sh: `make fuzz`: builds the libFuzzer target of the request parsers with clang and runs it
+# for FUZZ_SECONDS (default 60) from the checked-in corpus; a crash leaves its input in run/fuzz.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+seconds=${FUZZ_SECONDS:-60}
+out=run/fuzz
+mkdir -p "$out/corpus"
+scripts/deps.sh clang libclang-rt-14-dev
+cmake -S . -B build >/dev/null # the generated scripts_embedded.c
+cmake --build build --target seckill_core >/dev/null
+src=service/src
+# shellcheck disable=SC2046  # pkg-config prints several flags on purpose
+clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+    -fno-sanitize-recover=all -I"$src" \
+    service/tests/fuzz/fuzz_request.c \
+    "$src"/{config,events,json_io,keys,log,order,router,soldout,status,validate,backend}.c \
+    build/generated/scripts_embedded.c "$src"/scripts.c \
+    $(pkg-config --cflags --libs hiredis jansson libpq) -lpthread \
+    -o "$out/fuzz_request"
+cp -n service/tests/fuzz/corpus/* "$out/corpus/" 2>/dev/null || true
+"$out/fuzz_request" -max_total_time="$seconds" -max_len=4096 -timeout=5 \
+    -artifact_prefix="$out/" "$out/corpus" 2>&1 | tail -n 5
+echo "fuzz: ${seconds}s without a crash (corpus: $out/corpus)"
