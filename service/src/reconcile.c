@@ -1,0 +1,320 @@
+/* reconcile.c: reads the books of every item from PostgreSQL (the truth of
+ * what persisted) and Redis (live stock, buyers, pending orders). */
+#include "reconcile.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "keys.h"
+#include "order.h"
+
+static reconcile_item *find_item(const reconcile_report *r, int64_t id)
+{
+    size_t lo = 0, hi = r->nitems; /* items are sorted by id */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (r->items[mid].id == id)
+            return &r->items[mid];
+        if (r->items[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+typedef void (*pending_fn)(void *ctx, const order *o);
+
+/* Calls fn for every decodable order of seckill:pending (HSCAN). */
+static int for_each_pending(redisContext *redis, pending_fn fn, void *ctx)
+{
+    char cursor[32] = "0";
+    do {
+        redisReply *r = redisCommand(redis, "HSCAN %s %s COUNT 1000", KEYS_PENDING, cursor);
+        if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
+            freeReplyObject(r);
+            return -1;
+        }
+        snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
+        redisReply *kv = r->element[1];
+        for (size_t i = 1; i < kv->elements; i += 2) {
+            order o;
+            if (order_decode(kv->element[i]->str, kv->element[i]->len, &o) == 0)
+                fn(ctx, &o);
+        }
+        freeReplyObject(r);
+    } while (strcmp(cursor, "0") != 0);
+    return 0;
+}
+
+static void count_pending(void *ctx, const order *o)
+{
+    reconcile_item *it = find_item(ctx, o->item_id);
+    if (it && o->round == it->round)
+        it->pending++;
+}
+
+static int64_t redis_int(redisContext *redis, const char *cmd, const char *key, int *ok)
+{
+    redisReply *r = redisCommand(redis, "%s %s", cmd, key);
+    int64_t n = r && r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+    if (!r || r->type != REDIS_REPLY_INTEGER)
+        *ok = 0;
+    freeReplyObject(r);
+    return n;
+}
+
+/* Sums the lengths of every worker's processing list. */
+static int64_t processing_total(redisContext *redis, int *ok)
+{
+    int64_t total = 0;
+    char cursor[32] = "0";
+    do {
+        redisReply *r = redisCommand(redis, "SCAN %s MATCH seckill:processing:* COUNT 1000", cursor);
+        if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
+            freeReplyObject(r);
+            *ok = 0;
+            return 0;
+        }
+        snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
+        for (size_t i = 0; i < r->element[1]->elements; i++)
+            total += redis_int(redis, "LLEN", r->element[1]->element[i]->str, ok);
+        freeReplyObject(r);
+    } while (strcmp(cursor, "0") != 0);
+    return total;
+}
+
+static int read_redis_item(redisContext *redis, reconcile_item *it)
+{
+    char state[KEYS_MAX], buyers[KEYS_MAX];
+    keys_item_state(state, sizeof(state), it->id);
+    keys_item_buyers(buyers, sizeof(buyers), it->id);
+    redisReply *r = redisCommand(redis, "HMGET %s stock round", state);
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
+        freeReplyObject(r);
+        return -1;
+    }
+    it->redis_known = r->element[0]->type == REDIS_REPLY_STRING;
+    if (it->redis_known) {
+        it->remaining = strtoll(r->element[0]->str, NULL, 10);
+        it->redis_round =
+            r->element[1]->type == REDIS_REPLY_STRING ? strtoll(r->element[1]->str, NULL, 10) : 0;
+    }
+    freeReplyObject(r);
+    int ok = 1;
+    it->buyers = redis_int(redis, "HLEN", buyers, &ok);
+    return ok ? 0 : -1;
+}
+
+int reconcile_scan(redisContext *redis, PGconn *pg, reconcile_report *out, char *err,
+                   size_t errlen)
+{
+    memset(out, 0, sizeof(*out));
+    PGresult *res = PQexec(pg, "SELECT i.id, i.round, i.initial_stock, "
+                               "(SELECT count(*) FROM orders o "
+                               " WHERE o.item_id = i.id AND o.round = i.round) "
+                               "FROM items i ORDER BY i.id");
+    if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+        snprintf(err, errlen, "postgresql: %s", PQerrorMessage(pg));
+        PQclear(res);
+        return -1;
+    }
+    out->nitems = (size_t)PQntuples(res);
+    out->items = calloc(out->nitems ? out->nitems : 1, sizeof(*out->items));
+    if (!out->items) {
+        PQclear(res);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < out->nitems; i++) {
+        reconcile_item *it = &out->items[i];
+        it->id = strtoll(PQgetvalue(res, (int)i, 0), NULL, 10);
+        it->round = strtoll(PQgetvalue(res, (int)i, 1), NULL, 10);
+        it->initial = strtoll(PQgetvalue(res, (int)i, 2), NULL, 10);
+        it->persisted = strtoll(PQgetvalue(res, (int)i, 3), NULL, 10);
+    }
+    PQclear(res);
+
+    int ok = 1;
+    for (size_t i = 0; i < out->nitems && ok; i++)
+        ok = read_redis_item(redis, &out->items[i]) == 0;
+    ok = ok && for_each_pending(redis, count_pending, out) == 0;
+    if (ok) {
+        out->queue = redis_int(redis, "LLEN", KEYS_QUEUE, &ok);
+        out->pending = redis_int(redis, "HLEN", KEYS_PENDING, &ok);
+        out->dead = redis_int(redis, "LLEN", KEYS_DEAD_LETTER, &ok);
+        out->processing = processing_total(redis, &ok);
+    }
+    if (!ok) {
+        snprintf(err, errlen, "redis: %s", redis->err ? redis->errstr : "unexpected reply");
+        reconcile_report_free(out);
+        return -1;
+    }
+    for (size_t i = 0; i < out->nitems; i++) {
+        reconcile_item *it = &out->items[i];
+        if (it->redis_known && it->redis_round == it->round)
+            it->drift = (it->initial - it->remaining) - (it->persisted + it->pending);
+        if (!it->redis_known || it->redis_round != it->round || it->drift != 0)
+            out->drifting++;
+    }
+    return 0;
+}
+
+void reconcile_report_free(reconcile_report *r)
+{
+    if (!r)
+        return;
+    free(r->items);
+    memset(r, 0, sizeof(*r));
+}
+
+static const char *verdict(const reconcile_item *it)
+{
+    if (!it->redis_known)
+        return "missing in redis";
+    if (it->redis_round != it->round)
+        return "round differs";
+    if (it->drift > 0)
+        return "units sold without an order";
+    if (it->drift < 0)
+        return "redis forgot sales: would oversell";
+    return "ok";
+}
+
+void reconcile_print(const reconcile_report *r, int json, FILE *out)
+{
+    if (json) {
+        json_t *items = json_array();
+        for (size_t i = 0; i < r->nitems; i++) {
+            const reconcile_item *it = &r->items[i];
+            json_array_append_new(
+                items, json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s}", "id",
+                                 (json_int_t)it->id, "round", (json_int_t)it->round, "initial",
+                                 (json_int_t)it->initial, "remaining", (json_int_t)it->remaining,
+                                 "persisted", (json_int_t)it->persisted, "pending",
+                                 (json_int_t)it->pending, "buyers", (json_int_t)it->buyers,
+                                 "drift", (json_int_t)it->drift, "verdict", verdict(it)));
+        }
+        json_t *root = json_pack("{s:o, s:I, s:I, s:I, s:I, s:I}", "items", items, "queue",
+                                 (json_int_t)r->queue, "processing", (json_int_t)r->processing,
+                                 "pending", (json_int_t)r->pending, "dead", (json_int_t)r->dead,
+                                 "drifting", (json_int_t)r->drifting);
+        json_dumpf(root, out, JSON_INDENT(2));
+        fputc('\n', out);
+        json_decref(root);
+        return;
+    }
+    fprintf(out, "%10s %8s %10s %10s %10s %10s %10s %8s  %s\n", "item", "round", "initial",
+            "remaining", "persisted", "pending", "buyers", "drift", "verdict");
+    for (size_t i = 0; i < r->nitems; i++) {
+        const reconcile_item *it = &r->items[i];
+        fprintf(out,
+                "%10" PRId64 " %8" PRId64 " %10" PRId64 " %10" PRId64 " %10" PRId64 " %10" PRId64
+                " %10" PRId64 " %8" PRId64 "  %s\n",
+                it->id, it->round, it->initial, it->remaining, it->persisted, it->pending,
+                it->buyers, it->drift, verdict(it));
+    }
+    fprintf(out,
+            "queue %" PRId64 ", processing %" PRId64 ", pending %" PRId64 ", dead %" PRId64
+            "; %" PRId64 " item(s) drifting\n",
+            r->queue, r->processing, r->pending, r->dead, r->drifting);
+}
+
+/* The buyers of an item's pending orders, collected before the MULTI. */
+typedef struct buyer_list {
+    const reconcile_item *item;
+    int64_t (*pairs)[2]; /* user id, order id */
+    size_t n, cap;
+    int failed;
+} buyer_list;
+
+static void collect_buyer(void *ctx, const order *o)
+{
+    buyer_list *l = ctx;
+    if (o->item_id != l->item->id || o->round != l->item->round || l->failed)
+        return;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 64;
+        void *grown = realloc(l->pairs, cap * sizeof(*l->pairs));
+        if (!grown) {
+            l->failed = 1;
+            return;
+        }
+        l->pairs = grown;
+        l->cap = cap;
+    }
+    l->pairs[l->n][0] = o->user_id;
+    l->pairs[l->n][1] = o->id;
+    l->n++;
+}
+
+/* Rewrites one item's state and buyers in one MULTI, from the persisted
+ * orders of its round and its pending ones. */
+static int rebuild_item(redisContext *redis, PGconn *pg, const reconcile_item *it)
+{
+    char state[KEYS_MAX], buyers[KEYS_MAX], sql[160];
+    keys_item_state(state, sizeof(state), it->id);
+    keys_item_buyers(buyers, sizeof(buyers), it->id);
+    buyer_list pending = {.item = it};
+    if (for_each_pending(redis, collect_buyer, &pending) < 0 || pending.failed) {
+        free(pending.pairs);
+        return -1;
+    }
+    snprintf(sql, sizeof(sql),
+             "SELECT user_id, id FROM orders WHERE item_id = %" PRId64 " AND round = %" PRId64,
+             it->id, it->round);
+    PGresult *res = PQexec(pg, sql);
+    if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+        PQclear(res);
+        free(pending.pairs);
+        return -1;
+    }
+    int persisted = PQntuples(res);
+    int64_t remaining = it->initial - persisted - (int64_t)pending.n;
+    redisAppendCommand(redis, "MULTI");
+    redisAppendCommand(redis, "DEL %s", buyers);
+    redisAppendCommand(redis, "HSET %s stock %lld initial %lld round %lld", state,
+                       (long long)(remaining > 0 ? remaining : 0), (long long)it->initial,
+                       (long long)it->round);
+    for (int i = 0; i < persisted; i++)
+        redisAppendCommand(redis, "HSET %s %s %s", buyers, PQgetvalue(res, i, 0),
+                           PQgetvalue(res, i, 1));
+    for (size_t i = 0; i < pending.n; i++)
+        redisAppendCommand(redis, "HSET %s %lld %lld", buyers, (long long)pending.pairs[i][0],
+                           (long long)pending.pairs[i][1]);
+    redisAppendCommand(redis, "EXEC");
+    PQclear(res);
+    size_t replies = 4 + (size_t)persisted + pending.n;
+    free(pending.pairs);
+    int ok = 1;
+    for (size_t i = 0; i < replies; i++) {
+        redisReply *r = NULL;
+        if (redisGetReply(redis, (void **)&r) != REDIS_OK)
+            return -1;
+        if (r->type == REDIS_REPLY_ERROR)
+            ok = 0;
+        freeReplyObject(r);
+    }
+    return ok ? 0 : -1;
+}
+
+int reconcile_rebuild(redisContext *redis, PGconn *pg, const reconcile_report *r, char *err,
+                      size_t errlen)
+{
+    int rebuilt = 0;
+    for (size_t i = 0; i < r->nitems; i++) {
+        const reconcile_item *it = &r->items[i];
+        if (it->redis_known && it->redis_round == it->round && it->drift == 0)
+            continue;
+        if (rebuild_item(redis, pg, it) < 0) {
+            snprintf(err, errlen, "rebuilding item %" PRId64 " failed: %s", it->id,
+                     redis->err ? redis->errstr : PQerrorMessage(pg));
+            return -1;
+        }
+        rebuilt++;
+    }
+    return rebuilt;
+}

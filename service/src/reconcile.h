@@ -1,0 +1,58 @@
+/* reconcile.h: the books of every item, read from Redis and PostgreSQL, and
+ * their repair. Every unit Redis counts as sold must be an order that is
+ * either persisted (PostgreSQL) or on its way (seckill:pending):
+ *     initial - remaining == persisted + pending
+ * A Redis that lost writes (restarted from an older AOF or RDB) breaks this:
+ * its stock is higher than the orders say, and it would sell units twice.
+ * Rebuilding sets Redis back from PostgreSQL and the pending orders. */
+#ifndef SECKILL_RECONCILE_H
+#define SECKILL_RECONCILE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <hiredis/hiredis.h>
+#include <libpq-fe.h>
+
+typedef struct reconcile_item {
+    int64_t id;
+    int64_t round;          /* PostgreSQL's current round */
+    int64_t initial;        /* PostgreSQL's initial stock of the round */
+    int redis_known;        /* Redis has the item's state */
+    int64_t redis_round;
+    int64_t remaining;      /* Redis */
+    int64_t buyers;         /* Redis: buyers recorded this round */
+    int64_t persisted;      /* PostgreSQL: orders of the round */
+    int64_t pending;        /* Redis: accepted orders of the round not yet persisted */
+    int64_t drift;          /* (initial - remaining) - (persisted + pending) */
+} reconcile_item;
+
+typedef struct reconcile_report {
+    reconcile_item *items;
+    size_t nitems;
+    int64_t queue;          /* orders waiting in seckill:queue */
+    int64_t processing;     /* orders held by workers */
+    int64_t pending;        /* all of seckill:pending */
+    int64_t dead;           /* seckill:dead */
+    int64_t drifting;       /* items whose drift is not 0, or unknown to Redis */
+} reconcile_report;
+
+/* Reads the books. Returns 0, or -1 with err set (a backend failed). The
+ * report is freed with reconcile_report_free(). */
+int reconcile_scan(redisContext *redis, PGconn *pg, reconcile_report *out, char *err,
+                   size_t errlen);
+
+void reconcile_report_free(reconcile_report *r);
+
+/* Writes the report as a table (json == 0) or as one JSON object. */
+void reconcile_print(const reconcile_report *r, int json, FILE *out);
+
+/* Sets every drifting item's Redis state back from the books: round and
+ * initial from PostgreSQL, remaining = initial - persisted - pending, and
+ * the buyers of the persisted and pending orders. Run it with the sale
+ * paused: a purchase landing between the read and the write is not seen.
+ * Returns the number of items rebuilt, or -1 with err set. */
+int reconcile_rebuild(redisContext *redis, PGconn *pg, const reconcile_report *r, char *err,
+                      size_t errlen);
+
+#endif
