@@ -196,9 +196,29 @@ services_stop() {
     stop_pid "$dir/redis.pid" redis-server
 }
 
+# redis_kill DIR: SIGKILL to the Redis of DIR, by its pid file: a crash, for the chaos tests.
+redis_kill() {
+    local dir pid
+    dir=$(realpath -m "$1")
+    pid=$(live_pid "$dir/redis.pid" redis-server) || return 0
+    kill -KILL "$pid"
+    while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+    rm -f "$dir/redis.pid"
+}
+
+# redis_restart DIR: starts the Redis of DIR again on its port, from its own data (AOF).
+redis_restart() {
+    local dir port
+    dir=$(realpath -m "$1")
+    port=$(sed -n 's/^port //p' "$dir/redis.conf")
+    [[ -n $port ]] || die "no Redis was started in $dir"
+    start_redis "$dir" "$port"
+}
+
 if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
     case ${1:-}/${2:-} in
     start/?* | stop/?*) "services_$1" "$2" ;;
-    *) die "usage: $0 start|stop DIR" ;;
+    redis-kill/?* | redis-restart/?*) "${1/-/_}" "$2" ;;
+    *) die "usage: $0 start|stop|redis-kill|redis-restart DIR" ;;
     esac
 fi

@@ -157,6 +157,16 @@ static sk_status purchase_buyer(app *a, http_exchange *ex, int64_t *user, const 
     return SK_OK;
 }
 
+/* Ready means buyers can buy: the purchase path's own Redis connections are
+ * up, not only the pool's (they reconnect on their own schedules). */
+static int purchase_path_connected(app *a)
+{
+    for (int i = 0; i < a->nloops; i++)
+        if (!redis_loop_connected(a->loops[i]))
+            return 0;
+    return 1;
+}
+
 void api_handle(void *ctx, http_exchange *ex)
 {
     app *a = ctx;
@@ -199,6 +209,13 @@ void api_handle(void *ctx, http_exchange *ex)
         purchase_start(a, ex, m.item_id, user);
         return;
     }
+    case ROUTE_READY:
+        if (!purchase_path_connected(a)) {
+            api_reply_error(ex, SK_BACKEND_DOWN, "the purchase path has no Redis connection");
+            return;
+        }
+        st = SK_OK;
+        break;
     case ROUTE_ITEM_CREATE:
         st = json_io_parse_item_spec(body, len, &req.spec, &why);
         break;

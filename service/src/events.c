@@ -98,7 +98,7 @@ static void *events_main(void *arg)
         }
         for (int waited = 0; waited < backoff_ms && !atomic_load(&e->stop); waited += 50)
             usleep(50 * 1000);
-        backoff_ms = backoff_ms < 1000 ? backoff_ms * 2 : 1000;
+        backoff_ms = backoff_ms * 2 < 1000 ? backoff_ms * 2 : 1000;
     }
     return NULL;
 }

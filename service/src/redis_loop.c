@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -31,7 +32,7 @@ struct redis_loop {
     int thread_started;
 
     redisAsyncContext *ac; /* loop thread only; NULL while disconnected */
-    int connected;         /* the connect callback said yes */
+    atomic_int connected;  /* the connect callback said yes; read by any thread */
     int backoff_ms;
 
     pthread_mutex_t lock; /* guards inbox and stopping */
@@ -44,7 +45,7 @@ static void connect_now(redis_loop *l);
 static void schedule_reconnect(redis_loop *l)
 {
     struct timeval tv = {l->backoff_ms / 1000, (l->backoff_ms % 1000) * 1000};
-    l->backoff_ms = l->backoff_ms < 1000 ? l->backoff_ms * 2 : 1000;
+    l->backoff_ms = l->backoff_ms * 2 < 1000 ? l->backoff_ms * 2 : 1000;
     evtimer_add(l->reconnect_ev, &tv);
 }
 
@@ -182,6 +183,11 @@ redis_loop *redis_loop_create(const config *cfg, char *err, size_t errlen)
 fail:
     redis_loop_free(l);
     return NULL;
+}
+
+int redis_loop_connected(const redis_loop *l)
+{
+    return atomic_load(&l->connected);
 }
 
 int redis_loop_submit(redis_loop *l, redis_job_fn fn, void *arg)

@@ -26,6 +26,9 @@ redis_loop *redis_loop_create(const config *cfg, char *err, size_t errlen);
  * loop is stopping (the caller then answers on its own). */
 int redis_loop_submit(redis_loop *l, redis_job_fn fn, void *arg);
 
+/* Whether the connection is up now (from any thread). */
+int redis_loop_connected(const redis_loop *l);
+
 /* Stops: jobs still queued run with ac == NULL, replies still owed arrive
  * first (or, if Redis is gone, their callbacks get a NULL reply), then the
  * thread ends. NULL is a no-op. */

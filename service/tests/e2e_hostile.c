@@ -29,14 +29,9 @@ static char resp[1 << 16];
 static void start_server(void)
 {
     harness_reset_backends();
-    port = harness_free_port();
-    static char port_env[32];
-    snprintf(port_env, sizeof(port_env), "SECKILL_PORT=%d", port);
-    char *env[] = {port_env, "SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_CONNECTION_TIMEOUT_S=2",
+    char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_CONNECTION_TIMEOUT_S=2",
                    "SECKILL_MAX_BODY_BYTES=1024", NULL};
-    char *argv[] = {"seckill-server", NULL};
-    server_pid = harness_spawn(SECKILL_SERVER_BIN, argv, env, harness_path("e2e-hostile.log"));
-    cr_assert_eq(harness_wait_http(port, "/ready", 10000), 0, "server not ready");
+    server_pid = harness_start_server(&port, env, "e2e-hostile.log");
     int status = harness_http(port, "POST", "/api/v1/items", TOKEN,
                               "{\"name\":\"target\",\"stock\":50}", resp, sizeof(resp));
     cr_assert_eq(status, 201, "%s", resp);

@@ -22,18 +22,9 @@ static pid_t server_pid, worker_pid;
 static void start_system(void)
 {
     harness_reset_backends();
-    port = harness_free_port();
-    static char port_env[32];
-    snprintf(port_env, sizeof(port_env), "SECKILL_PORT=%d", port);
-    char *env[] = {port_env, "SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=e2e", NULL};
-    char *server_argv[] = {"seckill-server", NULL};
-    char *worker_argv[] = {"seckill-worker", NULL};
-    server_pid =
-        harness_spawn(SECKILL_SERVER_BIN, server_argv, env, harness_path("e2e-server.log"));
-    worker_pid =
-        harness_spawn(SECKILL_WORKER_BIN, worker_argv, env, harness_path("e2e-worker.log"));
-    cr_assert_eq(harness_wait_http(port, "/ready", 10000), 0, "server not ready: see %s",
-                 harness_path("e2e-server.log"));
+    char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=e2e", NULL};
+    server_pid = harness_start_server(&port, env, "e2e-server.log");
+    worker_pid = harness_start_worker(env, "e2e-worker.log");
 }
 
 static void stop_system(void)

@@ -246,6 +246,83 @@ int harness_raw(int port, const char *bytes, size_t len, int timeout_ms, char *r
     return status;
 }
 
+pid_t harness_start_server(int *port, char *const extra_env[], const char *log_name)
+{
+    enum { MAX_ENV = 32 };
+    static char port_env[32];
+    char *env[MAX_ENV + 2];
+    size_t n = 0;
+    *port = harness_free_port();
+    snprintf(port_env, sizeof(port_env), "SECKILL_PORT=%d", *port);
+    env[n++] = port_env;
+    for (char *const *e = extra_env; e && *e && n < MAX_ENV; e++)
+        env[n++] = *e;
+    env[n] = NULL;
+    char *argv[] = {"seckill-server", NULL};
+    pid_t pid = harness_spawn(SECKILL_SERVER_BIN, argv, env, harness_path(log_name));
+    cr_assert_eq(harness_wait_http(*port, "/ready", 15000), 0, "server not ready: see %s",
+                 harness_path(log_name));
+    return pid;
+}
+
+pid_t harness_start_worker(char *const extra_env[], const char *log_name)
+{
+    char *argv[] = {"seckill-worker", NULL};
+    return harness_spawn(SECKILL_WORKER_BIN, argv, extra_env, harness_path(log_name));
+}
+
+static void run_services(const char *verb)
+{
+    const char *dir = getenv("SECKILL_TEST_DIR");
+    cr_assert(dir && *dir, "SECKILL_TEST_DIR is not set: run `make test`");
+    char cmd[1024];
+    snprintf(cmd, sizeof(cmd), "'%s/scripts/services.sh' %s '%s' >/dev/null", SECKILL_SOURCE_DIR,
+             verb, dir);
+    cr_assert_eq(system(cmd), 0, "services.sh %s failed", verb);
+}
+
+void harness_redis_crash(void)
+{
+    run_services("redis-kill");
+}
+
+void harness_redis_restart(void)
+{
+    run_services("redis-restart");
+}
+
+int harness_admin(char *const args[], char *out, size_t cap)
+{
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        char *argv[16] = {"seckill-admin"};
+        int n = 1;
+        for (char *const *a = args; *a && n < 15; a++)
+            argv[n++] = *a;
+        argv[n] = NULL;
+        dup2(fds[1], STDOUT_FILENO);
+        dup2(fds[1], STDERR_FILENO);
+        close(fds[0]);
+        close(fds[1]);
+        execv(SECKILL_ADMIN_BIN, argv);
+        _exit(127);
+    }
+    close(fds[1]);
+    size_t got = 0;
+    ssize_t r;
+    while (got + 1 < cap && (r = read(fds[0], out + got, cap - 1 - got)) > 0)
+        got += (size_t)r;
+    out[got] = '\0';
+    close(fds[0]);
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 int harness_stop(pid_t pid, int sig)
 {
     int status = 0;

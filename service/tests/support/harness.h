@@ -64,6 +64,25 @@ int harness_http(int port, const char *method, const char *path, const char *tok
  * response (head and body) lands NUL-terminated in resp. */
 int harness_raw(int port, const char *bytes, size_t len, int timeout_ms, char *resp, size_t cap);
 
+/* Starts seckill-server on a free port (returned in *port) with the run's
+ * backends plus extra "KEY=VALUE" entries (NULL-terminated, may be NULL),
+ * logging to harness_path(log_name), and waits until /ready answers 200.
+ * Returns its pid; aborts the test when it does not become ready. */
+pid_t harness_start_server(int *port, char *const extra_env[], const char *log_name);
+
+/* Starts seckill-worker with the run's backends plus extra_env. */
+pid_t harness_start_worker(char *const extra_env[], const char *log_name);
+
+/* Crashes (SIGKILL) the run's Redis, and starts it again from its own data
+ * (AOF) on the same port, through scripts/services.sh and its pid file. */
+void harness_redis_crash(void);
+void harness_redis_restart(void);
+
+/* Runs seckill-admin with args (NULL-terminated, without argv[0]) and the
+ * run's config; its output lands NUL-terminated in out. Returns its exit
+ * code. */
+int harness_admin(char *const args[], char *out, size_t cap);
+
 /* Sends sig to pid and reaps it; returns its wait status. */
 int harness_stop(pid_t pid, int sig);
 
