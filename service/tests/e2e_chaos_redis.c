@@ -32,15 +32,20 @@ static void start_system(void)
     worker_pid = harness_start_worker(env, "chaos-worker.log");
 }
 
+/* The end of every test: both stop cleanly (no leak under valgrind). */
 static void stop_system(void)
 {
-    int status = harness_stop(server_pid, SIGTERM);
-    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "server did not stop cleanly");
-    status = harness_stop(worker_pid, SIGTERM);
-    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "worker did not stop cleanly");
+    harness_stop_clean(&server_pid, "server");
+    harness_stop_clean(&worker_pid, "worker");
 }
 
-TestSuite(chaos_redis, .init = start_system, .fini = stop_system, .timeout = 300);
+static void kill_leftovers(void)
+{
+    harness_kill_leftover(&server_pid);
+    harness_kill_leftover(&worker_pid);
+}
+
+TestSuite(chaos_redis, .init = start_system, .fini = kill_leftovers, .timeout = 300);
 
 static int64_t create_item(int64_t stock)
 {
@@ -179,6 +184,7 @@ Test(chaos_redis, redis_killed_mid_sale_and_restarted_loses_no_accepted_order)
     cr_expect_eq(harness_admin(args, resp, sizeof(resp)), 0, "the books do not balance:\n%s",
                  resp);
     free(s.accepted);
+    stop_system();
 }
 
 static int buy(int64_t item, int64_t user)
@@ -220,4 +226,5 @@ Test(chaos_redis, a_redis_that_forgot_sales_is_caught_and_rebuilt_by_reconcile)
     cr_expect(strstr(resp, "\"remaining\":40,"), "%s", resp);
     cr_expect_eq(buy(item, 3), 409, "buyer 3 bought again after the rebuild: %s", resp);
     cr_expect(strstr(resp, "already_purchased"), "%s", resp);
+    stop_system();
 }

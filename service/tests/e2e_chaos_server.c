@@ -32,15 +32,22 @@ static void start_system(void)
     worker_pid = harness_start_worker(env, "chaos-worker.log");
 }
 
+/* The end of every test: what still runs stops cleanly (the killed server
+ * of the first test is gone already). */
 static void stop_system(void)
 {
     if (server_pid > 0)
-        harness_stop(server_pid, SIGTERM);
-    int status = harness_stop(worker_pid, SIGTERM);
-    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "worker did not stop cleanly");
+        harness_stop_clean(&server_pid, "server");
+    harness_stop_clean(&worker_pid, "worker");
 }
 
-TestSuite(chaos_server, .init = start_system, .fini = stop_system, .timeout = 300);
+static void kill_leftovers(void)
+{
+    harness_kill_leftover(&server_pid);
+    harness_kill_leftover(&worker_pid);
+}
+
+TestSuite(chaos_server, .init = start_system, .fini = kill_leftovers, .timeout = 300);
 
 static int64_t create_item(int srv_port, int64_t stock)
 {
@@ -162,6 +169,7 @@ Test(chaos_server, a_server_killed_under_load_leaves_no_reservation_without_its_
     cr_expect_eq(harness_pg_int(pg, sql), 0, "a buyer got two units");
     PQfinish(pg);
     free(s.accepted);
+    stop_system();
 }
 
 Test(chaos_server, a_lock_holder_paused_past_its_ttl_cannot_unlock_or_buy_twice)
@@ -194,6 +202,7 @@ Test(chaos_server, a_lock_holder_paused_past_its_ttl_cannot_unlock_or_buy_twice)
     redisFree(c);
     cr_expect_eq(buy(port, item, 7), 409, "%s", resp);
     cr_expect(strstr(resp, "already_purchased"), "%s", resp);
+    stop_system();
 }
 
 Test(chaos_server, a_server_stopped_mid_request_and_resumed_does_not_sell_twice_to_one_buyer)
@@ -217,7 +226,7 @@ Test(chaos_server, a_server_stopped_mid_request_and_resumed_does_not_sell_twice_
     cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0,
               "server A, resumed, did not answer 409 already_purchased (exit %d)",
               WEXITSTATUS(status));
-    harness_stop(other, SIGTERM);
+    harness_stop_clean(&other, "server B");
     wait_drained();
     PGconn *pg = harness_pg();
     char sql[128];
@@ -225,4 +234,5 @@ Test(chaos_server, a_server_stopped_mid_request_and_resumed_does_not_sell_twice_
              "SELECT count(*) FROM orders WHERE item_id = %" PRId64 " AND user_id = 9", item);
     cr_expect_eq(harness_pg_int(pg, sql), 1);
     PQfinish(pg);
+    stop_system();
 }

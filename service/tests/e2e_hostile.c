@@ -38,18 +38,23 @@ static void start_server(void)
     cr_assert_eq(sscanf(resp, "{\"id\":%" SCNd64, &item), 1);
 }
 
-/* Nothing any test here sent may have sold a unit, and the server lives. */
-static void stop_server(void)
+/* The end of every test: nothing it sent sold a unit, and the server lives
+ * and stops cleanly. */
+static void finish(void)
 {
     char path[64];
     snprintf(path, sizeof(path), "/api/v1/items/%" PRId64, item);
     cr_expect_eq(harness_http(port, "GET", path, NULL, NULL, resp, sizeof(resp)), 200);
     cr_expect(strstr(resp, "\"remaining\":50,"), "something was sold: %s", resp);
-    int status = harness_stop(server_pid, SIGTERM);
-    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "server did not stop cleanly");
+    harness_stop_clean(&server_pid, "server");
 }
 
-TestSuite(hostile, .init = start_server, .fini = stop_server, .timeout = 120);
+static void kill_leftover(void)
+{
+    harness_kill_leftover(&server_pid);
+}
+
+TestSuite(hostile, .init = start_server, .fini = kill_leftover, .timeout = 120);
 
 /* A raw POST to the item's purchase path with this body. */
 static int post_raw_body(const char *body, size_t len)
@@ -78,6 +83,7 @@ Test(hostile, nul_bytes_control_characters_and_invalid_utf8_in_a_body_get_400)
         cr_expect_eq(post_raw_body(bodies[i], lens[i]), 400, "body %zu: %s", i, resp);
         cr_expect(strstr(resp, "\"error\":\"invalid_request\""), "body %zu: %s", i, resp);
     }
+    finish();
 }
 
 Test(hostile, deeply_nested_json_gets_400)
@@ -87,6 +93,7 @@ Test(hostile, deeply_nested_json_gets_400)
     memset(body, '[', DEPTH);
     memset(body + DEPTH, ']', DEPTH);
     cr_expect_eq(post_raw_body(body, 2 * DEPTH), 400, "%s", resp);
+    finish();
 }
 
 Test(hostile, a_body_over_the_limit_gets_413)
@@ -96,6 +103,7 @@ Test(hostile, a_body_over_the_limit_gets_413)
     memcpy(body, "{\"user_id\":1}", 13);
     cr_expect_eq(post_raw_body(body, sizeof(body)), 413, "%s", resp);
     cr_expect(strstr(resp, "\"error\":\"payload_too_large\""), "%s", resp);
+    finish();
 }
 
 Test(hostile, a_chunked_body_over_the_limit_gets_413)
@@ -113,6 +121,7 @@ Test(hostile, a_chunked_body_over_the_limit_gets_413)
     }
     n += snprintf(req + n, sizeof(req) - (size_t)n, "0\r\n\r\n");
     cr_expect_eq(harness_raw(port, req, (size_t)n, 5000, resp, sizeof(resp)), 413, "%s", resp);
+    finish();
 }
 
 Test(hostile, a_very_long_url_is_refused_and_the_server_goes_on)
@@ -127,6 +136,7 @@ Test(hostile, a_very_long_url_is_refused_and_the_server_goes_on)
     free(req);
     cr_expect(status == 414 || status == 431 || status == 0, "long URL answered %d", status);
     cr_expect_eq(harness_http(port, "GET", "/health", NULL, NULL, resp, sizeof(resp)), 200);
+    finish();
 }
 
 Test(hostile, a_flood_of_headers_is_refused_and_the_server_goes_on)
@@ -142,6 +152,7 @@ Test(hostile, a_flood_of_headers_is_refused_and_the_server_goes_on)
     cr_expect(status == 431 || status == 413 || status == 400 || status == 0,
               "header flood answered %d", status);
     cr_expect_eq(harness_http(port, "GET", "/health", NULL, NULL, resp, sizeof(resp)), 200);
+    finish();
 }
 
 Test(hostile, garbage_instead_of_http_gets_400_or_is_cut)
@@ -149,6 +160,7 @@ Test(hostile, garbage_instead_of_http_gets_400_or_is_cut)
     static const char junk[] = "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03 not http at all\r\n\r\n";
     int status = harness_raw(port, junk, sizeof(junk) - 1, 5000, resp, sizeof(resp));
     cr_expect(status == 400 || status == 0, "garbage answered %d", status);
+    finish();
 }
 
 Test(hostile, unknown_routes_get_404_and_wrong_methods_405_with_allow)
@@ -167,6 +179,7 @@ Test(hostile, unknown_routes_get_404_and_wrong_methods_405_with_allow)
                      item);
     cr_expect_eq(harness_raw(port, req, (size_t)n, 5000, resp, sizeof(resp)), 405, "%s", resp);
     cr_expect(strstr(resp, "Allow: GET, HEAD"), "%s", resp);
+    finish();
 }
 
 Test(hostile, negative_zero_and_overflowing_buyers_in_the_query_get_400)
@@ -179,6 +192,7 @@ Test(hostile, negative_zero_and_overflowing_buyers_in_the_query_get_400)
         cr_expect_eq(harness_http(port, "POST", path, NULL, NULL, resp, sizeof(resp)), 400,
                      "user_id=%s: %s", users[i], resp);
     }
+    finish();
 }
 
 /* Opens a connection and sends half a request head, never the rest. */
@@ -220,4 +234,5 @@ Test(hostile, slowloris_connections_are_cut_while_real_buyers_are_served)
     }
     cr_expect_eq(closed, SLOW, "%d of %d slow connections were still open after 8 s", SLOW - closed,
                  SLOW);
+    finish();
 }

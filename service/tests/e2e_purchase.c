@@ -27,15 +27,20 @@ static void start_system(void)
     worker_pid = harness_start_worker(env, "e2e-worker.log");
 }
 
+/* The end of every test: both stop cleanly (no leak under valgrind). */
 static void stop_system(void)
 {
-    int status = harness_stop(server_pid, SIGTERM);
-    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "server did not stop cleanly");
-    status = harness_stop(worker_pid, SIGTERM);
-    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "worker did not stop cleanly");
+    harness_stop_clean(&server_pid, "server");
+    harness_stop_clean(&worker_pid, "worker");
 }
 
-TestSuite(purchase, .init = start_system, .fini = stop_system, .timeout = 300);
+static void kill_leftovers(void)
+{
+    harness_kill_leftover(&server_pid);
+    harness_kill_leftover(&worker_pid);
+}
+
+TestSuite(purchase, .init = start_system, .fini = kill_leftovers, .timeout = 300);
 
 static int64_t create_item(const char *name, int64_t stock)
 {
@@ -163,6 +168,7 @@ Test(purchase, a_storm_of_buyers_sells_exactly_the_stock_and_every_accepted_orde
               "item detail: %s", resp);
     PQfinish(pg);
     free(s.order_ids);
+    stop_system();
 }
 
 Test(purchase, a_repeat_buyer_gets_409_already_purchased)
@@ -172,6 +178,7 @@ Test(purchase, a_repeat_buyer_gets_409_already_purchased)
     cr_assert_eq(buy(item, 7, resp, sizeof(resp)), 202, "%s", resp);
     cr_assert_eq(buy(item, 7, resp, sizeof(resp)), 409, "%s", resp);
     cr_expect(strstr(resp, "\"already_purchased\""), "%s", resp);
+    stop_system();
 }
 
 static size_t build_same_buyer(void *ctx, size_t index, char *buf, size_t cap)
@@ -201,6 +208,7 @@ Test(purchase, one_buyer_pressing_buy_on_many_connections_at_once_gets_one_unit)
     PGconn *pg = harness_pg();
     wait_drained(pg, item, 1);
     PQfinish(pg);
+    stop_system();
 }
 
 Test(purchase, bad_requests_get_clear_4xx_and_change_nothing)
@@ -244,6 +252,7 @@ Test(purchase, bad_requests_get_clear_4xx_and_change_nothing)
     snprintf(path, sizeof(path), "/api/v1/items/%" PRId64, item);
     cr_assert_eq(harness_http(port, "GET", path, NULL, NULL, resp, sizeof(resp)), 200);
     cr_expect(strstr(resp, "\"remaining\":5,"), "%s", resp);
+    stop_system();
 }
 
 Test(purchase, a_reset_starts_a_new_round_on_a_sold_out_item)
@@ -272,6 +281,7 @@ Test(purchase, a_reset_starts_a_new_round_on_a_sold_out_item)
              item);
     cr_expect_eq(harness_pg_int(pg, sql), 1, "the order is of the new round");
     PQfinish(pg);
+    stop_system();
 }
 
 Test(purchase, an_order_can_be_followed_until_it_is_persisted)
@@ -295,4 +305,5 @@ Test(purchase, an_order_can_be_followed_until_it_is_persisted)
     cr_expect(strstr(resp, "\"user_id\":5"), "%s", resp);
     cr_expect_eq(harness_http(port, "GET", "/api/v1/orders/12345", NULL, NULL, resp, sizeof(resp)),
                  404);
+    stop_system();
 }

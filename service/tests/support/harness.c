@@ -131,6 +131,19 @@ pid_t harness_spawn(const char *bin, char *const argv[], char *const extra_env[]
         }
         for (char *const *e = extra_env; e && *e; e++)
             putenv(*e);
+        if (getenv("SECKILL_TEST_VALGRIND") && *getenv("SECKILL_TEST_VALGRIND") == '1') {
+            /* Any error or definite leak ends the child with 99, which the
+             * tests' clean-exit checks turn into a failure. */
+            char *vargv[32] = {"valgrind", "--quiet", "--error-exitcode=99", "--leak-check=full",
+                               "--errors-for-leak-kinds=definite", "--show-leak-kinds=definite",
+                               "--trace-children=no", (char *)bin};
+            int n = 8;
+            for (int i = 1; argv[i] && n < 31; i++)
+                vargv[n++] = argv[i];
+            vargv[n] = NULL;
+            execvp("valgrind", vargv);
+            _exit(127);
+        }
         execv(bin, argv);
         _exit(127);
     }
@@ -268,7 +281,29 @@ pid_t harness_start_server(int *port, char *const extra_env[], const char *log_n
 pid_t harness_start_worker(char *const extra_env[], const char *log_name)
 {
     char *argv[] = {"seckill-worker", NULL};
-    return harness_spawn(SECKILL_WORKER_BIN, argv, extra_env, harness_path(log_name));
+    const char *id = "1";
+    for (char *const *e = extra_env; e && *e; e++)
+        if (strncmp(*e, "SECKILL_WORKER_ID=", 18) == 0)
+            id = *e + 18;
+    pid_t pid = harness_spawn(SECKILL_WORKER_BIN, argv, extra_env, harness_path(log_name));
+    /* Up means connected to Redis under its name, which it does after it
+     * set up its signals: a stop from now on is a clean stop. */
+    char name[128];
+    snprintf(name, sizeof(name), "name=seckill-worker:%s ", id);
+    redisContext *c = harness_redis();
+    int64_t deadline = backend_mono_ms() + 15000;
+    for (;;) {
+        redisReply *r = redisCommand(c, "CLIENT LIST");
+        int up = r && r->type == REDIS_REPLY_STRING && strstr(r->str, name);
+        freeReplyObject(r);
+        if (up)
+            break;
+        cr_assert(backend_mono_ms() < deadline, "worker %s not up: see %s", id,
+                  harness_path(log_name));
+        usleep(20 * 1000);
+    }
+    redisFree(c);
+    return pid;
 }
 
 static void run_services(const char *verb)
@@ -330,6 +365,23 @@ int harness_stop(pid_t pid, int sig)
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
     return status;
+}
+
+void harness_stop_clean(pid_t *pid, const char *what)
+{
+    cr_assert_gt(*pid, 0, "%s is not running", what);
+    int status = harness_stop(*pid, SIGTERM);
+    *pid = 0;
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+              "%s did not stop cleanly (%s %d)", what, WIFEXITED(status) ? "exit" : "signal",
+              WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+}
+
+void harness_kill_leftover(pid_t *pid)
+{
+    if (*pid > 0)
+        harness_stop(*pid, SIGKILL);
+    *pid = 0;
 }
 
 const char *harness_path(const char *name)

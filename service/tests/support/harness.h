@@ -43,7 +43,9 @@ int harness_free_port(void);
 
 /* Starts bin with argv (argv[0] included, NULL-terminated) and the test's
  * environment plus extra "KEY=VALUE" entries (NULL-terminated, may be NULL);
- * stdout and stderr go to log_path. Returns the child's pid. */
+ * stdout and stderr go to log_path. Returns the child's pid. With
+ * SECKILL_TEST_VALGRIND=1 the child runs under valgrind and exits 99 on any
+ * memory error or definite leak. */
 pid_t harness_spawn(const char *bin, char *const argv[], char *const extra_env[],
                     const char *log_path);
 
@@ -70,7 +72,8 @@ int harness_raw(int port, const char *bytes, size_t len, int timeout_ms, char *r
  * Returns its pid; aborts the test when it does not become ready. */
 pid_t harness_start_server(int *port, char *const extra_env[], const char *log_name);
 
-/* Starts seckill-worker with the run's backends plus extra_env. */
+/* Starts seckill-worker with the run's backends plus extra_env and waits
+ * until it is connected to Redis (so that a SIGTERM is a clean stop). */
 pid_t harness_start_worker(char *const extra_env[], const char *log_name);
 
 /* Crashes (SIGKILL) the run's Redis, and starts it again from its own data
@@ -82,6 +85,14 @@ void harness_redis_restart(void);
  * run's config; its output lands NUL-terminated in out. Returns its exit
  * code. */
 int harness_admin(char *const args[], char *out, size_t cap);
+
+/* Stops *pid with SIGTERM and asserts it exited 0 (under valgrind: without
+ * memory errors or leaks); *pid becomes 0. Call it at the end of a test:
+ * a failed check in a suite's .fini does not fail the test. */
+void harness_stop_clean(pid_t *pid, const char *what);
+
+/* For .fini: SIGKILLs *pid if a test ended early and left it running. */
+void harness_kill_leftover(pid_t *pid);
 
 /* Sends sig to pid and reaps it; returns its wait status. */
 int harness_stop(pid_t pid, int sig);
