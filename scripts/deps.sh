@@ -3,7 +3,8 @@
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config curl libmicrohttpd-dev libhiredis-dev libjansson-dev
-    libpq-dev libcriterion-dev libevent-dev redis-server postgresql wrk apache2-utils nginx-light "$@")
+    libpq-dev libcriterion-dev libevent-dev redis-server postgresql wrk apache2-utils nginx-light
+    valgrind "$@")
 
 missing=()
 for p in "${packages[@]}"; do
