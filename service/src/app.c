@@ -10,6 +10,9 @@
 #include "log.h"
 #include "store.h"
 
+/* How long a graceful stop waits for the requests in flight. */
+#define APP_DRAIN_MS 10000
+
 /* Each server instance takes a node number for its order ids from Redis, so
  * that several instances behind a load balancer never make the same id. */
 static int take_node_number(redisContext *c, unsigned *node)
@@ -94,9 +97,14 @@ void app_free(app *a)
 {
     if (!a)
         return;
+    /* No new connections; then every request read gets its answer (with
+     * Connection: close) while the loops and the pool still run. */
     http_server_quiesce(a->http);
-    /* Loops and pool answer every request they hold before they stop, which
-     * resumes those connections; only then may the HTTP server go. */
+    int left = http_server_drain(a->http, APP_DRAIN_MS);
+    if (left > 0)
+        log_msg(LOG_WARN, "server", "%d requests still open after %d ms", left, APP_DRAIN_MS);
+    /* Loops and pool answer whatever they still hold (a drain that timed
+     * out) before they stop; only then may the HTTP server go. */
     for (int i = 0; i < a->nloops; i++)
         redis_loop_free(a->loops[i]);
     pool_free(a->pool);

@@ -4,7 +4,9 @@
 #include "http_server.h"
 
 #include <arpa/inet.h>
+#include <stdatomic.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,6 +21,9 @@ struct http_server {
     http_handler handler;
     void *ctx;
     size_t max_body;
+    MHD_socket listen_fd;   /* after quiesce: closed only once the daemon stopped */
+    atomic_int in_progress; /* requests read and not yet answered and sent */
+    atomic_int draining;    /* answers close their connection */
 };
 
 struct http_exchange {
@@ -96,6 +101,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         ex->method = method;
         ex->path = url;
         *con_cls = ex;
+        atomic_fetch_add(&s->in_progress, 1);
         return MHD_YES;
     }
     if (*upload_data_size > 0) {
@@ -137,6 +143,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     (void)toe;
     if (!ex)
         return;
+    atomic_fetch_sub(&ex->server->in_progress, 1);
     if (ex->response)
         MHD_destroy_response(ex->response);
     free(ex->body);
@@ -162,6 +169,7 @@ http_server *http_server_create(const config *cfg, http_handler handler, void *c
     }
     s->handler = handler;
     s->ctx = ctx;
+    s->listen_fd = MHD_INVALID_SOCKET;
     s->max_body = (size_t)cfg->max_body_bytes;
 
     struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)cfg->port)};
@@ -194,11 +202,29 @@ fail:
 
 void http_server_quiesce(http_server *s)
 {
-    if (!s || !s->daemon)
+    if (!s || !s->daemon || s->listen_fd != MHD_INVALID_SOCKET)
         return;
-    MHD_socket fd = MHD_quiesce_daemon(s->daemon);
-    if (fd != MHD_INVALID_SOCKET)
-        close(fd);
+    /* The daemon's threads may still look at the socket: it is closed in
+     * http_server_free(), after they stopped. Until then the kernel would
+     * still complete handshakes into its backlog, connections nobody will
+     * accept; shutdown() makes it stop listening, so clients are refused at
+     * once and go elsewhere (Linux), while the descriptor stays valid. */
+    s->listen_fd = MHD_quiesce_daemon(s->daemon);
+    if (s->listen_fd != MHD_INVALID_SOCKET)
+        shutdown(s->listen_fd, SHUT_RDWR);
+}
+
+int http_server_drain(http_server *s, int timeout_ms)
+{
+    if (!s)
+        return 0;
+    atomic_store(&s->draining, 1);
+    for (int waited = 0; waited < timeout_ms; waited += 5) {
+        if (atomic_load(&s->in_progress) == 0)
+            return 0;
+        usleep(5 * 1000);
+    }
+    return atomic_load(&s->in_progress);
 }
 
 void http_server_free(http_server *s)
@@ -207,6 +233,8 @@ void http_server_free(http_server *s)
         return;
     if (s->daemon)
         MHD_stop_daemon(s->daemon);
+    if (s->listen_fd != MHD_INVALID_SOCKET)
+        close(s->listen_fd);
     free(s);
 }
 
@@ -251,6 +279,10 @@ void http_exchange_reply(http_exchange *ex, int status, const char *body, size_t
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
         if (allow)
             MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+        /* Stopping: the client learns it from this answer, not from a
+         * connection cut under its next request. */
+        if (atomic_load(&ex->server->draining))
+            MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
     }
     ex->status = (unsigned)status;
     ex->response = r;

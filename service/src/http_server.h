@@ -24,6 +24,13 @@ http_server *http_server_create(const config *cfg, http_handler handler, void *c
 /* Stops accepting new connections; requests under way go on. */
 void http_server_quiesce(http_server *s);
 
+/* The first step of a graceful stop, after quiesce: every answer from now on
+ * closes its connection, and this waits until no request is left between
+ * read and answered (deferred ones included), at most timeout_ms. Returns
+ * how many were still open then (0: drained). The handler's backends must
+ * still run meanwhile. */
+int http_server_drain(http_server *s, int timeout_ms);
+
 /* Stops the server; every deferred exchange must have been answered. NULL is
  * a no-op. */
 void http_server_free(http_server *s);
