@@ -68,8 +68,10 @@ int main(int argc, char **argv)
         if (rebuild && report.drifting) {
             int n = reconcile_rebuild(redis, pg, &report, err, sizeof(err));
             if (n >= 0) {
-                fprintf(json ? stderr : stdout, "rebuilt %d item(s) from PostgreSQL and the "
-                                                "pending orders\n", n);
+                fprintf(json ? stderr : stdout,
+                        "rebuilt %d item(s) from PostgreSQL and the "
+                        "pending orders\n",
+                        n);
                 code = 0;
             } else {
                 code = 3;

@@ -73,7 +73,8 @@ static int64_t processing_total(redisContext *redis, int *ok)
     int64_t total = 0;
     char cursor[32] = "0";
     do {
-        redisReply *r = redisCommand(redis, "SCAN %s MATCH seckill:processing:* COUNT 1000", cursor);
+        redisReply *r =
+            redisCommand(redis, "SCAN %s MATCH seckill:processing:* COUNT 1000", cursor);
         if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
             freeReplyObject(r);
             *ok = 0;
@@ -109,8 +110,7 @@ static int read_redis_item(redisContext *redis, reconcile_item *it)
     return ok ? 0 : -1;
 }
 
-int reconcile_scan(redisContext *redis, PGconn *pg, reconcile_report *out, char *err,
-                   size_t errlen)
+int reconcile_scan(redisContext *redis, PGconn *pg, reconcile_report *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof(*out));
     PGresult *res = PQexec(pg, "SELECT i.id, i.round, i.initial_stock, "
@@ -195,8 +195,8 @@ void reconcile_print(const reconcile_report *r, int json, FILE *out)
                                  (json_int_t)it->id, "round", (json_int_t)it->round, "initial",
                                  (json_int_t)it->initial, "remaining", (json_int_t)it->remaining,
                                  "persisted", (json_int_t)it->persisted, "pending",
-                                 (json_int_t)it->pending, "buyers", (json_int_t)it->buyers,
-                                 "drift", (json_int_t)it->drift, "verdict", verdict(it)));
+                                 (json_int_t)it->pending, "buyers", (json_int_t)it->buyers, "drift",
+                                 (json_int_t)it->drift, "verdict", verdict(it)));
         }
         json_t *root = json_pack("{s:o, s:I, s:I, s:I, s:I, s:I}", "items", items, "queue",
                                  (json_int_t)r->queue, "processing", (json_int_t)r->processing,

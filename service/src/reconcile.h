@@ -16,25 +16,25 @@
 
 typedef struct reconcile_item {
     int64_t id;
-    int64_t round;          /* PostgreSQL's current round */
-    int64_t initial;        /* PostgreSQL's initial stock of the round */
-    int redis_known;        /* Redis has the item's state */
+    int64_t round;   /* PostgreSQL's current round */
+    int64_t initial; /* PostgreSQL's initial stock of the round */
+    int redis_known; /* Redis has the item's state */
     int64_t redis_round;
-    int64_t remaining;      /* Redis */
-    int64_t buyers;         /* Redis: buyers recorded this round */
-    int64_t persisted;      /* PostgreSQL: orders of the round */
-    int64_t pending;        /* Redis: accepted orders of the round not yet persisted */
-    int64_t drift;          /* (initial - remaining) - (persisted + pending) */
+    int64_t remaining; /* Redis */
+    int64_t buyers;    /* Redis: buyers recorded this round */
+    int64_t persisted; /* PostgreSQL: orders of the round */
+    int64_t pending;   /* Redis: accepted orders of the round not yet persisted */
+    int64_t drift;     /* (initial - remaining) - (persisted + pending) */
 } reconcile_item;
 
 typedef struct reconcile_report {
     reconcile_item *items;
     size_t nitems;
-    int64_t queue;          /* orders waiting in seckill:queue */
-    int64_t processing;     /* orders held by workers */
-    int64_t pending;        /* all of seckill:pending */
-    int64_t dead;           /* seckill:dead */
-    int64_t drifting;       /* items whose drift is not 0, or unknown to Redis */
+    int64_t queue;      /* orders waiting in seckill:queue */
+    int64_t processing; /* orders held by workers */
+    int64_t pending;    /* all of seckill:pending */
+    int64_t dead;       /* seckill:dead */
+    int64_t drifting;   /* items whose drift is not 0, or unknown to Redis */
 } reconcile_report;
 
 /* Reads the books. Returns 0, or -1 with err set (a backend failed). The

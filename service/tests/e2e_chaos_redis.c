@@ -52,8 +52,8 @@ static int64_t create_item(int64_t stock)
     char body[96];
     int64_t id = 0;
     snprintf(body, sizeof(body), "{\"name\":\"chaos\",\"stock\":%" PRId64 "}", stock);
-    cr_assert_eq(harness_http(port, "POST", "/api/v1/items", TOKEN, body, resp, sizeof(resp)),
-                 201, "%s", resp);
+    cr_assert_eq(harness_http(port, "POST", "/api/v1/items", TOKEN, body, resp, sizeof(resp)), 201,
+                 "%s", resp);
     cr_assert_eq(sscanf(resp, "{\"id\":%" SCNd64, &id), 1);
     return id;
 }
@@ -125,9 +125,13 @@ Test(chaos_redis, redis_killed_mid_sale_and_restarted_loses_no_accepted_order)
     freeReplyObject(r);
     sale s = {.item = create_item(STOCK), .first_user = 1};
     s.accepted = calloc(2 * BUYERS, sizeof(int64_t));
-    s.spec = (blast_spec){.port = port, .connections = 64, .requests = BUYERS,
-                          .timeout_ms = 120000, .build = build_purchase,
-                          .on_response = on_purchase, .ctx = &s};
+    s.spec = (blast_spec){.port = port,
+                          .connections = 64,
+                          .requests = BUYERS,
+                          .timeout_ms = 120000,
+                          .build = build_purchase,
+                          .on_response = on_purchase,
+                          .ctx = &s};
     pthread_t t;
     pthread_create(&t, NULL, run_sale, &s);
 
@@ -181,8 +185,7 @@ Test(chaos_redis, redis_killed_mid_sale_and_restarted_loses_no_accepted_order)
     }
     PQfinish(pg);
     char *args[] = {"reconcile", NULL};
-    cr_expect_eq(harness_admin(args, resp, sizeof(resp)), 0, "the books do not balance:\n%s",
-                 resp);
+    cr_expect_eq(harness_admin(args, resp, sizeof(resp)), 0, "the books do not balance:\n%s", resp);
     free(s.accepted);
     stop_system();
 }

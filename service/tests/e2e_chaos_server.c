@@ -125,9 +125,13 @@ Test(chaos_server, a_server_killed_under_load_leaves_no_reservation_without_its_
     enum { STOCK = 5000, BUYERS = 20000 };
     sale s = {.item = create_item(port, STOCK)};
     s.accepted = calloc(BUYERS, sizeof(int64_t));
-    s.spec = (blast_spec){.port = port, .connections = 100, .requests = BUYERS,
-                          .timeout_ms = 60000, .build = build_purchase,
-                          .on_response = on_purchase, .ctx = &s};
+    s.spec = (blast_spec){.port = port,
+                          .connections = 100,
+                          .requests = BUYERS,
+                          .timeout_ms = 60000,
+                          .build = build_purchase,
+                          .on_response = on_purchase,
+                          .ctx = &s};
     pthread_t t;
     pthread_create(&t, NULL, run_sale, &s);
     char state[KEYS_MAX];

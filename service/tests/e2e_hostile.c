@@ -157,7 +157,8 @@ Test(hostile, a_flood_of_headers_is_refused_and_the_server_goes_on)
 
 Test(hostile, garbage_instead_of_http_gets_400_or_is_cut)
 {
-    static const char junk[] = "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03 not http at all\r\n\r\n";
+    static const char junk[] =
+        "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03 not http at all\r\n\r\n";
     int status = harness_raw(port, junk, sizeof(junk) - 1, 5000, resp, sizeof(resp));
     cr_expect(status == 400 || status == 0, "garbage answered %d", status);
     finish();
@@ -199,7 +200,8 @@ Test(hostile, negative_zero_and_overflowing_buyers_in_the_query_get_400)
 static int half_open(void)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)port),
                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     cr_assert(fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
     static const char part[] = "POST /api/v1/items/1/purchase HTTP/1.1\r\nHost: slow\r\nX-A: ";

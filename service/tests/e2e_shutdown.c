@@ -105,9 +105,13 @@ Test(shutdown, sigterm_under_load_stops_both_cleanly_and_loses_nothing)
     sale s = {0};
     cr_assert_eq(sscanf(resp, "{\"id\":%" SCNd64, &s.item), 1);
     s.accepted = calloc(BUYERS, sizeof(int64_t));
-    s.spec = (blast_spec){.port = port, .connections = 100, .requests = BUYERS,
-                          .timeout_ms = 60000, .build = build_purchase,
-                          .on_response = on_purchase, .ctx = &s};
+    s.spec = (blast_spec){.port = port,
+                          .connections = 100,
+                          .requests = BUYERS,
+                          .timeout_ms = 60000,
+                          .build = build_purchase,
+                          .on_response = on_purchase,
+                          .ctx = &s};
     pthread_t t;
     pthread_create(&t, NULL, run_sale, &s);
     wait_sold(s.item, 2000);

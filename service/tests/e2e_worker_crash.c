@@ -78,7 +78,8 @@ Test(worker_crash, a_worker_killed_while_holding_a_batch_and_restarted_persists_
 
     start_worker();
     int64_t deadline = backend_mono_ms() + WAIT_MS;
-    while (harness_redis_int(c, "LLEN", KEYS_QUEUE) > 0 || harness_redis_int(c, "LLEN", processing) > 0) {
+    while (harness_redis_int(c, "LLEN", KEYS_QUEUE) > 0 ||
+           harness_redis_int(c, "LLEN", processing) > 0) {
         cr_assert(backend_mono_ms() < deadline, "the restarted worker did not drain the queue");
         usleep(10 * 1000);
     }

@@ -98,7 +98,8 @@ static void pg_ok(PGconn *pg, const char *sql)
 static void wait_drained(redisContext *c)
 {
     int64_t deadline = backend_mono_ms() + DRAIN_TIMEOUT_MS;
-    while (harness_redis_int(c, "LLEN", KEYS_QUEUE) > 0 || harness_redis_int(c, "LLEN", processing_key()) > 0) {
+    while (harness_redis_int(c, "LLEN", KEYS_QUEUE) > 0 ||
+           harness_redis_int(c, "LLEN", processing_key()) > 0) {
         cr_assert(backend_mono_ms() < deadline, "the worker did not drain the queue in %d ms",
                   DRAIN_TIMEOUT_MS);
         usleep(10 * 1000);
@@ -156,7 +157,8 @@ Test(worker, persists_an_order_pushed_twice_and_a_buyer_buying_twice_only_once)
 
     cr_assert_eq(harness_pg_int(pg, "SELECT count(*) FROM orders"), 1);
     cr_assert_eq(harness_pg_int(pg, "SELECT count(*) FROM orders WHERE user_id = 7"), 1);
-    cr_assert_eq(harness_redis_int(c, "EXISTS", KEYS_DEAD_LETTER), 0, "duplicates are not dead letters");
+    cr_assert_eq(harness_redis_int(c, "EXISTS", KEYS_DEAD_LETTER), 0,
+                 "duplicates are not dead letters");
     PQfinish(pg);
     redisFree(c);
 }
@@ -179,7 +181,8 @@ Test(worker, drops_orders_of_an_old_round_and_of_unknown_items)
     cr_assert_eq(harness_pg_int(pg, "SELECT count(*) FROM orders WHERE round = 2 "
                                     "AND id BETWEEN 200 AND 204"),
                  5);
-    cr_assert_eq(harness_redis_int(c, "EXISTS", KEYS_DEAD_LETTER), 0, "dropped on purpose, not dead");
+    cr_assert_eq(harness_redis_int(c, "EXISTS", KEYS_DEAD_LETTER), 0,
+                 "dropped on purpose, not dead");
     PQfinish(pg);
     redisFree(c);
 }
@@ -325,8 +328,8 @@ Test(worker, leaves_no_old_round_rows_when_an_insert_races_with_a_reset)
     /* Either the insert waits for the reset (the lock at work), or it went
      * through and the lists are empty (no lock: then it read round 1). */
     int64_t deadline = backend_mono_ms() + 10000;
-    while (inserts_waiting(pg) == 0 &&
-           (harness_redis_int(c, "LLEN", KEYS_QUEUE) > 0 || harness_redis_int(c, "LLEN", processing_key()) > 0)) {
+    while (inserts_waiting(pg) == 0 && (harness_redis_int(c, "LLEN", KEYS_QUEUE) > 0 ||
+                                        harness_redis_int(c, "LLEN", processing_key()) > 0)) {
         cr_assert(backend_mono_ms() < deadline, "the worker neither waited nor finished");
         usleep(10 * 1000);
     }
@@ -412,8 +415,10 @@ Test(worker, keeps_the_batch_while_postgresql_is_unreachable_and_persists_it_lat
         usleep(10 * 1000);
     }
     usleep(500 * 1000);
-    cr_assert_eq(harness_redis_int(c, "LLEN", processing_key()), 100, "the batch is kept, not dropped");
-    cr_assert_eq(harness_redis_int(c, "LLEN", KEYS_QUEUE), 50, "no second batch is taken meanwhile");
+    cr_assert_eq(harness_redis_int(c, "LLEN", processing_key()), 100,
+                 "the batch is kept, not dropped");
+    cr_assert_eq(harness_redis_int(c, "LLEN", KEYS_QUEUE), 50,
+                 "no second batch is taken meanwhile");
 
     pg_ok(pg, "CREATE DATABASE seckill_worker_retry");
     PGconn *retry = PQconnectdb(conninfo);
@@ -453,7 +458,8 @@ Test(worker, stops_promptly_on_sigterm_while_postgresql_is_unreachable_and_keeps
     int64_t asked = backend_mono_ms();
     stop_worker();
     cr_assert_lt(backend_mono_ms() - asked, 2000, "the stop took too long");
-    cr_assert_eq(harness_redis_int(c, "LLEN", processing_key()), 30, "the batch waits for the next run");
+    cr_assert_eq(harness_redis_int(c, "LLEN", processing_key()), 30,
+                 "the batch waits for the next run");
     cr_assert_eq(harness_redis_int(c, "LLEN", KEYS_QUEUE), 0);
 
     free(conninfo);

@@ -134,9 +134,14 @@ pid_t harness_spawn(const char *bin, char *const argv[], char *const extra_env[]
         if (getenv("SECKILL_TEST_VALGRIND") && *getenv("SECKILL_TEST_VALGRIND") == '1') {
             /* Any error or definite leak ends the child with 99, which the
              * tests' clean-exit checks turn into a failure. */
-            char *vargv[32] = {"valgrind", "--quiet", "--error-exitcode=99", "--leak-check=full",
-                               "--errors-for-leak-kinds=definite", "--show-leak-kinds=definite",
-                               "--trace-children=no", (char *)bin};
+            char *vargv[32] = {"valgrind",
+                               "--quiet",
+                               "--error-exitcode=99",
+                               "--leak-check=full",
+                               "--errors-for-leak-kinds=definite",
+                               "--show-leak-kinds=definite",
+                               "--trace-children=no",
+                               (char *)bin};
             int n = 8;
             for (int i = 1; argv[i] && n < 31; i++)
                 vargv[n++] = argv[i];
@@ -224,7 +229,8 @@ int harness_http(int port, const char *method, const char *path, const char *tok
 int harness_raw(int port, const char *bytes, size_t len, int timeout_ms, char *resp, size_t cap)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)port),
                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
         if (fd >= 0)
@@ -372,8 +378,8 @@ void harness_stop_clean(pid_t *pid, const char *what)
     cr_assert_gt(*pid, 0, "%s is not running", what);
     int status = harness_stop(*pid, SIGTERM);
     *pid = 0;
-    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-              "%s did not stop cleanly (%s %d)", what, WIFEXITED(status) ? "exit" : "signal",
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s did not stop cleanly (%s %d)",
+              what, WIFEXITED(status) ? "exit" : "signal",
               WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
 }
 
