@@ -2,6 +2,8 @@
 # Build: docker build -t seckill .
 # Run:   docker run -e SECKILL_REDIS_HOST=... -e SECKILL_PG_CONNINFO=... seckill            (server)
 #        docker run ... seckill seckill-worker                                            (worker)
+#        docker run ... seckill /usr/local/share/seckill/scripts/migrate.sh               (schema)
+# Or the whole system: docker-compose.yml.
 # Not built on our machines (no Docker engine there); see README.
 
 FROM debian:12 AS build
@@ -21,13 +23,16 @@ RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DSECKILL_TESTS=OFF \
 FROM debian:12-slim
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         libmicrohttpd12 libhiredis0.14 libjansson4 libpq5 libevent-2.1-7 libevent-pthreads-2.1-7 \
-        postgresql-client \
+        postgresql-client curl \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --no-create-home --shell /usr/sbin/nologin seckill
 COPY --from=build /opt/seckill/bin/ /usr/local/bin/
 COPY sql /usr/local/share/seckill/sql
+COPY scripts/migrate.sh /usr/local/share/seckill/scripts/migrate.sh
 COPY config/seckill.conf.example /etc/seckill/seckill.conf.example
 USER seckill
 ENV SECKILL_HOST=0.0.0.0 SECKILL_PORT=8080
 EXPOSE 8080
+HEALTHCHECK --interval=5s --timeout=2s --retries=3 \
+    CMD curl -fsS "http://127.0.0.1:${SECKILL_PORT}/health" >/dev/null || exit 1
 CMD ["seckill-server"]

@@ -4,7 +4,7 @@ ARGS ?=
 # Quieter nested builds: cmake runs make under us.
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all build run stop test bench fuzz format clean help
+.PHONY: all build run stop test bench fuzz lint format clean help
 
 all: build ## the default: same as build
 
@@ -26,6 +26,9 @@ bench: ## the purchase path against the HTTP ceiling; writes docs/PERFORMANCE.md
 
 fuzz: ## fuzz the request parsers with libFuzzer for FUZZ_SECONDS (default 60)
 	scripts/fuzz.sh
+
+lint: ## shellcheck, clang-format check, docker-compose.yml validation
+	scripts/lint.sh
 
 format: ## clang-format the C sources in place
 	@command -v clang-format >/dev/null || scripts/deps.sh clang-format

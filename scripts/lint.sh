@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# lint.sh: `make lint`: shellcheck of every script, clang-format check of the C sources, and
+# docker-compose.yml validated by `docker-compose config` (no Docker engine needed for that).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+scripts/deps.sh shellcheck clang-format docker-compose
+shellcheck scripts/*.sh .ci/run
+find service -name '*.[ch]' -print0 | xargs -0 clang-format --dry-run --Werror
+SECKILL_PG_PASSWORD=lint SECKILL_ADMIN_TOKEN=lint docker-compose -f docker-compose.yml config -q
+echo "lint: scripts, format and docker-compose.yml are clean"
