@@ -133,7 +133,8 @@ start_postgres() {
             die "initdb failed (log: $dir/initdb.log)"
     fi
     own_by "$user" "$dir/postgres.log"
-    opts="-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=''"
+    # max_connections: the lab pool of each server opens up to lab_threads (64) connections.
+    opts="-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories='' -c max_connections=300"
     [[ ${SECKILL_PG_FAST:-0} != 1 ]] || opts+=" -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
     as_user "$user" "$bin/pg_ctl" start -w -s -t 60 -D "$dir/pg" -l "$dir/postgres.log" -o "$opts" || {
         tail -n 20 "$dir/postgres.log" >&2

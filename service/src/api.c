@@ -1,5 +1,6 @@
 /* api.c: one handler for every route. Cheap routes answer inline, the
- * purchase goes to the asynchronous Redis path, the rest to the pool. */
+ * purchase goes to the asynchronous Redis path, the laboratory to lab.c,
+ * the rest to the pool. */
 #include "api.h"
 
 #include <stdlib.h>
@@ -7,6 +8,7 @@
 
 #include "app.h"
 #include "json_io.h"
+#include "lab.h"
 #include "purchase.h"
 #include "router.h"
 #include "store.h"
@@ -100,6 +102,12 @@ static void run_in_pool(void *thread_ctx, void *arg)
             st = SK_INTERNAL;
         }
     }
+    /* A new round: this instance's lab counters reload at once; the others
+     * hear of it on the events channel. */
+    if (st == SK_OK && r->route == ROUTE_ITEM_RESET)
+        lab_local_forget(r->a->lab_local, r->id);
+    if (st == SK_CREATED)
+        lab_local_forget(r->a->lab_local, view.id);
     if (st != SK_OK && st != SK_CREATED) {
         api_reply_error(r->ex, st, failure_message(st));
     } else if (r->route == ROUTE_READY) {
@@ -209,6 +217,11 @@ void api_handle(void *ctx, http_exchange *ex)
         purchase_start(a, ex, m.item_id, user);
         return;
     }
+    case ROUTE_LAB_LIST:
+    case ROUTE_LAB_PURCHASE:
+    case ROUTE_LAB_AUDIT:
+        lab_handle(a, ex, &m);
+        return;
     case ROUTE_READY:
         if (!purchase_path_connected(a)) {
             api_reply_error(ex, SK_BACKEND_DOWN, "the purchase path has no Redis connection");

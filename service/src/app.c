@@ -7,6 +7,7 @@
 #include "api.h"
 #include "backend.h"
 #include "keys.h"
+#include "lab.h"
 #include "log.h"
 #include "store.h"
 
@@ -36,6 +37,22 @@ static void free_store(void *s)
     store_free(s);
 }
 
+/* A sale round began (on any instance): the flags and the lab's counters of
+ * older rounds stop counting. */
+static void on_round(void *ctx, int64_t item, int64_t round)
+{
+    app *a = ctx;
+    soldout_new_round(a->soldout, item, round);
+    lab_local_new_round(a->lab_local, item, round);
+}
+
+static void on_resync(void *ctx)
+{
+    app *a = ctx;
+    soldout_clear_all(a->soldout);
+    lab_local_forget_all(a->lab_local);
+}
+
 app *app_create(const config *cfg, char *err, size_t errlen)
 {
     app *a = calloc(1, sizeof(*a));
@@ -62,8 +79,9 @@ app *app_create(const config *cfg, char *err, size_t errlen)
     log_msg(LOG_INFO, "server", "order-id node %u", node);
 
     a->soldout = soldout_create(65536);
+    a->lab_local = lab_local_create(4096);
     a->loops = calloc((size_t)cfg->io_threads, sizeof(*a->loops));
-    if (!a->soldout || !a->loops) {
+    if (!a->soldout || !a->lab_local || !a->loops) {
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
@@ -73,8 +91,10 @@ app *app_create(const config *cfg, char *err, size_t errlen)
             goto fail;
     }
     a->pool = pool_create(cfg->pool_threads, make_store, free_store, a);
-    a->events = events_create(cfg, a->soldout);
-    if (!a->pool || !a->events) {
+    a->lab_pool = lab_pool_create(a);
+    events_handler h = {on_round, on_resync, a};
+    a->events = events_create(cfg, &h);
+    if (!a->pool || !a->lab_pool || !a->events) {
         snprintf(err, errlen, "cannot start the worker threads");
         goto fail;
     }
@@ -108,9 +128,11 @@ void app_free(app *a)
     for (int i = 0; i < a->nloops; i++)
         redis_loop_free(a->loops[i]);
     pool_free(a->pool);
+    pool_free(a->lab_pool);
     http_server_free(a->http);
     events_free(a->events);
     soldout_free(a->soldout);
+    lab_local_free(a->lab_local);
     free(a->loops);
     free(a);
 }

@@ -9,6 +9,7 @@
 #include "config.h"
 #include "events.h"
 #include "http_server.h"
+#include "lab_local.h"
 #include "order.h"
 #include "pool.h"
 #include "redis_loop.h"
@@ -24,11 +25,13 @@ typedef struct app {
     int nloops;
     atomic_uint next_loop;
     pool *pool;
+    lab_local *lab_local; /* the laboratory's in-process counters */
+    pool *lab_pool;       /* the laboratory's blocking strategies */
     events *events;
     http_server *http;
 } app;
 
-/* Connects to Redis (scripts, node number), starts the loops, the pool, the
+/* Connects to Redis (scripts, node number), starts the loops, the pools, the
  * subscriber and finally the HTTP server. Returns NULL with err set; the
  * config must outlive the app. */
 app *app_create(const config *cfg, char *err, size_t errlen);

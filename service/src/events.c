@@ -18,7 +18,7 @@
 
 struct events {
     const config *cfg;
-    soldout *flags;
+    events_handler h;
     pthread_t thread;
     atomic_int stop;
 };
@@ -45,7 +45,7 @@ static void handle(events *e, redisReply *r)
         return;
     int64_t item, round;
     if (events_parse_round(r->element[2]->str, r->element[2]->len, &item, &round) == 0)
-        soldout_new_round(e->flags, item, round);
+        e->h.on_round(e->h.ctx, item, round);
     else
         log_msg(LOG_WARN, "events", "unknown event '%.*s'", (int)r->element[2]->len,
                 r->element[2]->str);
@@ -58,7 +58,7 @@ static void listen_once(events *e, redisContext *c)
     if (!r)
         return;
     freeReplyObject(r);
-    soldout_clear_all(e->flags);
+    e->h.on_resync(e->h.ctx);
     log_msg(LOG_INFO, "events", "subscribed to %s", KEYS_EVENTS);
     while (!atomic_load(&e->stop)) {
         struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
@@ -103,13 +103,13 @@ static void *events_main(void *arg)
     return NULL;
 }
 
-events *events_create(const config *cfg, soldout *flags)
+events *events_create(const config *cfg, const events_handler *h)
 {
     events *e = calloc(1, sizeof(*e));
     if (!e)
         return NULL;
     e->cfg = cfg;
-    e->flags = flags;
+    e->h = *h;
     atomic_init(&e->stop, 0);
     if (pthread_create(&e->thread, NULL, events_main, e) != 0) {
         free(e);

@@ -1,5 +1,6 @@
 /* router.c: the route table of API v1. Paths are split into segments and
- * compared against patterns in which "{}" stands for a positive integer id. */
+ * compared against patterns in which "{}" stands for a positive integer id
+ * and "{name}" for a lower-case name (a strategy of the laboratory). */
 #include "router.h"
 
 #include <string.h>
@@ -21,16 +22,42 @@ static const route_def routes[] = {
     {ROUTE_ITEM_GET, "GET", "/api/v1/items/{}", "item_get"},
     {ROUTE_PURCHASE, "POST", "/api/v1/items/{}/purchase", "purchase"},
     {ROUTE_ORDER_GET, "GET", "/api/v1/orders/{}", "order_get"},
+    {ROUTE_LAB_LIST, "GET", "/api/v1/experiments", "experiments"},
+    /* GET as well, so that a bare `ab URL` buys. */
+    {ROUTE_LAB_PURCHASE, "GET", "/api/v1/experiments/{name}/purchase", "experiment_purchase"},
+    {ROUTE_LAB_PURCHASE, "POST", "/api/v1/experiments/{name}/purchase", "experiment_purchase"},
+    {ROUTE_LAB_AUDIT, "GET", "/api/v1/experiments/{name}/audit", "experiment_audit"},
 };
 
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
 
-/* Compares path against pattern; stores the ids found at "{}" in order.
- * Returns the number of ids (0..2) or -1 when the path does not match. */
-static int match_pattern(const char *pattern, const char *path, int64_t ids[2])
+static int is_name(const char *s, size_t len)
+{
+    if (len == 0 || len > ROUTER_NAME_MAX)
+        return 0;
+    for (size_t i = 0; i < len; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+            return 0;
+    return 1;
+}
+
+/* Compares path against pattern; stores the ids found at "{}" in order and
+ * the segment at "{name}" in m. Returns the number of ids (0..2) or -1 when
+ * the path does not match. */
+static int match_pattern(const char *pattern, const char *path, int64_t ids[2], route_match *m)
 {
     int nids = 0;
     while (*pattern && *path) {
+        if (strncmp(pattern, "{name}", 6) == 0) {
+            size_t len = strcspn(path, "/");
+            if (!is_name(path, len))
+                return -1;
+            m->name = path;
+            m->name_len = len;
+            pattern += 6;
+            path += len;
+            continue;
+        }
         if (pattern[0] == '{' && pattern[1] == '}') {
             size_t len = strcspn(path, "/");
             if (nids == 2 || validate_id(path, len, &ids[nids]) < 0)
@@ -51,10 +78,16 @@ static int match_pattern(const char *pattern, const char *path, int64_t ids[2])
 sk_status router_match(const char *method, const char *path, route_match *m)
 {
     static const char *allow_by_route[ROUTE_COUNT] = {
-        [ROUTE_HEALTH] = "GET, HEAD",    [ROUTE_READY] = "GET, HEAD",
-        [ROUTE_ITEM_CREATE] = "POST",    [ROUTE_ITEM_RESET] = "POST",
-        [ROUTE_ITEM_GET] = "GET, HEAD",  [ROUTE_PURCHASE] = "POST",
+        [ROUTE_HEALTH] = "GET, HEAD",
+        [ROUTE_READY] = "GET, HEAD",
+        [ROUTE_ITEM_CREATE] = "POST",
+        [ROUTE_ITEM_RESET] = "POST",
+        [ROUTE_ITEM_GET] = "GET, HEAD",
+        [ROUTE_PURCHASE] = "POST",
         [ROUTE_ORDER_GET] = "GET, HEAD",
+        [ROUTE_LAB_LIST] = "GET, HEAD",
+        [ROUTE_LAB_PURCHASE] = "GET, HEAD, POST",
+        [ROUTE_LAB_AUDIT] = "GET, HEAD",
     };
     int path_known = 0;
     const char *allow = NULL;
@@ -63,7 +96,8 @@ sk_status router_match(const char *method, const char *path, route_match *m)
     const char *as = strcmp(method, "HEAD") == 0 ? "GET" : method;
     for (size_t i = 0; i < NROUTES; i++) {
         int64_t ids[2] = {0, 0};
-        if (match_pattern(routes[i].pattern, path, ids) < 0)
+        route_match seen = {0};
+        if (match_pattern(routes[i].pattern, path, ids, &seen) < 0)
             continue;
         if (strcmp(routes[i].method, as) != 0) {
             path_known = 1;
@@ -71,6 +105,8 @@ sk_status router_match(const char *method, const char *path, route_match *m)
             continue;
         }
         m->route = routes[i].route;
+        m->name = seen.name;
+        m->name_len = seen.name_len;
         if (routes[i].route == ROUTE_ORDER_GET)
             m->order_id = ids[0];
         else

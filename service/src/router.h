@@ -3,6 +3,7 @@
 #ifndef SECKILL_ROUTER_H
 #define SECKILL_ROUTER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "status.h"
@@ -16,6 +17,9 @@ typedef enum route_id {
     ROUTE_ITEM_GET,
     ROUTE_PURCHASE,
     ROUTE_ORDER_GET,
+    ROUTE_LAB_LIST,     /* GET /api/v1/experiments */
+    ROUTE_LAB_PURCHASE, /* GET|POST /api/v1/experiments/{strategy}/purchase */
+    ROUTE_LAB_AUDIT,    /* GET /api/v1/experiments/{strategy}/audit */
     ROUTE_COUNT
 } route_id;
 
@@ -24,11 +28,17 @@ typedef struct route_match {
     int64_t item_id;   /* routes under /api/v1/items/{id} */
     int64_t order_id;  /* /api/v1/orders/{id} */
     const char *allow; /* on SK_METHOD_NOT_ALLOWED: the Allow header */
+    const char *name;  /* routes under /api/v1/experiments/{name}: points into the path */
+    size_t name_len;
 } route_match;
 
+/* Longest name a "{name}" segment may have. */
+#define ROUTER_NAME_MAX 64
+
 /* Matches method and path (no query string). Returns SK_OK with m filled,
- * SK_NOT_FOUND for an unknown path or an id that is not a positive integer,
- * or SK_METHOD_NOT_ALLOWED with m->allow set. */
+ * SK_NOT_FOUND for an unknown path, an id that is not a positive integer or
+ * a name that is not 1..ROUTER_NAME_MAX of [a-z0-9_], or
+ * SK_METHOD_NOT_ALLOWED with m->allow set. m->name points into path. */
 sk_status router_match(const char *method, const char *path, route_match *m);
 
 /* A stable name of a route for logs and metrics ("purchase"). */

@@ -10,6 +10,7 @@
 
 #include "backend.h"
 #include "keys.h"
+#include "lab_keys.h"
 #include "log.h"
 
 struct store {
@@ -151,9 +152,39 @@ static int pg_command(store *s, const char *sql)
     return res ? 0 : -1;
 }
 
-/* Starts the round in Redis and tells every server about it. */
+/* Removes the laboratory's rows of an item (its sales and lock rows). */
+static int clear_lab_rows(store *s, const char *item_s)
+{
+    const char *p[] = {item_s};
+    PGresult *res =
+        pg_exec(s, "DELETE FROM lab_sales WHERE item_id = $1", 1, p, PGRES_COMMAND_OK, NULL);
+    PQclear(res);
+    if (!res)
+        return -1;
+    res = pg_exec(s, "DELETE FROM lab_locks WHERE item_id = $1", 1, p, PGRES_COMMAND_OK, NULL);
+    PQclear(res);
+    return res ? 0 : -1;
+}
+
+/* Removes every lab key of the item: stocks, locks, sales (lab_keys.h). */
+static int clear_lab_keys(store *s, int64_t item)
+{
+    int argc = 0;
+    char **argv = lab_keys_all(item, s->cfg->lab_segments, &argc);
+    if (!argv)
+        return -1;
+    redisReply *r = redis_argv(s, argc, (const char **)argv);
+    lab_keys_free_all(argv, argc);
+    freeReplyObject(r);
+    return r ? 0 : -1;
+}
+
+/* Starts the round in Redis (the lab's state of the item cleared with it)
+ * and tells every server about it. */
 static int start_round_in_redis(store *s, int64_t item, int64_t stock, int64_t round)
 {
+    if (clear_lab_keys(s, item) < 0)
+        return -1;
     char state[KEYS_MAX], buyers[KEYS_MAX], stock_s[24], round_s[24], event[64];
     keys_item_state(state, sizeof(state), item);
     keys_item_buyers(buyers, sizeof(buyers), item);
@@ -209,11 +240,14 @@ sk_status store_item_create(store *s, const item_spec *spec, item_view *out)
     int64_t id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
     int64_t round = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
     PQclear(res);
+    /* An id can come back (an explicit one, or after a truncation): the lab
+     * rows of its former item must not count for the new one. */
+    snprintf(id_s, sizeof(id_s), "%" PRId64, id);
+    int cleared = clear_lab_rows(s, id_s) == 0;
 
-    if (start_round_in_redis(s, id, spec->stock, round) < 0) {
+    if (!cleared || start_round_in_redis(s, id, spec->stock, round) < 0) {
         /* Without its Redis state nobody can buy the item; take the row back
          * so that the admin's retry is a clean create. */
-        snprintf(id_s, sizeof(id_s), "%" PRId64, id);
         const char *p[] = {id_s};
         PQclear(pg_exec(s, "DELETE FROM items WHERE id = $1", 1, p, PGRES_COMMAND_OK, NULL));
         return SK_BACKEND_DOWN;
@@ -249,7 +283,7 @@ sk_status store_item_reset(store *s, int64_t item, int64_t stock, item_view *out
     PQclear(res);
     res = pg_exec(s, "DELETE FROM orders WHERE item_id = $1", 1, p, PGRES_COMMAND_OK, NULL);
     PQclear(res);
-    if (!res || pg_command(s, "COMMIT") < 0) {
+    if (!res || clear_lab_rows(s, id_s) < 0 || pg_command(s, "COMMIT") < 0) {
         pg_command(s, "ROLLBACK");
         return SK_BACKEND_DOWN;
     }

@@ -22,12 +22,15 @@ void store_free(store *s);
 sk_status store_ready(store *s);
 
 /* Creates the item in PostgreSQL, then its round in Redis (undoing the row
- * if Redis fails) and announces the round. SK_CREATED with *out filled,
+ * if Redis fails) and announces the round; lab state left by a former item
+ * of the same id is cleared. SK_CREATED with *out filled,
  * SK_ITEM_EXISTS, or SK_BACKEND_DOWN. */
 sk_status store_item_create(store *s, const item_spec *spec, item_view *out);
 
 /* A new round: stock back to `stock`, the item's orders deleted, buyers
- * cleared, and every server's sold-out flag of the item cleared (pub/sub).
+ * cleared, the laboratory's state of the item cleared (its lab keys,
+ * lab_sales and lab_locks rows), and every server's sold-out flag and lab
+ * counters of the item reset (pub/sub).
  * SK_OK, SK_NOT_FOUND, or SK_BACKEND_DOWN (safe to call again). */
 sk_status store_item_reset(store *s, int64_t item, int64_t stock, item_view *out);
 

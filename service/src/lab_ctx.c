@@ -1,0 +1,145 @@
+/* lab_ctx.c: the lab threads' connections and their error handling. */
+#include "lab_ctx.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "backend.h"
+#include "log.h"
+
+lab_ctx *lab_ctx_create(const config *cfg, const scripts *sc, lab_local *local, order_id_gen *ids)
+{
+    lab_ctx *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    c->cfg = cfg;
+    c->sc = sc;
+    c->local = local;
+    c->ids = ids;
+    return c;
+}
+
+void lab_ctx_free(lab_ctx *c)
+{
+    if (!c)
+        return;
+    if (c->redis)
+        redisFree(c->redis);
+    PQfinish(c->pg);
+    free(c);
+}
+
+static int ensure_redis(lab_ctx *c)
+{
+    if (c->redis && !c->redis->err)
+        return 0;
+    if (c->redis)
+        redisFree(c->redis);
+    char err[256];
+    c->redis = backend_redis_connect(c->cfg, err, sizeof(err));
+    if (!c->redis)
+        log_msg(LOG_WARN, "lab", "%s", err);
+    return c->redis ? 0 : -1;
+}
+
+/* Drops a broken connection, frees and logs an error reply: what every
+ * Redis call of the lab does with its reply. */
+static redisReply *checked(lab_ctx *c, redisReply *r)
+{
+    if (!r) {
+        log_msg(LOG_WARN, "lab", "redis: %s", c->redis->errstr);
+        redisFree(c->redis);
+        c->redis = NULL;
+        return NULL;
+    }
+    if (r->type == REDIS_REPLY_ERROR) {
+        log_msg(LOG_WARN, "lab", "redis: %s", r->str);
+        freeReplyObject(r);
+        return NULL;
+    }
+    return r;
+}
+
+redisReply *lab_ctx_redis(lab_ctx *c, const char *fmt, ...)
+{
+    if (ensure_redis(c) < 0)
+        return NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = redisvCommand(c->redis, fmt, ap);
+    va_end(ap);
+    return checked(c, r);
+}
+
+redisReply *lab_ctx_redis_argv(lab_ctx *c, int argc, const char **argv)
+{
+    if (ensure_redis(c) < 0)
+        return NULL;
+    return checked(c, redisCommandArgv(c->redis, argc, argv, NULL));
+}
+
+redisReply *lab_ctx_script(lab_ctx *c, script_id id, int nkeys, int nargs, const char **keys_args)
+{
+    const script *sc = &c->sc->s[id];
+    char numkeys[12];
+    const char *argv[16];
+    if (3 + nkeys + nargs > 16 || ensure_redis(c) < 0)
+        return NULL;
+    snprintf(numkeys, sizeof(numkeys), "%d", nkeys);
+    argv[0] = "EVALSHA";
+    argv[1] = sc->sha;
+    argv[2] = numkeys;
+    for (int i = 0; i < nkeys + nargs; i++)
+        argv[3 + i] = keys_args[i];
+    redisReply *r = redisCommandArgv(c->redis, 3 + nkeys + nargs, argv, NULL);
+    if (r && scripts_is_noscript(r)) {
+        freeReplyObject(r);
+        argv[0] = "EVAL";
+        argv[1] = sc->text;
+        r = redisCommandArgv(c->redis, 3 + nkeys + nargs, argv, NULL);
+    }
+    return checked(c, r);
+}
+
+static int ensure_pg(lab_ctx *c)
+{
+    if (c->pg && PQstatus(c->pg) == CONNECTION_OK)
+        return 0;
+    PQfinish(c->pg);
+    char err[512];
+    c->pg = backend_pg_connect(c->cfg, err, sizeof(err));
+    if (!c->pg)
+        log_msg(LOG_WARN, "lab", "%s", err);
+    return c->pg ? 0 : -1;
+}
+
+PGresult *lab_ctx_sql(lab_ctx *c, const char *sql, int nparams, const char *const *params,
+                      ExecStatusType want)
+{
+    if (ensure_pg(c) < 0)
+        return NULL;
+    PGresult *res = PQexecParams(c->pg, sql, nparams, NULL, params, NULL, NULL, 0);
+    if (PQresultStatus(res) == want)
+        return res;
+    log_msg(LOG_WARN, "lab", "postgresql: %s", PQerrorMessage(c->pg));
+    PQclear(res);
+    if (PQstatus(c->pg) != CONNECTION_OK) {
+        PQfinish(c->pg);
+        c->pg = NULL;
+    }
+    return NULL;
+}
+
+int lab_ctx_sql_command(lab_ctx *c, const char *sql)
+{
+    PGresult *res = lab_ctx_sql(c, sql, 0, NULL, PGRES_COMMAND_OK);
+    PQclear(res);
+    return res ? 0 : -1;
+}
+
+void lab_ctx_token(lab_ctx *c, char *buf, size_t len)
+{
+    snprintf(buf, len, "%" PRId64, order_id_next(c->ids, backend_now_ms()));
+}

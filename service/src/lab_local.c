@@ -1,0 +1,237 @@
+/* lab_local.c: per-item counters in an open-addressing table that only
+ * grows (items are claimed with a compare-and-swap, never removed). Each
+ * strategy has its own counter, so runs of different strategies on one item
+ * do not disturb each other. The counters are C11 atomics even where the
+ * strategy is meant to race (local_unsafe): the lost updates come from its
+ * separate load and store, not from undefined behaviour. */
+#include "lab_local.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { COUNTER_PLAIN, COUNTER_ATOMIC, COUNTER_GUARDED, NCOUNTERS };
+
+typedef struct slot {
+    _Atomic int64_t item;  /* 0: free */
+    pthread_mutex_t state; /* loading and forgetting */
+    atomic_int loaded;
+    int64_t round;
+    _Atomic int64_t units[NCOUNTERS];
+    pthread_mutex_t guard; /* local_mutex's lock */
+} slot;
+
+struct lab_local {
+    unsigned mask;
+    slot *slots;
+};
+
+lab_local *lab_local_create(unsigned capacity)
+{
+    unsigned n = 16;
+    while (n < capacity && n < (1u << 24))
+        n <<= 1;
+    lab_local *l = calloc(1, sizeof(*l));
+    if (!l)
+        return NULL;
+    l->slots = calloc(n, sizeof(*l->slots));
+    if (!l->slots) {
+        free(l);
+        return NULL;
+    }
+    l->mask = n - 1;
+    for (unsigned i = 0; i < n; i++) {
+        pthread_mutex_init(&l->slots[i].state, NULL);
+        pthread_mutex_init(&l->slots[i].guard, NULL);
+    }
+    return l;
+}
+
+void lab_local_free(lab_local *l)
+{
+    if (!l)
+        return;
+    for (unsigned i = 0; i <= l->mask; i++) {
+        pthread_mutex_destroy(&l->slots[i].state);
+        pthread_mutex_destroy(&l->slots[i].guard);
+    }
+    free(l->slots);
+    free(l);
+}
+
+/* The slot of item; claims a free one when create is set. NULL when absent
+ * (or the table is full). */
+static slot *find(lab_local *l, int64_t item, int create)
+{
+    unsigned h = (unsigned)((uint64_t)item * 0x9E3779B97F4A7C15ull >> 32);
+    for (unsigned probe = 0; probe <= l->mask; probe++) {
+        slot *s = &l->slots[(h + probe) & l->mask];
+        int64_t seen = atomic_load(&s->item);
+        if (seen == item)
+            return s;
+        if (seen != 0)
+            continue;
+        if (!create)
+            return NULL;
+        int64_t expected = 0;
+        if (atomic_compare_exchange_strong(&s->item, &expected, item) || expected == item)
+            return s;
+    }
+    return NULL;
+}
+
+static void unload(slot *s, int64_t older_than)
+{
+    pthread_mutex_lock(&s->state);
+    if (older_than == 0 || s->round < older_than)
+        atomic_store(&s->loaded, 0);
+    pthread_mutex_unlock(&s->state);
+}
+
+void lab_local_new_round(lab_local *l, int64_t item, int64_t round)
+{
+    slot *s = find(l, item, 0);
+    if (s)
+        unload(s, round);
+}
+
+void lab_local_forget(lab_local *l, int64_t item)
+{
+    slot *s = find(l, item, 0);
+    if (s)
+        unload(s, 0);
+}
+
+void lab_local_forget_all(lab_local *l)
+{
+    for (unsigned i = 0; i <= l->mask; i++)
+        if (atomic_load(&l->slots[i].item) != 0)
+            unload(&l->slots[i], 0);
+}
+
+/* The item's slot with its counters loaded for the current round. */
+static sk_status loaded_slot(lab_ctx *c, int64_t item, slot **out)
+{
+    slot *s = find(c->local, item, 1);
+    if (!s)
+        return SK_BACKEND_DOWN;
+    sk_status st = SK_OK;
+    if (!atomic_load(&s->loaded)) {
+        pthread_mutex_lock(&s->state);
+        if (!atomic_load(&s->loaded)) {
+            int64_t initial, round;
+            st = lab_initial_stock(c, item, &initial, &round);
+            if (st == SK_OK) {
+                for (int i = 0; i < NCOUNTERS; i++)
+                    atomic_store(&s->units[i], initial);
+                s->round = round;
+                atomic_store(&s->loaded, 1);
+            }
+        }
+        pthread_mutex_unlock(&s->state);
+    }
+    *out = s;
+    return st;
+}
+
+static sk_status read_units(lab_ctx *c, const lab_request *r, void *arg, int64_t *value)
+{
+    (void)c;
+    (void)r;
+    *value = atomic_load_explicit((_Atomic int64_t *)arg, memory_order_relaxed);
+    return SK_OK;
+}
+
+/* Writes back what was read minus one: whatever others took meanwhile is
+ * overwritten (a lost update). */
+static sk_status store_seen_minus_one(lab_ctx *c, const lab_request *r, void *arg, int64_t seen,
+                                      int64_t *remaining)
+{
+    (void)c;
+    (void)r;
+    atomic_store_explicit((_Atomic int64_t *)arg, seen - 1, memory_order_relaxed);
+    *remaining = seen - 1;
+    return SK_OK;
+}
+
+static sk_status atomic_decrement(lab_ctx *c, const lab_request *r, void *arg, int64_t seen,
+                                  int64_t *remaining)
+{
+    (void)c;
+    (void)r;
+    (void)seen;
+    *remaining = atomic_fetch_sub((_Atomic int64_t *)arg, 1) - 1;
+    return SK_OK;
+}
+
+static const lab_counter plain_counter = {read_units, store_seen_minus_one};
+static const lab_counter atomic_counter = {read_units, atomic_decrement};
+
+sk_status lab_local_unsafe(lab_ctx *c, const lab_request *r, int64_t *remaining)
+{
+    slot *s;
+    sk_status st = loaded_slot(c, r->item, &s);
+    if (st != SK_OK)
+        return st;
+    return lab_check_work_take(c, r, &plain_counter, &s->units[COUNTER_PLAIN], remaining);
+}
+
+sk_status lab_local_atomic_check(lab_ctx *c, const lab_request *r, int64_t *remaining)
+{
+    slot *s;
+    sk_status st = loaded_slot(c, r->item, &s);
+    if (st != SK_OK)
+        return st;
+    return lab_check_work_take(c, r, &atomic_counter, &s->units[COUNTER_ATOMIC], remaining);
+}
+
+sk_status lab_local_mutex(lab_ctx *c, const lab_request *r, int64_t *remaining)
+{
+    slot *s;
+    sk_status st = loaded_slot(c, r->item, &s);
+    if (st != SK_OK)
+        return st;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    int64_t wait_ms = c->cfg->lab_lock_wait_ms;
+    until.tv_sec += wait_ms / 1000;
+    until.tv_nsec += (wait_ms % 1000) * 1000000;
+    if (until.tv_nsec >= 1000000000) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000;
+    }
+    int rc = pthread_mutex_timedlock(&s->guard, &until);
+    if (rc == ETIMEDOUT)
+        return SK_BUSY;
+    if (rc != 0)
+        return SK_INTERNAL;
+    st = lab_check_work_take(c, r, &plain_counter, &s->units[COUNTER_GUARDED], remaining);
+    pthread_mutex_unlock(&s->guard);
+    return st;
+}
+
+sk_status lab_local_remaining(lab_ctx *c, const lab_request *r, int64_t *remaining)
+{
+    static const struct {
+        const char *strategy;
+        int counter;
+    } counters[] = {
+        {"local_unsafe", COUNTER_PLAIN},
+        {"local_atomic_check", COUNTER_ATOMIC},
+        {"local_mutex", COUNTER_GUARDED},
+    };
+    slot *s;
+    sk_status st = loaded_slot(c, r->item, &s);
+    if (st != SK_OK)
+        return st;
+    for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
+        if (strcmp(counters[i].strategy, r->strategy) == 0) {
+            *remaining = atomic_load(&s->units[counters[i].counter]);
+            return SK_OK;
+        }
+    }
+    return SK_NOT_FOUND;
+}

@@ -1,0 +1,38 @@
+/* lab_local.h: the in-process strategies of the laboratory (local_unsafe,
+ * local_atomic_check, local_mutex) and the per-item counters they share
+ * within one server instance. A counter is loaded from the item's initial
+ * stock on first use in a round and forgotten when a new round begins
+ * (reset on this instance, or the round event from another one). */
+#ifndef SECKILL_LAB_LOCAL_H
+#define SECKILL_LAB_LOCAL_H
+
+#include <stdint.h>
+
+#include "lab_strategy.h"
+
+typedef struct lab_local lab_local;
+
+/* capacity: items tracked at most (rounded up to a power of two); a
+ * purchase of one more item answers SK_BACKEND_DOWN. NULL on OOM. */
+lab_local *lab_local_create(unsigned capacity);
+/* NULL is a no-op. No strategy may run any more. */
+void lab_local_free(lab_local *l);
+
+/* Round `round` of item began: counters of an older round are reloaded on
+ * their next use. Thread-safe, as all of the below. */
+void lab_local_new_round(lab_local *l, int64_t item, int64_t round);
+/* The item was reset here: its counters are reloaded on their next use. */
+void lab_local_forget(lab_local *l, int64_t item);
+/* Announcements may have been missed: every counter is reloaded. */
+void lab_local_forget_all(lab_local *l);
+
+/* Check, work, then a plain read-modify-write (lost updates and oversell). */
+sk_status lab_local_unsafe(lab_ctx *c, const lab_request *r, int64_t *remaining);
+/* Check, work, then an atomic decrement (no lost update, still oversells). */
+sk_status lab_local_atomic_check(lab_ctx *c, const lab_request *r, int64_t *remaining);
+/* A process-local mutex around check, work and decrement. */
+sk_status lab_local_mutex(lab_ctx *c, const lab_request *r, int64_t *remaining);
+/* The counter of the strategy r->strategy in this process. */
+sk_status lab_local_remaining(lab_ctx *c, const lab_request *r, int64_t *remaining);
+
+#endif

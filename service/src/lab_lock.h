@@ -1,0 +1,31 @@
+/* lab_lock.h: the lock strategies of the laboratory. Each takes its lock
+ * (spinning until cfg->lab_lock_wait_ms, then 429 busy), runs check, work
+ * and a plain read-modify-write of its stock under it, and unlocks: only the
+ * lock makes them correct. Redis locks are {item:N}:lab:lock:<strategy>. */
+#ifndef SECKILL_LAB_LOCK_H
+#define SECKILL_LAB_LOCK_H
+
+#include "lab_strategy.h"
+
+/* SETNX, then EXPIRE (two commands: a crash between them leaves the lock
+ * forever); DEL to unlock (frees whoever holds it). Stock: a Redis string. */
+sk_status lab_lock_setnx_expire(lab_ctx *c, const lab_request *r, int64_t *remaining);
+/* Document 000's lock: the value is the expiry time; SETNX, or GETSET once
+ * the value is in the past; unlock by GET and DEL when the value is ours
+ * (a loser's GETSET may have overwritten it: the key is then left behind
+ * until its time passes). Stock: a Redis string. */
+sk_status lab_lock_getset(lab_ctx *c, const lab_request *r, int64_t *remaining);
+/* SET key token NX PX ttl; unlock by compare-and-delete
+ * (lua/lock_release.lua). Stock: a Redis string. */
+sk_status lab_lock_redis(lab_ctx *c, const lab_request *r, int64_t *remaining);
+/* A row of lab_locks (unique item and strategy) is the lock: INSERT to take
+ * it, DELETE to free it. Stock: items.stock. */
+sk_status lab_lock_pg_table(lab_ctx *c, const lab_request *r, int64_t *remaining);
+/* The stock split into cfg->lab_segments segments ({item:N}:lab:seg), each
+ * under its own Redis lock (as redis_lock); a buyer starts at a random
+ * segment and moves on when one is held or empty. */
+sk_status lab_lock_segmented(lab_ctx *c, const lab_request *r, int64_t *remaining);
+/* The units left over all segments. */
+sk_status lab_lock_segments_remaining(lab_ctx *c, const lab_request *r, int64_t *remaining);
+
+#endif

@@ -1,0 +1,28 @@
+/* lab_redis.h: the Redis strategies of the laboratory without a lock:
+ * their stock is the string {item:N}:lab:stock:<strategy>, created from the
+ * item's initial stock on first use; lua_reserve is the production path. */
+#ifndef SECKILL_LAB_REDIS_H
+#define SECKILL_LAB_REDIS_H
+
+#include "lab_strategy.h"
+
+/* GET, check in code, work, DECR: oversells. */
+sk_status lab_redis_read_check_decr(lab_ctx *c, const lab_request *r, int64_t *remaining);
+/* WATCH, GET, check, work, MULTI/DECR/EXEC; retried when EXEC fails, until
+ * the wait runs out (429 busy). */
+sk_status lab_redis_watch(lab_ctx *c, const lab_request *r, int64_t *remaining);
+/* The production reserve script (lua/reserve.lua) as an anonymous buyer:
+ * stock check, decrement and the order queued for the worker, atomically;
+ * the business work follows (the script is the critical section). */
+sk_status lab_redis_lua_reserve(lab_ctx *c, const lab_request *r, int64_t *remaining);
+
+/* The stock string of r->strategy (the initial stock before first use). */
+sk_status lab_redis_remaining(lab_ctx *c, const lab_request *r, int64_t *remaining);
+/* The production stock ({item:N}:state "stock"). */
+sk_status lab_redis_state_remaining(lab_ctx *c, const lab_request *r, int64_t *remaining);
+
+/* GET then SET <read - 1> on the stock string of r->strategy: correct only
+ * under a lock, for the lock strategies. arg is ignored. */
+extern const lab_counter lab_redis_key_stock;
+
+#endif

@@ -1,0 +1,141 @@
+/* lab_strategy.c: the strategy table and what the strategies share. */
+#include "lab_strategy.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend.h"
+#include "keys.h"
+#include "lab_db.h"
+#include "lab_local.h"
+#include "lab_lock.h"
+#include "lab_redis.h"
+#include "validate.h"
+
+/* In EXPERIMENTS.md's order; the verdicts are the documents'. */
+static const lab_strategy table[] = {
+    {"local_unsafe", "local", 0, lab_local_unsafe, lab_local_remaining},
+    {"local_atomic_check", "local", 0, lab_local_atomic_check, lab_local_remaining},
+    {"local_mutex", "local", 1, lab_local_mutex, lab_local_remaining},
+    {"db_read_modify_write", "db", 0, lab_db_read_modify_write, lab_db_remaining},
+    {"db_single_update", "db", 1, lab_db_single_update, lab_db_remaining},
+    {"db_for_update", "db", 1, lab_db_for_update, lab_db_remaining},
+    {"db_optimistic", "db", 1, lab_db_optimistic, lab_db_remaining},
+    {"redis_read_check_decr", "redis", 0, lab_redis_read_check_decr, lab_redis_remaining},
+    {"redis_watch", "redis", 1, lab_redis_watch, lab_redis_remaining},
+    {"redis_lock_setnx_expire", "lock", 1, lab_lock_setnx_expire, lab_redis_remaining},
+    {"redis_lock_getset", "lock", 1, lab_lock_getset, lab_redis_remaining},
+    {"redis_lock", "lock", 1, lab_lock_redis, lab_redis_remaining},
+    {"pg_lock_table", "lock", 1, lab_lock_pg_table, lab_db_remaining},
+    {"segmented", "lock", 1, lab_lock_segmented, lab_lock_segments_remaining},
+    {"lua_reserve", "redis", 1, lab_redis_lua_reserve, lab_redis_state_remaining},
+};
+
+#define NSTRATEGIES (sizeof(table) / sizeof(table[0]))
+
+const lab_strategy *lab_strategy_find(const char *name, size_t len)
+{
+    for (size_t i = 0; i < NSTRATEGIES; i++)
+        if (strlen(table[i].name) == len && memcmp(table[i].name, name, len) == 0)
+            return &table[i];
+    return NULL;
+}
+
+size_t lab_strategy_count(void)
+{
+    return NSTRATEGIES;
+}
+
+const lab_strategy *lab_strategy_at(size_t i)
+{
+    return i < NSTRATEGIES ? &table[i] : NULL;
+}
+
+sk_status lab_request_parse(const char *item, const char *user, const char *delay,
+                            int default_delay_ms, lab_request *out, const char **why)
+{
+    memset(out, 0, sizeof(*out));
+    if (!item || validate_id(item, strlen(item), &out->item) < 0) {
+        *why = "item must be a positive integer";
+        return SK_INVALID;
+    }
+    if (user && validate_id(user, strlen(user), &out->user) < 0) {
+        *why = "user_id must be a positive integer";
+        return SK_INVALID;
+    }
+    int64_t ms = default_delay_ms;
+    if (delay && (validate_i64(delay, strlen(delay), &ms) < 0 || ms < 0 || ms > LAB_DELAY_MAX_MS)) {
+        *why = "delay_ms must be an integer from 0 to 10000";
+        return SK_INVALID;
+    }
+    out->delay_ms = (int)ms;
+    return SK_OK;
+}
+
+sk_status lab_check_work_take(lab_ctx *c, const lab_request *r, const lab_counter *k, void *arg,
+                              int64_t *remaining)
+{
+    int64_t seen;
+    sk_status st = k->read(c, r, arg, &seen);
+    if (st != SK_OK)
+        return st;
+    if (seen <= 0) {
+        *remaining = seen;
+        return SK_SOLD_OUT;
+    }
+    lab_work(r);
+    return k->take(c, r, arg, seen, remaining);
+}
+
+sk_status lab_retry_until_won(lab_ctx *c, const lab_request *r, const lab_counter *k, void *arg,
+                              int64_t *remaining)
+{
+    int64_t deadline = lab_deadline(c);
+    for (;;) {
+        sk_status st = lab_check_work_take(c, r, k, arg, remaining);
+        if (st != SK_BUSY || backend_mono_ms() >= deadline)
+            return st;
+    }
+}
+
+void lab_pause_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+void lab_work(const lab_request *r)
+{
+    if (r->delay_ms > 0)
+        lab_pause_ms(r->delay_ms);
+}
+
+int64_t lab_deadline(const lab_ctx *c)
+{
+    return backend_mono_ms() + c->cfg->lab_lock_wait_ms;
+}
+
+sk_status lab_initial_stock(lab_ctx *c, int64_t item, int64_t *initial, int64_t *round)
+{
+    char state[KEYS_MAX];
+    keys_item_state(state, sizeof(state), item);
+    redisReply *rep = lab_ctx_redis(c, "HMGET %s initial round", state);
+    if (!rep)
+        return SK_BACKEND_DOWN;
+    sk_status st = SK_NOT_FOUND;
+    if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 &&
+        rep->element[0]->type == REDIS_REPLY_STRING) {
+        *initial = strtoll(rep->element[0]->str, NULL, 10);
+        if (round)
+            *round = rep->element[1]->type == REDIS_REPLY_STRING
+                         ? strtoll(rep->element[1]->str, NULL, 10)
+                         : 0;
+        st = SK_OK;
+    }
+    freeReplyObject(rep);
+    return st;
+}

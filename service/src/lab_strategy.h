@@ -1,0 +1,111 @@
+/* lab_strategy.h: the oversell laboratory (../shared/EXPERIMENTS.md): one
+ * table of strategies (name -> function, family, verdict), the request they
+ * take, and the skeleton most of them share: check the stock, do the
+ * business work, take a unit.
+ *
+ * Where each strategy keeps its stock and how its sales are audited:
+ * - every sale answered 200 is counted by the plumbing (lab.c) in the Redis
+ *   hash {item:N}:lab:sold, field <strategy> (HINCRBY after the strategy
+ *   returned SK_OK), so oversold = sold - initial stock for every strategy;
+ * - local_*: in-process counters of each server instance (lab_local.h),
+ *   loaded from the item's initial stock ({item:N}:state "initial") on first
+ *   use in a round; two instances hold two stocks, which is the point;
+ * - db_* and pg_lock_table: the column items.stock (version for
+ *   db_optimistic), and one row per sale in lab_sales (item_id, strategy),
+ *   written in the same statement or transaction as the decrement;
+ * - redis_read_check_decr, redis_watch and the Redis locks: the string
+ *   {item:N}:lab:stock:<strategy>, created from the initial stock on first
+ *   use; locks are {item:N}:lab:lock:<strategy>;
+ * - segmented: the hash {item:N}:lab:seg {segment -> units}, each segment
+ *   laid out on first use under its lock {item:N}:lab:lock:segmented:<i>;
+ * - lua_reserve: the production keys ({item:N}:state), orders queued for
+ *   the worker exactly as POST /api/v1/items/{id}/purchase does.
+ * A reset of the item (store_item_reset) clears all of it; see lab_keys.h. */
+#ifndef SECKILL_LAB_STRATEGY_H
+#define SECKILL_LAB_STRATEGY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lab_ctx.h"
+#include "status.h"
+
+/* Bound of the business work a request may ask for. */
+#define LAB_DELAY_MAX_MS 10000
+
+typedef struct lab_request {
+    const char *strategy; /* its name in the table */
+    int64_t item;
+    int64_t user; /* 0: anonymous */
+    int delay_ms; /* business work inside the critical section */
+} lab_request;
+
+/* Buys one unit. Returns SK_OK with *remaining (the strategy's own view of
+ * the stock after the sale), SK_SOLD_OUT, SK_BUSY (lock or retries not won
+ * within cfg->lab_lock_wait_ms), SK_NOT_FOUND (no such item) or
+ * SK_BACKEND_DOWN. */
+typedef sk_status (*lab_strategy_fn)(lab_ctx *c, const lab_request *r, int64_t *remaining);
+
+/* The strategy's stock as it stands (for the audit): SK_OK with *remaining,
+ * SK_NOT_FOUND, SK_BACKEND_DOWN. */
+typedef sk_status (*lab_remaining_fn)(lab_ctx *c, const lab_request *r, int64_t *remaining);
+
+typedef struct lab_strategy {
+    const char *name;
+    const char *family; /* "local", "db", "redis" or "lock" */
+    int safe;           /* EXPERIMENTS.md's verdict: 1 never oversells (one instance) */
+    lab_strategy_fn run;
+    lab_remaining_fn remaining;
+} lab_strategy;
+
+/* The strategy named by the len bytes at name; NULL when there is none. */
+const lab_strategy *lab_strategy_find(const char *name, size_t len);
+
+/* The table, for listings: strategies 0 .. lab_strategy_count() - 1. */
+size_t lab_strategy_count(void);
+const lab_strategy *lab_strategy_at(size_t i);
+
+/* Parses the query arguments of a lab purchase (NULL when absent): item
+ * (required id), user_id (optional id, 0 when absent), delay_ms (optional,
+ * 0 .. LAB_DELAY_MAX_MS, default_delay_ms when absent). Returns SK_OK with
+ * *out filled (strategy left NULL), or SK_INVALID with *why a static
+ * sentence. Pure. */
+sk_status lab_request_parse(const char *item, const char *user, const char *delay,
+                            int default_delay_ms, lab_request *out, const char **why);
+
+/* A stock the skeleton can check and take from. */
+typedef struct lab_counter {
+    /* Units left: SK_OK, SK_NOT_FOUND, SK_BACKEND_DOWN. */
+    sk_status (*read)(lab_ctx *c, const lab_request *r, void *arg, int64_t *value);
+    /* Takes one unit, `seen` being what read returned: SK_OK with
+     * *remaining, SK_BUSY on a conflict (the caller may retry), or
+     * SK_BACKEND_DOWN. */
+    sk_status (*take)(lab_ctx *c, const lab_request *r, void *arg, int64_t seen,
+                      int64_t *remaining);
+} lab_counter;
+
+/* The documents' purchase: read the stock, SK_SOLD_OUT when it is gone,
+ * the business work (r->delay_ms), then take a unit. Whether it is safe
+ * depends on what guards it and on the counter. */
+sk_status lab_check_work_take(lab_ctx *c, const lab_request *r, const lab_counter *k, void *arg,
+                              int64_t *remaining);
+
+/* lab_check_work_take again while it answers SK_BUSY (an optimistic
+ * conflict), until cfg->lab_lock_wait_ms has passed: then SK_BUSY. */
+sk_status lab_retry_until_won(lab_ctx *c, const lab_request *r, const lab_counter *k, void *arg,
+                              int64_t *remaining);
+
+/* The business work: sleeps r->delay_ms. */
+void lab_work(const lab_request *r);
+
+/* Sleeps ms milliseconds (a spin's pause). */
+void lab_pause_ms(int ms);
+
+/* Monotonic time (ms) at which a wait that starts now gives up. */
+int64_t lab_deadline(const lab_ctx *c);
+
+/* The item's initial stock of this round from Redis ({item:N}:state), and
+ * its round when round is not NULL: SK_OK, SK_NOT_FOUND, SK_BACKEND_DOWN. */
+sk_status lab_initial_stock(lab_ctx *c, int64_t item, int64_t *initial, int64_t *round);
+
+#endif

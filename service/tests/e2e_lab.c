@@ -1,0 +1,395 @@
+/* e2e_lab.c: the oversell laboratory against a real server, Redis and
+ * PostgreSQL. 50 buyers at once on a stock of 10, with 100 ms of business
+ * work inside the critical section (delay_ms) to open the race: every
+ * unsafe strategy sells more than exists, every safe one exactly the stock,
+ * and each one's recorded sales match its 200 answers. */
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <criterion/criterion.h>
+
+#include "blast.h"
+#include "harness.h"
+
+#define TOKEN "e2e-lab-token"
+#define STOCK 10
+#define BUYERS 50
+#define DELAY_MS 100
+
+static int port;
+static pid_t server_pid;
+
+static const char *expected_names[] = {"local_unsafe",      "local_atomic_check",
+                                       "local_mutex",       "db_read_modify_write",
+                                       "db_single_update",  "db_for_update",
+                                       "db_optimistic",     "redis_read_check_decr",
+                                       "redis_watch",       "redis_lock_setnx_expire",
+                                       "redis_lock_getset", "redis_lock",
+                                       "pg_lock_table",     "segmented",
+                                       "lua_reserve"};
+
+/* A server on a free port with two extra "KEY=VALUE" settings (or NULL). */
+static void start_server_with(char *extra1, char *extra2)
+{
+    char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, extra1, extra2, NULL};
+    server_pid = harness_start_server(&port, env, "e2e-lab-server.log");
+}
+
+static void start_server(void)
+{
+    harness_reset_backends();
+    start_server_with(NULL, NULL);
+}
+
+/* The end of every test: the server stops cleanly. */
+static void stop_server(void)
+{
+    harness_stop_clean(&server_pid, "server");
+}
+
+static void kill_leftover(void)
+{
+    harness_kill_leftover(&server_pid);
+}
+
+TestSuite(lab, .init = start_server, .fini = kill_leftover, .timeout = 120);
+
+static int64_t create_item(int64_t stock)
+{
+    char body[96], resp[512];
+    snprintf(body, sizeof(body), "{\"name\":\"lab\",\"stock\":%" PRId64 "}", stock);
+    int status = harness_http(port, "POST", "/api/v1/items", TOKEN, body, resp, sizeof(resp));
+    cr_assert_eq(status, 201, "create item: %d %s", status, resp);
+    int64_t id = 0;
+    cr_assert_eq(sscanf(resp, "{\"id\":%" SCNd64, &id), 1, "create item: %s", resp);
+    return id;
+}
+
+/* One lab purchase; the answer lands in resp. */
+static int buy(const char *strategy, int64_t item, int delay_ms, char *resp, size_t cap)
+{
+    char path[160];
+    snprintf(path, sizeof(path), "/api/v1/experiments/%s/purchase?item=%" PRId64 "&delay_ms=%d",
+             strategy, item, delay_ms);
+    return harness_http(port, "GET", path, NULL, NULL, resp, cap);
+}
+
+/* The audit endpoint's number for `field`. */
+static int64_t audited(const char *strategy, int64_t item, const char *field)
+{
+    char path[160], resp[1024], pattern[64];
+    snprintf(path, sizeof(path), "/api/v1/experiments/%s/audit?item=%" PRId64, strategy, item);
+    int status = harness_http(port, "GET", path, NULL, NULL, resp, sizeof(resp));
+    cr_assert_eq(status, 200, "audit %s: %d %s", strategy, status, resp);
+    snprintf(pattern, sizeof(pattern), "\"%s\":", field);
+    const char *at = strstr(resp, pattern);
+    cr_assert_not_null(at, "audit %s has no %s: %s", strategy, field, resp);
+    return strtoll(at + strlen(pattern), NULL, 10);
+}
+
+typedef struct storm {
+    const char *strategy;
+    int64_t item;
+    int delay_ms;
+} storm;
+
+static size_t build_buy(void *ctx, size_t index, char *buf, size_t cap)
+{
+    const storm *s = ctx;
+    int n = snprintf(buf, cap,
+                     "GET /api/v1/experiments/%s/purchase?item=%" PRId64
+                     "&user_id=%zu&delay_ms=%d HTTP/1.1\r\nHost: t\r\n\r\n",
+                     s->strategy, s->item, index + 1, s->delay_ms);
+    return n > 0 ? (size_t)n : 0;
+}
+
+/* BUYERS buyers at once on a new item of STOCK units. */
+static blast_result run_storm(const char *strategy, int64_t *item)
+{
+    storm s = {strategy, create_item(STOCK), DELAY_MS};
+    blast_spec spec = {.port = port,
+                       .connections = BUYERS,
+                       .requests = BUYERS,
+                       .timeout_ms = 60000,
+                       .build = build_buy,
+                       .ctx = &s};
+    blast_result res;
+    cr_assert_eq(blast_run(&spec, &res), 0, "%s: %s", strategy, res.errstr);
+    *item = s.item;
+    return res;
+}
+
+/* Sales as the server recorded them, read from Redis and PostgreSQL. */
+static void expect_sales_recorded(const char *strategy, int64_t item, size_t sold)
+{
+    redisContext *c = harness_redis();
+    char key[64];
+    snprintf(key, sizeof(key), "{item:%" PRId64 "}:lab:sold", item);
+    redisReply *r = redisCommand(c, "HGET %s %s", key, strategy);
+    cr_assert(r && (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_NIL));
+    int64_t counted = r->type == REDIS_REPLY_STRING ? strtoll(r->str, NULL, 10) : 0;
+    freeReplyObject(r);
+    redisFree(c);
+    cr_expect_eq(counted, (int64_t)sold, "%s: %zu answers 200, %" PRId64 " sales counted", strategy,
+                 sold, counted);
+    cr_expect_eq(audited(strategy, item, "sold"), (int64_t)sold, "%s: audited sales", strategy);
+
+    PGconn *pg = harness_pg();
+    char sql[160];
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM lab_sales WHERE item_id = %" PRId64 " AND strategy = '%s'", item,
+             strategy);
+    int64_t rows = harness_pg_int(pg, sql);
+    PQfinish(pg);
+    if (strncmp(strategy, "db_", 3) == 0 || strcmp(strategy, "pg_lock_table") == 0)
+        cr_expect_eq(rows, (int64_t)sold, "%s: %zu answers 200, %" PRId64 " rows in lab_sales",
+                     strategy, sold, rows);
+    else
+        cr_expect_eq(rows, 0, "%s wrote to lab_sales", strategy);
+}
+
+static void expect_oversells(const char *strategy)
+{
+    int64_t item;
+    blast_result res = run_storm(strategy, &item);
+    size_t sold = blast_count(&res, 200);
+    cr_expect_gt(sold, STOCK, "%s sold %zu of %d units: the race did not show", strategy, sold,
+                 STOCK);
+    cr_expect_eq(sold + blast_count(&res, 409), BUYERS, "%s: 200: %zu, 409: %zu, 429: %zu",
+                 strategy, sold, blast_count(&res, 409), blast_count(&res, 429));
+    expect_sales_recorded(strategy, item, sold);
+    cr_expect_eq(audited(strategy, item, "oversold"), (int64_t)sold - STOCK);
+}
+
+static void expect_never_oversells(const char *strategy)
+{
+    int64_t item;
+    blast_result res = run_storm(strategy, &item);
+    size_t sold = blast_count(&res, 200);
+    cr_expect_eq(sold, STOCK, "%s sold %zu of %d units", strategy, sold, STOCK);
+    cr_expect_eq(blast_count(&res, 409), BUYERS - STOCK, "%s: 200: %zu, 409: %zu, 429: %zu",
+                 strategy, sold, blast_count(&res, 409), blast_count(&res, 429));
+    expect_sales_recorded(strategy, item, sold);
+    cr_expect_eq(audited(strategy, item, "remaining"), 0, "%s: stock left", strategy);
+    cr_expect_eq(audited(strategy, item, "oversold"), 0, "%s", strategy);
+    cr_expect_eq(audited(strategy, item, "lock_keys"), 0, "%s left a lock behind", strategy);
+}
+
+Test(lab, local_unsafe_oversells)
+{
+    expect_oversells("local_unsafe");
+    stop_server();
+}
+
+Test(lab, local_atomic_check_oversells)
+{
+    expect_oversells("local_atomic_check");
+    stop_server();
+}
+
+Test(lab, db_read_modify_write_oversells)
+{
+    expect_oversells("db_read_modify_write");
+    stop_server();
+}
+
+Test(lab, redis_read_check_decr_oversells)
+{
+    expect_oversells("redis_read_check_decr");
+    stop_server();
+}
+
+Test(lab, local_mutex_never_oversells_on_one_instance)
+{
+    expect_never_oversells("local_mutex");
+    stop_server();
+}
+
+Test(lab, db_single_update_never_oversells)
+{
+    expect_never_oversells("db_single_update");
+    stop_server();
+}
+
+Test(lab, db_for_update_never_oversells)
+{
+    expect_never_oversells("db_for_update");
+    stop_server();
+}
+
+Test(lab, db_optimistic_never_oversells)
+{
+    expect_never_oversells("db_optimistic");
+    stop_server();
+}
+
+Test(lab, redis_watch_never_oversells)
+{
+    expect_never_oversells("redis_watch");
+    stop_server();
+}
+
+Test(lab, redis_lock_setnx_expire_never_oversells_while_nobody_crashes)
+{
+    expect_never_oversells("redis_lock_setnx_expire");
+    stop_server();
+}
+
+Test(lab, redis_lock_getset_never_oversells_while_the_work_fits_its_expiry)
+{
+    expect_never_oversells("redis_lock_getset");
+    stop_server();
+}
+
+Test(lab, redis_lock_never_oversells)
+{
+    expect_never_oversells("redis_lock");
+    stop_server();
+}
+
+Test(lab, pg_lock_table_never_oversells)
+{
+    expect_never_oversells("pg_lock_table");
+    stop_server();
+}
+
+Test(lab, segmented_never_oversells)
+{
+    expect_never_oversells("segmented");
+    stop_server();
+}
+
+Test(lab, lua_reserve_never_oversells_and_queues_an_order_per_sale)
+{
+    expect_never_oversells("lua_reserve");
+    redisContext *c = harness_redis();
+    cr_expect_eq(harness_redis_int(c, "HLEN", "seckill:pending"), STOCK,
+                 "lua_reserve queues one order per sale");
+    redisFree(c);
+    stop_server();
+}
+
+Test(lab, a_lock_or_a_retry_not_won_within_its_wait_answers_429_busy)
+{
+    /* A server of its own that waits 300 ms, with one segment; the winner
+     * works 1 s, so the 4 others give up (or lose their retry) first. */
+    stop_server();
+    start_server_with("SECKILL_LAB_LOCK_WAIT_MS=300", "SECKILL_LAB_SEGMENTS=1");
+    const char *strategies[] = {"local_mutex",       "redis_lock", "redis_lock_setnx_expire",
+                                "redis_lock_getset", "segmented",  "pg_lock_table",
+                                "db_optimistic",     "redis_watch"};
+    for (size_t i = 0; i < sizeof(strategies) / sizeof(strategies[0]); i++) {
+        storm s = {strategies[i], create_item(STOCK), 1000};
+        blast_spec spec = {
+            .port = port, .connections = 5, .requests = 5, .build = build_buy, .ctx = &s};
+        blast_result res;
+        cr_assert_eq(blast_run(&spec, &res), 0, "%s: %s", s.strategy, res.errstr);
+        cr_expect_eq(blast_count(&res, 200), 1, "%s: 200: %zu", s.strategy, blast_count(&res, 200));
+        cr_expect_eq(blast_count(&res, 429), 4, "%s: 429: %zu", s.strategy, blast_count(&res, 429));
+        expect_sales_recorded(s.strategy, s.item, blast_count(&res, 200));
+    }
+    stop_server();
+}
+
+Test(lab, bad_parameters_get_400_and_unknown_strategies_or_items_404)
+{
+    char resp[512];
+    int64_t item = create_item(STOCK);
+    struct {
+        const char *path;
+        int status;
+        const char *code;
+    } cases[] = {
+        {"/api/v1/experiments/redis_lock/purchase", 400, "invalid_request"},
+        {"/api/v1/experiments/redis_lock/purchase?item=0", 400, "invalid_request"},
+        {"/api/v1/experiments/redis_lock/purchase?item=abc", 400, "invalid_request"},
+        {"/api/v1/experiments/redis_lock/purchase?item=1&user_id=-2", 400, "invalid_request"},
+        {"/api/v1/experiments/redis_lock/purchase?item=1&delay_ms=-1", 400, "invalid_request"},
+        {"/api/v1/experiments/redis_lock/purchase?item=1&delay_ms=10001", 400, "invalid_request"},
+        {"/api/v1/experiments/redis_lock/purchase?item=1&delay_ms=x", 400, "invalid_request"},
+        {"/api/v1/experiments/zookeeper_lock/purchase?item=1", 404, "not_found"},
+        {"/api/v1/experiments/Redis_Lock/purchase?item=1", 404, "not_found"},
+        {"/api/v1/experiments/zookeeper_lock/audit?item=1", 404, "not_found"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int status = harness_http(port, "GET", cases[i].path, NULL, NULL, resp, sizeof(resp));
+        cr_expect_eq(status, cases[i].status, "%s -> %d %s", cases[i].path, status, resp);
+        cr_expect(strstr(resp, cases[i].code), "%s -> %s", cases[i].path, resp);
+    }
+    /* An item that does not exist, for every strategy. */
+    for (size_t i = 0; i < sizeof(expected_names) / sizeof(expected_names[0]); i++) {
+        int status = buy(expected_names[i], 987654, 0, resp, sizeof(resp));
+        cr_expect_eq(status, 404, "%s on a missing item: %d %s", expected_names[i], status, resp);
+    }
+    cr_expect_eq(harness_http(port, "DELETE", "/api/v1/experiments/redis_lock/purchase?item=1",
+                              NULL, NULL, resp, sizeof(resp)),
+                 405);
+    /* Nothing of the above sold anything. */
+    for (size_t i = 0; i < sizeof(expected_names) / sizeof(expected_names[0]); i++)
+        cr_expect_eq(audited(expected_names[i], item, "sold"), 0, "%s", expected_names[i]);
+    stop_server();
+}
+
+Test(lab, the_list_names_every_strategy_with_its_verdict)
+{
+    char resp[4096];
+    cr_assert_eq(harness_http(port, "GET", "/api/v1/experiments", NULL, NULL, resp, sizeof(resp)),
+                 200);
+    for (size_t i = 0; i < sizeof(expected_names) / sizeof(expected_names[0]); i++) {
+        char entry[128];
+        snprintf(entry, sizeof(entry), "\"name\":\"%s\"", expected_names[i]);
+        cr_expect(strstr(resp, entry), "%s is not listed: %s", expected_names[i], resp);
+    }
+    cr_expect(
+        strstr(resp, "{\"name\":\"local_unsafe\",\"family\":\"local\",\"verdict\":\"unsafe\"}"),
+        "%s", resp);
+    stop_server();
+}
+
+Test(lab, a_reset_gives_every_strategy_its_stock_back)
+{
+    char resp[512], body[32], path[96];
+    int64_t item = create_item(2);
+    const char *strategies[] = {"local_unsafe", "local_mutex", "db_for_update", "redis_watch",
+                                "redis_lock",   "segmented",   "pg_lock_table"};
+    size_t n = sizeof(strategies) / sizeof(strategies[0]);
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(strategies[i], "pg_lock_table") == 0)
+            continue; /* shares items.stock with db_for_update */
+        for (int k = 0; k < 2; k++)
+            cr_assert_eq(buy(strategies[i], item, 0, resp, sizeof(resp)), 200, "%s: %s",
+                         strategies[i], resp);
+        cr_assert_eq(buy(strategies[i], item, 0, resp, sizeof(resp)), 409, "%s: %s", strategies[i],
+                     resp);
+    }
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/reset", item);
+    snprintf(body, sizeof(body), "{\"stock\":5}");
+    cr_assert_eq(harness_http(port, "POST", path, TOKEN, body, resp, sizeof(resp)), 200, "%s",
+                 resp);
+
+    redisContext *c = harness_redis();
+    redisReply *r = redisCommand(c, "KEYS {item:%" PRId64 "}:lab:*", item);
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY);
+    cr_expect_eq(r->elements, 0, "lab keys left after the reset: %zu", r->elements);
+    freeReplyObject(r);
+    redisFree(c);
+    PGconn *pg = harness_pg();
+    char sql[128];
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM lab_sales WHERE item_id = %" PRId64, item);
+    cr_expect_eq(harness_pg_int(pg, sql), 0, "lab_sales rows left after the reset");
+    PQfinish(pg);
+
+    for (size_t i = 0; i < n; i++) {
+        cr_expect_eq(audited(strategies[i], item, "remaining"), 5, "%s", strategies[i]);
+        cr_expect_eq(audited(strategies[i], item, "sold"), 0, "%s", strategies[i]);
+    }
+    for (size_t i = 0; i < n; i++) {
+        int status = buy(strategies[i], item, 0, resp, sizeof(resp));
+        cr_expect_eq(status, 200, "%s after the reset: %d %s", strategies[i], status, resp);
+    }
+    stop_server();
+}

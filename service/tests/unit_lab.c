@@ -1,0 +1,181 @@
+/* unit_lab.c: the laboratory's pure parts: the strategy table, the query
+ * parameters of a lab purchase, the lab's keys and its routes. */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "keys.h"
+#include "lab_keys.h"
+#include "lab_strategy.h"
+#include "router.h"
+
+/* The issue's fifteen strategies and EXPERIMENTS.md's verdicts. */
+static const struct {
+    const char *name;
+    const char *family;
+    int safe;
+} expected[] = {
+    {"local_unsafe", "local", 0},     {"local_atomic_check", "local", 0},
+    {"local_mutex", "local", 1},      {"db_read_modify_write", "db", 0},
+    {"db_single_update", "db", 1},    {"db_for_update", "db", 1},
+    {"db_optimistic", "db", 1},       {"redis_read_check_decr", "redis", 0},
+    {"redis_watch", "redis", 1},      {"redis_lock_setnx_expire", "lock", 1},
+    {"redis_lock_getset", "lock", 1}, {"redis_lock", "lock", 1},
+    {"pg_lock_table", "lock", 1},     {"segmented", "lock", 1},
+    {"lua_reserve", "redis", 1},
+};
+
+#define NEXPECTED (sizeof(expected) / sizeof(expected[0]))
+
+Test(lab_table, every_strategy_of_the_issue_resolves_with_its_family_and_verdict)
+{
+    for (size_t i = 0; i < NEXPECTED; i++) {
+        const lab_strategy *s = lab_strategy_find(expected[i].name, strlen(expected[i].name));
+        cr_assert_not_null(s, "%s is missing", expected[i].name);
+        cr_expect_str_eq(s->name, expected[i].name);
+        cr_expect_str_eq(s->family, expected[i].family, "%s", s->name);
+        cr_expect_eq(s->safe, expected[i].safe, "%s: verdict", s->name);
+        cr_expect_not_null(s->run, "%s has no function", s->name);
+        cr_expect_not_null(s->remaining, "%s has no audit", s->name);
+    }
+    cr_expect_eq(lab_strategy_count(), NEXPECTED, "the table holds %zu strategies",
+                 lab_strategy_count());
+}
+
+Test(lab_table, the_table_lists_each_strategy_once)
+{
+    for (size_t a = 0; a < lab_strategy_count(); a++) {
+        cr_assert_not_null(lab_strategy_at(a));
+        for (size_t b = 0; b < a; b++)
+            cr_assert_str_neq(lab_strategy_at(a)->name, lab_strategy_at(b)->name);
+    }
+    cr_expect_null(lab_strategy_at(lab_strategy_count()));
+}
+
+Test(lab_table, an_unknown_or_partial_name_resolves_to_nothing)
+{
+    const char *unknown[] = {"", "local", "redis_lock_", "REDIS_LOCK", "zookeeper_lock", "redlock"};
+    for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++)
+        cr_expect_null(lab_strategy_find(unknown[i], strlen(unknown[i])), "'%s'", unknown[i]);
+    /* The length decides, not a terminating NUL: "redis_lock" out of a path. */
+    const char *path = "redis_lock/purchase";
+    const lab_strategy *s = lab_strategy_find(path, 10);
+    cr_assert_not_null(s);
+    cr_expect_str_eq(s->name, "redis_lock");
+}
+
+Test(lab_params, a_purchase_needs_an_item_and_takes_user_and_delay)
+{
+    lab_request r;
+    const char *why = NULL;
+    cr_assert_eq(lab_request_parse("42", "7", "150", 0, &r, &why), SK_OK);
+    cr_expect_eq(r.item, 42);
+    cr_expect_eq(r.user, 7);
+    cr_expect_eq(r.delay_ms, 150);
+    cr_assert_eq(lab_request_parse("1", NULL, NULL, 25, &r, &why), SK_OK);
+    cr_expect_eq(r.user, 0, "no user_id: anonymous");
+    cr_expect_eq(r.delay_ms, 25, "no delay_ms: the configured default");
+    cr_assert_eq(lab_request_parse("1", NULL, "0", 25, &r, &why), SK_OK);
+    cr_expect_eq(r.delay_ms, 0);
+    cr_assert_eq(lab_request_parse("1", NULL, "10000", 0, &r, &why), SK_OK);
+    cr_expect_eq(r.delay_ms, LAB_DELAY_MAX_MS);
+}
+
+Test(lab_params, bad_values_are_refused_with_a_reason)
+{
+    static const struct {
+        const char *item, *user, *delay;
+    } bad[] = {
+        {NULL, NULL, NULL}, {"", NULL, NULL},    {"0", NULL, NULL},
+        {"-3", NULL, NULL}, {"abc", NULL, NULL}, {"1x", NULL, NULL},
+        {" 1", NULL, NULL}, {"1", "0", NULL},    {"1", "-1", NULL},
+        {"1", "u", NULL},   {"1", NULL, "-1"},   {"1", NULL, "10001"},
+        {"1", NULL, "1.5"}, {"1", NULL, ""},     {"1", NULL, "99999999999999999999"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        lab_request r;
+        const char *why = NULL;
+        cr_expect_eq(lab_request_parse(bad[i].item, bad[i].user, bad[i].delay, 0, &r, &why),
+                     SK_INVALID, "case %zu", i);
+        cr_expect_not_null(why, "case %zu has no reason", i);
+    }
+}
+
+/* The text between the first '{' and the next '}', as Redis Cluster hashes. */
+static void expect_item_tag(const char *key, const char *tag)
+{
+    const char *open = strchr(key, '{');
+    const char *close = open ? strchr(open, '}') : NULL;
+    cr_assert(open && close, "%s has no hash tag", key);
+    cr_expect_eq((size_t)(close - open - 1), strlen(tag), "%s", key);
+    cr_expect_eq(memcmp(open + 1, tag, strlen(tag)), 0, "%s: tag is not %s", key, tag);
+}
+
+Test(lab_keys, every_lab_key_lives_under_the_items_hash_tag_and_lab_prefix)
+{
+    char key[KEYS_MAX];
+    lab_keys_stock(key, sizeof(key), 42, "redis_watch");
+    cr_expect_str_eq(key, "{item:42}:lab:stock:redis_watch");
+    lab_keys_sold(key, sizeof(key), 42);
+    cr_expect_str_eq(key, "{item:42}:lab:sold");
+    lab_keys_lock(key, sizeof(key), 42, "redis_lock");
+    cr_expect_str_eq(key, "{item:42}:lab:lock:redis_lock");
+    lab_keys_segments(key, sizeof(key), 42);
+    cr_expect_str_eq(key, "{item:42}:lab:seg");
+    lab_keys_segment_lock(key, sizeof(key), 42, 7);
+    cr_expect_str_eq(key, "{item:42}:lab:lock:segmented:7");
+
+    int argc = 0;
+    char **argv = lab_keys_all(42, 8, &argc);
+    cr_assert_not_null(argv);
+    cr_expect_str_eq(argv[0], "UNLINK");
+    cr_expect_eq(argc, 1 + 2 * (int)lab_strategy_count() + 8 + 2);
+    for (int i = 1; i < argc; i++) {
+        expect_item_tag(argv[i], "item:42");
+        cr_expect_eq(strncmp(argv[i], "{item:42}:lab:", 14), 0, "%s", argv[i]);
+        for (int j = 1; j < i; j++)
+            cr_expect_str_neq(argv[i], argv[j]);
+    }
+    lab_keys_free_all(argv, argc);
+    lab_keys_free_all(NULL, 0);
+}
+
+Test(lab_routes, the_lab_routes_take_a_strategy_name)
+{
+    route_match m;
+    cr_assert_eq(router_match("GET", "/api/v1/experiments/redis_lock/purchase", &m), SK_OK);
+    cr_expect_eq(m.route, ROUTE_LAB_PURCHASE);
+    cr_expect_eq(m.name_len, strlen("redis_lock"));
+    cr_expect_eq(memcmp(m.name, "redis_lock", m.name_len), 0);
+    cr_assert_eq(router_match("POST", "/api/v1/experiments/local_unsafe/purchase", &m), SK_OK);
+    cr_expect_eq(m.route, ROUTE_LAB_PURCHASE);
+    cr_assert_eq(router_match("HEAD", "/api/v1/experiments/x1/purchase", &m), SK_OK);
+    cr_assert_eq(router_match("GET", "/api/v1/experiments/segmented/audit", &m), SK_OK);
+    cr_expect_eq(m.route, ROUTE_LAB_AUDIT);
+    cr_assert_eq(router_match("GET", "/api/v1/experiments", &m), SK_OK);
+    cr_expect_eq(m.route, ROUTE_LAB_LIST);
+    cr_expect_null(m.name);
+    cr_expect_str_eq(router_name(ROUTE_LAB_PURCHASE), "experiment_purchase");
+}
+
+Test(lab_routes, a_name_that_is_not_lower_case_words_is_404_and_a_wrong_method_405)
+{
+    route_match m;
+    const char *bad[] = {"/api/v1/experiments//purchase", "/api/v1/experiments/Redis/purchase",
+                         "/api/v1/experiments/a-b/purchase", "/api/v1/experiments/a/b/purchase",
+                         "/api/v1/experiments/redis_lock/buy"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        cr_expect_eq(router_match("GET", bad[i], &m), SK_NOT_FOUND, "%s", bad[i]);
+    char longname[128] = "/api/v1/experiments/";
+    memset(longname + strlen(longname), 'a', ROUTER_NAME_MAX + 1);
+    strcat(longname, "/purchase");
+    cr_expect_eq(router_match("GET", longname, &m), SK_NOT_FOUND);
+    cr_assert_eq(router_match("DELETE", "/api/v1/experiments/redis_lock/purchase", &m),
+                 SK_METHOD_NOT_ALLOWED);
+    cr_expect_str_eq(m.allow, "GET, HEAD, POST");
+    cr_assert_eq(router_match("POST", "/api/v1/experiments/redis_lock/audit", &m),
+                 SK_METHOD_NOT_ALLOWED);
+    cr_expect_str_eq(m.allow, "GET, HEAD");
+}
