@@ -4,7 +4,7 @@ ARGS ?=
 # Quieter nested builds: cmake runs make under us.
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all build run stop test bench fuzz lint format clean help
+.PHONY: all build run stop test bench fuzz experiments lint format clean help
 
 all: build ## the default: same as build
 
@@ -23,6 +23,9 @@ test: ## the whole suite on free ports (ARGS='-L unit' go to ctest; SECKILL_SANI
 
 bench: ## the purchase path against the HTTP ceiling; writes docs/PERFORMANCE.md
 	scripts/bench.sh
+
+experiments: ## the oversell lab under load: loadtest/results/experiments.* (STRATEGY=, REPLAY_000=1)
+	loadtest/experiments.sh
 
 fuzz: ## fuzz the request parsers with libFuzzer for FUZZ_SECONDS (default 60)
 	scripts/fuzz.sh
