@@ -96,6 +96,16 @@ void soldout_clear_all(soldout *s)
         atomic_store(&s->slots[i].sold_round, 0);
 }
 
+int64_t soldout_count(soldout *s)
+{
+    int64_t n = 0;
+    for (unsigned i = 0; i <= s->mask; i++) {
+        int64_t item = atomic_load_explicit(&s->slots[i].item, memory_order_acquire);
+        n += item != 0 && soldout_is_set(s, item);
+    }
+    return n;
+}
+
 int soldout_is_set(soldout *s, int64_t item)
 {
     slot *sl = find(s, item, 0);

@@ -24,6 +24,9 @@ void soldout_new_round(soldout *s, int64_t item, int64_t round);
 /* Forgets every flag (after missed announcements, e.g. a lost subscription). */
 void soldout_clear_all(soldout *s);
 
+/* How many items are flagged sold out now (for the metrics). */
+int64_t soldout_count(soldout *s);
+
 /* True when item is flagged sold out in its latest known round. */
 int soldout_is_set(soldout *s, int64_t item);
 

@@ -1,0 +1,204 @@
+/* metrics.c: fixed arrays of atomic counters; rendering walks them once. */
+#include "metrics.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Upper bounds of the latency buckets, in seconds; +Inf is implicit. */
+static const double bucket_le[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                   0.05,   0.1,   0.25,   0.5,   1,    2.5};
+#define NBUCKETS (sizeof(bucket_le) / sizeof(bucket_le[0]))
+#define STATUS_MIN 100
+#define STATUS_MAX 599
+
+static const char *outcome_names[METRICS_OUTCOME_COUNT] = {
+    "queued",      "sold_out",     "sold_out_flag", "already_purchased",
+    "in_progress", "unknown_item", "failed",
+};
+static const char *backend_names[METRICS_BACKEND_COUNT] = {"redis", "postgresql"};
+
+typedef struct route_counters {
+    _Atomic uint64_t by_status[STATUS_MAX - STATUS_MIN + 1];
+    _Atomic uint64_t buckets[NBUCKETS + 1]; /* the last one is +Inf */
+    _Atomic uint64_t sum_us;                /* total time in microseconds */
+} route_counters;
+
+struct metrics {
+    const char *const *names;
+    int nroutes;
+    route_counters *routes;
+    _Atomic uint64_t outcomes[METRICS_OUTCOME_COUNT];
+    _Atomic uint64_t backend_errors[METRICS_BACKEND_COUNT];
+};
+
+metrics *metrics_create(const char *const *names, int nroutes)
+{
+    metrics *m = calloc(1, sizeof(*m));
+    if (!m)
+        return NULL;
+    m->routes = calloc((size_t)nroutes, sizeof(*m->routes));
+    if (!m->routes) {
+        free(m);
+        return NULL;
+    }
+    m->names = names;
+    m->nroutes = nroutes;
+    return m;
+}
+
+void metrics_free(metrics *m)
+{
+    if (!m)
+        return;
+    free(m->routes);
+    free(m);
+}
+
+static void add(_Atomic uint64_t *c, uint64_t n)
+{
+    atomic_fetch_add_explicit(c, n, memory_order_relaxed);
+}
+
+static uint64_t get(_Atomic uint64_t *c)
+{
+    return atomic_load_explicit(c, memory_order_relaxed);
+}
+
+void metrics_request(metrics *m, int route, int status, double seconds)
+{
+    if (!m || route < 0 || route >= m->nroutes)
+        return;
+    route_counters *r = &m->routes[route];
+    if (status >= STATUS_MIN && status <= STATUS_MAX)
+        add(&r->by_status[status - STATUS_MIN], 1);
+    size_t b = 0;
+    while (b < NBUCKETS && seconds > bucket_le[b])
+        b++;
+    add(&r->buckets[b], 1);
+    add(&r->sum_us, (uint64_t)(seconds > 0 ? seconds * 1e6 : 0));
+}
+
+void metrics_purchase(metrics *m, metrics_outcome outcome)
+{
+    if (m && (unsigned)outcome < METRICS_OUTCOME_COUNT)
+        add(&m->outcomes[outcome], 1);
+}
+
+void metrics_backend_error(metrics *m, metrics_backend backend)
+{
+    if (m && (unsigned)backend < METRICS_BACKEND_COUNT)
+        add(&m->backend_errors[backend], 1);
+}
+
+/* A growing text buffer; on OOM it stops growing and remembers it. */
+typedef struct text {
+    char *s;
+    size_t len, cap;
+    int oom;
+} text;
+
+static void put(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void put(text *t, const char *fmt, ...)
+{
+    for (int tries = 0; tries < 2 && !t->oom; tries++) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            t->oom = 1;
+            return;
+        }
+        if ((size_t)n < t->cap - t->len) {
+            t->len += (size_t)n;
+            return;
+        }
+        size_t cap = (t->cap + (size_t)n + 1) * 2;
+        char *grown = realloc(t->s, cap);
+        if (!grown) {
+            t->oom = 1;
+            return;
+        }
+        t->s = grown;
+        t->cap = cap;
+    }
+}
+
+static void gauge(text *t, const char *name, const char *help, int64_t v)
+{
+    if (v < 0)
+        return; /* unknown this time: no sample rather than a wrong one */
+    put(t, "# HELP %s %s\n# TYPE %s gauge\n%s %" PRId64 "\n", name, help, name, name, v);
+}
+
+char *metrics_render(metrics *m, const metrics_gauges *g)
+{
+    text t = {.cap = 8192};
+    t.s = malloc(t.cap);
+    if (!t.s)
+        return NULL;
+    t.s[0] = '\0';
+
+    put(&t, "# HELP seckill_http_requests_total HTTP requests answered, by route and status.\n"
+            "# TYPE seckill_http_requests_total counter\n");
+    for (int r = 0; r < m->nroutes; r++)
+        for (int s = STATUS_MIN; s <= STATUS_MAX; s++) {
+            uint64_t n = get(&m->routes[r].by_status[s - STATUS_MIN]);
+            if (n)
+                put(&t, "seckill_http_requests_total{route=\"%s\",code=\"%d\"} %" PRIu64 "\n",
+                    m->names[r], s, n);
+        }
+
+    put(&t, "# HELP seckill_http_request_duration_seconds Time from a request's last byte to "
+            "its answer.\n# TYPE seckill_http_request_duration_seconds histogram\n");
+    for (int r = 0; r < m->nroutes; r++) {
+        route_counters *rc = &m->routes[r];
+        uint64_t cumulative = 0;
+        for (size_t b = 0; b <= NBUCKETS; b++) {
+            cumulative += get(&rc->buckets[b]);
+            if (b < NBUCKETS)
+                put(&t,
+                    "seckill_http_request_duration_seconds_bucket{route=\"%s\",le=\"%g\"} %" PRIu64
+                    "\n",
+                    m->names[r], bucket_le[b], cumulative);
+            else
+                put(&t,
+                    "seckill_http_request_duration_seconds_bucket{route=\"%s\",le=\"+Inf\"} "
+                    "%" PRIu64 "\n",
+                    m->names[r], cumulative);
+        }
+        put(&t, "seckill_http_request_duration_seconds_sum{route=\"%s\"} %.6f\n", m->names[r],
+            (double)get(&rc->sum_us) / 1e6);
+        put(&t, "seckill_http_request_duration_seconds_count{route=\"%s\"} %" PRIu64 "\n",
+            m->names[r], cumulative);
+    }
+
+    put(&t, "# HELP seckill_purchases_total Purchases of the production path, by outcome.\n"
+            "# TYPE seckill_purchases_total counter\n");
+    for (int o = 0; o < METRICS_OUTCOME_COUNT; o++)
+        put(&t, "seckill_purchases_total{outcome=\"%s\"} %" PRIu64 "\n", outcome_names[o],
+            get(&m->outcomes[o]));
+    put(&t, "# HELP seckill_backend_errors_total Failed calls to Redis and PostgreSQL.\n"
+            "# TYPE seckill_backend_errors_total counter\n");
+    for (int b = 0; b < METRICS_BACKEND_COUNT; b++)
+        put(&t, "seckill_backend_errors_total{backend=\"%s\"} %" PRIu64 "\n", backend_names[b],
+            get(&m->backend_errors[b]));
+
+    gauge(&t, "seckill_soldout_flags", "Items this instance answers sold out from memory.",
+          g->soldout_flags);
+    gauge(&t, "seckill_queue_orders", "Orders waiting on seckill:queue.", g->queue);
+    gauge(&t, "seckill_processing_orders", "Orders held in workers' processing lists.",
+          g->processing);
+    gauge(&t, "seckill_pending_orders", "Orders accepted and not yet persisted.", g->pending);
+    gauge(&t, "seckill_dead_letter_orders", "Payloads moved to seckill:dead.", g->dead);
+    if (t.oom) {
+        free(t.s);
+        return NULL;
+    }
+    return t.s;
+}

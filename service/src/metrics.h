@@ -1,0 +1,51 @@
+/* metrics.h: the server's counters and its latency histogram, rendered in
+ * the Prometheus text format (version 0.0.4). Counting is lock-free (relaxed
+ * atomics), so the hot path pays a few increments. */
+#ifndef SECKILL_METRICS_H
+#define SECKILL_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct metrics metrics;
+
+/* Outcomes of the production purchase path, as counted. */
+typedef enum metrics_outcome {
+    METRICS_QUEUED = 0,
+    METRICS_SOLD_OUT,
+    METRICS_SOLD_OUT_FLAG, /* answered from the in-memory flag, no Redis */
+    METRICS_ALREADY_PURCHASED,
+    METRICS_IN_PROGRESS,
+    METRICS_UNKNOWN_ITEM,
+    METRICS_FAILED,
+    METRICS_OUTCOME_COUNT
+} metrics_outcome;
+
+typedef enum metrics_backend {
+    METRICS_REDIS = 0,
+    METRICS_POSTGRESQL,
+    METRICS_BACKEND_COUNT
+} metrics_backend;
+
+/* names[r] labels route r of the nroutes the server has (router_name()). */
+metrics *metrics_create(const char *const *names, int nroutes);
+void metrics_free(metrics *m);
+
+/* One answered request: its route index, HTTP status and time taken. */
+void metrics_request(metrics *m, int route, int status, double seconds);
+void metrics_purchase(metrics *m, metrics_outcome outcome);
+void metrics_backend_error(metrics *m, metrics_backend backend);
+
+/* What is read at scrape time rather than counted. */
+typedef struct metrics_gauges {
+    int64_t soldout_flags; /* items flagged sold out on this instance */
+    int64_t queue;         /* orders on seckill:queue, -1 when unknown */
+    int64_t processing;    /* orders in workers' processing lists, -1 when unknown */
+    int64_t pending;       /* orders accepted and not yet persisted, -1 when unknown */
+    int64_t dead;          /* seckill:dead, -1 when unknown */
+} metrics_gauges;
+
+/* The whole exposition; the caller frees it. NULL when out of memory. */
+char *metrics_render(metrics *m, const metrics_gauges *g);
+
+#endif
