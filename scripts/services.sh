@@ -58,14 +58,16 @@ port_free() {
     ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
 
-# free_port [EXCEPT]: a random port in 20000-60000 that nothing listens on.
+# free_port [EXCEPT]: a random port in 10000-31999 that nothing listens on. Below the kernel's
+# ephemeral range (32768-60999 by default): a port there can be taken at any moment as the local
+# end of some client connection, and the server would fail to bind it.
 free_port() {
     local p i
     for ((i = 0; i < 100; i++)); do
-        p=$((20000 + (RANDOM * 32768 + RANDOM) % 40001))
+        p=$((10000 + RANDOM % 22000))
         [[ $p != "${1:-}" ]] && port_free "$p" && echo "$p" && return 0
     done
-    die "no free TCP port found in 20000-60000"
+    die "no free TCP port found in 10000-31999"
 }
 
 pg_bin() {
