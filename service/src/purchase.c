@@ -1,12 +1,16 @@
-/* purchase.c: one purchase is three commands written together on the
- * loop's connection (and pipelined with every other purchase of that turn):
+/* purchase.c: one purchase is two commands written together on the loop's
+ * connection (and pipelined with every other purchase of that turn):
  *   SET lock token NX PX ttl      the buyer's lock, token = the order id
- *   EVALSHA reserve ...           sells only if the lock holds our token
- *   EVALSHA lock_release ...      compare-and-delete
+ *   EVALSHA reserve ... 1         sells only if the lock holds our token, and
+ *                                 frees the lock before it returns
  * One round trip instead of three, with the same guarantee as taking the
  * lock, reserving and unlocking one after another: the reserve script runs
  * only while the lock is ours, so a second concurrent request of the same
- * buyer gets in_progress. Anonymous buyers need no lock. */
+ * buyer gets in_progress. Freeing the lock inside the script rather than with
+ * lock_release as a third command saves Redis one script call per purchase,
+ * the most expensive part of its work. When the script did not run to its
+ * end (an error reply, a lost connection) lock_release is still sent, so the
+ * lock never outlives the request. Anonymous buyers need no lock. */
 #include "purchase.h"
 
 #include <inttypes.h>
@@ -27,10 +31,9 @@ typedef struct purchase {
     int64_t user;
     int64_t order_id;
     int anonymous;
-    int use_eval; /* Redis forgot the scripts: send their text */
+    int use_eval; /* Redis forgot the script: send its text */
     int pending;  /* replies still owed */
     int reserve_noscript;
-    int release_noscript;
     int failed; /* no usable reply from Redis */
     char outcome[24];
     int64_t remaining;
@@ -39,7 +42,9 @@ typedef struct purchase {
     char item_s[24], user_s[24], order_s[24], time_s[24], ttl_s[24];
 } purchase;
 
-static void send_commands(redisAsyncContext *ac, purchase *p, int reserve, int release);
+static void send_commands(redisAsyncContext *ac, purchase *p, int lock);
+static int send_script(redisAsyncContext *ac, purchase *p, redisCallbackFn *cb, script_id id,
+                       int nkeys, int nargs, const char **keys_args);
 
 static void finish(purchase *p)
 {
@@ -73,14 +78,20 @@ static void settle(redisAsyncContext *ac, purchase *p)
 {
     if (--p->pending > 0)
         return;
-    if (!p->failed && !p->use_eval && (p->reserve_noscript || p->release_noscript)) {
-        /* A restarted Redis lost the scripts: send them again, as EVAL with
-         * their text (which caches them for the EVALSHAs that follow). */
+    if (!p->failed && !p->use_eval && p->reserve_noscript) {
+        /* A restarted Redis lost the script: send it again, as EVAL with its
+         * text (which caches it for the EVALSHAs that follow). The lock is
+         * still ours: no new SET. */
         p->use_eval = 1;
-        int reserve = p->reserve_noscript, release = p->release_noscript || reserve;
-        p->reserve_noscript = p->release_noscript = 0;
-        send_commands(ac, p, reserve, release);
+        p->reserve_noscript = 0;
+        send_commands(ac, p, 0);
         return;
+    }
+    if ((p->failed || p->reserve_noscript) && !p->anonymous && ac) {
+        /* The script may not have freed the lock: free it, without waiting
+         * for the answer (compare-and-delete: never someone else's lock). */
+        const char *ka[] = {p->lock_key, p->order_s};
+        send_script(ac, p, NULL, SCRIPT_LOCK_RELEASE, 1, 1, ka);
     }
     finish(p);
 }
@@ -111,14 +122,6 @@ static void on_reserve(redisAsyncContext *ac, void *reply, void *privdata)
     settle(ac, p);
 }
 
-static void on_release(redisAsyncContext *ac, void *reply, void *privdata)
-{
-    purchase *p = privdata;
-    if (scripts_is_noscript(reply))
-        p->release_noscript = 1;
-    settle(ac, p);
-}
-
 static int send_script(redisAsyncContext *ac, purchase *p, redisCallbackFn *cb, script_id id,
                        int nkeys, int nargs, const char **keys_args)
 {
@@ -135,13 +138,14 @@ static int send_script(redisAsyncContext *ac, purchase *p, redisCallbackFn *cb, 
     int argc = 3 + nkeys + nargs;
     for (int i = 0; i < argc; i++)
         lens[i] = strlen(argv[i]);
-    return redisAsyncCommandArgv(ac, cb, p, argc, argv, lens);
+    return redisAsyncCommandArgv(ac, cb, cb ? p : NULL, argc, argv, lens);
 }
 
-static void send_commands(redisAsyncContext *ac, purchase *p, int reserve, int release)
+/* lock: take the buyer's lock first (not when resending the script). */
+static void send_commands(redisAsyncContext *ac, purchase *p, int lock)
 {
     int sent = 0;
-    if (reserve && !p->anonymous) {
+    if (lock && !p->anonymous) {
         const char *set[] = {"SET", p->lock_key, p->order_s, "NX", "PX", p->ttl_s};
         size_t lens[6];
         for (int i = 0; i < 6; i++)
@@ -149,31 +153,25 @@ static void send_commands(redisAsyncContext *ac, purchase *p, int reserve, int r
         if (redisAsyncCommandArgv(ac, on_lock, p, 6, set, lens) == REDIS_OK)
             sent++;
     }
-    if (reserve) {
-        /* KEYS: state, buyers, lock, queue, pending. ARGV: item, user, lock
-         * token, order id (the token is the order id: unique per request),
-         * time, anonymous flag. */
-        const char *ka[] = {p->state_key,
-                            p->buyers_key,
-                            p->lock_key,
-                            KEYS_QUEUE,
-                            KEYS_PENDING,
-                            p->item_s,
-                            p->user_s,
-                            p->order_s,
-                            p->order_s,
-                            p->time_s,
-                            p->anonymous ? "1" : "0"};
-        if (send_script(ac, p, on_reserve, SCRIPT_RESERVE, 5, 6, ka) == REDIS_OK)
-            sent++;
-        else
-            p->failed = 1;
-    }
-    if (release && !p->anonymous) {
-        const char *ka[] = {p->lock_key, p->order_s};
-        if (send_script(ac, p, on_release, SCRIPT_LOCK_RELEASE, 1, 1, ka) == REDIS_OK)
-            sent++;
-    }
+    /* KEYS: state, buyers, lock, queue, pending. ARGV: item, user, lock
+     * token, order id (the token is the order id: unique per request), time,
+     * anonymous flag, "1": free the lock before returning. */
+    const char *ka[] = {p->state_key,
+                        p->buyers_key,
+                        p->lock_key,
+                        KEYS_QUEUE,
+                        KEYS_PENDING,
+                        p->item_s,
+                        p->user_s,
+                        p->order_s,
+                        p->order_s,
+                        p->time_s,
+                        p->anonymous ? "1" : "0",
+                        "1"};
+    if (send_script(ac, p, on_reserve, SCRIPT_RESERVE, 5, 7, ka) == REDIS_OK)
+        sent++;
+    else
+        p->failed = 1;
     p->pending += sent;
     if (p->pending == 0)
         finish(p);
@@ -187,7 +185,7 @@ static void run_on_loop(redisAsyncContext *ac, void *arg)
         finish(p);
         return;
     }
-    send_commands(ac, p, 1, 1);
+    send_commands(ac, p, 1);
 }
 
 void purchase_start(app *a, http_exchange *ex, int64_t item, int64_t user)

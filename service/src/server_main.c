@@ -3,10 +3,32 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 
 #include "app.h"
 #include "config.h"
 #include "log.h"
+
+/* Every connection is a descriptor: a flash sale opens thousands at once, and
+ * the usual soft limit of 1024 would refuse them long before max_connections.
+ * The soft limit goes up to the hard one, which only root could raise. */
+static void raise_fd_limit(int max_connections)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= rl.rlim_max)
+        return;
+    rlim_t was = rl.rlim_cur;
+    rl.rlim_cur = rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return;
+    if (rl.rlim_cur < (rlim_t)max_connections + 64)
+        log_msg(LOG_WARN, "server",
+                "open files limited to %llu: fewer than max_connections (%d) can be served",
+                (unsigned long long)rl.rlim_cur, max_connections);
+    else
+        log_msg(LOG_DEBUG, "server", "open files limit raised from %llu to %llu",
+                (unsigned long long)was, (unsigned long long)rl.rlim_cur);
+}
 
 int main(int argc, char **argv)
 {
@@ -28,6 +50,8 @@ int main(int argc, char **argv)
         return 2;
     }
     log_set_level(level);
+
+    raise_fd_limit(cfg.max_connections);
 
     /* Block the stop signals in every thread; main takes them with sigwait. */
     sigset_t stop;

@@ -130,9 +130,10 @@ typedef struct outcome {
     long long round; /* the item's round; 0 for an unknown item */
 } outcome;
 
-/* One reserve call, as the server makes it. */
-static outcome reserve(int64_t item, int64_t user, const char *token, int64_t order_id,
-                       int anonymous)
+/* One reserve call; with release the script also frees the buyer's lock
+ * (ARGV[7] = "1"), as the server makes it. */
+static outcome reserve_call(int64_t item, int64_t user, const char *token, int64_t order_id,
+                            int anonymous, int release)
 {
     char state[KEYS_MAX], buyers[KEYS_MAX], lock[KEYS_MAX];
     char a_item[24], a_user[24], a_order[24], a_now[24];
@@ -149,8 +150,9 @@ static outcome reserve(int64_t item, int64_t user, const char *token, int64_t or
                           KEYS_QUEUE, KEYS_PENDING,
                           a_item,     a_user,
                           token,      a_order,
-                          a_now,      anonymous ? "1" : "0"};
-    redisReply *r = redisCommandArgv(redis, 14, argv, NULL);
+                          a_now,      anonymous ? "1" : "0",
+                          "1"};
+    redisReply *r = redisCommandArgv(redis, release ? 15 : 14, argv, NULL);
     cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 3, "reserve: %s",
               r && r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
     cr_assert_eq(r->element[0]->type, REDIS_REPLY_STRING);
@@ -162,6 +164,13 @@ static outcome reserve(int64_t item, int64_t user, const char *token, int64_t or
     o.round = r->element[2]->integer;
     freeReplyObject(r);
     return o;
+}
+
+/* One reserve call without the release (the laboratory's). */
+static outcome reserve(int64_t item, int64_t user, const char *token, int64_t order_id,
+                       int anonymous)
+{
+    return reserve_call(item, user, token, order_id, anonymous, 0);
 }
 
 /* The buyer's own purchase: with the lock taken under token "tok-<user>". */
@@ -544,4 +553,36 @@ Test(scripts, noscript_is_told_apart_from_other_replies)
     r = redisCommand(redis, "PING");
     cr_assert_not(scripts_is_noscript(r));
     freeReplyObject(r);
+}
+
+Test(scripts, reserve_with_release_frees_our_lock_on_every_answer_and_never_anothers)
+{
+    char lock[KEYS_MAX];
+    item_reset(ITEM, 1, 1);
+    keys_buyer_lock(lock, sizeof(lock), ITEM, 7);
+
+    cr_assert(lock_take(lock, "ours-1", 5000));
+    cr_assert_str_eq(reserve_call(ITEM, 7, "ours-1", 1001, 0, 1).what, "queued");
+    cr_assert_eq(cmd_int("EXISTS %s", lock), 0, "freed after queued");
+
+    cr_assert(lock_take(lock, "ours-2", 5000));
+    cr_assert_str_eq(reserve_call(ITEM, 7, "ours-2", 1002, 0, 1).what, "sold_out");
+    cr_assert_eq(cmd_int("EXISTS %s", lock), 0, "freed after sold_out");
+
+    item_reset(ITEM, 2, 2);
+    cr_assert(lock_take(lock, "ours-3", 5000));
+    cr_assert_str_eq(reserve_call(ITEM, 7, "ours-3", 1003, 0, 1).what, "queued");
+    cr_assert(lock_take(lock, "ours-4", 5000));
+    cr_assert_str_eq(reserve_call(ITEM, 7, "ours-4", 1004, 0, 1).what, "already_purchased");
+    cr_assert_eq(cmd_int("EXISTS %s", lock), 0, "freed after already_purchased");
+
+    cr_assert(lock_take(lock, "the-other-request", 5000));
+    cr_assert_str_eq(reserve_call(ITEM, 7, "ours-5", 1005, 0, 1).what, "in_progress");
+    cr_assert_eq(cmd_int("EXISTS %s", lock), 1, "another request's lock stays");
+
+    char unknown_lock[KEYS_MAX];
+    keys_buyer_lock(unknown_lock, sizeof(unknown_lock), 999, 7);
+    cr_assert(lock_take(unknown_lock, "ours-6", 5000));
+    cr_assert_str_eq(reserve_call(999, 7, "ours-6", 1006, 0, 1).what, "unknown_item");
+    cr_assert_eq(cmd_int("EXISTS %s", unknown_lock), 0, "freed after unknown_item");
 }
