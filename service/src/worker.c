@@ -1,10 +1,10 @@
 /* worker.c: the reliable queue consumer that persists orders.
  *
  * The protocol, and why each order reaches PostgreSQL exactly once:
- *   1. Orders move one by one from KEYS_QUEUE to this worker's own processing
- *      list (BLMOVE, then pipelined LMOVEs). A move is atomic in Redis, so an
- *      order is always in exactly one of the two lists: a crash here loses
- *      nothing.
+ *   1. Orders move from KEYS_QUEUE to this worker's own processing list
+ *      (BLMOVE for the first, then one script call for the rest of the
+ *      batch). A move is atomic in Redis, so an order is always in exactly
+ *      one of the two lists: a crash here loses nothing.
  *   2. The batch is inserted in one statement that is idempotent (the order
  *      id is the primary key, ON CONFLICT DO NOTHING): inserting it twice is
  *      harmless, so a crash between commit and step 3 costs a repeat, not a
@@ -36,8 +36,6 @@
 /* How long one BLMOVE blocks on an empty queue: the worst delay before the
  * worker notices a stop request. */
 #define WORKER_BLOCK_MS 1000
-/* LMOVEs sent in one pipelined round at most. */
-#define WORKER_PIPELINE_MAX 1024
 /* First delay after a failure; it doubles up to cfg->worker_retry_max_ms. */
 #define WORKER_BACKOFF_MIN_MS 50
 /* Stop requests are checked this often while waiting to retry. */
@@ -344,6 +342,53 @@ static int take_moved(worker *w, redisReply *r)
     return rc < 0 ? -1 : 1;
 }
 
+/* Moves up to `want` orders from the queue's tail (the oldest) to the head of
+ * the processing list in one atomic call, leaving both lists as that many
+ * LMOVE queue processing RIGHT LEFT would: an order is in exactly one of
+ * them at every moment. Returns the moved orders newest first (list order).
+ * unpack() takes at most a few thousand values, hence the chunks. */
+static const char move_script[] =
+    "local items = redis.call('LRANGE', KEYS[1], -tonumber(ARGV[1]), -1)\n"
+    "if #items == 0 then return items end\n"
+    "redis.call('LTRIM', KEYS[1], 0, -#items - 1)\n"
+    "local i = #items\n"
+    "while i >= 1 do\n"
+    "  local chunk = {}\n"
+    "  for j = i, math.max(1, i - 999), -1 do chunk[#chunk + 1] = items[j] end\n"
+    "  redis.call('LPUSH', KEYS[2], unpack(chunk))\n"
+    "  i = i - 1000\n"
+    "end\n"
+    "return items\n";
+
+/* Moves up to want orders with move_script into the batch, oldest first.
+ * Returns how many moved, or -1 on an error (what moved stays in the
+ * processing list). */
+static int move_many(worker *w, size_t want)
+{
+    char n[24];
+    snprintf(n, sizeof(n), "%zu", want);
+    const char *argv[] = {"EVAL", move_script, "2", KEYS_QUEUE, w->processing, n};
+    size_t lens[6];
+    for (int i = 0; i < 6; i++)
+        lens[i] = strlen(argv[i]);
+    redisReply *r = redisCommandArgv(w->redis, 6, argv, lens);
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements > want)
+        return redis_failed(w, r, "EVAL move");
+    for (size_t i = r->elements; i-- > 0;) {
+        redisReply *e = r->element[i];
+        if (e->type != REDIS_REPLY_STRING)
+            return redis_failed(w, r, "EVAL move");
+        if (batch_add(&w->b, e->str, e->len) < 0) {
+            log_msg(LOG_ERROR, COMPONENT, "out of memory copying an order");
+            freeReplyObject(r);
+            return -1;
+        }
+    }
+    int moved = (int)r->elements;
+    freeReplyObject(r);
+    return moved;
+}
+
 /* Moves orders from the queue to the processing list until the batch is full
  * or cfg->worker_batch_ms passed since the first one came. Returns how many
  * moved (0: none came within the block time), or -1 on a Redis error. */
@@ -357,28 +402,16 @@ static int batch_fill(worker *w)
         return rc;
     int64_t deadline = backend_mono_ms() + w->cfg->worker_batch_ms;
     while (b->n < b->cap) {
-        size_t want = b->cap - b->n, empty = 0;
-        if (want > WORKER_PIPELINE_MAX)
-            want = WORKER_PIPELINE_MAX;
-        /* One round trip for the whole round: commands go out together and
-         * the replies are read in order. */
-        for (size_t i = 0; i < want; i++)
-            if (redisAppendCommand(w->redis, "LMOVE %s %s RIGHT LEFT", KEYS_QUEUE, w->processing) !=
-                REDIS_OK)
-                return redis_failed(w, NULL, "LMOVE");
-        for (size_t i = 0; i < want; i++) {
-            r = NULL;
-            if (redisGetReply(w->redis, (void **)&r) != REDIS_OK)
-                return redis_failed(w, NULL, "LMOVE");
-            rc = take_moved(w, r);
-            if (rc < 0)
-                return -1;
-            empty += rc == 0;
-        }
+        /* One call for the rest of the batch: one command instead of one
+         * LMOVE per order, for Redis and for us. */
+        size_t want = b->cap - b->n;
+        int moved = move_many(w, want);
+        if (moved < 0)
+            return -1;
         int64_t left = deadline - backend_mono_ms();
         if (left <= 0)
             break;
-        if (empty) {
+        if ((size_t)moved < want) {
             /* The queue ran dry: wait out the batch time for the next one. */
             char arg[32];
             snprintf(arg, sizeof(arg), "%" PRId64 ".%03" PRId64, left / 1000, left % 1000);
