@@ -218,6 +218,27 @@ redis_restart() {
     start_redis "$dir" "$port"
 }
 
+# redlock_start DIR: two more Redis servers, under DIR/redlock-1 and DIR/redlock-2, for the Redlock
+# strategy (the run's own Redis is the third); prints their two ports.
+redlock_start() {
+    local dir n port ports=()
+    dir=$(realpath -m "$1")
+    for n in 1 2; do
+        mkdir -p "$dir/redlock-$n"
+        port=$(free_port "${ports[0]:-}")
+        start_redis "$dir/redlock-$n" "$port"
+        ports+=("$port")
+    done
+    echo "${ports[*]}"
+}
+
+# redlock_stop DIR: stops what redlock_start started, by its pid files.
+redlock_stop() {
+    local dir n
+    dir=$(realpath -m "$1")
+    for n in 1 2; do stop_pid "$dir/redlock-$n/redis.pid" redis-server; done
+}
+
 if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
     case ${1:-}/${2:-} in
     start/?* | stop/?*) "services_$1" "$2" ;;

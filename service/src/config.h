@@ -27,11 +27,12 @@ typedef struct config {
     int redis_timeout_ms;
     char *pg_conninfo; /* secret when it holds a password */
     /* oversell laboratory (/api/v1/experiments) */
-    int lab_threads;      /* blocking threads of the lab, each with its own connections */
-    int lab_delay_ms;     /* default business work inside the critical section */
-    int lab_lock_wait_ms; /* how long a lab strategy waits for its lock (then 429 busy) */
-    int lab_lock_ttl_ms;  /* expiry of the lab's Redis locks */
-    int lab_segments;     /* stock segments of the strategy `segmented` */
+    int lab_threads;       /* blocking threads of the lab, each with its own connections */
+    int lab_delay_ms;      /* default business work inside the critical section */
+    int lab_lock_wait_ms;  /* how long a lab strategy waits for its lock (then 429 busy) */
+    int lab_lock_ttl_ms;   /* expiry of the lab's Redis locks */
+    int lab_segments;      /* stock segments of the strategy `segmented` */
+    char *redlock_servers; /* "host:port,..." of `redlock`; empty: the main Redis alone */
     /* worker */
     char *worker_id;
     int worker_batch_size;

@@ -51,6 +51,8 @@ static const char *failure_message(sk_status st)
         return "no stock left";
     case SK_BUSY:
         return "the lock was not won within lab_lock_wait_ms; try again";
+    case SK_FENCED:
+        return "the lock expired during the work and a newer holder came: nothing was sold";
     case SK_NOT_FOUND:
         return "no such item";
     case SK_BACKEND_DOWN:

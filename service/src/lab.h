@@ -5,6 +5,8 @@
  *
  *   GET|POST /api/v1/experiments/{strategy}/purchase?item=&user_id=&delay_ms=
  *     200 {"status":"sold","remaining":N}; 409 sold_out; 429 busy;
+ *     409 fenced (redis_lock_fenced: the holder's lock expired mid-work and
+ *     a newer holder's token was seen, so its write was refused);
  *     404 not_found (strategy or item); 400 invalid_request; 503
  *   GET /api/v1/experiments
  *     200 {"strategies":[{"name","family","verdict"}, ...]}

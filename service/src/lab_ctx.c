@@ -7,6 +7,8 @@
 #include <stdlib.h>
 
 #include "backend.h"
+#include "lab_redlock.h"
+#include "lab_watchdog.h"
 #include "log.h"
 
 lab_ctx *lab_ctx_create(const config *cfg, const scripts *sc, lab_local *local, order_id_gen *ids)
@@ -25,6 +27,8 @@ void lab_ctx_free(lab_ctx *c)
 {
     if (!c)
         return;
+    lab_watchdog_free(c->watchdog);
+    lab_redlock_free(c->redlock);
     if (c->redis)
         redisFree(c->redis);
     PQfinish(c->pg);

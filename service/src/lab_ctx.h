@@ -16,6 +16,8 @@
 #include "scripts.h"
 
 typedef struct lab_local lab_local;
+typedef struct lab_watchdog lab_watchdog;
+typedef struct lab_redlock lab_redlock;
 
 typedef struct lab_ctx {
     const config *cfg;
@@ -24,11 +26,13 @@ typedef struct lab_ctx {
     order_id_gen *ids;
     redisContext *redis; /* this thread's; NULL until first use or after an error */
     PGconn *pg;
+    lab_watchdog *watchdog; /* made by the first reentrant lock of the thread */
+    lab_redlock *redlock;   /* the thread's connections to the redlock servers */
 } lab_ctx;
 
 /* Connects nothing yet. Every pointer must outlive the context. NULL on OOM. */
 lab_ctx *lab_ctx_create(const config *cfg, const scripts *sc, lab_local *local, order_id_gen *ids);
-/* Closes the connections. NULL is a no-op. */
+/* Stops the watchdog, closes every connection. NULL is a no-op. */
 void lab_ctx_free(lab_ctx *c);
 
 /* A Redis command in hiredis' printf format. Returns the reply, which the

@@ -16,6 +16,10 @@ sk_status lab_db_for_update(lab_ctx *c, const lab_request *r, int64_t *remaining
 /* SELECT stock, version; check, work; UPDATE ... WHERE version = <read>;
  * retried on a conflict until the wait runs out (429 busy). */
 sk_status lab_db_optimistic(lab_ctx *c, const lab_request *r, int64_t *remaining);
+/* A transaction that first takes pg_advisory_xact_lock(item) (waiting in
+ * PostgreSQL's queue, without a bound: no 429), then runs check, work and
+ * the read-modify-write of items.stock; COMMIT frees the lock. */
+sk_status lab_db_advisory(lab_ctx *c, const lab_request *r, int64_t *remaining);
 /* items.stock of r->item. */
 sk_status lab_db_remaining(lab_ctx *c, const lab_request *r, int64_t *remaining);
 

@@ -24,6 +24,21 @@ int lab_keys_lock(char *buf, size_t len, int64_t item, const char *strategy)
     return snprintf(buf, len, "{item:%" PRId64 "}:lab:lock:%s", item, strategy);
 }
 
+int lab_keys_lock_channel(char *buf, size_t len, int64_t item, const char *strategy)
+{
+    return snprintf(buf, len, "{item:%" PRId64 "}:lab:released:%s", item, strategy);
+}
+
+int lab_keys_fence_issued(char *buf, size_t len, int64_t item, const char *strategy)
+{
+    return snprintf(buf, len, "{item:%" PRId64 "}:lab:fence:issued:%s", item, strategy);
+}
+
+int lab_keys_fence_seen(char *buf, size_t len, int64_t item, const char *strategy)
+{
+    return snprintf(buf, len, "{item:%" PRId64 "}:lab:fence:seen:%s", item, strategy);
+}
+
 int lab_keys_segments(char *buf, size_t len, int64_t item)
 {
     return snprintf(buf, len, "{item:%" PRId64 "}:lab:seg", item);
@@ -37,7 +52,7 @@ int lab_keys_segment_lock(char *buf, size_t len, int64_t item, int segment)
 char **lab_keys_all(int64_t item, int nsegments, int *argc)
 {
     size_t nstrategies = lab_strategy_count();
-    size_t cap = 1 + 2 * nstrategies + (size_t)nsegments + 2;
+    size_t cap = 1 + 4 * nstrategies + (size_t)nsegments + 2;
     char **argv = calloc(cap, sizeof(*argv));
     int n = 0;
     if (!argv)
@@ -49,6 +64,10 @@ char **lab_keys_all(int64_t item, int nsegments, int *argc)
         lab_keys_stock(key, sizeof(key), item, name);
         argv[n++] = strdup(key);
         lab_keys_lock(key, sizeof(key), item, name);
+        argv[n++] = strdup(key);
+        lab_keys_fence_issued(key, sizeof(key), item, name);
+        argv[n++] = strdup(key);
+        lab_keys_fence_seen(key, sizeof(key), item, name);
         argv[n++] = strdup(key);
     }
     for (int s = 0; s < nsegments; s++) {

@@ -191,8 +191,9 @@ static sk_status acquire(lab_ctx *c, const lab_request *r, const lock_kind *kind
     }
 }
 
-static sk_status guarded(lab_ctx *c, const lab_request *r, const lock_kind *kind,
-                         const lab_counter *stock, int64_t *remaining)
+/* Runs body under the lock of r's strategy. */
+static sk_status guarded_run(lab_ctx *c, const lab_request *r, const lock_kind *kind,
+                             lab_lock_body body, void *arg, int64_t *remaining)
 {
     char key[KEYS_MAX], token[TOKEN_MAX];
     lab_keys_lock(key, sizeof(key), r->item, r->strategy);
@@ -200,9 +201,27 @@ static sk_status guarded(lab_ctx *c, const lab_request *r, const lock_kind *kind
     sk_status st = acquire(c, r, kind, key, token);
     if (st != SK_OK)
         return st;
-    st = lab_check_work_take(c, r, stock, NULL, remaining);
+    st = body(c, r, arg, remaining);
     kind->release(c, r, key, token);
     return st;
+}
+
+/* The body of the plain lock strategies: arg is the counter. */
+static sk_status check_work_take(lab_ctx *c, const lab_request *r, void *arg, int64_t *remaining)
+{
+    return lab_check_work_take(c, r, arg, NULL, remaining);
+}
+
+static sk_status guarded(lab_ctx *c, const lab_request *r, const lock_kind *kind,
+                         const lab_counter *stock, int64_t *remaining)
+{
+    return guarded_run(c, r, kind, check_work_take, (void *)stock, remaining);
+}
+
+sk_status lab_lock_redis_run(lab_ctx *c, const lab_request *r, lab_lock_body body, void *arg,
+                             int64_t *remaining)
+{
+    return guarded_run(c, r, &set_nx_px, body, arg, remaining);
 }
 
 sk_status lab_lock_setnx_expire(lab_ctx *c, const lab_request *r, int64_t *remaining)

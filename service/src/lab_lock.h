@@ -18,6 +18,13 @@ sk_status lab_lock_getset(lab_ctx *c, const lab_request *r, int64_t *remaining);
 /* SET key token NX PX ttl; unlock by compare-and-delete
  * (lua/lock_release.lua). Stock: a Redis string. */
 sk_status lab_lock_redis(lab_ctx *c, const lab_request *r, int64_t *remaining);
+/* What runs under a lock: SK_* as a lab_strategy_fn. */
+typedef sk_status (*lab_lock_body)(lab_ctx *c, const lab_request *r, void *arg, int64_t *remaining);
+/* Takes redis_lock's lock (SET NX PX, spinning) of r->strategy, runs
+ * body(c, r, arg, remaining), and unlocks by compare-and-delete. Returns
+ * body's answer, or SK_BUSY / SK_BACKEND_DOWN when the lock was not won. */
+sk_status lab_lock_redis_run(lab_ctx *c, const lab_request *r, lab_lock_body body, void *arg,
+                             int64_t *remaining);
 /* A row of lab_locks (unique item and strategy) is the lock: INSERT to take
  * it, DELETE to free it. Stock: items.stock. */
 sk_status lab_lock_pg_table(lab_ctx *c, const lab_request *r, int64_t *remaining);

@@ -10,12 +10,16 @@
 #include "backend.h"
 #include "keys.h"
 #include "lab_db.h"
+#include "lab_fence.h"
 #include "lab_local.h"
 #include "lab_lock.h"
 #include "lab_redis.h"
+#include "lab_redlock.h"
+#include "lab_reentrant.h"
 #include "validate.h"
 
-/* In EXPERIMENTS.md's order; the verdicts are the documents'. */
+/* In EXPERIMENTS.md's order (redis_lock_fenced beside redis_lock, pg_advisory
+ * beside pg_lock_table); the verdicts are the documents'. */
 static const lab_strategy table[] = {
     {"local_unsafe", "local", 0, lab_local_unsafe, lab_local_remaining},
     {"local_atomic_check", "local", 0, lab_local_atomic_check, lab_local_remaining},
@@ -29,7 +33,11 @@ static const lab_strategy table[] = {
     {"redis_lock_setnx_expire", "lock", 1, lab_lock_setnx_expire, lab_redis_remaining},
     {"redis_lock_getset", "lock", 1, lab_lock_getset, lab_redis_remaining},
     {"redis_lock", "lock", 1, lab_lock_redis, lab_redis_remaining},
+    {"redis_lock_fenced", "lock", 1, lab_fence_redis_lock, lab_redis_remaining},
+    {"redis_lock_reentrant", "lock", 1, lab_reentrant_lock, lab_redis_remaining},
+    {"redlock", "lock", 1, lab_redlock_lock, lab_redis_remaining},
     {"pg_lock_table", "lock", 1, lab_lock_pg_table, lab_db_remaining},
+    {"pg_advisory", "lock", 1, lab_db_advisory, lab_db_remaining},
     {"segmented", "lock", 1, lab_lock_segmented, lab_lock_segments_remaining},
     {"lua_reserve", "redis", 1, lab_redis_lua_reserve, lab_redis_state_remaining},
 };

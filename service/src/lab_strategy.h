@@ -10,12 +10,14 @@
  * - local_*: in-process counters of each server instance (lab_local.h),
  *   loaded from the item's initial stock ({item:N}:state "initial") on first
  *   use in a round; two instances hold two stocks, which is the point;
- * - db_* and pg_lock_table: the column items.stock (version for
+ * - db_*, pg_lock_table and pg_advisory: the column items.stock (version for
  *   db_optimistic), and one row per sale in lab_sales (item_id, strategy),
  *   written in the same statement or transaction as the decrement;
  * - redis_read_check_decr, redis_watch and the Redis locks: the string
  *   {item:N}:lab:stock:<strategy>, created from the initial stock on first
- *   use; locks are {item:N}:lab:lock:<strategy>;
+ *   use; locks are {item:N}:lab:lock:<strategy> (a hash {owner -> holds}
+ *   for redis_lock_reentrant); redis_lock_fenced's fencing tokens are
+ *   {item:N}:lab:fence:issued:<strategy> and :seen:<strategy>;
  * - segmented: the hash {item:N}:lab:seg {segment -> units}, each segment
  *   laid out on first use under its lock {item:N}:lab:lock:segmented:<i>;
  * - lua_reserve: the production keys ({item:N}:state), orders queued for

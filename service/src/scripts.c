@@ -7,6 +7,11 @@ static const char *names[SCRIPT_COUNT] = {
     [SCRIPT_RESERVE] = "reserve",
     [SCRIPT_LOCK_RELEASE] = "lock_release",
     [SCRIPT_ITEM_RESET] = "item_reset",
+    [SCRIPT_LAB_FENCE_READ] = "lab_fence_read",
+    [SCRIPT_LAB_FENCE_TAKE] = "lab_fence_take",
+    [SCRIPT_LAB_REENTRANT_LOCK] = "lab_reentrant_lock",
+    [SCRIPT_LAB_REENTRANT_UNLOCK] = "lab_reentrant_unlock",
+    [SCRIPT_LAB_REENTRANT_RENEW] = "lab_reentrant_renew",
 };
 
 int scripts_init(scripts *sc)

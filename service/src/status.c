@@ -12,6 +12,7 @@ static const struct {
     [SK_ALREADY_PURCHASED] = {409, "already_purchased"},
     [SK_IN_PROGRESS] = {429, "in_progress"},
     [SK_BUSY] = {429, "busy"},
+    [SK_FENCED] = {409, "fenced"},
     [SK_NOT_FOUND] = {404, "not_found"},
     [SK_ITEM_EXISTS] = {409, "item_exists"},
     [SK_INVALID] = {400, "invalid_request"},

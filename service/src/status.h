@@ -11,6 +11,7 @@ typedef enum sk_status {
     SK_ALREADY_PURCHASED,
     SK_IN_PROGRESS, /* the buyer's lock is held by another request */
     SK_BUSY,        /* a lab lock not won within its wait, or too many conflicts */
+    SK_FENCED,      /* a lab write refused: its fencing token is older than one seen */
     SK_NOT_FOUND,
     SK_ITEM_EXISTS,
     SK_INVALID, /* bad input */

@@ -2,8 +2,11 @@
  * PostgreSQL. 50 buyers at once on a stock of 10, with 100 ms of business
  * work inside the critical section (delay_ms) to open the race: every
  * unsafe strategy sells more than exists, every safe one exactly the stock,
- * and each one's recorded sales match its 200 answers. */
+ * and each one's recorded sales match its 200 answers. Then the documents'
+ * lock failures (issue 5): work longer than the lock's TTL, an unlock by a
+ * holder whose lock expired, and a Redlock with one of its servers killed. */
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +32,9 @@ static const char *expected_names[] = {"local_unsafe",      "local_atomic_check"
                                        "db_optimistic",     "redis_read_check_decr",
                                        "redis_watch",       "redis_lock_setnx_expire",
                                        "redis_lock_getset", "redis_lock",
-                                       "pg_lock_table",     "segmented",
+                                       "redis_lock_fenced", "redis_lock_reentrant",
+                                       "redlock",           "pg_lock_table",
+                                       "pg_advisory",       "segmented",
                                        "lua_reserve"};
 
 /* A server on a free port with two extra "KEY=VALUE" settings (or NULL). */
@@ -145,7 +150,7 @@ static void expect_sales_recorded(const char *strategy, int64_t item, size_t sol
              strategy);
     int64_t rows = harness_pg_int(pg, sql);
     PQfinish(pg);
-    if (strncmp(strategy, "db_", 3) == 0 || strcmp(strategy, "pg_lock_table") == 0)
+    if (strncmp(strategy, "db_", 3) == 0 || strncmp(strategy, "pg_", 3) == 0)
         cr_expect_eq(rows, (int64_t)sold, "%s: %zu answers 200, %" PRId64 " rows in lab_sales",
                      strategy, sold, rows);
     else
@@ -257,6 +262,24 @@ Test(lab, pg_lock_table_never_oversells)
     stop_server();
 }
 
+Test(lab, pg_advisory_never_oversells)
+{
+    expect_never_oversells("pg_advisory");
+    stop_server();
+}
+
+Test(lab, redis_lock_fenced_never_oversells)
+{
+    expect_never_oversells("redis_lock_fenced");
+    stop_server();
+}
+
+Test(lab, redis_lock_reentrant_never_oversells)
+{
+    expect_never_oversells("redis_lock_reentrant");
+    stop_server();
+}
+
 Test(lab, segmented_never_oversells)
 {
     expect_never_oversells("segmented");
@@ -279,9 +302,10 @@ Test(lab, a_lock_or_a_retry_not_won_within_its_wait_answers_429_busy)
      * works 1 s, so the 4 others give up (or lose their retry) first. */
     stop_server();
     start_server_with("SECKILL_LAB_LOCK_WAIT_MS=300", "SECKILL_LAB_SEGMENTS=1");
-    const char *strategies[] = {"local_mutex",       "redis_lock", "redis_lock_setnx_expire",
-                                "redis_lock_getset", "segmented",  "pg_lock_table",
-                                "db_optimistic",     "redis_watch"};
+    const char *strategies[] = {"local_mutex",         "redis_lock",  "redis_lock_setnx_expire",
+                                "redis_lock_getset",   "segmented",   "pg_lock_table",
+                                "db_optimistic",       "redis_watch", "redis_lock_fenced",
+                                "redis_lock_reentrant"};
     for (size_t i = 0; i < sizeof(strategies) / sizeof(strategies[0]); i++) {
         storm s = {strategies[i], create_item(STOCK), 1000};
         blast_spec spec = {
@@ -391,5 +415,159 @@ Test(lab, a_reset_gives_every_strategy_its_stock_back)
         int status = buy(strategies[i], item, 0, resp, sizeof(resp));
         cr_expect_eq(status, 200, "%s after the reset: %d %s", strategies[i], status, resp);
     }
+    stop_server();
+}
+
+/* --- the documents' lock failure scenarios (issue 5) --- */
+
+/* Answers whose body names `code` (409 sold_out and 409 fenced apart). */
+typedef struct coded {
+    storm s;
+    const char *code;
+    size_t count;
+} coded;
+
+static void count_code(void *ctx, size_t index, int status, const char *body, size_t len)
+{
+    (void)index;
+    (void)status;
+    coded *k = ctx;
+    if (body && memmem(body, len, k->code, strlen(k->code)))
+        k->count++;
+}
+
+static size_t build_coded_buy(void *ctx, size_t index, char *buf, size_t cap)
+{
+    return build_buy(&((coded *)ctx)->s, index, buf, cap);
+}
+
+#define EXPIRY_STOCK 2
+#define EXPIRY_BUYERS 8
+#define EXPIRY_TTL_MS 200
+#define EXPIRY_WORK_MS 500
+
+/* EXPIRY_BUYERS at once on EXPIRY_STOCK units, each working longer than
+ * the lock's TTL. Returns the sales; *fenced counts 409 "fenced". */
+static size_t storm_past_the_ttl(const char *strategy, int64_t *item, size_t *fenced)
+{
+    coded k = {{strategy, create_item(EXPIRY_STOCK), EXPIRY_WORK_MS}, "\"fenced\"", 0};
+    blast_spec spec = {.port = port,
+                       .connections = EXPIRY_BUYERS,
+                       .requests = EXPIRY_BUYERS,
+                       .timeout_ms = 30000,
+                       .build = build_coded_buy,
+                       .on_response = count_code,
+                       .ctx = &k};
+    blast_result res;
+    cr_assert_eq(blast_run(&spec, &res), 0, "%s: %s", strategy, res.errstr);
+    size_t sold = blast_count(&res, 200);
+    cr_expect_eq(sold + blast_count(&res, 409), EXPIRY_BUYERS, "%s: 200: %zu, 409: %zu, 429: %zu",
+                 strategy, sold, blast_count(&res, 409), blast_count(&res, 429));
+    expect_sales_recorded(strategy, k.s.item, sold);
+    *item = k.s.item;
+    *fenced = k.count;
+    return sold;
+}
+
+Test(lab, lock_expiry_lets_two_holders_of_redis_lock_sell_but_not_a_fenced_or_watched_lock)
+{
+    /* A lock of 200 ms and 500 ms of work: every holder's lock expires
+     * mid-work and the next buyer takes it (documents 001 and 004's GC
+     * pause). */
+    stop_server();
+    start_server_with("SECKILL_LAB_LOCK_TTL_MS=200", NULL);
+    int64_t item;
+    size_t fenced;
+    size_t sold = storm_past_the_ttl("redis_lock", &item, &fenced);
+    cr_expect_gt(sold, EXPIRY_STOCK, "redis_lock sold %zu of %d units past its TTL", sold,
+                 EXPIRY_STOCK);
+    cr_expect_eq(audited("redis_lock", item, "oversold"), (int64_t)sold - EXPIRY_STOCK);
+
+    /* The stale holders' writes are refused: fewer sales, never too many. */
+    sold = storm_past_the_ttl("redis_lock_fenced", &item, &fenced);
+    cr_expect_leq(sold, EXPIRY_STOCK, "redis_lock_fenced sold %zu of %d", sold, EXPIRY_STOCK);
+    cr_expect_geq(sold, 1, "the last holder, whom nobody follows, sells");
+    cr_expect_geq(fenced, 1, "no write was fenced off");
+    cr_expect_eq(audited("redis_lock_fenced", item, "oversold"), 0);
+    cr_expect_eq(audited("redis_lock_fenced", item, "remaining"), EXPIRY_STOCK - (int64_t)sold,
+                 "the stock and the sales disagree");
+
+    /* The watchdog keeps the lock past its TTL: exactly the stock. */
+    sold = storm_past_the_ttl("redis_lock_reentrant", &item, &fenced);
+    cr_expect_eq(sold, EXPIRY_STOCK, "redis_lock_reentrant sold %zu of %d", sold, EXPIRY_STOCK);
+    cr_expect_eq(audited("redis_lock_reentrant", item, "remaining"), 0);
+    cr_expect_eq(audited("redis_lock_reentrant", item, "lock_keys"), 0);
+    stop_server();
+}
+
+typedef struct buyer {
+    const char *strategy;
+    int64_t item;
+    int delay_ms;
+    int status;
+    _Atomic int done;
+} buyer;
+
+static void *buy_in_thread(void *arg)
+{
+    buyer *b = arg;
+    char resp[256];
+    b->status = buy(b->strategy, b->item, b->delay_ms, resp, sizeof(resp));
+    b->done = 1;
+    return NULL;
+}
+
+/* A (1.2 s of work) takes the lock of 1 s; B asks 300 ms later, gets it
+ * when A's expires, at 1 s, for 1 s, and works until 2.5 s; A unlocks at
+ * 1.2 s. Returns whether B's lock still exists when A has answered. */
+static int lock_survives_the_stale_unlock(const char *strategy)
+{
+    int64_t item = create_item(STOCK);
+    buyer a = {strategy, item, 1200, 0, 0}, b = {strategy, item, 1500, 0, 0};
+    pthread_t ta, tb;
+    cr_assert_eq(pthread_create(&ta, NULL, buy_in_thread, &a), 0);
+    harness_sleep_ms(300);
+    cr_assert_eq(pthread_create(&tb, NULL, buy_in_thread, &b), 0);
+    pthread_join(ta, NULL);
+    redisContext *c = harness_redis();
+    char key[96];
+    snprintf(key, sizeof(key), "{item:%" PRId64 "}:lab:lock:%s", item, strategy);
+    long long exists = harness_redis_int(c, "EXISTS", key);
+    redisFree(c);
+    cr_expect_not(b.done, "%s: B answered before A", strategy);
+    pthread_join(tb, NULL);
+    cr_expect_eq(a.status, 200, "%s: A answered %d", strategy, a.status);
+    cr_expect_eq(b.status, 200, "%s: B answered %d", strategy, b.status);
+    return exists == 1;
+}
+
+Test(lab, wrong_unlock_a_plain_del_frees_the_next_holders_lock_compare_and_delete_does_not)
+{
+    stop_server();
+    start_server_with("SECKILL_LAB_LOCK_TTL_MS=1000", NULL);
+    cr_expect_not(lock_survives_the_stale_unlock("redis_lock_setnx_expire"),
+                  "A's DEL left B's lock in place");
+    cr_expect(lock_survives_the_stale_unlock("redis_lock"),
+              "A's compare-and-delete freed B's lock");
+    stop_server();
+}
+
+static void stop_all(void)
+{
+    harness_kill_leftover(&server_pid);
+    harness_redlock_stop();
+}
+
+Test(lab, redlock_never_oversells_and_keeps_its_quorum_with_one_of_three_servers_killed,
+     .fini = stop_all)
+{
+    char servers[128], setting[160];
+    harness_redlock_start(servers, sizeof(servers));
+    snprintf(setting, sizeof(setting), "SECKILL_REDLOCK_SERVERS=%s", servers);
+    stop_server();
+    start_server_with(setting, NULL);
+    expect_never_oversells("redlock");
+    harness_redlock_kill(1);
+    expect_never_oversells("redlock");
     stop_server();
 }

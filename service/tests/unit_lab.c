@@ -8,10 +8,11 @@
 
 #include "keys.h"
 #include "lab_keys.h"
+#include "lab_redlock.h"
 #include "lab_strategy.h"
 #include "router.h"
 
-/* The issue's fifteen strategies and EXPERIMENTS.md's verdicts. */
+/* The strategies of issues 4 and 5 and EXPERIMENTS.md's verdicts. */
 static const struct {
     const char *name;
     const char *family;
@@ -23,7 +24,9 @@ static const struct {
     {"db_optimistic", "db", 1},       {"redis_read_check_decr", "redis", 0},
     {"redis_watch", "redis", 1},      {"redis_lock_setnx_expire", "lock", 1},
     {"redis_lock_getset", "lock", 1}, {"redis_lock", "lock", 1},
-    {"pg_lock_table", "lock", 1},     {"segmented", "lock", 1},
+    {"redis_lock_fenced", "lock", 1}, {"redis_lock_reentrant", "lock", 1},
+    {"redlock", "lock", 1},           {"pg_lock_table", "lock", 1},
+    {"pg_advisory", "lock", 1},       {"segmented", "lock", 1},
     {"lua_reserve", "redis", 1},
 };
 
@@ -56,7 +59,8 @@ Test(lab_table, the_table_lists_each_strategy_once)
 
 Test(lab_table, an_unknown_or_partial_name_resolves_to_nothing)
 {
-    const char *unknown[] = {"", "local", "redis_lock_", "REDIS_LOCK", "zookeeper_lock", "redlock"};
+    const char *unknown[] = {"",           "local",          "redis_lock_",
+                             "REDIS_LOCK", "zookeeper_lock", "redlock_"};
     for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++)
         cr_expect_null(lab_strategy_find(unknown[i], strlen(unknown[i])), "'%s'", unknown[i]);
     /* The length decides, not a terminating NUL: "redis_lock" out of a path. */
@@ -126,12 +130,18 @@ Test(lab_keys, every_lab_key_lives_under_the_items_hash_tag_and_lab_prefix)
     cr_expect_str_eq(key, "{item:42}:lab:seg");
     lab_keys_segment_lock(key, sizeof(key), 42, 7);
     cr_expect_str_eq(key, "{item:42}:lab:lock:segmented:7");
+    lab_keys_lock_channel(key, sizeof(key), 42, "redis_lock_reentrant");
+    cr_expect_str_eq(key, "{item:42}:lab:released:redis_lock_reentrant");
+    lab_keys_fence_issued(key, sizeof(key), 42, "redis_lock_fenced");
+    cr_expect_str_eq(key, "{item:42}:lab:fence:issued:redis_lock_fenced");
+    lab_keys_fence_seen(key, sizeof(key), 42, "redis_lock_fenced");
+    cr_expect_str_eq(key, "{item:42}:lab:fence:seen:redis_lock_fenced");
 
     int argc = 0;
     char **argv = lab_keys_all(42, 8, &argc);
     cr_assert_not_null(argv);
     cr_expect_str_eq(argv[0], "UNLINK");
-    cr_expect_eq(argc, 1 + 2 * (int)lab_strategy_count() + 8 + 2);
+    cr_expect_eq(argc, 1 + 4 * (int)lab_strategy_count() + 8 + 2);
     for (int i = 1; i < argc; i++) {
         expect_item_tag(argv[i], "item:42");
         cr_expect_eq(strncmp(argv[i], "{item:42}:lab:", 14), 0, "%s", argv[i]);
@@ -178,4 +188,42 @@ Test(lab_routes, a_name_that_is_not_lower_case_words_is_404_and_a_wrong_method_4
     cr_assert_eq(router_match("POST", "/api/v1/experiments/redis_lock/audit", &m),
                  SK_METHOD_NOT_ALLOWED);
     cr_expect_str_eq(m.allow, "GET, HEAD");
+}
+
+Test(lab_redlock, a_server_list_parses_into_hosts_and_ports)
+{
+    lab_redlock_server s[LAB_REDLOCK_MAX];
+    const char *why = NULL;
+    cr_assert_eq(lab_redlock_parse("127.0.0.1:6379, redis-b:6380 ,c:1", s, LAB_REDLOCK_MAX, &why),
+                 3);
+    cr_expect_str_eq(s[0].host, "127.0.0.1");
+    cr_expect_eq(s[0].port, 6379);
+    cr_expect_str_eq(s[1].host, "redis-b");
+    cr_expect_eq(s[1].port, 6380);
+    cr_expect_str_eq(s[2].host, "c");
+    cr_expect_eq(s[2].port, 1);
+    cr_expect_eq(lab_redlock_parse("", s, LAB_REDLOCK_MAX, &why), 0, "empty: the main Redis");
+    cr_expect_eq(lab_redlock_parse("  ", s, LAB_REDLOCK_MAX, &why), 0);
+}
+
+Test(lab_redlock, a_bad_server_list_is_refused_with_a_reason)
+{
+    lab_redlock_server s[2];
+    const char *bad[] = {"host",       "host:",   ":6379",    "host:0",
+                         "host:65536", "host:6x", "a:1,,b:2", "a:1,b:2,c:3"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        const char *why = NULL;
+        cr_expect_eq(lab_redlock_parse(bad[i], s, 2, &why), -1, "%s was accepted", bad[i]);
+        cr_expect_not_null(why, "%s: no reason", bad[i]);
+    }
+}
+
+Test(lab_redlock, a_majority_wins_while_validity_is_left)
+{
+    cr_expect_eq(lab_redlock_quorum(1), 1);
+    cr_expect_eq(lab_redlock_quorum(3), 2);
+    cr_expect_eq(lab_redlock_quorum(4), 3);
+    cr_expect_eq(lab_redlock_quorum(5), 3);
+    cr_expect_eq(lab_redlock_validity_ms(10000, 5), 10000 - 5 - 102);
+    cr_expect_leq(lab_redlock_validity_ms(200, 197), 0, "a lock won too late is no lock");
 }

@@ -322,6 +322,50 @@ static void run_services(const char *verb)
     cr_assert_eq(system(cmd), 0, "services.sh %s failed", verb);
 }
 
+/* Runs `source services.sh; <function> <run folder>[/<sub>]`; its output
+ * lands in out (when not NULL). Returns the exit code. */
+static int services_function(const char *function, const char *sub, char *out, size_t cap)
+{
+    const char *dir = getenv("SECKILL_TEST_DIR");
+    cr_assert(dir && *dir, "SECKILL_TEST_DIR is not set: run `make test`");
+    char cmd[1024];
+    snprintf(cmd, sizeof(cmd),
+             "bash -c 'source \"$0/scripts/services.sh\" && %s \"$1\"' '%s' '%s%s%s'", function,
+             SECKILL_SOURCE_DIR, dir, sub ? "/" : "", sub ? sub : "");
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p, "popen: %s", cmd);
+    size_t n = out ? fread(out, 1, cap - 1, p) : 0;
+    if (out)
+        out[n] = '\0';
+    int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+void harness_redlock_start(char *servers, size_t cap)
+{
+    char ports[64];
+    cr_assert_eq(services_function("redlock_start", NULL, ports, sizeof(ports)), 0,
+                 "services.sh redlock_start failed");
+    int p1 = 0, p2 = 0;
+    cr_assert_eq(sscanf(ports, "%d %d", &p1, &p2), 2, "redlock_start printed '%s'", ports);
+    config cfg;
+    harness_config(&cfg);
+    snprintf(servers, cap, "127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d", cfg.redis_port, p1, p2);
+    config_free(&cfg);
+}
+
+void harness_redlock_kill(int n)
+{
+    char sub[16];
+    snprintf(sub, sizeof(sub), "redlock-%d", n);
+    cr_assert_eq(services_function("redis_kill", sub, NULL, 0), 0, "redis_kill %s failed", sub);
+}
+
+void harness_redlock_stop(void)
+{
+    services_function("redlock_stop", NULL, NULL, 0);
+}
+
 void harness_redis_crash(void)
 {
     run_services("redis-kill");
@@ -396,4 +440,11 @@ const char *harness_path(const char *name)
     const char *dir = getenv("SECKILL_TEST_DIR");
     snprintf(path, sizeof(path), "%s/%s", dir && *dir ? dir : "/tmp", name);
     return path;
+}
+
+void harness_sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
 }

@@ -81,6 +81,15 @@ pid_t harness_start_worker(char *const extra_env[], const char *log_name);
 void harness_redis_crash(void);
 void harness_redis_restart(void);
 
+/* Starts two more Redis servers under the run's folder (services.sh
+ * redlock_start) and writes the three servers of a Redlock, the run's Redis
+ * first, as "127.0.0.1:<port>,..." into servers. */
+void harness_redlock_start(char *servers, size_t cap);
+/* Crashes (SIGKILL, by its pid file) extra server n (1 or 2). */
+void harness_redlock_kill(int n);
+/* Stops the extra servers that are still running (for .fini too). */
+void harness_redlock_stop(void);
+
 /* Runs seckill-admin with args (NULL-terminated, without argv[0]) and the
  * run's config; its output lands NUL-terminated in out. Returns its exit
  * code. */
@@ -96,6 +105,9 @@ void harness_kill_leftover(pid_t *pid);
 
 /* Sends sig to pid and reaps it; returns its wait status. */
 int harness_stop(pid_t pid, int sig);
+
+/* Sleeps ms milliseconds (whole, across signals). */
+void harness_sleep_ms(int ms);
 
 /* A path under the run's scratch folder (SECKILL_TEST_DIR, else /tmp) for a
  * file named name; static storage, overwritten by the next call. */

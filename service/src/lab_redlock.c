@@ -1,0 +1,197 @@
+/* lab_redlock.c: Redlock over the servers of cfg->redlock_servers. */
+#include "lab_redlock.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "backend.h"
+#include "keys.h"
+#include "lab_keys.h"
+#include "lab_redis.h"
+#include "log.h"
+
+struct lab_redlock {
+    const config *cfg;
+    const scripts *sc;
+    int n;
+    lab_redlock_server servers[LAB_REDLOCK_MAX];
+    redisContext *redis[LAB_REDLOCK_MAX]; /* NULL until used, or after an error */
+    unsigned seed;                        /* of the pauses between attempts */
+};
+
+int lab_redlock_parse(const char *spec, lab_redlock_server *out, int max, const char **why)
+{
+    int n = 0;
+    const char *p = spec;
+    while (*p) {
+        while (*p == ' ')
+            p++;
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        while (len > 0 && p[len - 1] == ' ')
+            len--;
+        if (len == 0 && !end && n == 0)
+            break; /* an empty (or blank) spec */
+        const char *colon = memchr(p, ':', len);
+        if (len == 0 || !colon || colon == p || (size_t)(colon - p) >= sizeof(out->host)) {
+            *why = "redlock_servers: expected host:port,host:port,...";
+            return -1;
+        }
+        if (n == max) {
+            *why = "redlock_servers: too many servers";
+            return -1;
+        }
+        char port[8];
+        size_t plen = len - (size_t)(colon - p) - 1;
+        if (plen == 0 || plen >= sizeof(port)) {
+            *why = "redlock_servers: a port must be 1 to 65535";
+            return -1;
+        }
+        memcpy(port, colon + 1, plen);
+        port[plen] = '\0';
+        char *stop;
+        long v = strtol(port, &stop, 10);
+        if (*stop || v < 1 || v > 65535) {
+            *why = "redlock_servers: a port must be 1 to 65535";
+            return -1;
+        }
+        memcpy(out[n].host, p, (size_t)(colon - p));
+        out[n].host[colon - p] = '\0';
+        out[n].port = (int)v;
+        n++;
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    return n;
+}
+
+int lab_redlock_quorum(int n)
+{
+    return n / 2 + 1;
+}
+
+long lab_redlock_validity_ms(long ttl_ms, long elapsed_ms)
+{
+    return ttl_ms - elapsed_ms - (ttl_ms / 100 + 2);
+}
+
+lab_redlock *lab_redlock_create(const config *cfg, const scripts *sc)
+{
+    lab_redlock *l = calloc(1, sizeof(*l));
+    if (!l)
+        return NULL;
+    l->cfg = cfg;
+    l->sc = sc;
+    l->seed = (unsigned)backend_now_ms() ^ (unsigned)(uintptr_t)l;
+    const char *why = NULL;
+    l->n = lab_redlock_parse(cfg->redlock_servers, l->servers, LAB_REDLOCK_MAX, &why);
+    if (l->n < 0) {
+        log_msg(LOG_ERROR, "lab", "%s", why);
+        free(l);
+        return NULL;
+    }
+    if (l->n == 0) {
+        snprintf(l->servers[0].host, sizeof(l->servers[0].host), "%s", cfg->redis_host);
+        l->servers[0].port = cfg->redis_port;
+        l->n = 1;
+    }
+    return l;
+}
+
+void lab_redlock_free(lab_redlock *l)
+{
+    if (!l)
+        return;
+    for (int i = 0; i < l->n; i++)
+        if (l->redis[i])
+            redisFree(l->redis[i]);
+    free(l);
+}
+
+/* Server i's connection, made again when it broke; NULL when it is down. */
+static redisContext *server(lab_redlock *l, int i)
+{
+    if (l->redis[i] && !l->redis[i]->err)
+        return l->redis[i];
+    if (l->redis[i])
+        redisFree(l->redis[i]);
+    int ms = l->cfg->redis_timeout_ms;
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+    l->redis[i] = redisConnectWithTimeout(l->servers[i].host, l->servers[i].port, tv);
+    if (l->redis[i] && !l->redis[i]->err && redisSetTimeout(l->redis[i], tv) == REDIS_OK)
+        return l->redis[i];
+    if (l->redis[i])
+        redisFree(l->redis[i]);
+    l->redis[i] = NULL;
+    return NULL;
+}
+
+/* SET NX PX on server i: 1 granted, 0 refused or down. */
+static int vote(lab_redlock *l, int i, const char *key, const char *token)
+{
+    redisContext *rc = server(l, i);
+    if (!rc)
+        return 0;
+    redisReply *rep = redisCommand(rc, "SET %s %s NX PX %d", key, token, l->cfg->lab_lock_ttl_ms);
+    int won = rep && rep->type == REDIS_REPLY_STATUS;
+    freeReplyObject(rep);
+    return won;
+}
+
+/* Compare-and-delete on every server (also those that refused: the SET may
+ * have landed after their answer timed out). */
+static void release_all(lab_redlock *l, const char *key, const char *token)
+{
+    const script *s = &l->sc->s[SCRIPT_LOCK_RELEASE];
+    for (int i = 0; i < l->n; i++) {
+        redisContext *rc = server(l, i);
+        if (!rc)
+            continue;
+        redisReply *rep = redisCommand(rc, "EVAL %b 1 %s %s", s->text, s->len, key, token);
+        freeReplyObject(rep);
+    }
+}
+
+/* One round over all servers: 1 won (validity left), 0 lost (released). */
+static int try_all(lab_redlock *l, const char *key, const char *token)
+{
+    int64_t start = backend_mono_ms();
+    int votes = 0;
+    for (int i = 0; i < l->n; i++)
+        votes += vote(l, i, key, token);
+    long validity = lab_redlock_validity_ms(l->cfg->lab_lock_ttl_ms, backend_mono_ms() - start);
+    if (votes >= lab_redlock_quorum(l->n) && validity > 0)
+        return 1;
+    release_all(l, key, token);
+    return 0;
+}
+
+sk_status lab_redlock_lock(lab_ctx *c, const lab_request *r, int64_t *remaining)
+{
+    if (!c->redlock) {
+        c->redlock = lab_redlock_create(c->cfg, c->sc);
+        if (!c->redlock)
+            return SK_INTERNAL;
+    }
+    lab_redlock *l = c->redlock;
+    char key[KEYS_MAX], token[32];
+    lab_keys_lock(key, sizeof(key), r->item, r->strategy);
+    lab_ctx_token(c, token, sizeof(token));
+    int64_t deadline = lab_deadline(c);
+    for (;;) {
+        if (try_all(l, key, token))
+            break;
+        if (backend_mono_ms() >= deadline)
+            return SK_BUSY;
+        /* A random pause, so that competitors that split the votes do not
+         * split them again in lockstep. */
+        lab_pause_ms(1 + (int)(rand_r(&l->seed) % 5));
+    }
+    sk_status st = lab_check_work_take(c, r, &lab_redis_key_stock, NULL, remaining);
+    release_all(l, key, token);
+    return st;
+}
