@@ -15,6 +15,7 @@ WORKDIR /src
 COPY CMakeLists.txt ./
 COPY cmake cmake
 COPY lua lua
+COPY web web
 COPY service service
 RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DSECKILL_TESTS=OFF \
     && cmake --build build -j"$(nproc)" \

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/deps.sh shellcheck clang-format docker-compose
-shellcheck scripts/*.sh .ci/run
+shellcheck scripts/*.sh .ci/run service/tests/browser/run.sh
 find service -name '*.[ch]' -print0 | xargs -0 clang-format --dry-run --Werror
 SECKILL_PG_PASSWORD=lint SECKILL_ADMIN_TOKEN=lint docker-compose -f docker-compose.yml config -q
 echo "lint: scripts, format and docker-compose.yml are clean"

@@ -1,6 +1,6 @@
 /* api.c: one handler for every route. Cheap routes answer inline, the
  * purchase goes to the asynchronous Redis path, the laboratory to lab.c,
- * the rest to the pool. */
+ * the pages to web.c, the rest to the pool. */
 #include "api.h"
 
 #include <stdlib.h>
@@ -13,6 +13,11 @@
 #include "router.h"
 #include "store.h"
 #include "validate.h"
+#include "web.h"
+
+/* The laboratory's results are a few kilobytes; anything far larger is not
+ * what `make experiments` wrote. */
+#define API_LAB_RESULTS_MAX (16u << 20)
 
 void api_reply_error(http_exchange *ex, sk_status s, const char *message)
 {
@@ -77,6 +82,8 @@ static void run_in_pool(void *thread_ctx, void *arg)
     pool_request *r = arg;
     store *s = thread_ctx;
     item_view view;
+    item_view *list = NULL;
+    size_t nlist = 0;
     order o;
     const char *where = NULL;
     sk_status st = SK_BACKEND_DOWN;
@@ -94,6 +101,10 @@ static void run_in_pool(void *thread_ctx, void *arg)
             break;
         case ROUTE_ITEM_GET:
             st = store_item_get(s, r->id, &view);
+            break;
+        case ROUTE_ITEM_LIST:
+            list = malloc(STORE_ITEM_LIST_MAX * sizeof(*list));
+            st = list ? store_item_list(s, list, STORE_ITEM_LIST_MAX, &nlist) : SK_INTERNAL;
             break;
         case ROUTE_ORDER_GET:
             st = store_order_get(s, r->id, &o, &where);
@@ -113,8 +124,9 @@ static void run_in_pool(void *thread_ctx, void *arg)
     } else if (r->route == ROUTE_READY) {
         static const char ready[] = "{\"status\":\"ready\"}";
         http_exchange_reply(r->ex, 200, ready, sizeof(ready) - 1, NULL);
-    } else if (r->route == ROUTE_ORDER_GET) {
-        char *body = json_io_order(&o, where);
+    } else if (r->route == ROUTE_ORDER_GET || r->route == ROUTE_ITEM_LIST) {
+        char *body =
+            r->route == ROUTE_ORDER_GET ? json_io_order(&o, where) : json_io_item_list(list, nlist);
         if (body)
             http_exchange_reply(r->ex, 200, body, strlen(body), NULL);
         else
@@ -123,6 +135,7 @@ static void run_in_pool(void *thread_ctx, void *arg)
     } else {
         reply_item(r->ex, sk_status_http(st), &view);
     }
+    free(list);
     free(r);
 }
 
@@ -163,6 +176,33 @@ static sk_status purchase_buyer(app *a, http_exchange *ex, int64_t *user, const 
         return SK_INVALID;
     }
     return SK_OK;
+}
+
+/* GET /, /lab and their assets, from the binary itself. */
+static void reply_page(http_exchange *ex)
+{
+    const char *body, *type;
+    size_t len;
+    if (web_find(http_exchange_path(ex), &body, &len, &type) < 0) {
+        api_reply_error(ex, SK_NOT_FOUND, "no such page");
+        return;
+    }
+    http_exchange_reply_typed(ex, 200, body, len, type, NULL);
+}
+
+/* GET /lab/results.json: read at every request, since `make experiments`
+ * rewrites it while the server runs. A few kilobytes from the page cache:
+ * read inline rather than on the pool. */
+static void reply_lab_results(app *a, http_exchange *ex)
+{
+    size_t len;
+    char *body = web_read_file(a->cfg->lab_results, API_LAB_RESULTS_MAX, &len);
+    if (!body) {
+        api_reply_error(ex, SK_NOT_FOUND, "no laboratory results yet: run `make experiments`");
+        return;
+    }
+    http_exchange_reply(ex, 200, body, len, NULL);
+    free(body);
 }
 
 /* Ready means buyers can buy: the purchase path's own Redis connections are
@@ -217,6 +257,12 @@ void api_handle(void *ctx, http_exchange *ex)
         purchase_start(a, ex, m.item_id, user);
         return;
     }
+    case ROUTE_PAGE:
+        reply_page(ex);
+        return;
+    case ROUTE_LAB_RESULTS:
+        reply_lab_results(a, ex);
+        return;
     case ROUTE_LAB_LIST:
     case ROUTE_LAB_PURCHASE:
     case ROUTE_LAB_AUDIT:

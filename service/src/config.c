@@ -63,6 +63,8 @@ static const config_key keys[] = {
     INT_KEY(lab_segments, "8", 1, 256, "lab: stock segments of the strategy `segmented`"),
     STR_KEY(redlock_servers, "", 0,
             "lab: host:port,... of the Redis servers of `redlock` (empty: the main Redis alone)"),
+    STR_KEY(lab_results, "loadtest/results/experiments.json", 0,
+            "lab: results file of `make experiments`, served at /lab/results.json"),
     STR_KEY(worker_id, "1", 0, "worker name; its processing list is seckill:processing:<id>"),
     INT_KEY(worker_batch_size, "500", 1, 100000, "orders per PostgreSQL transaction at most"),
     INT_KEY(worker_batch_ms, "20", 0, 60000, "how long a batch waits to fill up"),

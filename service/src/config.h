@@ -33,6 +33,7 @@ typedef struct config {
     int lab_lock_ttl_ms;   /* expiry of the lab's Redis locks */
     int lab_segments;      /* stock segments of the strategy `segmented` */
     char *redlock_servers; /* "host:port,..." of `redlock`; empty: the main Redis alone */
+    char *lab_results;     /* `make experiments`' JSON, served at /lab/results.json */
     /* worker */
     char *worker_id;
     int worker_batch_size;

@@ -16,6 +16,14 @@
 #include "json_io.h"
 #include "log.h"
 
+/* libmicrohttpd gives each connection a memory pool of this size for the
+ * request line, headers and read and write buffers, and zeroes all of it
+ * before every request of a keep-alive connection: at the default of 32 KiB
+ * that memset was the largest user-space cost of a purchase. A purchase needs
+ * well under 2 KiB; bodies are copied out as they arrive, so they need not
+ * fit. Requests whose headers do not fit get 431 from libmicrohttpd. */
+#define HTTP_CONNECTION_MEMORY 8192u
+
 struct http_server {
     struct MHD_Daemon *daemon;
     http_handler handler;
@@ -42,14 +50,6 @@ struct http_exchange {
     struct MHD_Response *response; /* set by reply, queued by MHD's thread */
     unsigned status;
 };
-
-/* libmicrohttpd gives each connection a memory pool of this size for the
- * request line, headers and read and write buffers, and zeroes all of it
- * before every request of a keep-alive connection: at the default of 32 KiB
- * that memset was the largest user-space cost of a purchase. A purchase needs
- * well under 2 KiB; bodies are copied out as they arrive, so they need not
- * fit. Requests whose headers do not fit get 431 from libmicrohttpd. */
-#define HTTP_CONNECTION_MEMORY 8192u
 
 static int append_body(http_exchange *ex, const char *data, size_t len)
 {
@@ -192,14 +192,13 @@ http_server *http_server_create(const config *cfg, http_handler handler, void *c
         threads = 1;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
                      MHD_USE_ERROR_LOG;
-    s->daemon =
-        MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER,
-                         on_mhd_log, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-                         MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_LIMIT,
-                         (unsigned)cfg->max_connections, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-                         (size_t)HTTP_CONNECTION_MEMORY, MHD_OPTION_CONNECTION_TIMEOUT,
-                         (unsigned)cfg->connection_timeout_s, MHD_OPTION_LISTEN_BACKLOG_SIZE, 4096u,
-                         MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
+    s->daemon = MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_THREAD_POOL_SIZE, threads,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)cfg->connection_timeout_s, MHD_OPTION_LISTEN_BACKLOG_SIZE, 4096u,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONNECTION_MEMORY,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
     if (!s->daemon) {
         snprintf(err, errlen, "cannot listen on %s:%d (in use, or not allowed)", cfg->host,
                  cfg->port);
@@ -284,10 +283,16 @@ void http_exchange_defer(http_exchange *ex)
 void http_exchange_reply(http_exchange *ex, int status, const char *body, size_t len,
                          const char *allow)
 {
+    http_exchange_reply_typed(ex, status, body, len, "application/json", allow);
+}
+
+void http_exchange_reply_typed(http_exchange *ex, int status, const char *body, size_t len,
+                               const char *content_type, const char *allow)
+{
     struct MHD_Response *r =
         MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
     if (r) {
-        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
         if (allow)
             MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
         /* Stopping: the client learns it from this answer, not from a

@@ -54,4 +54,8 @@ void http_exchange_defer(http_exchange *ex);
 void http_exchange_reply(http_exchange *ex, int status, const char *body, size_t len,
                          const char *allow);
 
+/* The same with another Content-Type than application/json (the web pages). */
+void http_exchange_reply_typed(http_exchange *ex, int status, const char *body, size_t len,
+                               const char *content_type, const char *allow);
+
 #endif

@@ -129,13 +129,29 @@ static char *dump_and_free(json_t *obj)
     return text;
 }
 
+static json_t *item_json(const item_view *v)
+{
+    return json_pack("{s:I, s:s, s:I, s:I, s:I, s:I, s:I}", "id", (json_int_t)v->id, "name",
+                     v->name, "initial_stock", (json_int_t)v->initial_stock, "remaining",
+                     (json_int_t)v->remaining, "sold", (json_int_t)v->sold, "queued",
+                     (json_int_t)v->queued, "persisted", (json_int_t)v->persisted);
+}
+
 char *json_io_item(const item_view *v)
 {
-    return dump_and_free(json_pack("{s:I, s:s, s:I, s:I, s:I, s:I, s:I}", "id", (json_int_t)v->id,
-                                   "name", v->name, "initial_stock", (json_int_t)v->initial_stock,
-                                   "remaining", (json_int_t)v->remaining, "sold",
-                                   (json_int_t)v->sold, "queued", (json_int_t)v->queued,
-                                   "persisted", (json_int_t)v->persisted));
+    return dump_and_free(item_json(v));
+}
+
+char *json_io_item_list(const item_view *v, size_t n)
+{
+    json_t *items = json_array();
+    for (size_t i = 0; items && i < n; i++) {
+        if (json_array_append_new(items, item_json(&v[i])) < 0) {
+            json_decref(items);
+            items = NULL;
+        }
+    }
+    return items ? dump_and_free(json_pack("{s:o}", "items", items)) : NULL;
 }
 
 char *json_io_order(const order *o, const char *status)

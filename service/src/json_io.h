@@ -55,6 +55,9 @@ int json_io_purchase_queued(char *buf, size_t cap, int64_t order_id, int64_t rem
  * out of memory. */
 char *json_io_item(const item_view *v);
 
+/* {"items":[<item>, ...]} of n views (GET /api/v1/items). */
+char *json_io_item_list(const item_view *v, size_t n);
+
 /* {"order_id":"..","status":"queued|persisted","item_id":..,"user_id":..} */
 char *json_io_order(const order *o, const char *status);
 

@@ -1,6 +1,7 @@
 /* router.c: the route table of API v1. Paths are split into segments and
  * compared against patterns in which "{}" stands for a positive integer id
- * and "{name}" for a lower-case name (a strategy of the laboratory). */
+ * and "{name}" for a lower-case name (a strategy of the laboratory),
+ * "{file}" for a file name of the web pages' assets. */
 #include "router.h"
 
 #include <string.h>
@@ -18,6 +19,7 @@ static const route_def routes[] = {
     {ROUTE_HEALTH, "GET", "/health", "health"},
     {ROUTE_READY, "GET", "/ready", "ready"},
     {ROUTE_ITEM_CREATE, "POST", "/api/v1/items", "item_create"},
+    {ROUTE_ITEM_LIST, "GET", "/api/v1/items", "item_list"},
     {ROUTE_ITEM_RESET, "POST", "/api/v1/items/{}/reset", "item_reset"},
     {ROUTE_ITEM_GET, "GET", "/api/v1/items/{}", "item_get"},
     {ROUTE_PURCHASE, "POST", "/api/v1/items/{}/purchase", "purchase"},
@@ -27,9 +29,27 @@ static const route_def routes[] = {
     {ROUTE_LAB_PURCHASE, "GET", "/api/v1/experiments/{name}/purchase", "experiment_purchase"},
     {ROUTE_LAB_PURCHASE, "POST", "/api/v1/experiments/{name}/purchase", "experiment_purchase"},
     {ROUTE_LAB_AUDIT, "GET", "/api/v1/experiments/{name}/audit", "experiment_audit"},
+    /* The pages (web.c); the JSON API lives under /api/v1 alone. */
+    {ROUTE_PAGE, "GET", "/", "page"},
+    {ROUTE_PAGE, "GET", "/lab", "page"},
+    {ROUTE_PAGE, "GET", "/static/{file}", "page"},
+    {ROUTE_LAB_RESULTS, "GET", "/lab/results.json", "lab_results"},
 };
 
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
+
+/* A file name: [A-Za-z0-9_.-], not starting with a dot (no "..", no
+ * hidden files). */
+static int is_file(const char *s, size_t len)
+{
+    if (len == 0 || len > ROUTER_NAME_MAX || s[0] == '.')
+        return 0;
+    for (size_t i = 0; i < len; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+              (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '.' || s[i] == '-'))
+            return 0;
+    return 1;
+}
 
 static int is_name(const char *s, size_t len)
 {
@@ -48,9 +68,10 @@ static int match_pattern(const char *pattern, const char *path, int64_t ids[2], 
 {
     int nids = 0;
     while (*pattern && *path) {
-        if (strncmp(pattern, "{name}", 6) == 0) {
+        int file = strncmp(pattern, "{file}", 6) == 0;
+        if (file || strncmp(pattern, "{name}", 6) == 0) {
             size_t len = strcspn(path, "/");
-            if (!is_name(path, len))
+            if (file ? !is_file(path, len) : !is_name(path, len))
                 return -1;
             m->name = path;
             m->name_len = len;
@@ -80,7 +101,8 @@ sk_status router_match(const char *method, const char *path, route_match *m)
     static const char *allow_by_route[ROUTE_COUNT] = {
         [ROUTE_HEALTH] = "GET, HEAD",
         [ROUTE_READY] = "GET, HEAD",
-        [ROUTE_ITEM_CREATE] = "POST",
+        [ROUTE_ITEM_CREATE] = "GET, HEAD, POST",
+        [ROUTE_ITEM_LIST] = "GET, HEAD, POST",
         [ROUTE_ITEM_RESET] = "POST",
         [ROUTE_ITEM_GET] = "GET, HEAD",
         [ROUTE_PURCHASE] = "POST",
@@ -88,6 +110,8 @@ sk_status router_match(const char *method, const char *path, route_match *m)
         [ROUTE_LAB_LIST] = "GET, HEAD",
         [ROUTE_LAB_PURCHASE] = "GET, HEAD, POST",
         [ROUTE_LAB_AUDIT] = "GET, HEAD",
+        [ROUTE_PAGE] = "GET, HEAD",
+        [ROUTE_LAB_RESULTS] = "GET, HEAD",
     };
     int path_known = 0;
     const char *allow = NULL;

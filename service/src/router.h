@@ -13,6 +13,7 @@ typedef enum route_id {
     ROUTE_HEALTH,
     ROUTE_READY,
     ROUTE_ITEM_CREATE,
+    ROUTE_ITEM_LIST, /* GET /api/v1/items */
     ROUTE_ITEM_RESET,
     ROUTE_ITEM_GET,
     ROUTE_PURCHASE,
@@ -20,6 +21,8 @@ typedef enum route_id {
     ROUTE_LAB_LIST,     /* GET /api/v1/experiments */
     ROUTE_LAB_PURCHASE, /* GET|POST /api/v1/experiments/{strategy}/purchase */
     ROUTE_LAB_AUDIT,    /* GET /api/v1/experiments/{strategy}/audit */
+    ROUTE_PAGE,         /* GET /, /lab, /static/{file}: the web pages */
+    ROUTE_LAB_RESULTS,  /* GET /lab/results.json: `make experiments`' results */
     ROUTE_COUNT
 } route_id;
 
@@ -28,7 +31,7 @@ typedef struct route_match {
     int64_t item_id;   /* routes under /api/v1/items/{id} */
     int64_t order_id;  /* /api/v1/orders/{id} */
     const char *allow; /* on SK_METHOD_NOT_ALLOWED: the Allow header */
-    const char *name;  /* routes under /api/v1/experiments/{name}: points into the path */
+    const char *name;  /* the {name} or {file} segment: points into the path */
     size_t name_len;
 } route_match;
 

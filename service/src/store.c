@@ -294,9 +294,27 @@ sk_status store_item_reset(store *s, int64_t item, int64_t stock, item_view *out
     return store_item_get(s, item, out);
 }
 
+/* Completes a view read from PostgreSQL (id, initial stock, persisted) with
+ * the remaining stock in Redis and what follows from it. */
+static sk_status item_stock(store *s, item_view *out)
+{
+    char state[KEYS_MAX];
+    keys_item_state(state, sizeof(state), out->id);
+    const char *argv[] = {"HGET", state, "stock"};
+    redisReply *r = redis_argv(s, 3, argv);
+    if (!r)
+        return SK_BACKEND_DOWN;
+    /* No Redis state (a Redis that lost its data): nothing can be sold. */
+    out->remaining = r->type == REDIS_REPLY_STRING ? strtoll(r->str, NULL, 10) : 0;
+    freeReplyObject(r);
+    out->sold = out->initial_stock - out->remaining;
+    out->queued = out->sold > out->persisted ? out->sold - out->persisted : 0;
+    return SK_OK;
+}
+
 sk_status store_item_get(store *s, int64_t item, item_view *out)
 {
-    char id_s[24], state[KEYS_MAX];
+    char id_s[24];
     snprintf(id_s, sizeof(id_s), "%" PRId64, item);
     const char *p[] = {id_s};
     PGresult *res = pg_exec(s,
@@ -316,17 +334,36 @@ sk_status store_item_get(store *s, int64_t item, item_view *out)
     out->initial_stock = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
     out->persisted = strtoll(PQgetvalue(res, 0, 2), NULL, 10);
     PQclear(res);
+    return item_stock(s, out);
+}
 
-    keys_item_state(state, sizeof(state), item);
-    const char *argv[] = {"HGET", state, "stock"};
-    redisReply *r = redis_argv(s, 3, argv);
-    if (!r)
+sk_status store_item_list(store *s, item_view *out, size_t cap, size_t *n)
+{
+    char limit[24];
+    snprintf(limit, sizeof(limit), "%zu", cap);
+    const char *p[] = {limit};
+    *n = 0;
+    PGresult *res = pg_exec(s,
+                            "SELECT i.id, i.name, i.initial_stock, "
+                            "(SELECT count(*) FROM orders o WHERE o.item_id = i.id) "
+                            "FROM items i ORDER BY i.id DESC LIMIT $1",
+                            1, p, PGRES_TUPLES_OK, NULL);
+    if (!res)
         return SK_BACKEND_DOWN;
-    /* No Redis state (a Redis that lost its data): nothing can be sold. */
-    out->remaining = r->type == REDIS_REPLY_STRING ? strtoll(r->str, NULL, 10) : 0;
-    freeReplyObject(r);
-    out->sold = out->initial_stock - out->remaining;
-    out->queued = out->sold > out->persisted ? out->sold - out->persisted : 0;
+    size_t rows = (size_t)PQntuples(res);
+    for (size_t i = 0; i < rows && i < cap; i++) {
+        item_view *v = &out[i];
+        memset(v, 0, sizeof(*v));
+        v->id = strtoll(PQgetvalue(res, (int)i, 0), NULL, 10);
+        snprintf(v->name, sizeof(v->name), "%s", PQgetvalue(res, (int)i, 1));
+        v->initial_stock = strtoll(PQgetvalue(res, (int)i, 2), NULL, 10);
+        v->persisted = strtoll(PQgetvalue(res, (int)i, 3), NULL, 10);
+    }
+    PQclear(res);
+    for (size_t i = 0; i < rows && i < cap; i++)
+        if (item_stock(s, &out[i]) != SK_OK)
+            return SK_BACKEND_DOWN;
+    *n = rows < cap ? rows : cap;
     return SK_OK;
 }
 

@@ -4,6 +4,7 @@
 #ifndef SECKILL_STORE_H
 #define SECKILL_STORE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -36,6 +37,11 @@ sk_status store_item_reset(store *s, int64_t item, int64_t stock, item_view *out
 
 /* The stock detail of an item. SK_OK, SK_NOT_FOUND, SK_BACKEND_DOWN. */
 sk_status store_item_get(store *s, int64_t item, item_view *out);
+
+/* The newest items (highest ids first), at most cap, into out[]; *n gets
+ * how many. SK_OK or SK_BACKEND_DOWN. */
+#define STORE_ITEM_LIST_MAX 100
+sk_status store_item_list(store *s, item_view *out, size_t cap, size_t *n);
 
 /* An order and where it is: *status is "queued" (accepted, on its way) or
  * "persisted". SK_OK, SK_NOT_FOUND, SK_BACKEND_DOWN. */

@@ -143,3 +143,24 @@ Test(json_io, item_and_order_views_are_complete_objects)
                      "{\"order_id\":\"99\",\"status\":\"queued\",\"item_id\":3,\"user_id\":8}");
     free(text);
 }
+
+Test(json_io, the_item_list_wraps_the_views_in_items)
+{
+    item_view v[2] = {{.id = 2, .initial_stock = 5, .remaining = 5}, {.id = 1, .remaining = 0}};
+    strcpy(v[0].name, "phone");
+    strcpy(v[1].name, "tv");
+    char *text = json_io_item_list(v, 2);
+    json_error_t e;
+    json_t *o = json_loads(text, 0, &e);
+    cr_assert_not_null(o, "%s", text);
+    json_t *items = json_object_get(o, "items");
+    cr_assert_eq(json_array_size(items), 2);
+    cr_assert_str_eq(json_string_value(json_object_get(json_array_get(items, 0), "name")), "phone");
+    cr_assert_eq(json_integer_value(json_object_get(json_array_get(items, 1), "id")), 1);
+    json_decref(o);
+    free(text);
+
+    text = json_io_item_list(NULL, 0);
+    cr_assert_str_eq(text, "{\"items\":[]}");
+    free(text);
+}

@@ -90,8 +90,10 @@ Test(router, wrong_method_answers_405_with_allow)
 {
     expect_not_allowed("POST", "/health", "GET, HEAD");
     expect_not_allowed("DELETE", "/ready", "GET, HEAD");
-    expect_not_allowed("GET", "/api/v1/items", "POST");
-    expect_not_allowed("HEAD", "/api/v1/items", "POST");
+    expect_not_allowed("PUT", "/api/v1/items", "GET, HEAD, POST");
+    expect_not_allowed("DELETE", "/api/v1/items", "GET, HEAD, POST");
+    expect_not_allowed("POST", "/", "GET, HEAD");
+    expect_not_allowed("POST", "/static/app.js", "GET, HEAD");
     expect_not_allowed("GET", "/api/v1/items/3/reset", "POST");
     expect_not_allowed("PUT", "/api/v1/items/3", "GET, HEAD");
     expect_not_allowed("DELETE", "/api/v1/items/3", "GET, HEAD");
@@ -108,8 +110,7 @@ Test(router, methods_are_case_sensitive)
 
 Test(router, unknown_paths_answer_404)
 {
-    const char *paths[] = {"/",
-                           "",
+    const char *paths[] = {"",
                            "/healthz",
                            "/HEALTH",
                            "/api",
@@ -128,6 +129,35 @@ Test(router, unknown_paths_answer_404)
         expect_not_found("GET", paths[i]);
         expect_not_found("POST", paths[i]);
     }
+}
+
+Test(router, the_item_list_is_a_get_of_the_items_path)
+{
+    expect_route("GET", "/api/v1/items", ROUTE_ITEM_LIST);
+    expect_route("HEAD", "/api/v1/items", ROUTE_ITEM_LIST);
+    expect_route("POST", "/api/v1/items", ROUTE_ITEM_CREATE);
+}
+
+Test(router, pages_and_their_assets_are_routed_to_web)
+{
+    expect_route("GET", "/", ROUTE_PAGE);
+    expect_route("GET", "/lab", ROUTE_PAGE);
+    route_match m = expect_route("GET", "/static/app.js", ROUTE_PAGE);
+    cr_assert_eq(m.name_len, 6);
+    cr_assert_eq(strncmp(m.name, "app.js", 6), 0);
+    expect_route("GET", "/static/Style-2.min.css", ROUTE_PAGE);
+    expect_route("GET", "/lab/results.json", ROUTE_LAB_RESULTS);
+}
+
+Test(router, asset_names_cannot_climb_or_hide)
+{
+    expect_not_found("GET", "/static/../config");
+    expect_not_found("GET", "/static/.hidden");
+    expect_not_found("GET", "/static/");
+    expect_not_found("GET", "/static/a/b.js");
+    expect_not_found("GET", "/static/a%2fb.js");
+    expect_not_found("GET", "/lab/");
+    expect_not_found("GET", "/lab/results");
 }
 
 Test(router, trailing_slash_is_another_path)
