@@ -10,10 +10,13 @@
 --         {order_id -> order}; the worker removes them after its commit
 -- ARGV[1] item id, ARGV[2] user id, ARGV[3] lock token, ARGV[4] order id,
 -- ARGV[5] acceptance time (Unix ms), ARGV[6] "1" for an anonymous buyer,
--- ARGV[7] (optional) "1": free the buyer's lock before returning (see below)
+-- ARGV[7] (optional) "1": free the buyer's lock before returning (see below),
+-- ARGV[8] (optional) the most orders KEYS[5] may hold; missing or 0: no bound
 --
 -- Returns {outcome, remaining, round}: outcome is queued, sold_out,
--- already_purchased, in_progress (the lock is not ours) or unknown_item.
+-- already_purchased, in_progress (the lock is not ours), queue_full (KEYS[5]
+-- holds ARGV[8] orders: PostgreSQL is behind; nothing changed) or
+-- unknown_item.
 --
 -- The queue and pending keys are shared by all items, so on Redis Cluster
 -- they would have to move into the item's slot ({item:N}:queue): the key
@@ -37,11 +40,18 @@ local stock = tonumber(state[1])
 if stock <= 0 then
     return answer('sold_out', 0, tonumber(state[2]), false)
 end
+-- The lock guards order creation: only the request holding it may buy.
+if ARGV[6] ~= '1' and redis.call('GET', KEYS[3]) ~= ARGV[3] then
+    return {'in_progress', stock, tonumber(state[2])}
+end
+-- The bound keeps Redis's memory finite while PostgreSQL is down: past it a
+-- buyer is refused before anything changes, rather than accepted into a
+-- queue that could grow until Redis runs out of memory.
+local bound = tonumber(ARGV[8] or '0') or 0
+if bound > 0 and redis.call('HLEN', KEYS[5]) >= bound then
+    return answer('queue_full', stock, tonumber(state[2]), true)
+end
 if ARGV[6] ~= '1' then
-    -- The lock guards order creation: only the request holding it may buy.
-    if redis.call('GET', KEYS[3]) ~= ARGV[3] then
-        return {'in_progress', stock, tonumber(state[2])}
-    end
     if redis.call('HSETNX', KEYS[2], ARGV[2], ARGV[4]) == 0 then
         return answer('already_purchased', stock, tonumber(state[2]), true)
     end

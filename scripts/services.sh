@@ -218,6 +218,29 @@ redis_restart() {
     start_redis "$dir" "$port"
 }
 
+# pg_kill DIR: stops the PostgreSQL of DIR in immediate mode (no checkpoint, clients cut off, crash
+# recovery at the next start): a crash, for the chaos tests.
+pg_kill() {
+    local dir bin
+    dir=$(realpath -m "$1")
+    bin=$(pg_bin)
+    [[ -f $dir/pg/postmaster.pid ]] || return 0
+    if as_user "$(pg_user)" "$bin/pg_ctl" status -D "$dir/pg" >/dev/null; then
+        as_user "$(pg_user)" "$bin/pg_ctl" stop -w -s -m immediate -D "$dir/pg"
+    fi
+}
+
+# pg_restart DIR: starts the PostgreSQL of DIR again on its port (from DIR/env), with the options
+# of its last start (fsync off when it was).
+pg_restart() {
+    local dir port fast=0
+    dir=$(realpath -m "$1")
+    port=$(sed -n "s/.*SECKILL_PG_CONNINFO='host=[^ ]* port=\([0-9]*\) .*/\1/p" "$dir/env" 2>/dev/null)
+    [[ -n $port ]] || die "no PostgreSQL was started in $dir"
+    ! grep -qs 'fsync=off' "$dir/pg/postmaster.opts" || fast=1
+    SECKILL_PG_FAST=$fast start_postgres "$dir" "$port"
+}
+
 # redlock_start DIR: two more Redis servers, under DIR/redlock-1 and DIR/redlock-2, for the Redlock
 # strategy (the run's own Redis is the third); prints their two ports.
 redlock_start() {

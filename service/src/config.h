@@ -17,9 +17,11 @@ typedef struct config {
     int max_connections;
     int connection_timeout_s;
     int max_body_bytes;
-    char *admin_token;   /* secret; empty: admin calls are refused */
-    int allow_anonymous; /* purchases without user_id, one new buyer each */
-    int lock_ttl_ms;     /* per-buyer lock around order creation */
+    int per_ip_connection_limit; /* 0: no limit */
+    char *admin_token;           /* secret; empty: admin calls are refused */
+    int allow_anonymous;         /* purchases without user_id, one new buyer each */
+    int lock_ttl_ms;             /* per-buyer lock around order creation */
+    int max_pending_orders;      /* accepted, not yet persisted; 0: no bound */
     /* backends */
     char *redis_host;
     int redis_port;

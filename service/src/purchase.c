@@ -39,7 +39,7 @@ typedef struct purchase {
     int64_t remaining;
     int64_t round;
     char state_key[KEYS_MAX], buyers_key[KEYS_MAX], lock_key[KEYS_MAX];
-    char item_s[24], user_s[24], order_s[24], time_s[24], ttl_s[24];
+    char item_s[24], user_s[24], order_s[24], time_s[24], ttl_s[24], bound_s[24];
 } purchase;
 
 static void send_commands(redisAsyncContext *ac, purchase *p, int lock);
@@ -65,6 +65,8 @@ static void finish(purchase *p)
         api_reply_error(p->ex, SK_ALREADY_PURCHASED, "this buyer already bought the item");
     } else if (strcmp(p->outcome, "in_progress") == 0) {
         api_reply_error(p->ex, SK_IN_PROGRESS, "another purchase of this buyer is in progress");
+    } else if (strcmp(p->outcome, "queue_full") == 0) {
+        api_reply_error(p->ex, SK_QUEUE_FULL, "too many orders wait for the database; try again");
     } else if (strcmp(p->outcome, "unknown_item") == 0) {
         api_reply_error(p->ex, SK_NOT_FOUND, "no such item");
     } else {
@@ -155,7 +157,8 @@ static void send_commands(redisAsyncContext *ac, purchase *p, int lock)
     }
     /* KEYS: state, buyers, lock, queue, pending. ARGV: item, user, lock
      * token, order id (the token is the order id: unique per request), time,
-     * anonymous flag, "1": free the lock before returning. */
+     * anonymous flag, "1": free the lock before returning, the bound of
+     * the pending orders. */
     const char *ka[] = {p->state_key,
                         p->buyers_key,
                         p->lock_key,
@@ -167,8 +170,9 @@ static void send_commands(redisAsyncContext *ac, purchase *p, int lock)
                         p->order_s,
                         p->time_s,
                         p->anonymous ? "1" : "0",
-                        "1"};
-    if (send_script(ac, p, on_reserve, SCRIPT_RESERVE, 5, 7, ka) == REDIS_OK)
+                        "1",
+                        p->bound_s};
+    if (send_script(ac, p, on_reserve, SCRIPT_RESERVE, 5, 8, ka) == REDIS_OK)
         sent++;
     else
         p->failed = 1;
@@ -213,6 +217,7 @@ void purchase_start(app *a, http_exchange *ex, int64_t item, int64_t user)
     snprintf(p->order_s, sizeof(p->order_s), "%" PRId64, p->order_id);
     snprintf(p->time_s, sizeof(p->time_s), "%" PRId64, backend_now_ms());
     snprintf(p->ttl_s, sizeof(p->ttl_s), "%d", a->cfg->lock_ttl_ms);
+    snprintf(p->bound_s, sizeof(p->bound_s), "%d", a->cfg->max_pending_orders);
 
     http_exchange_defer(ex);
     if (redis_loop_submit(app_next_loop(a), run_on_loop, p) < 0) {

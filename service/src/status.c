@@ -20,6 +20,7 @@ static const struct {
     [SK_METHOD_NOT_ALLOWED] = {405, "method_not_allowed"},
     [SK_TOO_LARGE] = {413, "payload_too_large"},
     [SK_BACKEND_DOWN] = {503, "backend_unavailable"},
+    [SK_QUEUE_FULL] = {503, "queue_full"},
     [SK_INTERNAL] = {500, "internal_error"},
 };
 

@@ -19,6 +19,7 @@ typedef enum sk_status {
     SK_METHOD_NOT_ALLOWED,
     SK_TOO_LARGE,
     SK_BACKEND_DOWN, /* Redis or PostgreSQL did not answer */
+    SK_QUEUE_FULL,   /* max_pending_orders accepted orders wait for PostgreSQL */
     SK_INTERNAL,
     SK_STATUS_COUNT
 } sk_status;

@@ -524,12 +524,24 @@ static int pg_connect(worker *w)
         log_msg(LOG_WARN, COMPONENT, "%s", err);
         return -1;
     }
-    PGresult *res = PQprepare(w->pg, WORKER_STMT, insert_sql, 0, NULL);
+    /* The batch leaves Redis right after its COMMIT, so the commit must be
+     * on disk first, whatever the server's default: with synchronous_commit
+     * off, a PostgreSQL crash loses the last commits the worker already
+     * acknowledged (the chaos test of a PostgreSQL crash caught it). */
+    PGresult *res = PQexec(w->pg, "SET synchronous_commit = on");
     int ok = PQresultStatus(res) == PGRES_COMMAND_OK;
     if (!ok)
-        log_msg(LOG_WARN, COMPONENT, "postgresql: preparing the insert: %s",
+        log_msg(LOG_WARN, COMPONENT, "postgresql: synchronous_commit: %s",
                 PQresultErrorMessage(res));
     PQclear(res);
+    if (ok) {
+        res = PQprepare(w->pg, WORKER_STMT, insert_sql, 0, NULL);
+        ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+        if (!ok)
+            log_msg(LOG_WARN, COMPONENT, "postgresql: preparing the insert: %s",
+                    PQresultErrorMessage(res));
+        PQclear(res);
+    }
     if (!ok) {
         pg_drop(w);
         return -1;

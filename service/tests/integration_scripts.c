@@ -131,9 +131,10 @@ typedef struct outcome {
 } outcome;
 
 /* One reserve call; with release the script also frees the buyer's lock
- * (ARGV[7] = "1"), as the server makes it. */
-static outcome reserve_call(int64_t item, int64_t user, const char *token, int64_t order_id,
-                            int anonymous, int release)
+ * (ARGV[7] = "1"), as the server makes it; bound (NULL: not sent, as the
+ * laboratory calls it) is the most orders seckill:pending may hold. */
+static outcome reserve_bounded(int64_t item, int64_t user, const char *token, int64_t order_id,
+                               int anonymous, int release, const char *bound)
 {
     char state[KEYS_MAX], buyers[KEYS_MAX], lock[KEYS_MAX];
     char a_item[24], a_user[24], a_order[24], a_now[24];
@@ -144,15 +145,23 @@ static outcome reserve_call(int64_t item, int64_t user, const char *token, int64
     snprintf(a_user, sizeof(a_user), "%" PRId64, user);
     snprintf(a_order, sizeof(a_order), "%" PRId64, order_id);
     snprintf(a_now, sizeof(a_now), "%lld", CREATED_MS);
-    const char *argv[] = {"EVALSHA",  sc.s[SCRIPT_RESERVE].sha,
-                          "5",        state,
-                          buyers,     lock,
-                          KEYS_QUEUE, KEYS_PENDING,
-                          a_item,     a_user,
-                          token,      a_order,
-                          a_now,      anonymous ? "1" : "0",
-                          "1"};
-    redisReply *r = redisCommandArgv(redis, release ? 15 : 14, argv, NULL);
+    const char *argv[] = {"EVALSHA",
+                          sc.s[SCRIPT_RESERVE].sha,
+                          "5",
+                          state,
+                          buyers,
+                          lock,
+                          KEYS_QUEUE,
+                          KEYS_PENDING,
+                          a_item,
+                          a_user,
+                          token,
+                          a_order,
+                          a_now,
+                          anonymous ? "1" : "0",
+                          release ? "1" : "0",
+                          bound};
+    redisReply *r = redisCommandArgv(redis, bound ? 16 : release ? 15 : 14, argv, NULL);
     cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 3, "reserve: %s",
               r && r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
     cr_assert_eq(r->element[0]->type, REDIS_REPLY_STRING);
@@ -164,6 +173,12 @@ static outcome reserve_call(int64_t item, int64_t user, const char *token, int64
     o.round = r->element[2]->integer;
     freeReplyObject(r);
     return o;
+}
+
+static outcome reserve_call(int64_t item, int64_t user, const char *token, int64_t order_id,
+                            int anonymous, int release)
+{
+    return reserve_bounded(item, user, token, order_id, anonymous, release, NULL);
 }
 
 /* One reserve call without the release (the laboratory's). */
@@ -585,4 +600,46 @@ Test(scripts, reserve_with_release_frees_our_lock_on_every_answer_and_never_anot
     cr_assert(lock_take(unknown_lock, "ours-6", 5000));
     cr_assert_str_eq(reserve_call(999, 7, "ours-6", 1006, 0, 1).what, "unknown_item");
     cr_assert_eq(cmd_int("EXISTS %s", unknown_lock), 0, "freed after unknown_item");
+}
+
+Test(scripts, reserve_at_the_pending_bound_answers_queue_full_and_changes_nothing)
+{
+    char lock[KEYS_MAX], state[KEYS_MAX], buyers[KEYS_MAX];
+    state_key(state, ITEM);
+    buyers_key(buyers, ITEM);
+    item_reset(ITEM, 5, 1);
+    for (int64_t u = 1; u <= 2; u++) {
+        buyer_lock(lock, ITEM, u, 0);
+        cr_assert(lock_take(lock, "t", 5000));
+        cr_assert_str_eq(reserve_bounded(ITEM, u, "t", 1000 + u, 0, 1, "2").what, "queued");
+    }
+
+    buyer_lock(lock, ITEM, 3, 0);
+    cr_assert(lock_take(lock, "t3", 5000));
+    outcome o = reserve_bounded(ITEM, 3, "t3", 1003, 0, 1, "2");
+    cr_assert_str_eq(o.what, "queue_full");
+    cr_assert_eq(o.remaining, 3);
+    cr_assert_eq(hget_int(state, "stock"), 3, "no decrement");
+    char v[64];
+    cr_assert_not(hget(buyers, "3", v, sizeof(v)), "the buyer is not recorded");
+    cr_assert_eq(queue_len(), 2, "nothing queued");
+    cr_assert_eq(pending_len(), 2);
+    cr_assert_eq(cmd_int("EXISTS %s", lock), 0, "our lock is freed as on every answer");
+    cr_assert_str_eq(reserve_bounded(ITEM, 9001, "", 1004, 1, 1, "2").what, "queue_full",
+                     "an anonymous buyer is bounded too");
+
+    /* The worker persisted one order: room for one more. */
+    cmd_int("HDEL %s 1001", KEYS_PENDING);
+    cr_assert(lock_take(lock, "t3b", 5000));
+    cr_assert_str_eq(reserve_bounded(ITEM, 3, "t3b", 1005, 0, 1, "2").what, "queued");
+}
+
+Test(scripts, reserve_with_a_bound_of_zero_or_none_does_not_bound_the_queue)
+{
+    item_reset(ITEM, 10, 1);
+    cr_assert_str_eq(reserve_bounded(ITEM, 1, "", 1001, 1, 1, "0").what, "queued");
+    cr_assert_str_eq(reserve_bounded(ITEM, 2, "", 1002, 1, 1, "0").what, "queued");
+    cr_assert_str_eq(reserve_bounded(ITEM, 3, "", 1003, 1, 1, NULL).what, "queued");
+    cr_assert_str_eq(reserve_bounded(ITEM, 4, "", 1004, 1, 0, NULL).what, "queued");
+    cr_assert_eq(pending_len(), 4);
 }

@@ -247,6 +247,57 @@ Test(worker, persists_orders_a_previous_run_left_in_its_processing_list_before_n
     redisFree(c);
 }
 
+/* Copies every payload of list key into seckill:pending under its order id,
+ * as the reserve script leaves each accepted order. */
+static void pend_all(redisContext *c, const char *key)
+{
+    redisReply *r = redisCommand(c, "LRANGE %s 0 -1", key);
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY, "LRANGE %s", key);
+    for (size_t i = 0; i < r->elements; i++) {
+        order o;
+        cr_assert_eq(order_decode(r->element[i]->str, r->element[i]->len, &o), 0);
+        redisReply *h = redisCommand(c, "HSET %s %lld %b", KEYS_PENDING, (long long)o.id,
+                                     r->element[i]->str, r->element[i]->len);
+        cr_assert(h && h->type == REDIS_REPLY_INTEGER, "HSET %s", KEYS_PENDING);
+        freeReplyObject(h);
+    }
+    freeReplyObject(r);
+}
+
+Test(worker, a_crash_after_commit_before_its_acknowledgement_leaves_every_order_once)
+{
+    harness_reset_backends();
+    redisContext *c = harness_redis();
+    PGconn *pg = harness_pg();
+    insert_item(pg, 1, 1);
+    /* What a worker killed between its COMMIT and the MULTI that removes the
+     * batch from Redis leaves: 400 orders in PostgreSQL, still in its
+     * processing list and still pending; and 100 more queued behind them. */
+    harness_push_orders(c, processing_key(), 1, 1, 400, 1, 1, CREATED_MS);
+    harness_push_orders(c, KEYS_QUEUE, 1001, 1001, 100, 1, 1, CREATED_MS);
+    pend_all(c, processing_key());
+    pend_all(c, KEYS_QUEUE);
+    pg_ok(pg, "INSERT INTO orders (id, item_id, user_id, round, created_at) "
+              "SELECT g, 1, g, 1, to_timestamp((1767225600000 + g - 1) / 1000.0) "
+              "FROM generate_series(1, 400) g");
+    cr_assert_eq(harness_redis_int(c, "HLEN", KEYS_PENDING), 500);
+
+    start_worker("150", NULL);
+    wait_drained(c);
+    stop_worker();
+
+    cr_assert_eq(harness_pg_int(pg, "SELECT count(*) FROM orders"), 500);
+    cr_assert_eq(harness_pg_int(pg, "SELECT count(DISTINCT id) FROM orders WHERE item_id = 1 AND "
+                                    "((id BETWEEN 1 AND 400) OR (id BETWEEN 1001 AND 1100))"),
+                 500, "every order exactly once");
+    cr_assert_eq(harness_pg_int(pg, "SELECT count(DISTINCT user_id) FROM orders"), 500);
+    cr_assert_eq(harness_redis_int(c, "EXISTS", processing_key()), 0, "processing list emptied");
+    cr_assert_eq(harness_redis_int(c, "EXISTS", KEYS_PENDING), 0, "pending emptied");
+    cr_assert_eq(harness_redis_int(c, "EXISTS", KEYS_DEAD_LETTER), 0);
+    PQfinish(pg);
+    redisFree(c);
+}
+
 /* The id of the worker's Redis connection, from CLIENT LIST; 0 if none. */
 static long long worker_client_id(redisContext *c)
 {

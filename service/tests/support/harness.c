@@ -376,6 +376,17 @@ void harness_redis_restart(void)
     run_services("redis-restart");
 }
 
+void harness_pg_crash(void)
+{
+    cr_assert_eq(services_function("pg_kill", NULL, NULL, 0), 0, "services.sh pg_kill failed");
+}
+
+void harness_pg_restart(void)
+{
+    cr_assert_eq(services_function("pg_restart", NULL, NULL, 0), 0,
+                 "services.sh pg_restart failed");
+}
+
 int harness_admin(char *const args[], char *out, size_t cap)
 {
     int fds[2];

@@ -81,6 +81,12 @@ pid_t harness_start_worker(char *const extra_env[], const char *log_name);
 void harness_redis_crash(void);
 void harness_redis_restart(void);
 
+/* Stops the run's PostgreSQL in immediate mode (a crash: clients cut off,
+ * crash recovery at the next start), and starts it again on the same port,
+ * through scripts/services.sh. */
+void harness_pg_crash(void);
+void harness_pg_restart(void);
+
 /* Starts two more Redis servers under the run's folder (services.sh
  * redlock_start) and writes the three servers of a Redlock, the run's Redis
  * first, as "127.0.0.1:<port>,..." into servers. */
