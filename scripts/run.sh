@@ -64,7 +64,7 @@ scripts/migrate.sh
 if [[ -z ${SECKILL_ADMIN_TOKEN:-} ]]; then
     SECKILL_ADMIN_TOKEN=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 fi
-export SECKILL_PORT=$port SECKILL_ADMIN_TOKEN SECKILL_ALLOW_ANONYMOUS=true
+export SECKILL_PORT=$port SECKILL_ADMIN_TOKEN SECKILL_ALLOW_ANONYMOUS=true SECKILL_ACCESS_LOG=true
 build/seckill-server >"$dir/server.log" 2>&1 &
 server_pid=$!
 echo "$server_pid" >"$dir/server.pid"

@@ -77,10 +77,31 @@ static const char *failure_message(sk_status st)
     }
 }
 
+/* GET /metrics: the counters, and the gauges read now (Redis ones through
+ * this pool thread's connection). */
+static void reply_metrics(app *a, store *s, http_exchange *ex)
+{
+    metrics_gauges g = {.soldout_flags = soldout_count(a->soldout), -1, -1, -1, -1};
+    if (s)
+        store_gauges(s, &g);
+    char *text = metrics_render(a->metrics, &g);
+    if (!text) {
+        api_reply_error(ex, SK_INTERNAL, "out of memory");
+        return;
+    }
+    http_exchange_reply_typed(ex, 200, text, strlen(text), "text/plain; version=0.0.4", NULL);
+    free(text);
+}
+
 static void run_in_pool(void *thread_ctx, void *arg)
 {
     pool_request *r = arg;
     store *s = thread_ctx;
+    if (r->route == ROUTE_METRICS) {
+        reply_metrics(r->a, s, r->ex);
+        free(r);
+        return;
+    }
     item_view view;
     item_view *list = NULL;
     size_t nlist = 0;
@@ -222,6 +243,7 @@ void api_handle(void *ctx, http_exchange *ex)
     pool_request req = {0};
     const char *why = NULL;
     sk_status st = router_match(http_exchange_method(ex), http_exchange_path(ex), &m);
+    http_exchange_tag(ex, st == SK_OK ? (int)m.route : ROUTE_NONE);
 
     if (st == SK_METHOD_NOT_ALLOWED) {
         char body[160];

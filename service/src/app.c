@@ -29,7 +29,7 @@ static int take_node_number(redisContext *c, unsigned *node)
 static void *make_store(void *arg)
 {
     app *a = arg;
-    return store_create(a->cfg, &a->scripts);
+    return store_create(a->cfg, &a->scripts, a->metrics);
 }
 
 static void free_store(void *s)
@@ -51,6 +51,17 @@ static void on_resync(void *ctx)
     app *a = ctx;
     soldout_clear_all(a->soldout);
     lab_local_forget_all(a->lab_local);
+}
+
+/* Every answer: counted for /metrics, and one access-log line when on. */
+static void observe_answer(void *ctx, int tag, int status, double seconds, const char *method,
+                           const char *path, const char *request_id)
+{
+    app *a = ctx;
+    metrics_request(a->metrics, tag, status, seconds);
+    if (a->cfg->access_log)
+        log_msg(LOG_INFO, "access", "id=%s method=%s path=%s status=%d ms=%.3f", request_id, method,
+                path, status, seconds * 1000);
 }
 
 app *app_create(const config *cfg, char *err, size_t errlen)
@@ -78,6 +89,13 @@ app *app_create(const config *cfg, char *err, size_t errlen)
     order_id_gen_init(&a->ids, node);
     log_msg(LOG_INFO, "server", "order-id node %u", node);
 
+    for (int r = 0; r < ROUTE_COUNT; r++)
+        a->route_names[r] = router_name((route_id)r);
+    a->metrics = metrics_create(a->route_names, ROUTE_COUNT);
+    if (!a->metrics) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
     a->soldout = soldout_create(65536);
     a->lab_local = lab_local_create(4096);
     a->loops = calloc((size_t)cfg->io_threads, sizeof(*a->loops));
@@ -101,6 +119,7 @@ app *app_create(const config *cfg, char *err, size_t errlen)
     a->http = http_server_create(cfg, api_handle, a, err, errlen);
     if (!a->http)
         goto fail;
+    http_server_observe(a->http, observe_answer, a);
     return a;
 fail:
     app_free(a);
@@ -132,6 +151,7 @@ void app_free(app *a)
     http_server_free(a->http);
     events_free(a->events);
     soldout_free(a->soldout);
+    metrics_free(a->metrics);
     lab_local_free(a->lab_local);
     free(a->loops);
     free(a);

@@ -9,6 +9,8 @@
 #include "config.h"
 #include "events.h"
 #include "http_server.h"
+#include "metrics.h"
+#include "router.h"
 #include "lab_local.h"
 #include "order.h"
 #include "pool.h"
@@ -28,6 +30,8 @@ typedef struct app {
     lab_local *lab_local; /* the laboratory's in-process counters */
     pool *lab_pool;       /* the laboratory's blocking strategies */
     events *events;
+    metrics *metrics;
+    const char *route_names[ROUTE_COUNT]; /* the metrics' labels */
     http_server *http;
 } app;
 

@@ -41,8 +41,10 @@ typedef struct config {
     int worker_batch_size;
     int worker_batch_ms;
     int worker_retry_max_ms;
+    int worker_metrics_port; /* GET /metrics of the worker on host:port; 0: none */
     /* both */
     char *log_level;
+    int access_log; /* one log line per answered request */
 } config;
 
 typedef enum config_result {

@@ -4,6 +4,9 @@
 #include "http_server.h"
 
 #include <arpa/inet.h>
+#include <stdio.h>
+#include <time.h>
+#include <inttypes.h>
 #include <stdatomic.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -26,6 +29,10 @@
 
 struct http_server {
     struct MHD_Daemon *daemon;
+    http_observer observer; /* told of every answer, may be NULL */
+    void *observer_ctx;
+    uint32_t id_prefix; /* request ids: prefix-sequence, unique across restarts */
+    _Atomic uint64_t next_id;
     http_handler handler;
     void *ctx;
     size_t max_body;
@@ -49,6 +56,9 @@ struct http_exchange {
     int suspended;
     struct MHD_Response *response; /* set by reply, queued by MHD's thread */
     unsigned status;
+    int tag; /* the handler's label for the observer (a route), -1 none */
+    struct timespec started;
+    char id[28]; /* X-Request-Id */
 };
 
 static int append_body(http_exchange *ex, const char *data, size_t len)
@@ -108,6 +118,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         ex->conn = conn;
         ex->method = method;
         ex->path = url;
+        ex->tag = -1;
+        clock_gettime(CLOCK_MONOTONIC, &ex->started);
+        snprintf(ex->id, sizeof(ex->id), "%08x-%" PRIx64, s->id_prefix,
+                 atomic_fetch_add_explicit(&s->next_id, 1, memory_order_relaxed));
         *con_cls = ex;
         atomic_fetch_add(&s->in_progress, 1);
         return MHD_YES;
@@ -179,6 +193,9 @@ http_server *http_server_create(const config *cfg, http_handler handler, void *c
     s->handler = handler;
     s->ctx = ctx;
     s->listen_fd = MHD_INVALID_SOCKET;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    s->id_prefix = (uint32_t)(now.tv_sec ^ ((uint64_t)getpid() << 16) ^ now.tv_nsec);
     s->max_body = (size_t)cfg->max_body_bytes;
 
     struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)cfg->port)};
@@ -296,6 +313,7 @@ void http_exchange_reply_typed(http_exchange *ex, int status, const char *body, 
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
         if (allow)
             MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+        MHD_add_response_header(r, "X-Request-Id", ex->id);
         /* Stopping: the client learns it from this answer, not from a
          * connection cut under its next request. */
         if (atomic_load(&ex->server->draining))
@@ -303,6 +321,26 @@ void http_exchange_reply_typed(http_exchange *ex, int status, const char *body, 
     }
     ex->status = (unsigned)status;
     ex->response = r;
+    http_server *s = ex->server;
+    if (s->observer) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        double seconds = (double)(now.tv_sec - ex->started.tv_sec) +
+                         (double)(now.tv_nsec - ex->started.tv_nsec) / 1e9;
+        s->observer(s->observer_ctx, ex->tag, status, seconds, ex->method, ex->path, ex->id);
+    }
+    /* Last: once resumed, the HTTP thread may send and free the exchange. */
     if (ex->suspended)
         MHD_resume_connection(ex->conn);
+}
+
+void http_server_observe(http_server *s, http_observer observer, void *ctx)
+{
+    s->observer = observer;
+    s->observer_ctx = ctx;
+}
+
+void http_exchange_tag(http_exchange *ex, int tag)
+{
+    ex->tag = tag;
 }

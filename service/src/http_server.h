@@ -21,6 +21,15 @@ typedef void (*http_handler)(void *ctx, http_exchange *ex);
 http_server *http_server_create(const config *cfg, http_handler handler, void *ctx, char *err,
                                 size_t errlen);
 
+/* Told of every answer as it is given (on the answering thread): the tag the
+ * handler set (-1 if none), the status, the seconds since the request's
+ * headers arrived, and the request's method, path and id. Must be quick. */
+typedef void (*http_observer)(void *ctx, int tag, int status, double seconds, const char *method,
+                              const char *path, const char *request_id);
+
+/* Installs the observer; before requests arrive. */
+void http_server_observe(http_server *s, http_observer observer, void *ctx);
+
 /* Stops accepting new connections; requests under way go on. */
 void http_server_quiesce(http_server *s);
 
@@ -43,6 +52,9 @@ const char *http_exchange_body(const http_exchange *ex, size_t *len);
 /* A query argument or request header; NULL when absent. */
 const char *http_exchange_query(const http_exchange *ex, const char *key);
 const char *http_exchange_header(const http_exchange *ex, const char *name);
+
+/* Labels the exchange for the observer (the route); on the handler's thread. */
+void http_exchange_tag(http_exchange *ex, int tag);
 
 /* Suspends the connection until http_exchange_reply(). Call it before
  * handing the exchange to another thread. */

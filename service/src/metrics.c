@@ -17,7 +17,7 @@ static const double bucket_le[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
 
 static const char *outcome_names[METRICS_OUTCOME_COUNT] = {
     "queued",      "sold_out",     "sold_out_flag", "already_purchased",
-    "in_progress", "unknown_item", "failed",
+    "in_progress", "unknown_item", "queue_full",    "failed",
 };
 static const char *backend_names[METRICS_BACKEND_COUNT] = {"redis", "postgresql"};
 
@@ -196,6 +196,49 @@ char *metrics_render(metrics *m, const metrics_gauges *g)
           g->processing);
     gauge(&t, "seckill_pending_orders", "Orders accepted and not yet persisted.", g->pending);
     gauge(&t, "seckill_dead_letter_orders", "Payloads moved to seckill:dead.", g->dead);
+    if (t.oom) {
+        free(t.s);
+        return NULL;
+    }
+    return t.s;
+}
+
+char *metrics_render_worker(const char *worker_id, const metrics_worker *w)
+{
+    text t = {.cap = 2048};
+    t.s = malloc(t.cap);
+    if (!t.s)
+        return NULL;
+    t.s[0] = '\0';
+    put(&t,
+        "# HELP seckill_worker_batches_total Batches committed and acknowledged.\n"
+        "# TYPE seckill_worker_batches_total counter\n"
+        "seckill_worker_batches_total{worker=\"%s\"} %" PRId64 "\n",
+        worker_id, w->batches);
+    put(&t,
+        "# HELP seckill_worker_orders_total Orders handled, by result: inserted, skipped "
+        "(duplicate, old round, unknown item) or dead (not an order).\n"
+        "# TYPE seckill_worker_orders_total counter\n"
+        "seckill_worker_orders_total{worker=\"%s\",result=\"inserted\"} %" PRId64 "\n"
+        "seckill_worker_orders_total{worker=\"%s\",result=\"skipped\"} %" PRId64 "\n"
+        "seckill_worker_orders_total{worker=\"%s\",result=\"dead\"} %" PRId64 "\n",
+        worker_id, w->inserted, worker_id, w->skipped, worker_id, w->dead);
+    put(&t,
+        "# HELP seckill_worker_batch_orders Orders in the last acknowledged batch.\n"
+        "# TYPE seckill_worker_batch_orders gauge\n"
+        "seckill_worker_batch_orders{worker=\"%s\"} %" PRId64 "\n",
+        worker_id, w->last_batch);
+    put(&t,
+        "# HELP seckill_worker_lag_seconds Age of the last batch's oldest order when it "
+        "was acknowledged.\n# TYPE seckill_worker_lag_seconds gauge\n"
+        "seckill_worker_lag_seconds{worker=\"%s\"} %.3f\n",
+        worker_id, (double)w->lag_ms / 1000);
+    put(&t,
+        "# HELP seckill_worker_backend_errors_total Failures that made the worker retry.\n"
+        "# TYPE seckill_worker_backend_errors_total counter\n"
+        "seckill_worker_backend_errors_total{worker=\"%s\",backend=\"postgresql\"} %" PRId64 "\n"
+        "seckill_worker_backend_errors_total{worker=\"%s\",backend=\"redis\"} %" PRId64 "\n",
+        worker_id, w->pg_errors, worker_id, w->redis_errors);
     if (t.oom) {
         free(t.s);
         return NULL;

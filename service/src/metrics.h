@@ -17,6 +17,7 @@ typedef enum metrics_outcome {
     METRICS_ALREADY_PURCHASED,
     METRICS_IN_PROGRESS,
     METRICS_UNKNOWN_ITEM,
+    METRICS_QUEUE_FULL, /* refused: too many orders wait for PostgreSQL */
     METRICS_FAILED,
     METRICS_OUTCOME_COUNT
 } metrics_outcome;
@@ -47,5 +48,16 @@ typedef struct metrics_gauges {
 
 /* The whole exposition; the caller frees it. NULL when out of memory. */
 char *metrics_render(metrics *m, const metrics_gauges *g);
+
+/* A worker's counters, as seckill-worker exposes them on its own /metrics. */
+typedef struct metrics_worker {
+    int64_t batches, inserted, skipped, dead; /* counters */
+    int64_t last_batch;                       /* orders in the last acknowledged batch */
+    int64_t lag_ms;                           /* its oldest order's age at acknowledgement */
+    int64_t pg_errors, redis_errors;          /* counters */
+} metrics_worker;
+
+/* The worker's exposition (labels: worker="<id>"); the caller frees it. */
+char *metrics_render_worker(const char *worker_id, const metrics_worker *w);
 
 #endif

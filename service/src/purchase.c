@@ -52,24 +52,33 @@ static void finish(purchase *p)
     char body[192];
     int n;
     if (p->failed) {
+        metrics_purchase(a->metrics, METRICS_FAILED);
+        metrics_backend_error(a->metrics, METRICS_REDIS);
         api_reply_error(p->ex, SK_BACKEND_DOWN, "Redis is unavailable");
     } else if (strcmp(p->outcome, "queued") == 0) {
         if (p->remaining == 0)
             soldout_set(a->soldout, p->item, p->round);
+        metrics_purchase(a->metrics, METRICS_QUEUED);
         n = json_io_purchase_queued(body, sizeof(body), p->order_id, p->remaining);
         http_exchange_reply(p->ex, 202, body, (size_t)n, NULL);
     } else if (strcmp(p->outcome, "sold_out") == 0) {
         soldout_set(a->soldout, p->item, p->round);
+        metrics_purchase(a->metrics, METRICS_SOLD_OUT);
         api_reply_error(p->ex, SK_SOLD_OUT, "the item is sold out");
     } else if (strcmp(p->outcome, "already_purchased") == 0) {
+        metrics_purchase(a->metrics, METRICS_ALREADY_PURCHASED);
         api_reply_error(p->ex, SK_ALREADY_PURCHASED, "this buyer already bought the item");
     } else if (strcmp(p->outcome, "in_progress") == 0) {
+        metrics_purchase(a->metrics, METRICS_IN_PROGRESS);
         api_reply_error(p->ex, SK_IN_PROGRESS, "another purchase of this buyer is in progress");
     } else if (strcmp(p->outcome, "queue_full") == 0) {
+        metrics_purchase(a->metrics, METRICS_QUEUE_FULL);
         api_reply_error(p->ex, SK_QUEUE_FULL, "too many orders wait for the database; try again");
     } else if (strcmp(p->outcome, "unknown_item") == 0) {
+        metrics_purchase(a->metrics, METRICS_UNKNOWN_ITEM);
         api_reply_error(p->ex, SK_NOT_FOUND, "no such item");
     } else {
+        metrics_purchase(a->metrics, METRICS_FAILED);
         api_reply_error(p->ex, SK_INTERNAL, "unexpected answer from the reserve script");
     }
     free(p);
@@ -195,6 +204,7 @@ static void run_on_loop(redisAsyncContext *ac, void *arg)
 void purchase_start(app *a, http_exchange *ex, int64_t item, int64_t user)
 {
     if (soldout_is_set(a->soldout, item)) {
+        metrics_purchase(a->metrics, METRICS_SOLD_OUT_FLAG);
         api_reply_error(ex, SK_SOLD_OUT, "the item is sold out");
         return;
     }

@@ -18,6 +18,7 @@ typedef struct route_def {
 static const route_def routes[] = {
     {ROUTE_HEALTH, "GET", "/health", "health"},
     {ROUTE_READY, "GET", "/ready", "ready"},
+    {ROUTE_METRICS, "GET", "/metrics", "metrics"},
     {ROUTE_ITEM_CREATE, "POST", "/api/v1/items", "item_create"},
     {ROUTE_ITEM_LIST, "GET", "/api/v1/items", "item_list"},
     {ROUTE_ITEM_RESET, "POST", "/api/v1/items/{}/reset", "item_reset"},
@@ -112,6 +113,7 @@ sk_status router_match(const char *method, const char *path, route_match *m)
         [ROUTE_LAB_AUDIT] = "GET, HEAD",
         [ROUTE_PAGE] = "GET, HEAD",
         [ROUTE_LAB_RESULTS] = "GET, HEAD",
+        [ROUTE_METRICS] = "GET, HEAD",
     };
     int path_known = 0;
     const char *allow = NULL;
@@ -142,6 +144,17 @@ sk_status router_match(const char *method, const char *path, route_match *m)
         return SK_METHOD_NOT_ALLOWED;
     }
     return SK_NOT_FOUND;
+}
+
+size_t router_count(void)
+{
+    return NROUTES;
+}
+
+void router_at(size_t i, const char **method, const char **pattern)
+{
+    *method = i < NROUTES ? routes[i].method : NULL;
+    *pattern = i < NROUTES ? routes[i].pattern : NULL;
 }
 
 const char *router_name(route_id r)

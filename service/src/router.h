@@ -23,6 +23,7 @@ typedef enum route_id {
     ROUTE_LAB_AUDIT,    /* GET /api/v1/experiments/{strategy}/audit */
     ROUTE_PAGE,         /* GET /, /lab, /static/{file}: the web pages */
     ROUTE_LAB_RESULTS,  /* GET /lab/results.json: `make experiments`' results */
+    ROUTE_METRICS,      /* GET /metrics: Prometheus text format */
     ROUTE_COUNT
 } route_id;
 
@@ -43,6 +44,12 @@ typedef struct route_match {
  * a name that is not 1..ROUTER_NAME_MAX of [a-z0-9_], or
  * SK_METHOD_NOT_ALLOWED with m->allow set. m->name points into path. */
 sk_status router_match(const char *method, const char *path, route_match *m);
+
+/* The route table, for the test that holds it against docs/openapi.yaml:
+ * router_count() entries; router_at() gives entry i's method and pattern
+ * (ids as "{}", names as "{name}" or "{file}"). */
+size_t router_count(void);
+void router_at(size_t i, const char **method, const char **pattern);
 
 /* A stable name of a route for logs and metrics ("purchase"). */
 const char *router_name(route_id r);

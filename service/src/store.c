@@ -18,14 +18,16 @@ struct store {
     const scripts *sc;
     redisContext *redis;
     PGconn *pg;
+    metrics *metrics;
 };
 
-store *store_create(const config *cfg, const scripts *sc)
+store *store_create(const config *cfg, const scripts *sc, metrics *m)
 {
     store *s = calloc(1, sizeof(*s));
     if (s) {
         s->cfg = cfg;
         s->sc = sc;
+        s->metrics = m;
     }
     return s;
 }
@@ -50,6 +52,8 @@ static int ensure_redis(store *s)
     s->redis = backend_redis_connect(s->cfg, err, sizeof(err));
     if (!s->redis)
         log_msg(LOG_WARN, "store", "%s", err);
+    if (!s->redis)
+        metrics_backend_error(s->metrics, METRICS_REDIS);
     return s->redis ? 0 : -1;
 }
 
@@ -62,6 +66,8 @@ static int ensure_pg(store *s)
     s->pg = backend_pg_connect(s->cfg, err, sizeof(err));
     if (!s->pg)
         log_msg(LOG_WARN, "store", "%s", err);
+    if (!s->pg)
+        metrics_backend_error(s->metrics, METRICS_POSTGRESQL);
     return s->pg ? 0 : -1;
 }
 
@@ -74,6 +80,7 @@ static redisReply *redis_argv(store *s, int argc, const char **argv)
     redisReply *r = redisCommandArgv(s->redis, argc, argv, NULL);
     if (!r) {
         log_msg(LOG_WARN, "store", "redis: %s", s->redis->errstr);
+        metrics_backend_error(s->metrics, METRICS_REDIS);
         redisFree(s->redis);
         s->redis = NULL;
         return NULL;
@@ -135,8 +142,10 @@ static PGresult *pg_exec(store *s, const char *sql, int n, const char *const *pa
     const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
     if (sqlstate && state)
         snprintf(sqlstate, 6, "%s", state);
-    if (!state || strcmp(state, "23505") != 0)
+    if (!state || strcmp(state, "23505") != 0) {
         log_msg(LOG_WARN, "store", "postgresql: %s", PQerrorMessage(s->pg));
+        metrics_backend_error(s->metrics, METRICS_POSTGRESQL);
+    }
     PQclear(res);
     if (PQstatus(s->pg) != CONNECTION_OK) {
         PQfinish(s->pg);
@@ -403,4 +412,40 @@ sk_status store_order_get(store *s, int64_t order_id, order *o, const char **sta
     }
     PQclear(res);
     return st;
+}
+
+/* One integer-valued command, or -1 (the gauge is then left out). */
+static int64_t gauge_int(store *s, const char *cmd, const char *key)
+{
+    const char *argv[] = {cmd, key};
+    redisReply *r = redis_argv(s, 2, argv);
+    int64_t n = r && r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
+    freeReplyObject(r);
+    return n;
+}
+
+void store_gauges(store *s, metrics_gauges *g)
+{
+    g->queue = gauge_int(s, "LLEN", KEYS_QUEUE);
+    g->pending = gauge_int(s, "HLEN", KEYS_PENDING);
+    g->dead = gauge_int(s, "LLEN", KEYS_DEAD_LETTER);
+    /* Workers' lists: SCAN, not KEYS, so that a big data set never blocks
+     * Redis for a scrape. */
+    g->processing = 0;
+    char cursor[32] = "0";
+    do {
+        const char *argv[] = {"SCAN", cursor, "MATCH", "seckill:processing:*", "COUNT", "1000"};
+        redisReply *r = redis_argv(s, 6, argv);
+        if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
+            freeReplyObject(r);
+            g->processing = -1;
+            return;
+        }
+        snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
+        for (size_t i = 0; i < r->element[1]->elements && g->processing >= 0; i++) {
+            int64_t n = gauge_int(s, "LLEN", r->element[1]->element[i]->str);
+            g->processing = n < 0 ? -1 : g->processing + n;
+        }
+        freeReplyObject(r);
+    } while (strcmp(cursor, "0") != 0 && g->processing >= 0);
 }

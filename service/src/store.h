@@ -9,14 +9,16 @@
 
 #include "config.h"
 #include "json_io.h"
+#include "metrics.h"
 #include "order.h"
 #include "scripts.h"
 #include "status.h"
 
 typedef struct store store;
 
-/* Connects nothing yet. cfg and sc must outlive the store. NULL on OOM. */
-store *store_create(const config *cfg, const scripts *sc);
+/* Connects nothing yet. cfg, sc and m (where backend errors are counted;
+ * may be NULL) must outlive the store. NULL on OOM. */
+store *store_create(const config *cfg, const scripts *sc, metrics *m);
 void store_free(store *s);
 
 /* SK_OK when Redis and PostgreSQL both answer, else SK_BACKEND_DOWN. */
@@ -46,5 +48,9 @@ sk_status store_item_list(store *s, item_view *out, size_t cap, size_t *n);
 /* An order and where it is: *status is "queued" (accepted, on its way) or
  * "persisted". SK_OK, SK_NOT_FOUND, SK_BACKEND_DOWN. */
 sk_status store_order_get(store *s, int64_t order_id, order *o, const char **status);
+
+/* The gauges of /metrics that live in Redis: queue, processing lists,
+ * pending and dead letters (-1 each when Redis does not answer). */
+void store_gauges(store *s, metrics_gauges *g);
 
 #endif

@@ -98,16 +98,23 @@ typedef struct batch {
     size_t ndead;
     const char **pending_argv; /* "HDEL", KEYS_PENDING, then the decoded order ids */
     size_t *pending_argvlen;
-    char (*ids)[24]; /* text of the decoded order ids */
+    char (*ids)[24];   /* text of the decoded order ids */
+    int64_t oldest_ms; /* acceptance time of its oldest decoded order */
     pg_array columns[WORKER_COLUMNS];
 } batch;
 
-/* What the worker did, logged when it stops. */
+/* What the worker did: logged when it stops, read by its /metrics thread
+ * (hence atomic; written by the worker's thread alone). */
 typedef struct worker_stats {
-    int64_t batches;  /* batches committed and acknowledged */
-    int64_t inserted; /* rows the inserts added */
-    int64_t skipped;  /* decoded orders not inserted: duplicates, old rounds, unknown items */
-    int64_t dead;     /* payloads moved to the dead-letter list */
+    _Atomic int64_t batches;  /* batches committed and acknowledged */
+    _Atomic int64_t inserted; /* rows the inserts added */
+    _Atomic int64_t
+        skipped;          /* decoded orders not inserted: duplicates, old rounds, unknown items */
+    _Atomic int64_t dead; /* payloads moved to the dead-letter list */
+    _Atomic int64_t last_batch;   /* orders in the last acknowledged batch */
+    _Atomic int64_t lag_ms;       /* its oldest order's age when it was acknowledged */
+    _Atomic int64_t pg_errors;    /* failed inserts and connects */
+    _Atomic int64_t redis_errors; /* Redis failures that made it reconnect */
 } worker_stats;
 
 struct worker {
@@ -244,6 +251,8 @@ static void batch_sort(batch *b)
         order o;
         if (order_decode(b->payload[i], b->payload_len[i], &o) == 0 && o.created_ms >= 0 &&
             o.created_ms <= WORKER_MAX_CREATED_MS) {
+            if (b->norders == 0 || o.created_ms < b->oldest_ms)
+                b->oldest_ms = o.created_ms;
             int len = snprintf(b->ids[b->norders], sizeof(b->ids[0]), "%" PRId64, o.id);
             b->pending_argv[2 + b->norders] = b->ids[b->norders];
             b->pending_argvlen[2 + b->norders] = (size_t)len;
@@ -593,6 +602,7 @@ static int batch_persist(worker *w)
              * state: closing rolls back anything left open. */
             pg_drop(w);
         }
+        w->stats.pg_errors++; /* the insert failed, or the connect */
         if (stop_requested(w))
             return -1;
         delay = backoff_next(w, delay);
@@ -654,6 +664,9 @@ void worker_run(worker *w, const atomic_int *stop)
             if (n == 0) {
                 w->stats.batches++;
                 w->stats.dead += (int64_t)w->b.ndead;
+                w->stats.last_batch = (int64_t)w->b.n;
+                if (w->b.norders)
+                    w->stats.lag_ms = backend_now_ms() - w->b.oldest_ms;
             }
         }
         batch_clear(&w->b);
@@ -664,6 +677,7 @@ void worker_run(worker *w, const atomic_int *stop)
         /* Redis failed somewhere: the processing list, not our copy, says
          * what is in hand, so reconnect and read it again. */
         redis_drop(w);
+        w->stats.redis_errors++;
         recovering = 1;
         delay = backoff_next(w, delay);
         log_msg(LOG_INFO, COMPONENT, "redis: reconnecting in %" PRId64 " ms", delay);
@@ -673,6 +687,25 @@ void worker_run(worker *w, const atomic_int *stop)
     log_msg(LOG_INFO, COMPONENT,
             "worker %s stopped: %" PRId64 " batches, %" PRId64 " inserted, %" PRId64
             " skipped, %" PRId64 " dead letters",
-            w->cfg->worker_id, w->stats.batches, w->stats.inserted, w->stats.skipped,
-            w->stats.dead);
+            w->cfg->worker_id, atomic_load(&w->stats.batches), atomic_load(&w->stats.inserted),
+            atomic_load(&w->stats.skipped), atomic_load(&w->stats.dead));
+}
+
+const char *worker_id_of(const worker *w)
+{
+    return w->cfg->worker_id;
+}
+
+void worker_read_metrics(const worker *w, metrics_worker *out)
+{
+    /* const: the counters are only read; atomic_load wants a plain pointer. */
+    worker_stats *st = (worker_stats *)&w->stats;
+    out->batches = atomic_load(&st->batches);
+    out->inserted = atomic_load(&st->inserted);
+    out->skipped = atomic_load(&st->skipped);
+    out->dead = atomic_load(&st->dead);
+    out->last_batch = atomic_load(&st->last_batch);
+    out->lag_ms = atomic_load(&st->lag_ms);
+    out->pg_errors = atomic_load(&st->pg_errors);
+    out->redis_errors = atomic_load(&st->redis_errors);
 }

@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "config.h"
+#include "metrics.h"
 
 typedef struct worker worker;
 
@@ -28,5 +29,11 @@ void worker_free(worker *w);
  * is short): nothing makes it drop an order or give up. Returns within about
  * a second of the stop request, or once the batch in hand is committed. */
 void worker_run(worker *w, const atomic_int *stop);
+
+/* The worker's id (cfg->worker_id). */
+const char *worker_id_of(const worker *w);
+
+/* What the worker did so far (for its /metrics); any thread may ask. */
+void worker_read_metrics(const worker *w, metrics_worker *out);
 
 #endif

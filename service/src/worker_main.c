@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "log.h"
+#include "metrics_http.h"
 #include "worker.h"
 
 /* SIGTERM and SIGINT are blocked in every thread and taken by this one with
@@ -28,6 +29,15 @@ static void *wait_for_signal(void *arg)
                 strsignal(sig));
     atomic_store(&sw->stop, 1);
     return NULL;
+}
+
+/* GET /metrics of the worker: its counters, with its id as the label. */
+static char *render_metrics(void *ctx)
+{
+    worker *w = ctx;
+    metrics_worker m;
+    worker_read_metrics(w, &m);
+    return metrics_render_worker(worker_id_of(w), &m);
 }
 
 int main(int argc, char **argv)
@@ -73,12 +83,20 @@ int main(int argc, char **argv)
     }
 
     w = worker_create(&cfg, err, sizeof(err));
-    if (w) {
+    metrics_http *mh = NULL;
+    if (w && cfg.worker_metrics_port > 0) {
+        mh = metrics_http_start(cfg.host, cfg.worker_metrics_port, render_metrics, w, err,
+                                sizeof(err));
+        if (!mh)
+            log_msg(LOG_ERROR, "worker", "%s", err);
+    }
+    if (w && (mh || cfg.worker_metrics_port == 0)) {
         worker_run(w, &sw.stop);
         code = 0;
-    } else {
+    } else if (!w) {
         log_msg(LOG_ERROR, "worker", "%s", err);
     }
+    metrics_http_stop(mh);
     /* The waiter is still in sigwait() when the worker ended on its own. */
     if (!atomic_load(&sw.stop)) {
         atomic_store(&sw.stop, 1);

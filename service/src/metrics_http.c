@@ -1,0 +1,95 @@
+/* metrics_http.c: libmicrohttpd in its simplest mode (one internal thread). */
+#include "metrics_http.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <microhttpd.h>
+
+struct metrics_http {
+    struct MHD_Daemon *daemon;
+    metrics_http_render render;
+    void *ctx;
+};
+
+static enum MHD_Result answer(struct MHD_Connection *conn, unsigned status, const char *type,
+                              const char *body, size_t len)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    enum MHD_Result rc = MHD_queue_response(conn, status, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
+{
+    metrics_http *h = cls;
+    (void)version;
+    (void)upload_data;
+    if (*upload_data_size > 0) { /* a body nobody asked for: drop it */
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    (void)con_cls;
+    static const char json[] = "application/json";
+    if (strcmp(url, "/metrics") != 0) {
+        static const char body[] = "{\"error\":\"not_found\",\"message\":\"only /metrics here\"}";
+        return answer(conn, 404, json, body, sizeof(body) - 1);
+    }
+    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+        static const char body[] = "{\"error\":\"method_not_allowed\",\"message\":\"GET only\"}";
+        return answer(conn, 405, json, body, sizeof(body) - 1);
+    }
+    char *text = h->render(h->ctx);
+    if (!text) {
+        static const char body[] = "{\"error\":\"internal_error\",\"message\":\"out of memory\"}";
+        return answer(conn, 500, json, body, sizeof(body) - 1);
+    }
+    enum MHD_Result rc = answer(conn, 200, "text/plain; version=0.0.4", text, strlen(text));
+    free(text);
+    return rc;
+}
+
+metrics_http *metrics_http_start(const char *host, int port, metrics_http_render render, void *ctx,
+                                 char *err, size_t errlen)
+{
+    metrics_http *h = calloc(1, sizeof(*h));
+    if (!h) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    h->render = render;
+    h->ctx = ctx;
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    if (inet_pton(AF_INET, host, &addr.sin_addr) != 1) {
+        snprintf(err, errlen, "host: '%s' is not an IPv4 address", host);
+        free(h);
+        return NULL;
+    }
+    h->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, on_request, h,
+                                 MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+                                 MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
+    if (!h->daemon) {
+        snprintf(err, errlen, "cannot listen on %s:%d for /metrics", host, port);
+        free(h);
+        return NULL;
+    }
+    return h;
+}
+
+void metrics_http_stop(metrics_http *h)
+{
+    if (!h)
+        return;
+    MHD_stop_daemon(h->daemon);
+    free(h);
+}

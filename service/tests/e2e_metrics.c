@@ -1,0 +1,139 @@
+/* e2e_metrics.c: /metrics under load is valid Prometheus text (promtool
+ * says so) and counts what the buyers were answered; every answer carries
+ * a request id. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "blast.h"
+#include "harness.h"
+
+#define TOKEN "metrics-admin-token"
+
+static int port, worker_port;
+static pid_t server_pid, worker_pid;
+static char resp[1 << 17];
+
+static void start_system(void)
+{
+    harness_reset_backends();
+    static char worker_port_env[48];
+    worker_port = harness_free_port();
+    snprintf(worker_port_env, sizeof(worker_port_env), "SECKILL_WORKER_METRICS_PORT=%d",
+             worker_port);
+    char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=metrics", worker_port_env,
+                   NULL};
+    server_pid = harness_start_server(&port, env, "metrics-server.log");
+    worker_pid = harness_start_worker(env, "metrics-worker.log");
+}
+
+static void stop_system(void)
+{
+    harness_stop_clean(&server_pid, "server");
+    harness_stop_clean(&worker_pid, "worker");
+}
+
+static void kill_leftovers(void)
+{
+    harness_kill_leftover(&server_pid);
+    harness_kill_leftover(&worker_pid);
+}
+
+TestSuite(metrics, .init = start_system, .fini = kill_leftovers, .timeout = 120);
+
+static size_t build_purchase(void *ctx, size_t index, char *buf, size_t cap)
+{
+    int64_t item = *(int64_t *)ctx;
+    char body[48];
+    int blen = snprintf(body, sizeof(body), "{\"user_id\":%zu}", index + 1);
+    int n = snprintf(buf, cap,
+                     "POST /api/v1/items/%" PRId64 "/purchase HTTP/1.1\r\nHost: t\r\n"
+                     "Content-Length: %d\r\n\r\n%s",
+                     item, blen, body);
+    return n > 0 ? (size_t)n : 0;
+}
+
+/* promtool's verdict on an exposition, saved under the run's folder as name. */
+static int promtool_check(const char *text, const char *name)
+{
+    const char *path = harness_path(name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+    char cmd[1024];
+    snprintf(cmd, sizeof(cmd), "'%s/scripts/promtool.sh' check metrics < '%s' > '%s.check' 2>&1",
+             SECKILL_SOURCE_DIR, path, path);
+    return system(cmd);
+}
+
+/* The value of the sample line that starts with `series ` (0 when absent). */
+static long long sample(const char *text, const char *series)
+{
+    char needle[256];
+    snprintf(needle, sizeof(needle), "\n%s ", series);
+    const char *at = strstr(text, needle);
+    return at ? atoll(at + strlen(needle)) : 0;
+}
+
+Test(metrics, a_scrape_under_load_is_valid_prometheus_text_that_counts_the_answers)
+{
+    cr_assert_eq(harness_http(port, "POST", "/api/v1/items", TOKEN,
+                              "{\"name\":\"metered\",\"stock\":500}", resp, sizeof(resp)),
+                 201, "%s", resp);
+    int64_t item;
+    cr_assert_eq(sscanf(resp, "{\"id\":%" SCNd64, &item), 1);
+    blast_spec spec = {.port = port,
+                       .connections = 50,
+                       .requests = 2000,
+                       .timeout_ms = 60000,
+                       .build = build_purchase,
+                       .ctx = &item};
+    blast_result res;
+    cr_assert_eq(blast_run(&spec, &res), 0, "%s", res.errstr);
+    cr_assert_eq(blast_count(&res, 202), 500);
+
+    cr_assert_eq(harness_http(port, "GET", "/metrics", NULL, NULL, resp, sizeof(resp)), 200);
+    cr_expect_eq(promtool_check(resp, "metrics-server.txt"), 0,
+                 "promtool check metrics failed: see %s.check", harness_path("metrics-server.txt"));
+
+    cr_expect_eq(sample(resp, "seckill_purchases_total{outcome=\"queued\"}"), 500, "%s", resp);
+    cr_expect_eq(sample(resp, "seckill_purchases_total{outcome=\"sold_out\"}") +
+                     sample(resp, "seckill_purchases_total{outcome=\"sold_out_flag\"}"),
+                 1500, "%s", resp);
+    cr_expect_gt(sample(resp, "seckill_purchases_total{outcome=\"sold_out_flag\"}"), 0,
+                 "the in-memory flag answered none: %s", resp);
+    cr_expect_eq(sample(resp, "seckill_http_requests_total{route=\"purchase\",code=\"202\"}"), 500);
+    cr_expect_eq(sample(resp, "seckill_http_requests_total{route=\"purchase\",code=\"409\"}"),
+                 1500);
+    cr_expect_eq(sample(resp, "seckill_http_request_duration_seconds_count{route=\"purchase\"}"),
+                 2000);
+    cr_expect(strstr(resp, "\nseckill_pending_orders "), "%s", resp);
+    cr_expect(strstr(resp, "\nseckill_soldout_flags 1\n"), "%s", resp);
+
+    /* The worker's own /metrics: it persisted the 500, valid text too. */
+    char series[128];
+    snprintf(series, sizeof(series),
+             "seckill_worker_orders_total{worker=\"metrics\",result=\"inserted\"}");
+    long long inserted = 0;
+    for (int i = 0; i < 200 && inserted < 500; i++) {
+        cr_assert_eq(harness_http(worker_port, "GET", "/metrics", NULL, NULL, resp, sizeof(resp)),
+                     200);
+        inserted = sample(resp, series);
+        if (inserted < 500)
+            usleep(50 * 1000);
+    }
+    cr_expect_eq(inserted, 500, "%s", resp);
+    cr_expect_eq(promtool_check(resp, "metrics-worker.txt"), 0,
+                 "promtool check metrics failed: see %s.check", harness_path("metrics-worker.txt"));
+
+    /* Every answer names its request. */
+    static const char get[] = "GET /health HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n";
+    cr_assert_eq(harness_raw(port, get, sizeof(get) - 1, 5000, resp, sizeof(resp)), 200);
+    cr_expect(strstr(resp, "X-Request-Id: "), "%s", resp);
+    stop_system();
+}
