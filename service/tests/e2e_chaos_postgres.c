@@ -15,6 +15,7 @@
 #include "backend.h"
 #include "blast.h"
 #include "harness.h"
+#include "sale.h"
 #include "keys.h"
 
 #define TOKEN "chaos-admin-token"
@@ -49,99 +50,25 @@ static void restore(void)
 
 TestSuite(chaos_postgres, .init = start_system, .fini = restore, .timeout = 180);
 
-static int64_t create_item(int64_t stock)
-{
-    char body[96];
-    int64_t id = 0;
-    snprintf(body, sizeof(body), "{\"name\":\"chaos-pg\",\"stock\":%" PRId64 "}", stock);
-    cr_assert_eq(harness_http(port, "POST", "/api/v1/items", TOKEN, body, resp, sizeof(resp)), 201,
-                 "%s", resp);
-    cr_assert_eq(sscanf(resp, "{\"id\":%" SCNd64, &id), 1);
-    return id;
-}
-
-typedef struct sale {
-    int64_t item;
-    size_t first_user;
-    int64_t *accepted; /* order ids answered 202, over every round of buyers */
-    size_t naccepted;
-    size_t queue_full; /* 503 queue_full */
-    size_t other;      /* any other answer */
-} sale;
-
-static size_t build_purchase(void *ctx, size_t index, char *buf, size_t cap)
-{
-    sale *s = ctx;
-    char body[48];
-    int blen = snprintf(body, sizeof(body), "{\"user_id\":%zu}", s->first_user + index);
-    int n = snprintf(buf, cap,
-                     "POST /api/v1/items/%" PRId64 "/purchase HTTP/1.1\r\nHost: t\r\n"
-                     "Content-Length: %d\r\n\r\n%s",
-                     s->item, blen, body);
-    return n > 0 ? (size_t)n : 0;
-}
-
-static void on_purchase(void *ctx, size_t index, int status, const char *body, size_t len)
-{
-    sale *s = ctx;
-    (void)index;
-    (void)len;
-    const char *id = body ? strstr(body, "\"order_id\":\"") : NULL;
-    if (status == 202 && id)
-        s->accepted[s->naccepted++] = strtoll(id + 12, NULL, 10);
-    else if (status == 503 && body && strstr(body, "\"queue_full\""))
-        s->queue_full++;
-    else
-        s->other++;
-}
-
-/* buyers new buyers, numbered from s->first_user on. */
+/* buyers new buyers, numbered on from the last run's. */
 static void run_buyers(sale *s, size_t buyers)
 {
-    blast_spec spec = {.port = port,
-                       .connections = 32,
-                       .requests = buyers,
-                       .timeout_ms = 30000,
-                       .build = build_purchase,
-                       .on_response = on_purchase,
-                       .ctx = s};
-    blast_result r;
-    cr_assert_eq(blast_run(&spec, &r), 0, "%s", r.errstr);
+    s->spec.requests = buyers;
+    cr_assert_eq(sale_run(s), 0, "%s", s->result.errstr);
     s->first_user += buyers;
-}
-
-static void wait_drained(int timeout_ms)
-{
-    int64_t deadline = backend_mono_ms() + timeout_ms;
-    for (;;) {
-        redisContext *c = harness_redis();
-        long long pending = harness_redis_int(c, "HLEN", KEYS_PENDING);
-        long long queue = harness_redis_int(c, "LLEN", KEYS_QUEUE);
-        redisFree(c);
-        if (pending == 0 && queue == 0)
-            return;
-        cr_assert(backend_mono_ms() < deadline, "not drained: %lld pending, %lld queued", pending,
-                  queue);
-        usleep(50 * 1000);
-    }
-}
-
-static int cmp_id(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
 }
 
 Test(chaos_postgres, postgres_down_mid_sale_fills_the_queue_to_its_bound_then_drains_every_order)
 {
     enum { STOCK = 2000 };
-    sale s = {.item = create_item(STOCK), .first_user = 1};
-    s.accepted = calloc(STOCK, sizeof(int64_t));
+    sale s;
+    sale_init(&s, port, sale_create_item(port, TOKEN, "chaos-pg", STOCK), 0, 32, 1, STOCK);
+    s.spec.timeout_ms = 30000;
 
     /* The sale is under way and keeping up. */
     run_buyers(&s, 200);
     cr_assert_eq(s.naccepted, 200);
-    wait_drained(10000);
+    sale_wait_drained(10000);
 
     harness_pg_crash();
     int64_t up_at = backend_mono_ms() + DOWN_MS;
@@ -167,7 +94,7 @@ Test(chaos_postgres, postgres_down_mid_sale_fills_the_queue_to_its_bound_then_dr
     if (now < up_at)
         harness_sleep_ms((int)(up_at - now));
     harness_pg_restart();
-    wait_drained(20000);
+    sale_wait_drained(20000);
 
     /* Room again: the sale goes on (fewer buyers than the bound, so that
      * none of them depends on how fast the worker keeps up). */
@@ -176,31 +103,16 @@ Test(chaos_postgres, postgres_down_mid_sale_fills_the_queue_to_its_bound_then_dr
     cr_assert_eq(s.naccepted, 200 + BOUND + more,
                  "the sale did not go on after the drain: %zu accepted, %zu queue_full, %zu other",
                  s.naccepted, s.queue_full, s.other);
-    wait_drained(20000);
+    sale_wait_drained(20000);
 
     /* The audit. */
+    cr_assert_leq(s.naccepted, STOCK, "%zu accepted for %d units", s.naccepted, STOCK);
     PGconn *pg = harness_pg();
-    char sql[160];
-    snprintf(sql, sizeof(sql), "SELECT id FROM orders WHERE item_id = %" PRId64 " ORDER BY id",
-             s.item);
-    PGresult *res = PQexec(pg, sql);
-    cr_assert_eq(PQresultStatus(res), PGRES_TUPLES_OK, "%s", PQerrorMessage(pg));
-    size_t rows = (size_t)PQntuples(res);
-    cr_assert_leq(rows, STOCK, "%zu orders for %d units", rows, STOCK);
-    cr_assert_eq(rows, s.naccepted, "%zu orders in PostgreSQL, %zu answered 202", rows,
-                 s.naccepted);
-    qsort(s.accepted, s.naccepted, sizeof(int64_t), cmp_id);
-    for (size_t i = 0; i < rows; i++)
-        cr_assert_eq(strtoll(PQgetvalue(res, (int)i, 0), NULL, 10), s.accepted[i],
-                     "the order ids answered 202 and those in PostgreSQL differ at %zu", i);
-    PQclear(res);
-    snprintf(sql, sizeof(sql),
-             "SELECT count(DISTINCT user_id) FROM orders WHERE item_id = %" PRId64, s.item);
-    cr_assert_eq((size_t)harness_pg_int(pg, sql), rows, "a buyer got two units");
+    sale_assert_exactly_persisted(&s, pg);
     PQfinish(pg);
     char *args[] = {"reconcile", NULL};
     cr_expect_eq(harness_admin(args, resp, sizeof(resp)), 0, "the books do not balance:\n%s", resp);
-    free(s.accepted);
+    sale_free(&s);
     harness_stop_clean(&server_pid, "server");
     harness_stop_clean(&worker_pid, "worker");
 }

@@ -3,7 +3,6 @@
  * persisted exactly once, no item sells more than its stock, and
  * seckill-admin reconcile finds (and repairs) what a forgetful Redis broke. */
 #include <inttypes.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +15,7 @@
 #include "backend.h"
 #include "blast.h"
 #include "harness.h"
+#include "sale.h"
 #include "keys.h"
 
 #define TOKEN "chaos-admin-token"
@@ -49,71 +49,7 @@ TestSuite(chaos_redis, .init = start_system, .fini = kill_leftovers, .timeout = 
 
 static int64_t create_item(int64_t stock)
 {
-    char body[96];
-    int64_t id = 0;
-    snprintf(body, sizeof(body), "{\"name\":\"chaos\",\"stock\":%" PRId64 "}", stock);
-    cr_assert_eq(harness_http(port, "POST", "/api/v1/items", TOKEN, body, resp, sizeof(resp)), 201,
-                 "%s", resp);
-    cr_assert_eq(sscanf(resp, "{\"id\":%" SCNd64, &id), 1);
-    return id;
-}
-
-typedef struct sale {
-    int64_t item;
-    size_t first_user;
-    int64_t *accepted; /* order ids answered 202 */
-    size_t naccepted;
-    size_t unavailable; /* 503: Redis was down */
-    blast_spec spec;
-    blast_result result;
-} sale;
-
-static size_t build_purchase(void *ctx, size_t index, char *buf, size_t cap)
-{
-    sale *s = ctx;
-    char body[48];
-    int blen = snprintf(body, sizeof(body), "{\"user_id\":%zu}", s->first_user + index);
-    int n = snprintf(buf, cap,
-                     "POST /api/v1/items/%" PRId64 "/purchase HTTP/1.1\r\nHost: t\r\n"
-                     "Content-Length: %d\r\n\r\n%s",
-                     s->item, blen, body);
-    return n > 0 ? (size_t)n : 0;
-}
-
-static void on_purchase(void *ctx, size_t index, int status, const char *body, size_t len)
-{
-    sale *s = ctx;
-    (void)index;
-    (void)len;
-    const char *id = body ? strstr(body, "\"order_id\":\"") : NULL;
-    if (status == 202 && id)
-        s->accepted[s->naccepted++] = strtoll(id + 12, NULL, 10);
-    else if (status == 503)
-        s->unavailable++;
-}
-
-static void *run_sale(void *arg)
-{
-    sale *s = arg;
-    blast_run(&s->spec, &s->result);
-    return NULL;
-}
-
-/* Waits until Redis holds no order between acceptance and PostgreSQL. */
-static void wait_drained(void)
-{
-    int64_t deadline = backend_mono_ms() + 60000;
-    for (;;) {
-        redisContext *c = harness_redis();
-        long long pending = harness_redis_int(c, "HLEN", KEYS_PENDING);
-        long long queue = harness_redis_int(c, "LLEN", KEYS_QUEUE);
-        redisFree(c);
-        if (pending == 0 && queue == 0)
-            return;
-        cr_assert(backend_mono_ms() < deadline, "not drained: %lld pending, %lld queued", pending,
-                  queue);
-        usleep(50 * 1000);
-    }
+    return sale_create_item(port, TOKEN, "chaos", stock);
 }
 
 Test(chaos_redis, redis_killed_mid_sale_and_restarted_loses_no_accepted_order)
@@ -123,36 +59,16 @@ Test(chaos_redis, redis_killed_mid_sale_and_restarted_loses_no_accepted_order)
     redisReply *r = redisCommand(c, "CONFIG SET appendfsync always");
     cr_assert(r && r->type == REDIS_REPLY_STATUS);
     freeReplyObject(r);
-    sale s = {.item = create_item(STOCK), .first_user = 1};
-    s.accepted = calloc(2 * BUYERS, sizeof(int64_t));
-    s.spec = (blast_spec){.port = port,
-                          .connections = 64,
-                          .requests = BUYERS,
-                          .timeout_ms = 120000,
-                          .build = build_purchase,
-                          .on_response = on_purchase,
-                          .ctx = &s};
-    pthread_t t;
-    pthread_create(&t, NULL, run_sale, &s);
-
-    /* Kill Redis once the sale is well under way. */
-    char state[KEYS_MAX];
-    keys_item_state(state, sizeof(state), s.item);
-    int64_t deadline = backend_mono_ms() + 30000;
-    for (;;) {
-        r = redisCommand(c, "HGET %s stock", state);
-        long long left = r && r->type == REDIS_REPLY_STRING ? atoll(r->str) : STOCK;
-        freeReplyObject(r);
-        if (left <= STOCK - 500)
-            break;
-        cr_assert(backend_mono_ms() < deadline, "the sale did not start");
-        usleep(1000);
-    }
     redisFree(c);
+    sale s;
+    sale_init(&s, port, create_item(STOCK), BUYERS, 64, 1, 2 * BUYERS);
+    sale_start(&s);
+    /* Kill Redis once the sale is well under way. */
+    sale_wait_sold(s.item, 500, 30000);
     harness_redis_crash();
     usleep(500 * 1000);
     harness_redis_restart();
-    pthread_join(t, NULL);
+    sale_join(&s);
     cr_log_info("accepted %zu, answered 503 %zu, lost %zu", s.naccepted, s.unavailable,
                 s.result.lost);
     cr_assert_gt(s.unavailable + s.result.lost, 0, "Redis was down and nobody noticed?");
@@ -162,31 +78,22 @@ Test(chaos_redis, redis_killed_mid_sale_and_restarted_loses_no_accepted_order)
      * server reloads them on NOSCRIPT) and sells out exactly. */
     cr_assert_eq(harness_wait_http(port, "/ready", 10000), 0);
     s.first_user = BUYERS + 1;
-    s.spec.timeout_ms = 120000;
-    run_sale(&s);
+    sale_run(&s);
     cr_log_info("after the restart: accepted %zu in all", s.naccepted);
-    wait_drained();
+    sale_wait_drained(60000);
 
     PGconn *pg = harness_pg();
     char sql[160];
     snprintf(sql, sizeof(sql), "SELECT count(*) FROM orders WHERE item_id = %" PRId64, s.item);
     int64_t rows = harness_pg_int(pg, sql);
     cr_expect_eq(rows, STOCK, "%" PRId64 " orders for %d units", rows, STOCK);
-    snprintf(sql, sizeof(sql),
-             "SELECT count(DISTINCT user_id) FROM orders WHERE item_id = %" PRId64, s.item);
-    cr_expect_eq(harness_pg_int(pg, sql), rows, "a buyer got two units");
     /* Every 202 is in PostgreSQL. (Orders whose answer was lost with the
      * connection may be there too: the buyer polls for them.) */
-    for (size_t i = 0; i < s.naccepted; i++) {
-        snprintf(sql, sizeof(sql), "SELECT count(*) FROM orders WHERE id = %" PRId64,
-                 s.accepted[i]);
-        cr_assert_eq(harness_pg_int(pg, sql), 1, "accepted order %" PRId64 " was lost",
-                     s.accepted[i]);
-    }
+    sale_assert_persisted(&s, pg);
     PQfinish(pg);
     char *args[] = {"reconcile", NULL};
     cr_expect_eq(harness_admin(args, resp, sizeof(resp)), 0, "the books do not balance:\n%s", resp);
-    free(s.accepted);
+    sale_free(&s);
     stop_system();
 }
 
@@ -203,7 +110,7 @@ Test(chaos_redis, a_redis_that_forgot_sales_is_caught_and_rebuilt_by_reconcile)
     int64_t item = create_item(50);
     for (int64_t user = 1; user <= 10; user++)
         cr_assert_eq(buy(item, user), 202, "%s", resp);
-    wait_drained();
+    sale_wait_drained(60000);
 
     /* What a Redis restarted from a snapshot taken before the sale looks
      * like: the stock is back to 50 and the buyers are gone, while the ten

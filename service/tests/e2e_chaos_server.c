@@ -3,7 +3,6 @@
  * each: no reservation without its order, no order without its
  * reservation, no buyer twice. */
 #include <inttypes.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +15,7 @@
 #include "backend.h"
 #include "blast.h"
 #include "harness.h"
+#include "sale.h"
 #include "keys.h"
 
 #define TOKEN "chaos-admin-token"
@@ -51,13 +51,7 @@ TestSuite(chaos_server, .init = start_system, .fini = kill_leftovers, .timeout =
 
 static int64_t create_item(int srv_port, int64_t stock)
 {
-    char body[96];
-    int64_t id = 0;
-    snprintf(body, sizeof(body), "{\"name\":\"chaos\",\"stock\":%" PRId64 "}", stock);
-    cr_assert_eq(harness_http(srv_port, "POST", "/api/v1/items", TOKEN, body, resp, sizeof(resp)),
-                 201, "%s", resp);
-    cr_assert_eq(sscanf(resp, "{\"id\":%" SCNd64, &id), 1);
-    return id;
+    return sale_create_item(srv_port, TOKEN, "chaos", stock);
 }
 
 static int buy(int srv_port, int64_t item, int64_t user)
@@ -68,111 +62,29 @@ static int buy(int srv_port, int64_t item, int64_t user)
     return harness_http(srv_port, "POST", path, NULL, body, resp, sizeof(resp));
 }
 
-static void wait_drained(void)
-{
-    int64_t deadline = backend_mono_ms() + 60000;
-    for (;;) {
-        redisContext *c = harness_redis();
-        long long pending = harness_redis_int(c, "HLEN", KEYS_PENDING);
-        long long queue = harness_redis_int(c, "LLEN", KEYS_QUEUE);
-        redisFree(c);
-        if (pending == 0 && queue == 0)
-            return;
-        cr_assert(backend_mono_ms() < deadline, "not drained: %lld pending", pending);
-        usleep(50 * 1000);
-    }
-}
-
-typedef struct sale {
-    int64_t item;
-    int64_t *accepted;
-    size_t naccepted;
-    blast_spec spec;
-    blast_result result;
-} sale;
-
-static size_t build_purchase(void *ctx, size_t index, char *buf, size_t cap)
-{
-    sale *s = ctx;
-    char body[48];
-    int blen = snprintf(body, sizeof(body), "{\"user_id\":%zu}", index + 1);
-    int n = snprintf(buf, cap,
-                     "POST /api/v1/items/%" PRId64 "/purchase HTTP/1.1\r\nHost: t\r\n"
-                     "Content-Length: %d\r\n\r\n%s",
-                     s->item, blen, body);
-    return n > 0 ? (size_t)n : 0;
-}
-
-static void on_purchase(void *ctx, size_t index, int status, const char *body, size_t len)
-{
-    sale *s = ctx;
-    (void)index;
-    (void)len;
-    const char *id = body ? strstr(body, "\"order_id\":\"") : NULL;
-    if (status == 202 && id)
-        s->accepted[s->naccepted++] = strtoll(id + 12, NULL, 10);
-}
-
-static void *run_sale(void *arg)
-{
-    sale *s = arg;
-    blast_run(&s->spec, &s->result);
-    return NULL;
-}
-
 Test(chaos_server, a_server_killed_under_load_leaves_no_reservation_without_its_order)
 {
     enum { STOCK = 5000, BUYERS = 20000 };
-    sale s = {.item = create_item(port, STOCK)};
-    s.accepted = calloc(BUYERS, sizeof(int64_t));
-    s.spec = (blast_spec){.port = port,
-                          .connections = 100,
-                          .requests = BUYERS,
-                          .timeout_ms = 60000,
-                          .build = build_purchase,
-                          .on_response = on_purchase,
-                          .ctx = &s};
-    pthread_t t;
-    pthread_create(&t, NULL, run_sale, &s);
-    char state[KEYS_MAX];
-    keys_item_state(state, sizeof(state), s.item);
-    redisContext *c = harness_redis();
-    int64_t deadline = backend_mono_ms() + 30000;
-    for (;;) {
-        redisReply *r = redisCommand(c, "HGET %s stock", state);
-        long long left = r && r->type == REDIS_REPLY_STRING ? atoll(r->str) : STOCK;
-        freeReplyObject(r);
-        if (left <= STOCK - 1000)
-            break;
-        cr_assert(backend_mono_ms() < deadline, "the sale did not start");
-        usleep(1000);
-    }
-    redisFree(c);
+    sale s;
+    sale_init(&s, port, create_item(port, STOCK), BUYERS, 100, 1, BUYERS);
+    s.spec.timeout_ms = 60000;
+    sale_start(&s);
+    sale_wait_sold(s.item, 1000, 30000);
     harness_stop(server_pid, SIGKILL);
     server_pid = 0;
-    pthread_join(t, NULL);
+    sale_join(&s);
     cr_log_info("accepted %zu before the kill; %zu answers lost with it", s.naccepted,
                 s.result.lost);
-    wait_drained();
+    sale_wait_drained(60000);
 
     /* Every unit Redis counts as sold is an order in PostgreSQL, and every
      * 202 is among them. */
     char *args[] = {"reconcile", NULL};
     cr_expect_eq(harness_admin(args, resp, sizeof(resp)), 0, "%s", resp);
     PGconn *pg = harness_pg();
-    char sql[160];
-    for (size_t i = 0; i < s.naccepted; i++) {
-        snprintf(sql, sizeof(sql), "SELECT count(*) FROM orders WHERE id = %" PRId64,
-                 s.accepted[i]);
-        cr_assert_eq(harness_pg_int(pg, sql), 1, "accepted order %" PRId64 " was lost",
-                     s.accepted[i]);
-    }
-    snprintf(sql, sizeof(sql),
-             "SELECT count(*) - count(DISTINCT user_id) FROM orders WHERE item_id = %" PRId64,
-             s.item);
-    cr_expect_eq(harness_pg_int(pg, sql), 0, "a buyer got two units");
+    sale_assert_persisted(&s, pg);
     PQfinish(pg);
-    free(s.accepted);
+    sale_free(&s);
     stop_system();
 }
 
@@ -231,7 +143,7 @@ Test(chaos_server, a_server_stopped_mid_request_and_resumed_does_not_sell_twice_
               "server A, resumed, did not answer 409 already_purchased (exit %d)",
               WEXITSTATUS(status));
     harness_stop_clean(&other, "server B");
-    wait_drained();
+    sale_wait_drained(60000);
     PGconn *pg = harness_pg();
     char sql[128];
     snprintf(sql, sizeof(sql),

@@ -11,6 +11,7 @@
 
 #include "blast.h"
 #include "harness.h"
+#include "sale.h"
 
 #define TOKEN "metrics-admin-token"
 
@@ -45,18 +46,6 @@ static void kill_leftovers(void)
 
 TestSuite(metrics, .init = start_system, .fini = kill_leftovers, .timeout = 120);
 
-static size_t build_purchase(void *ctx, size_t index, char *buf, size_t cap)
-{
-    int64_t item = *(int64_t *)ctx;
-    char body[48];
-    int blen = snprintf(body, sizeof(body), "{\"user_id\":%zu}", index + 1);
-    int n = snprintf(buf, cap,
-                     "POST /api/v1/items/%" PRId64 "/purchase HTTP/1.1\r\nHost: t\r\n"
-                     "Content-Length: %d\r\n\r\n%s",
-                     item, blen, body);
-    return n > 0 ? (size_t)n : 0;
-}
-
 /* promtool's verdict on an exposition, saved under the run's folder as name. */
 static int promtool_check(const char *text, const char *name)
 {
@@ -82,20 +71,11 @@ static long long sample(const char *text, const char *series)
 
 Test(metrics, a_scrape_under_load_is_valid_prometheus_text_that_counts_the_answers)
 {
-    cr_assert_eq(harness_http(port, "POST", "/api/v1/items", TOKEN,
-                              "{\"name\":\"metered\",\"stock\":500}", resp, sizeof(resp)),
-                 201, "%s", resp);
-    int64_t item;
-    cr_assert_eq(sscanf(resp, "{\"id\":%" SCNd64, &item), 1);
-    blast_spec spec = {.port = port,
-                       .connections = 50,
-                       .requests = 2000,
-                       .timeout_ms = 60000,
-                       .build = build_purchase,
-                       .ctx = &item};
-    blast_result res;
-    cr_assert_eq(blast_run(&spec, &res), 0, "%s", res.errstr);
-    cr_assert_eq(blast_count(&res, 202), 500);
+    sale s;
+    sale_init(&s, port, sale_create_item(port, TOKEN, "metered", 500), 2000, 50, 1, 2000);
+    cr_assert_eq(sale_run(&s), 0, "%s", s.result.errstr);
+    cr_assert_eq(s.naccepted, 500);
+    sale_free(&s);
 
     cr_assert_eq(harness_http(port, "GET", "/metrics", NULL, NULL, resp, sizeof(resp)), 200);
     cr_expect_eq(promtool_check(resp, "metrics-server.txt"), 0,

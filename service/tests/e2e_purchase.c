@@ -13,6 +13,7 @@
 #include "backend.h"
 #include "blast.h"
 #include "harness.h"
+#include "sale.h"
 
 #define TOKEN "e2e-admin-token"
 
@@ -83,82 +84,21 @@ static void wait_drained(PGconn *pg, int64_t item, int64_t rows)
     cr_assert_eq(pending, 0, "orders still pending in Redis: %" PRId64, pending);
 }
 
-typedef struct storm {
-    int64_t item;
-    int64_t *order_ids; /* of the 202 answers */
-    size_t accepted;
-    size_t sold_out;
-    size_t other;
-} storm;
-
-static size_t build_purchase(void *ctx, size_t index, char *buf, size_t cap)
-{
-    storm *s = ctx;
-    char body[64];
-    int blen = snprintf(body, sizeof(body), "{\"user_id\":%zu}", index + 1);
-    int n = snprintf(buf, cap,
-                     "POST /api/v1/items/%" PRId64 "/purchase HTTP/1.1\r\nHost: t\r\n"
-                     "Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
-                     s->item, blen, body);
-    return n > 0 ? (size_t)n : 0;
-}
-
-static void on_purchase(void *ctx, size_t index, int status, const char *body, size_t len)
-{
-    storm *s = ctx;
-    (void)index;
-    (void)len;
-    const char *id = body ? strstr(body, "\"order_id\":\"") : NULL;
-    if (status == 202 && id)
-        s->order_ids[s->accepted++] = strtoll(id + 12, NULL, 10);
-    else if (status == 409 && strstr(body, "\"sold_out\""))
-        s->sold_out++;
-    else
-        s->other++;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 Test(purchase, a_storm_of_buyers_sells_exactly_the_stock_and_every_accepted_order_persists_once)
 {
     enum { STOCK = 1000, REQUESTS = 20000, CONNECTIONS = 200 };
-    storm s = {.item = create_item("storm", STOCK)};
-    s.order_ids = calloc(REQUESTS, sizeof(int64_t));
-    blast_spec spec = {.port = port,
-                       .connections = CONNECTIONS,
-                       .requests = REQUESTS,
-                       .timeout_ms = 120000,
-                       .build = build_purchase,
-                       .on_response = on_purchase,
-                       .ctx = &s};
-    blast_result res;
-    cr_assert_eq(blast_run(&spec, &res), 0, "load: %s", res.errstr);
+    sale s;
+    sale_init(&s, port, create_item("storm", STOCK), REQUESTS, CONNECTIONS, 1, REQUESTS);
+    cr_assert_eq(sale_run(&s), 0, "load: %s", s.result.errstr);
 
-    cr_expect_eq(s.accepted, STOCK, "answered 202: %zu", s.accepted);
+    cr_expect_eq(s.naccepted, STOCK, "answered 202: %zu", s.naccepted);
     cr_expect_eq(s.sold_out, REQUESTS - STOCK, "answered 409 sold_out: %zu", s.sold_out);
-    cr_expect_eq(s.other, 0, "other answers: %zu", s.other);
+    cr_expect_eq(s.other + s.unavailable + s.queue_full, 0, "other answers");
 
     PGconn *pg = harness_pg();
     wait_drained(pg, s.item, STOCK);
-    char sql[256];
-    snprintf(sql, sizeof(sql),
-             "SELECT count(DISTINCT user_id) FROM orders WHERE item_id = %" PRId64, s.item);
-    cr_expect_eq(harness_pg_int(pg, sql), STOCK, "a buyer got two units");
-
     /* The set of ids answered 202 is exactly the set in PostgreSQL. */
-    snprintf(sql, sizeof(sql), "SELECT id FROM orders WHERE item_id = %" PRId64 " ORDER BY id",
-             s.item);
-    PGresult *rows = PQexec(pg, sql);
-    cr_assert_eq(PQntuples(rows), (int)s.accepted);
-    qsort(s.order_ids, s.accepted, sizeof(int64_t), cmp_i64);
-    for (size_t i = 0; i < s.accepted; i++)
-        cr_assert_eq(strtoll(PQgetvalue(rows, (int)i, 0), NULL, 10), s.order_ids[i],
-                     "order %zu differs between the answers and PostgreSQL", i);
-    PQclear(rows);
+    sale_assert_exactly_persisted(&s, pg);
 
     char resp[512], path[64];
     snprintf(path, sizeof(path), "/api/v1/items/%" PRId64, s.item);
@@ -167,7 +107,7 @@ Test(purchase, a_storm_of_buyers_sells_exactly_the_stock_and_every_accepted_orde
                   strstr(resp, "\"persisted\":1000"),
               "item detail: %s", resp);
     PQfinish(pg);
-    free(s.order_ids);
+    sale_free(&s);
     stop_system();
 }
 
