@@ -96,6 +96,13 @@ app *app_create(const config *cfg, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
+    if (cfg->rate_limit_per_s > 0) {
+        a->ratelimit = ratelimit_create(cfg->rate_limit_per_s, cfg->rate_limit_burst, 262144);
+        if (!a->ratelimit) {
+            snprintf(err, errlen, "out of memory");
+            goto fail;
+        }
+    }
     a->soldout = soldout_create(65536);
     a->lab_local = lab_local_create(4096);
     a->loops = calloc((size_t)cfg->io_threads, sizeof(*a->loops));
@@ -152,6 +159,7 @@ void app_free(app *a)
     events_free(a->events);
     soldout_free(a->soldout);
     metrics_free(a->metrics);
+    ratelimit_free(a->ratelimit);
     lab_local_free(a->lab_local);
     free(a->loops);
     free(a);

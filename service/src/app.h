@@ -10,6 +10,7 @@
 #include "events.h"
 #include "http_server.h"
 #include "metrics.h"
+#include "ratelimit.h"
 #include "router.h"
 #include "lab_local.h"
 #include "order.h"
@@ -31,6 +32,7 @@ typedef struct app {
     pool *lab_pool;       /* the laboratory's blocking strategies */
     events *events;
     metrics *metrics;
+    ratelimit *ratelimit;                 /* per buyer; NULL when rate_limit_per_s is 0 */
     const char *route_names[ROUTE_COUNT]; /* the metrics' labels */
     http_server *http;
 } app;

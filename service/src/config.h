@@ -21,6 +21,8 @@ typedef struct config {
     char *admin_token;           /* secret; empty: admin calls are refused */
     int allow_anonymous;         /* purchases without user_id, one new buyer each */
     int lock_ttl_ms;             /* per-buyer lock around order creation */
+    int rate_limit_per_s;        /* purchases a second per buyer and instance; 0: no limit */
+    int rate_limit_burst;        /* ... in bursts of at most this many */
     int max_pending_orders;      /* accepted, not yet persisted; 0: no bound */
     /* backends */
     char *redis_host;

@@ -56,7 +56,8 @@ struct http_exchange {
     int suspended;
     struct MHD_Response *response; /* set by reply, queued by MHD's thread */
     unsigned status;
-    int tag; /* the handler's label for the observer (a route), -1 none */
+    int tag;           /* the handler's label for the observer (a route), -1 none */
+    int retry_after_s; /* > 0: sent as Retry-After */
     struct timespec started;
     char id[28]; /* X-Request-Id */
 };
@@ -314,6 +315,11 @@ void http_exchange_reply_typed(http_exchange *ex, int status, const char *body, 
         if (allow)
             MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
         MHD_add_response_header(r, "X-Request-Id", ex->id);
+        if (ex->retry_after_s > 0) {
+            char seconds[16];
+            snprintf(seconds, sizeof(seconds), "%d", ex->retry_after_s);
+            MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, seconds);
+        }
         /* Stopping: the client learns it from this answer, not from a
          * connection cut under its next request. */
         if (atomic_load(&ex->server->draining))
@@ -338,6 +344,11 @@ void http_server_observe(http_server *s, http_observer observer, void *ctx)
 {
     s->observer = observer;
     s->observer_ctx = ctx;
+}
+
+void http_exchange_retry_after(http_exchange *ex, int seconds)
+{
+    ex->retry_after_s = seconds;
 }
 
 void http_exchange_tag(http_exchange *ex, int tag)

@@ -53,6 +53,9 @@ const char *http_exchange_body(const http_exchange *ex, size_t *len);
 const char *http_exchange_query(const http_exchange *ex, const char *key);
 const char *http_exchange_header(const http_exchange *ex, const char *name);
 
+/* The answer to come will carry Retry-After: seconds (before the reply). */
+void http_exchange_retry_after(http_exchange *ex, int seconds);
+
 /* Labels the exchange for the observer (the route); on the handler's thread. */
 void http_exchange_tag(http_exchange *ex, int tag);
 

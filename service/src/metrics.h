@@ -17,7 +17,8 @@ typedef enum metrics_outcome {
     METRICS_ALREADY_PURCHASED,
     METRICS_IN_PROGRESS,
     METRICS_UNKNOWN_ITEM,
-    METRICS_QUEUE_FULL, /* refused: too many orders wait for PostgreSQL */
+    METRICS_QUEUE_FULL,   /* refused: too many orders wait for PostgreSQL */
+    METRICS_RATE_LIMITED, /* refused: the buyer's token bucket was empty */
     METRICS_FAILED,
     METRICS_OUTCOME_COUNT
 } metrics_outcome;

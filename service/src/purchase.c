@@ -208,6 +208,15 @@ void purchase_start(app *a, http_exchange *ex, int64_t item, int64_t user)
         api_reply_error(ex, SK_SOLD_OUT, "the item is sold out");
         return;
     }
+    if (a->ratelimit && user != 0) {
+        int64_t wait_ms = ratelimit_take(a->ratelimit, user, backend_mono_ms());
+        if (wait_ms > 0) {
+            metrics_purchase(a->metrics, METRICS_RATE_LIMITED);
+            http_exchange_retry_after(ex, (int)((wait_ms + 999) / 1000));
+            api_reply_error(ex, SK_RATE_LIMITED, "too many purchases by this buyer; slow down");
+            return;
+        }
+    }
     purchase *p = calloc(1, sizeof(*p));
     if (!p) {
         api_reply_error(ex, SK_INTERNAL, "out of memory");

@@ -22,6 +22,7 @@ static const struct {
     [SK_BACKEND_DOWN] = {503, "backend_unavailable"},
     [SK_QUEUE_FULL] = {503, "queue_full"},
     [SK_INTERNAL] = {500, "internal_error"},
+    [SK_RATE_LIMITED] = {429, "rate_limited"},
 };
 
 int sk_status_http(sk_status s)
