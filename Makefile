@@ -4,7 +4,7 @@ ARGS ?=
 # Quieter nested builds: cmake runs make under us.
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all build run stop test bench fuzz experiments lint format clean help
+.PHONY: all build run stop test chaos bench fuzz experiments lint format clean help
 
 all: build ## the default: same as build
 
@@ -20,6 +20,9 @@ stop: ## stop what `make run` started (from another terminal)
 
 test: ## the whole suite on free ports (ARGS='-L unit' go to ctest; SECKILL_SANITIZE=1)
 	scripts/test.sh $(ARGS)
+
+chaos: ## only the fault tests (Redis, PostgreSQL, server and worker killed, SIGTERM); make test runs them too
+	scripts/test.sh -R 'chaos|shutdown|worker'
 
 bench: ## the purchase path against the HTTP ceiling; writes docs/PERFORMANCE.md
 	scripts/bench.sh

@@ -20,7 +20,7 @@
 
 #define TOKEN "chaos-admin-token"
 #define BOUND 300
-#define DOWN_MS 15000
+#define DOWN_MS 30000
 
 static int port;
 static pid_t server_pid, worker_pid;
