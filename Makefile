@@ -22,7 +22,7 @@ test: ## the whole suite on free ports (ARGS='-L unit' go to ctest; SECKILL_SANI
 	scripts/test.sh $(ARGS)
 
 chaos: ## only the fault tests (Redis, PostgreSQL, server and worker killed, SIGTERM); make test runs them too
-	scripts/test.sh -R 'chaos|shutdown|worker'
+	scripts/test.sh -R 'chaos|shutdown|worker|sweep'
 
 bench: ## the purchase path against the HTTP ceiling; writes docs/PERFORMANCE.md
 	scripts/bench.sh

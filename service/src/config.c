@@ -77,6 +77,8 @@ static const config_key keys[] = {
     INT_KEY(worker_batch_size, "500", 1, 100000, "orders per PostgreSQL transaction at most"),
     INT_KEY(worker_batch_ms, "20", 0, 60000, "how long a batch waits to fill up"),
     INT_KEY(worker_retry_max_ms, "5000", 10, 600000, "longest backoff while PostgreSQL is down"),
+    INT_KEY(worker_sweep_ms, "5000", 0, 3600000,
+            "period of the sweep of dead workers' lists (0: never; heartbeat TTL 3 periods)"),
     INT_KEY(worker_metrics_port, "0", 0, 65535,
             "port of the worker's own GET /metrics, on host (0: none)"),
     STR_KEY(log_level, "info", 0, "debug, info, warn or error"),

@@ -43,6 +43,7 @@ typedef struct config {
     int worker_batch_size;
     int worker_batch_ms;
     int worker_retry_max_ms;
+    int worker_sweep_ms;     /* period of the recovery sweep; 0: never */
     int worker_metrics_port; /* GET /metrics of the worker on host:port; 0: none */
     /* both */
     char *log_level;

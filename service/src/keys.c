@@ -21,5 +21,10 @@ int keys_buyer_lock(char *buf, size_t len, int64_t item, int64_t user)
 
 int keys_processing(char *buf, size_t len, const char *worker_id)
 {
-    return snprintf(buf, len, "seckill:processing:%s", worker_id);
+    return snprintf(buf, len, KEYS_PROCESSING_PREFIX "%s", worker_id);
+}
+
+int keys_worker_alive(char *buf, size_t len, const char *worker_id)
+{
+    return snprintf(buf, len, "seckill:worker:%s:alive", worker_id);
 }

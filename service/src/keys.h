@@ -21,6 +21,11 @@
 #define KEYS_EVENTS "seckill:events"
 /* Counter that hands every server instance its order-id node number. */
 #define KEYS_NODE_SEQ "seckill:node_seq"
+/* Every worker's processing list starts with this (the sweep SCANs for it). */
+#define KEYS_PROCESSING_PREFIX "seckill:processing:"
+/* The lock (SET NX PX <period>) that elects one worker per period to run
+ * the recovery sweep; its value says who holds it. */
+#define KEYS_SWEEP_LOCK "seckill:sweep"
 
 /* Hash {stock, initial, round} of an item. Each returns snprintf's length. */
 int keys_item_state(char *buf, size_t len, int64_t item);
@@ -30,5 +35,8 @@ int keys_item_buyers(char *buf, size_t len, int64_t item);
 int keys_buyer_lock(char *buf, size_t len, int64_t item, int64_t user);
 /* A worker's processing list. */
 int keys_processing(char *buf, size_t len, const char *worker_id);
+/* A worker's heartbeat: exists (with a TTL, holding the run's token) while
+ * the worker with that id lives. */
+int keys_worker_alive(char *buf, size_t len, const char *worker_id);
 
 #endif

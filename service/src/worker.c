@@ -13,7 +13,13 @@
  *      list. Whoever restarts with the same worker id (or this run, after
  *      losing Redis) first repeats steps 2 and 3 for what the list holds.
  * The processing list is therefore the source of truth about the batch in
- * hand; the copy in memory is thrown away whenever Redis fails, and re-read. */
+ * hand; the copy in memory is thrown away whenever Redis fails, and re-read.
+ *
+ * A worker that never comes back is covered by the sweep (sweep.c): each
+ * worker keeps a heartbeat while it lives, and once per worker_sweep_ms one
+ * of them, elected by a Redis lock, moves the lists of workers without a
+ * heartbeat back onto the queue. The heartbeat also keeps two live workers
+ * from sharing an id: the second refuses to start. */
 #include "worker.h"
 
 #include <errno.h>
@@ -30,6 +36,7 @@
 #include "keys.h"
 #include "log.h"
 #include "order.h"
+#include "sweep.h"
 
 #define COMPONENT "worker"
 
@@ -43,6 +50,12 @@
 /* Latest acceptance time PostgreSQL's timestamptz takes from us
  * (9999-12-31T23:59:59.999Z); later ones would fail the whole batch forever. */
 #define WORKER_MAX_CREATED_MS 253402300799999LL
+/* The heartbeat's refresh period when this worker does not sweep
+ * (worker_sweep_ms = 0): others may, and must not take it for dead. */
+#define WORKER_HEARTBEAT_DEFAULT_MS 5000
+/* The heartbeat lives this many periods: a worker is dead for the sweep
+ * only after missing about as many refreshes. */
+#define WORKER_HEARTBEAT_PERIODS 3
 /* Longest payload quoted in a log line. */
 #define WORKER_LOG_PAYLOAD 200
 
@@ -115,12 +128,20 @@ typedef struct worker_stats {
     _Atomic int64_t lag_ms;       /* its oldest order's age when it was acknowledged */
     _Atomic int64_t pg_errors;    /* failed inserts and connects */
     _Atomic int64_t redis_errors; /* Redis failures that made it reconnect */
+    _Atomic int64_t sweeps;       /* sweeps this worker was elected to run */
+    _Atomic int64_t swept_lists;  /* dead workers' lists it moved onto the queue */
+    _Atomic int64_t swept_orders; /* orders in them */
 } worker_stats;
 
 struct worker {
     const config *cfg;
     char processing[KEYS_MAX];
-    char block_arg[32]; /* BLMOVE's timeout argument, in seconds */
+    char block_arg[32];          /* BLMOVE's timeout argument, in seconds */
+    char token[SWEEP_TOKEN_MAX]; /* this run's: the heartbeat's and the sweep lock's value */
+    int64_t beat_ms;             /* heartbeat refresh period; its TTL is 3 of them */
+    int64_t next_beat;           /* monotonic ms of the next refresh */
+    int64_t next_sweep;          /* monotonic ms of the next try for the sweep lock */
+    int id_taken;                /* another live worker holds the id: stop */
     redisContext *redis;
     PGconn *pg;
     const atomic_int *stop;
@@ -297,6 +318,42 @@ static int redis_failed(worker *w, redisReply *r, const char *what)
     return -1;
 }
 
+/* Refreshes the heartbeat, which also takes the id for this run. Another
+ * token's heartbeat is a live worker's or a crashed run's: with wait set,
+ * waits out its remaining TTL once (a crashed run's expires, a live one's is
+ * refreshed meanwhile). Returns 0, -1 on a Redis error or a stop request,
+ * -2 when another live worker holds the id (w->id_taken set, logged). */
+static int heartbeat(worker *w, int wait)
+{
+    char holder[SWEEP_TOKEN_MAX];
+    int64_t pttl = 0;
+    for (;;) {
+        int rc =
+            sweep_heartbeat(w->redis, w->cfg->worker_id, w->token,
+                            w->beat_ms * WORKER_HEARTBEAT_PERIODS, holder, sizeof(holder), &pttl);
+        if (rc > 0)
+            w->next_beat = backend_mono_ms() + w->beat_ms;
+        if (rc != 0)
+            return rc > 0 ? 0 : -1;
+        if (!wait)
+            break;
+        log_msg(LOG_WARN, COMPONENT,
+                "the heartbeat of worker id %s holds another run's token %s; waiting %" PRId64
+                " ms to see whether that run crashed",
+                w->cfg->worker_id, holder, pttl);
+        worker_nap(w, pttl + WORKER_NAP_MS);
+        if (stop_requested(w))
+            return -1;
+        wait = 0;
+    }
+    log_msg(LOG_ERROR, COMPONENT,
+            "worker id %s is in use by a live worker (heartbeat %s): give every worker its own "
+            "worker_id",
+            w->cfg->worker_id, holder);
+    w->id_taken = 1;
+    return -2;
+}
+
 static int redis_connect(worker *w)
 {
     char err[256], name[KEYS_MAX];
@@ -326,10 +383,46 @@ static int redis_connect(worker *w)
     freeReplyObject(r);
     log_msg(LOG_INFO, COMPONENT, "connected to redis %s:%d", w->cfg->redis_host,
             w->cfg->redis_port);
+    int rc = heartbeat(w, 1);
+    if (rc < 0) {
+        redis_drop(w);
+        return rc;
+    }
     return 0;
 fail:
     redis_drop(w);
     return -1;
+}
+
+/* The chores of a turn of the loop: the heartbeat when due and, every
+ * worker_sweep_ms, a try for the sweep lock, then the sweep if elected.
+ * The times of the election are logged so that a test can check that no
+ * two sweeps shared a period. Returns 0, -1 on a Redis error, -2 when
+ * another worker took the id. */
+static int worker_tend(worker *w)
+{
+    int64_t now = backend_mono_ms();
+    if (now >= w->next_beat) {
+        int rc = heartbeat(w, 0);
+        if (rc < 0)
+            return rc;
+    }
+    if (w->cfg->worker_sweep_ms == 0 || now < w->next_sweep)
+        return 0;
+    w->next_sweep = now + w->cfg->worker_sweep_ms;
+    int64_t asked = backend_now_ms();
+    int rc = sweep_elect(w->redis, w->token, w->cfg->worker_sweep_ms);
+    if (rc <= 0)
+        return rc;
+    log_msg(LOG_DEBUG, COMPONENT,
+            "sweep: elected for %d ms (asked at %" PRId64 ", answered at %" PRId64 ")",
+            w->cfg->worker_sweep_ms, asked, backend_now_ms());
+    sweep_result res;
+    rc = sweep_run(w->redis, w->cfg->worker_id, &res);
+    w->stats.sweeps++;
+    w->stats.swept_lists += res.lists;
+    w->stats.swept_orders += res.orders;
+    return rc;
 }
 
 /* Takes the reply of one (B)LMOVE. Returns 1 when an order moved into the
@@ -605,6 +698,10 @@ static int batch_persist(worker *w)
         w->stats.pg_errors++; /* the insert failed, or the connect */
         if (stop_requested(w))
             return -1;
+        /* Still alive while PostgreSQL is away: the sweep must not take
+         * the batch. A Redis error here shows again at the acknowledgement. */
+        if (w->redis && backend_mono_ms() >= w->next_beat)
+            heartbeat(w, 0);
         delay = backoff_next(w, delay);
         log_msg(LOG_INFO, COMPONENT, "postgresql: retrying %zu orders in %" PRId64 " ms",
                 b->norders, delay);
@@ -621,8 +718,12 @@ worker *worker_create(const config *cfg, char *err, size_t errlen)
         goto fail;
     w->cfg = cfg;
     keys_processing(w->processing, sizeof(w->processing), cfg->worker_id);
-    snprintf(w->block_arg, sizeof(w->block_arg), "%d.%03d", WORKER_BLOCK_MS / 1000,
-             WORKER_BLOCK_MS % 1000);
+    sweep_token(w->token, sizeof(w->token), cfg->worker_id);
+    w->beat_ms = cfg->worker_sweep_ms ? cfg->worker_sweep_ms : WORKER_HEARTBEAT_DEFAULT_MS;
+    /* A turn of the loop, hence a refresh, at least once per period. */
+    int64_t block = w->beat_ms < WORKER_BLOCK_MS ? w->beat_ms : WORKER_BLOCK_MS;
+    snprintf(w->block_arg, sizeof(w->block_arg), "%" PRId64 ".%03" PRId64, block / 1000,
+             block % 1000);
     return w;
 fail:
     free(w);
@@ -640,20 +741,28 @@ void worker_free(worker *w)
     free(w);
 }
 
-void worker_run(worker *w, const atomic_int *stop)
+int worker_run(worker *w, const atomic_int *stop)
 {
     int64_t delay = 0;
     int recovering = 1; /* the processing list may hold orders not in hand */
     w->stop = stop;
-    log_msg(LOG_INFO, COMPONENT, "worker %s started: batches of %d orders or %d ms, list %s",
-            w->cfg->worker_id, w->cfg->worker_batch_size, w->cfg->worker_batch_ms, w->processing);
+    w->next_sweep = backend_mono_ms() + w->cfg->worker_sweep_ms;
+    log_msg(LOG_INFO, COMPONENT,
+            "worker %s started: batches of %d orders or %d ms, list %s, sweep every %d ms",
+            w->cfg->worker_id, w->cfg->worker_batch_size, w->cfg->worker_batch_ms, w->processing,
+            w->cfg->worker_sweep_ms);
     /* Only to report a wrong conninfo at once rather than with the first
      * order; a failure here is retried when there is something to insert. */
     pg_connect(w);
     while (!stop_requested(w)) {
         int n = -1;
-        if (w->redis || redis_connect(w) == 0)
-            n = recovering ? batch_load(w) : batch_fill(w);
+        if (w->redis || redis_connect(w) == 0) {
+            n = worker_tend(w);
+            if (n == 0)
+                n = recovering ? batch_load(w) : batch_fill(w);
+        }
+        if (w->id_taken)
+            break;
         if (n == 0)
             recovering = 0;
         if (n > 0) {
@@ -684,11 +793,19 @@ void worker_run(worker *w, const atomic_int *stop)
         worker_nap(w, delay);
     }
     batch_clear(&w->b);
+    /* A clean stop: the next run with this id need not wait for the
+     * heartbeat to expire. (Not when the id is another worker's.) */
+    if (w->redis && !w->id_taken)
+        sweep_heartbeat_release(w->redis, w->cfg->worker_id, w->token);
     log_msg(LOG_INFO, COMPONENT,
             "worker %s stopped: %" PRId64 " batches, %" PRId64 " inserted, %" PRId64
-            " skipped, %" PRId64 " dead letters",
+            " skipped, %" PRId64 " dead letters; %" PRId64 " sweeps recovered %" PRId64
+            " orders of %" PRId64 " dead workers' lists",
             w->cfg->worker_id, atomic_load(&w->stats.batches), atomic_load(&w->stats.inserted),
-            atomic_load(&w->stats.skipped), atomic_load(&w->stats.dead));
+            atomic_load(&w->stats.skipped), atomic_load(&w->stats.dead),
+            atomic_load(&w->stats.sweeps), atomic_load(&w->stats.swept_orders),
+            atomic_load(&w->stats.swept_lists));
+    return w->id_taken ? -1 : 0;
 }
 
 const char *worker_id_of(const worker *w)

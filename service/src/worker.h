@@ -23,12 +23,16 @@ worker *worker_create(const config *cfg, char *err, size_t errlen);
 void worker_free(worker *w);
 
 /* Runs until *stop becomes non-zero (set it from a signal handler or
- * another thread). First persists whatever the worker's processing list
- * still holds from a previous run, then moves orders from the queue. Waits
- * and retries, with backoff, while Redis or PostgreSQL is down (or memory
- * is short): nothing makes it drop an order or give up. Returns within about
- * a second of the stop request, or once the batch in hand is committed. */
-void worker_run(worker *w, const atomic_int *stop);
+ * another thread). First takes the worker id (its heartbeat; a crashed
+ * run's heartbeat is waited out) and persists whatever the processing list
+ * still holds from a previous run, then moves orders from the queue; keeps
+ * the heartbeat and, every cfg->worker_sweep_ms, runs the recovery sweep
+ * when elected (sweep.h). Waits and retries, with backoff, while Redis or
+ * PostgreSQL is down (or memory is short): nothing makes it drop an order.
+ * Returns 0 within about a second of the stop request, or once the batch in
+ * hand is committed; -1 at once when another live worker holds the id
+ * (logged; the processing list is left to that worker). */
+int worker_run(worker *w, const atomic_int *stop);
 
 /* The worker's id (cfg->worker_id). */
 const char *worker_id_of(const worker *w);

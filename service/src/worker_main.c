@@ -91,8 +91,8 @@ int main(int argc, char **argv)
             log_msg(LOG_ERROR, "worker", "%s", err);
     }
     if (w && (mh || cfg.worker_metrics_port == 0)) {
-        worker_run(w, &sw.stop);
-        code = 0;
+        /* 2: the id is another live worker's, a configuration error. */
+        code = worker_run(w, &sw.stop) == 0 ? 0 : 2;
     } else if (!w) {
         log_msg(LOG_ERROR, "worker", "%s", err);
     }

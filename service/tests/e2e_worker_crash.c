@@ -32,7 +32,10 @@ static void stop_leftover_worker(void)
 
 static void start_worker(void)
 {
-    char *argv[] = {"seckill-worker", "--worker-id", WORKER_ID, "--worker-batch-size", "200", NULL};
+    /* A short sweep period, hence heartbeat TTL (0.9 s): the restart waits
+     * out the killed run's heartbeat before it takes the id. */
+    char *argv[] = {"seckill-worker",    "--worker-id", WORKER_ID, "--worker-batch-size", "200",
+                    "--worker-sweep-ms", "300",         NULL};
     worker_pid =
         harness_spawn(SECKILL_WORKER_BIN, argv, NULL, harness_path("e2e_worker_crash.log"));
 }

@@ -100,6 +100,16 @@ Test(keys, processing_list_names_the_worker)
     cr_assert_eq(n, (int)strlen(buf));
 }
 
+Test(keys, heartbeat_key_names_the_worker_outside_the_processing_lists)
+{
+    char buf[KEYS_MAX];
+    int n = keys_worker_alive(buf, sizeof(buf), "w3");
+    cr_assert_str_eq(buf, "seckill:worker:w3:alive");
+    cr_assert_eq(n, (int)strlen(buf));
+    cr_assert_neq(strncmp(buf, KEYS_PROCESSING_PREFIX, strlen(KEYS_PROCESSING_PREFIX)), 0,
+                  "the sweep's SCAN must not take a heartbeat for a list");
+}
+
 Test(keys, shared_keys_are_distinct)
 {
     cr_assert_str_neq(KEYS_QUEUE, KEYS_DEAD_LETTER);

@@ -1,0 +1,54 @@
+/* sweep.h: recovery of the orders of dead workers. Each worker keeps a
+ * heartbeat key while it lives; once per period one worker, elected by a
+ * Redis lock, moves the processing list of every worker without a heartbeat
+ * back onto the queue (see sweep.c for why nothing is lost or doubled). */
+#ifndef SECKILL_SWEEP_H
+#define SECKILL_SWEEP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <hiredis/hiredis.h>
+
+/* Large enough for any token sweep_token() writes. */
+#define SWEEP_TOKEN_MAX 160
+
+/* What one sweep did. */
+typedef struct sweep_result {
+    long long lists;  /* processing lists of dead workers that held orders */
+    long long orders; /* orders moved back onto the queue */
+} sweep_result;
+
+/* Writes a token unique to this run of worker_id: "<id>:<pid>:<random>". */
+void sweep_token(char *buf, size_t len, const char *worker_id);
+
+/* Sets worker_id's heartbeat to token for ttl_ms, unless another token holds
+ * it. Returns 1 when set (taken or refreshed), 0 when another token holds it
+ * (copied into holder, cut at holder_len - 1; its remaining time in
+ * *pttl_ms), -1 on a Redis error (logged). */
+int sweep_heartbeat(redisContext *c, const char *worker_id, const char *token, int64_t ttl_ms,
+                    char *holder, size_t holder_len, int64_t *pttl_ms);
+
+/* Deletes worker_id's heartbeat if token still holds it (a clean stop: the
+ * next run with the id need not wait for it to expire). Returns 0, or -1 on
+ * a Redis error. */
+int sweep_heartbeat_release(redisContext *c, const char *worker_id, const char *token);
+
+/* Tries to become the sweeper for period_ms (SET KEYS_SWEEP_LOCK "<token>"
+ * NX PX period_ms). Returns 1 when elected, 0 when another holds the lock,
+ * -1 on a Redis error. The lock is never released: it expires with its
+ * period, so there is at most one sweep per period. */
+int sweep_elect(redisContext *c, const char *token, int64_t period_ms);
+
+/* Moves every order of worker_id's processing list back onto the queue, in
+ * one script and only if the worker has no heartbeat. Returns how many
+ * moved (0: an empty list), -2 when the worker is alive (nothing moved), -1
+ * on a Redis error. */
+long long sweep_recover(redisContext *c, const char *worker_id);
+
+/* The sweep: every processing list (SCAN) but self_id's is recovered with
+ * sweep_recover(); each recovery is logged and counted into *out (zeroed
+ * first). Returns 0, or -1 on a Redis error (what was moved stays moved). */
+int sweep_run(redisContext *c, const char *self_id, sweep_result *out);
+
+#endif

@@ -1,0 +1,204 @@
+/* integration_sweep.c: the recovery sweep's pieces against a real Redis:
+ * heartbeats, the election of one sweeper per period, the move of a dead
+ * worker's list onto the queue, and a worker refusing an id that a live
+ * worker holds. */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "backend.h"
+#include "harness.h"
+#include "keys.h"
+#include "sweep.h"
+
+static pid_t worker_pid;
+
+static void stop_leftover_worker(void)
+{
+    harness_kill_leftover(&worker_pid);
+}
+
+TestSuite(sweep, .fini = stop_leftover_worker, .timeout = 60);
+
+static void push(redisContext *c, const char *key, const char *value)
+{
+    redisReply *r = redisCommand(c, "LPUSH %s %s", key, value);
+    cr_assert(r && r->type == REDIS_REPLY_INTEGER);
+    freeReplyObject(r);
+}
+
+/* The element at index of list key, into buf. */
+static const char *element(redisContext *c, const char *key, long index, char *buf, size_t cap)
+{
+    redisReply *r = redisCommand(c, "LINDEX %s %ld", key, index);
+    cr_assert(r && r->type == REDIS_REPLY_STRING, "no element %ld in %s", index, key);
+    snprintf(buf, cap, "%s", r->str);
+    freeReplyObject(r);
+    return buf;
+}
+
+static void set_heartbeat(redisContext *c, const char *id, const char *token, int ttl_ms)
+{
+    char key[KEYS_MAX];
+    keys_worker_alive(key, sizeof(key), id);
+    redisReply *r = redisCommand(c, "SET %s %s PX %d", key, token, ttl_ms);
+    cr_assert(r && r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+}
+
+Test(sweep, a_dead_workers_list_goes_back_to_the_queue_oldest_first_and_a_live_ones_stays)
+{
+    harness_reset_backends();
+    redisContext *c = harness_redis();
+    char dead[KEYS_MAX], live[KEYS_MAX], buf[64];
+    keys_processing(dead, sizeof(dead), "dead");
+    keys_processing(live, sizeof(live), "live");
+    /* Moves push at the head: "o1" is the oldest, at the tail. */
+    push(c, dead, "o1");
+    push(c, dead, "o2");
+    push(c, dead, "o3");
+    push(c, live, "l1");
+    push(c, KEYS_QUEUE, "q1");
+    set_heartbeat(c, "live", "live:1:x", 10000);
+
+    cr_assert_eq(sweep_recover(c, "live"), -2, "a live worker keeps its list");
+    cr_assert_eq(harness_redis_int(c, "LLEN", live), 1);
+    cr_assert_eq(sweep_recover(c, "dead"), 3);
+    cr_assert_eq(harness_redis_int(c, "EXISTS", dead), 0);
+    cr_assert_eq(harness_redis_int(c, "LLEN", KEYS_QUEUE), 4);
+    /* Workers take from the tail: the recovered come first, oldest first. */
+    cr_assert_str_eq(element(c, KEYS_QUEUE, -1, buf, sizeof(buf)), "o1");
+    cr_assert_str_eq(element(c, KEYS_QUEUE, -2, buf, sizeof(buf)), "o2");
+    cr_assert_str_eq(element(c, KEYS_QUEUE, -3, buf, sizeof(buf)), "o3");
+    cr_assert_str_eq(element(c, KEYS_QUEUE, 0, buf, sizeof(buf)), "q1");
+    cr_assert_eq(sweep_recover(c, "dead"), 0, "a second sweep finds nothing");
+    redisFree(c);
+}
+
+Test(sweep, the_sweep_recovers_every_dead_list_but_never_its_own_or_a_live_ones)
+{
+    harness_reset_backends();
+    redisContext *c = harness_redis();
+    char key[KEYS_MAX];
+    const char *ids[] = {"self", "alive", "dead1", "dead2"};
+    for (int i = 0; i < 4; i++) {
+        keys_processing(key, sizeof(key), ids[i]);
+        push(c, key, "a");
+        push(c, key, "b");
+    }
+    set_heartbeat(c, "alive", "alive:1:x", 10000);
+
+    sweep_result res;
+    cr_assert_eq(sweep_run(c, "self", &res), 0);
+    cr_assert_eq(res.lists, 2);
+    cr_assert_eq(res.orders, 4);
+    cr_assert_eq(harness_redis_int(c, "LLEN", KEYS_QUEUE), 4);
+    keys_processing(key, sizeof(key), "self");
+    cr_assert_eq(harness_redis_int(c, "LLEN", key), 2, "its own list is the worker's to finish");
+    keys_processing(key, sizeof(key), "alive");
+    cr_assert_eq(harness_redis_int(c, "LLEN", key), 2);
+    cr_assert_eq(sweep_run(c, "self", &res), 0);
+    cr_assert_eq(res.lists, 0);
+    redisFree(c);
+}
+
+Test(sweep, one_worker_is_elected_per_period_and_another_after_it)
+{
+    harness_reset_backends();
+    redisContext *c = harness_redis();
+    cr_assert_eq(sweep_elect(c, "a:1:x", 300), 1);
+    cr_assert_eq(sweep_elect(c, "b:1:y", 300), 0);
+    cr_assert_eq(sweep_elect(c, "a:1:x", 300), 0, "not even the holder twice in a period");
+    harness_sleep_ms(350);
+    cr_assert_eq(sweep_elect(c, "b:1:y", 300), 1);
+    redisFree(c);
+}
+
+Test(sweep, a_heartbeat_is_refreshed_by_its_token_refused_to_another_and_released_by_its_own)
+{
+    harness_reset_backends();
+    redisContext *c = harness_redis();
+    char holder[SWEEP_TOKEN_MAX], key[KEYS_MAX];
+    int64_t pttl = 0;
+    keys_worker_alive(key, sizeof(key), "w");
+    cr_assert_eq(sweep_heartbeat(c, "w", "w:1:a", 5000, holder, sizeof(holder), &pttl), 1);
+    cr_assert_eq(sweep_heartbeat(c, "w", "w:1:a", 5000, holder, sizeof(holder), &pttl), 1);
+    cr_assert_eq(sweep_heartbeat(c, "w", "w:2:b", 5000, holder, sizeof(holder), &pttl), 0);
+    cr_assert_str_eq(holder, "w:1:a");
+    cr_assert(pttl > 0 && pttl <= 5000, "pttl %lld", (long long)pttl);
+    cr_assert_eq(sweep_heartbeat_release(c, "w", "w:2:b"), 0);
+    cr_assert_eq(harness_redis_int(c, "EXISTS", key), 1, "only its holder releases it");
+    cr_assert_eq(sweep_heartbeat_release(c, "w", "w:1:a"), 0);
+    cr_assert_eq(harness_redis_int(c, "EXISTS", key), 0);
+
+    char a[SWEEP_TOKEN_MAX], b[SWEEP_TOKEN_MAX];
+    sweep_token(a, sizeof(a), "w");
+    sweep_token(b, sizeof(b), "w");
+    cr_assert_str_neq(a, b, "every run has its own token");
+    cr_assert_eq(strncmp(a, "w:", 2), 0);
+    redisFree(c);
+}
+
+static pid_t spawn_worker(const char *id)
+{
+    char *argv[] = {"seckill-worker", "--worker-id", (char *)id, "--worker-sweep-ms", "300", NULL};
+    return harness_spawn(SECKILL_WORKER_BIN, argv, NULL, harness_path("integration_sweep.log"));
+}
+
+Test(sweep, a_worker_refuses_an_id_whose_heartbeat_a_live_worker_keeps)
+{
+    harness_reset_backends();
+    redisContext *c = harness_redis();
+    set_heartbeat(c, "twin", "twin:1:live", 600);
+    worker_pid = spawn_worker("twin");
+    int status = 0;
+    int64_t deadline = backend_mono_ms() + 10000;
+    for (;;) {
+        /* The other worker's refreshes. */
+        set_heartbeat(c, "twin", "twin:1:live", 600);
+        pid_t done = waitpid(worker_pid, &status, WNOHANG);
+        if (done == worker_pid)
+            break;
+        cr_assert(backend_mono_ms() < deadline, "the worker did not refuse the id");
+        harness_sleep_ms(100);
+    }
+    worker_pid = 0;
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 2, "status %d", status);
+    char key[KEYS_MAX], buf[64];
+    keys_worker_alive(key, sizeof(key), "twin");
+    redisReply *r = redisCommand(c, "GET %s", key);
+    cr_assert(r && r->type == REDIS_REPLY_STRING);
+    snprintf(buf, sizeof(buf), "%s", r->str);
+    freeReplyObject(r);
+    cr_assert_str_eq(buf, "twin:1:live", "the live worker's heartbeat is left alone");
+    redisFree(c);
+}
+
+Test(sweep, a_worker_waits_out_a_crashed_runs_heartbeat_and_takes_the_id)
+{
+    harness_reset_backends();
+    redisContext *c = harness_redis();
+    set_heartbeat(c, "phoenix", "phoenix:1:crashed", 800);
+    worker_pid = spawn_worker("phoenix");
+    char key[KEYS_MAX];
+    keys_worker_alive(key, sizeof(key), "phoenix");
+    int64_t deadline = backend_mono_ms() + 10000;
+    for (;;) {
+        redisReply *r = redisCommand(c, "GET %s", key);
+        cr_assert(r && (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_NIL));
+        int taken = r->type == REDIS_REPLY_STRING && strcmp(r->str, "phoenix:1:crashed") != 0;
+        freeReplyObject(r);
+        if (taken)
+            break;
+        cr_assert(backend_mono_ms() < deadline, "the worker did not take the id");
+        harness_sleep_ms(50);
+    }
+    /* A clean stop releases the heartbeat: the next run need not wait. */
+    harness_stop_clean(&worker_pid, "worker");
+    cr_assert_eq(harness_redis_int(c, "EXISTS", key), 0);
+    redisFree(c);
+}
