@@ -5,6 +5,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "log.h"
+
 redisContext *backend_redis_connect(const config *cfg, char *err, size_t errlen)
 {
     struct timeval tv = {cfg->redis_timeout_ms / 1000, (cfg->redis_timeout_ms % 1000) * 1000};
@@ -48,6 +50,31 @@ PGconn *backend_pg_connect(const config *cfg, char *err, size_t errlen)
         return NULL;
     }
     return pg;
+}
+
+int backend_redis_ensure(redisContext **c, const config *cfg, const char *component)
+{
+    if (*c && !(*c)->err)
+        return 0;
+    if (*c)
+        redisFree(*c);
+    char err[256];
+    *c = backend_redis_connect(cfg, err, sizeof(err));
+    if (!*c)
+        log_msg(LOG_WARN, component, "%s", err);
+    return *c ? 0 : -1;
+}
+
+int backend_pg_ensure(PGconn **pg, const config *cfg, const char *component)
+{
+    if (*pg && PQstatus(*pg) == CONNECTION_OK)
+        return 0;
+    PQfinish(*pg);
+    char err[512];
+    *pg = backend_pg_connect(cfg, err, sizeof(err));
+    if (!*pg)
+        log_msg(LOG_WARN, component, "%s", err);
+    return *pg ? 0 : -1;
 }
 
 int64_t backend_now_ms(void)

@@ -20,6 +20,14 @@ redisContext *backend_redis_connect(const config *cfg, char *err, size_t errlen)
  * PQfinish(), or NULL with err set. */
 PGconn *backend_pg_connect(const config *cfg, char *err, size_t errlen);
 
+/* Makes *c usable: keeps a healthy connection, replaces a broken or missing
+ * one. Returns 0, or -1 (logged for component, *c NULL) when Redis does not
+ * answer. For the long-lived connections of a thread (pool, lab, store). */
+int backend_redis_ensure(redisContext **c, const config *cfg, const char *component);
+
+/* The same for PostgreSQL. */
+int backend_pg_ensure(PGconn **pg, const config *cfg, const char *component);
+
 /* Wall-clock Unix time in milliseconds. */
 int64_t backend_now_ms(void);
 

@@ -37,15 +37,7 @@ void lab_ctx_free(lab_ctx *c)
 
 static int ensure_redis(lab_ctx *c)
 {
-    if (c->redis && !c->redis->err)
-        return 0;
-    if (c->redis)
-        redisFree(c->redis);
-    char err[256];
-    c->redis = backend_redis_connect(c->cfg, err, sizeof(err));
-    if (!c->redis)
-        log_msg(LOG_WARN, "lab", "%s", err);
-    return c->redis ? 0 : -1;
+    return backend_redis_ensure(&c->redis, c->cfg, "lab");
 }
 
 /* Drops a broken connection, frees and logs an error reply: what every
@@ -109,14 +101,7 @@ redisReply *lab_ctx_script(lab_ctx *c, script_id id, int nkeys, int nargs, const
 
 static int ensure_pg(lab_ctx *c)
 {
-    if (c->pg && PQstatus(c->pg) == CONNECTION_OK)
-        return 0;
-    PQfinish(c->pg);
-    char err[512];
-    c->pg = backend_pg_connect(c->cfg, err, sizeof(err));
-    if (!c->pg)
-        log_msg(LOG_WARN, "lab", "%s", err);
-    return c->pg ? 0 : -1;
+    return backend_pg_ensure(&c->pg, c->cfg, "lab");
 }
 
 PGresult *lab_ctx_sql(lab_ctx *c, const char *sql, int nparams, const char *const *params,

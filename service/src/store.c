@@ -44,31 +44,18 @@ void store_free(store *s)
 
 static int ensure_redis(store *s)
 {
-    if (s->redis && !s->redis->err)
+    if (backend_redis_ensure(&s->redis, s->cfg, "store") == 0)
         return 0;
-    if (s->redis)
-        redisFree(s->redis);
-    char err[256];
-    s->redis = backend_redis_connect(s->cfg, err, sizeof(err));
-    if (!s->redis)
-        log_msg(LOG_WARN, "store", "%s", err);
-    if (!s->redis)
-        metrics_backend_error(s->metrics, METRICS_REDIS);
-    return s->redis ? 0 : -1;
+    metrics_backend_error(s->metrics, METRICS_REDIS);
+    return -1;
 }
 
 static int ensure_pg(store *s)
 {
-    if (s->pg && PQstatus(s->pg) == CONNECTION_OK)
+    if (backend_pg_ensure(&s->pg, s->cfg, "store") == 0)
         return 0;
-    PQfinish(s->pg);
-    char err[512];
-    s->pg = backend_pg_connect(s->cfg, err, sizeof(err));
-    if (!s->pg)
-        log_msg(LOG_WARN, "store", "%s", err);
-    if (!s->pg)
-        metrics_backend_error(s->metrics, METRICS_POSTGRESQL);
-    return s->pg ? 0 : -1;
+    metrics_backend_error(s->metrics, METRICS_POSTGRESQL);
+    return -1;
 }
 
 /* argv-style Redis command; NULL (and the connection dropped) on failure or
