@@ -77,6 +77,25 @@ int backend_pg_ensure(PGconn **pg, const config *cfg, const char *component)
     return *pg ? 0 : -1;
 }
 
+redisReply *backend_redis_reply(redisContext **c, redisReply *r, const char *component,
+                                const char *what)
+{
+    if (!r) {
+        log_msg(LOG_WARN, component, "redis%s%s: %s", what ? " " : "", what ? what : "",
+                *c ? (*c)->errstr : "no connection");
+        if (*c)
+            redisFree(*c);
+        *c = NULL;
+        return NULL;
+    }
+    if (r->type == REDIS_REPLY_ERROR) {
+        log_msg(LOG_WARN, component, "redis%s%s: %s", what ? " " : "", what ? what : "", r->str);
+        freeReplyObject(r);
+        return NULL;
+    }
+    return r;
+}
+
 int64_t backend_now_ms(void)
 {
     struct timespec ts;

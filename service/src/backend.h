@@ -28,6 +28,14 @@ int backend_redis_ensure(redisContext **c, const config *cfg, const char *compon
 /* The same for PostgreSQL. */
 int backend_pg_ensure(PGconn **pg, const config *cfg, const char *component);
 
+/* Judges reply r of a blocking command on *c (a connection kept by
+ * backend_redis_ensure): no reply means the connection is lost, so it is
+ * logged and dropped (*c becomes NULL, remade by the next ensure); an error
+ * reply is logged and freed. Returns r when it is usable, else NULL. what
+ * (may be NULL) names the command in the log. */
+redisReply *backend_redis_reply(redisContext **c, redisReply *r, const char *component,
+                                const char *what);
+
 /* Wall-clock Unix time in milliseconds. */
 int64_t backend_now_ms(void);
 

@@ -40,22 +40,10 @@ static int ensure_redis(lab_ctx *c)
     return backend_redis_ensure(&c->redis, c->cfg, "lab");
 }
 
-/* Drops a broken connection, frees and logs an error reply: what every
- * Redis call of the lab does with its reply. */
+/* What every Redis call of the lab does with its reply. */
 static redisReply *checked(lab_ctx *c, redisReply *r)
 {
-    if (!r) {
-        log_msg(LOG_WARN, "lab", "redis: %s", c->redis->errstr);
-        redisFree(c->redis);
-        c->redis = NULL;
-        return NULL;
-    }
-    if (r->type == REDIS_REPLY_ERROR) {
-        log_msg(LOG_WARN, "lab", "redis: %s", r->str);
-        freeReplyObject(r);
-        return NULL;
-    }
-    return r;
+    return backend_redis_reply(&c->redis, r, "lab", NULL);
 }
 
 redisReply *lab_ctx_redis(lab_ctx *c, const char *fmt, ...)

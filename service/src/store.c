@@ -65,19 +65,9 @@ static redisReply *redis_argv(store *s, int argc, const char **argv)
     if (ensure_redis(s) < 0)
         return NULL;
     redisReply *r = redisCommandArgv(s->redis, argc, argv, NULL);
-    if (!r) {
-        log_msg(LOG_WARN, "store", "redis: %s", s->redis->errstr);
+    if (!r)
         metrics_backend_error(s->metrics, METRICS_REDIS);
-        redisFree(s->redis);
-        s->redis = NULL;
-        return NULL;
-    }
-    if (r->type == REDIS_REPLY_ERROR) {
-        log_msg(LOG_WARN, "store", "redis %s: %s", argv[0], r->str);
-        freeReplyObject(r);
-        return NULL;
-    }
-    return r;
+    return backend_redis_reply(&s->redis, r, "store", argv[0]);
 }
 
 /* EVALSHA of a script with its keys and args; EVAL with the text when Redis
