@@ -225,7 +225,9 @@ void purchase_start(app *a, http_exchange *ex, int64_t item, int64_t user)
     p->a = a;
     p->ex = ex;
     p->item = item;
-    p->order_id = order_id_next(&a->ids, backend_now_ms());
+    /* One clock reading: the order id and the acceptance time agree. */
+    int64_t now_ms = backend_now_ms();
+    p->order_id = order_id_next(&a->ids, now_ms);
     p->anonymous = user == 0;
     p->user = p->anonymous ? p->order_id : user;
     keys_item_state(p->state_key, sizeof(p->state_key), item);
@@ -234,7 +236,7 @@ void purchase_start(app *a, http_exchange *ex, int64_t item, int64_t user)
     snprintf(p->item_s, sizeof(p->item_s), "%" PRId64, item);
     snprintf(p->user_s, sizeof(p->user_s), "%" PRId64, p->user);
     snprintf(p->order_s, sizeof(p->order_s), "%" PRId64, p->order_id);
-    snprintf(p->time_s, sizeof(p->time_s), "%" PRId64, backend_now_ms());
+    snprintf(p->time_s, sizeof(p->time_s), "%" PRId64, now_ms);
     snprintf(p->ttl_s, sizeof(p->ttl_s), "%d", a->cfg->lock_ttl_ms);
     snprintf(p->bound_s, sizeof(p->bound_s), "%d", a->cfg->max_pending_orders);
 
