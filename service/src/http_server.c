@@ -26,6 +26,8 @@
  * well under 2 KiB; bodies are copied out as they arrive, so they need not
  * fit. Requests whose headers do not fit get 431 from libmicrohttpd. */
 #define HTTP_CONNECTION_MEMORY 8192u
+/* A drain stops waiting for connections that stayed idle this long. */
+#define HTTP_IDLE_GRACE_MS 1000
 
 struct http_server {
     struct MHD_Daemon *daemon;
@@ -38,6 +40,8 @@ struct http_server {
     size_t max_body;
     MHD_socket listen_fd;   /* after quiesce: closed only once the daemon stopped */
     atomic_int in_progress; /* requests read and not yet answered and sent */
+    atomic_int connections; /* open client connections, idle ones included */
+    _Atomic uint64_t begun; /* requests ever begun: a drain sees new ones come */
     atomic_int draining;    /* answers close their connection */
 };
 
@@ -125,6 +129,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                  atomic_fetch_add_explicit(&s->next_id, 1, memory_order_relaxed));
         *con_cls = ex;
         atomic_fetch_add(&s->in_progress, 1);
+        atomic_fetch_add(&s->begun, 1);
         return MHD_YES;
     }
     if (*upload_data_size > 0) {
@@ -156,6 +161,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     MHD_destroy_response(ex->response);
     ex->response = NULL;
     return rc;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_ctx,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    http_server *s = cls;
+    (void)conn;
+    (void)socket_ctx;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED)
+        atomic_fetch_add(&s->connections, 1);
+    else if (code == MHD_CONNECTION_NOTIFY_CLOSED)
+        atomic_fetch_sub(&s->connections, 1);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
@@ -217,7 +234,8 @@ http_server *http_server_create(const config *cfg, http_handler handler, void *c
         (unsigned)cfg->connection_timeout_s, MHD_OPTION_LISTEN_BACKLOG_SIZE, 4096u,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONNECTION_MEMORY,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)cfg->per_ip_connection_limit,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_NOTIFY_CONNECTION,
+        on_connection, s, MHD_OPTION_END);
     if (!s->daemon) {
         snprintf(err, errlen, "cannot listen on %s:%d (in use, or not allowed)", cfg->host,
                  cfg->port);
@@ -248,8 +266,22 @@ int http_server_drain(http_server *s, int timeout_ms)
     if (!s)
         return 0;
     atomic_store(&s->draining, 1);
+    /* A keep-alive connection that is idle now may carry a request already
+     * on its way: closing it would cut that request without an answer. So
+     * the drain waits for the connections themselves to close, which every
+     * answer from now on asks for. Connections that stay idle through the
+     * grace period (a browser's, a pool's spare) carry nothing in flight;
+     * they are closed with the daemon, as at their idle timeout. */
+    uint64_t seen = atomic_load(&s->begun);
+    int quiet_ms = 0;
     for (int waited = 0; waited < timeout_ms; waited += 5) {
-        if (atomic_load(&s->in_progress) == 0)
+        int busy = atomic_load(&s->in_progress);
+        if (busy == 0 && atomic_load(&s->connections) == 0)
+            return 0;
+        uint64_t begun = atomic_load(&s->begun);
+        quiet_ms = (busy == 0 && begun == seen) ? quiet_ms + 5 : 0;
+        seen = begun;
+        if (quiet_ms >= HTTP_IDLE_GRACE_MS)
             return 0;
         usleep(5 * 1000);
     }

@@ -35,9 +35,10 @@ void http_server_quiesce(http_server *s);
 
 /* The first step of a graceful stop, after quiesce: every answer from now on
  * closes its connection, and this waits until no request is left between
- * read and answered (deferred ones included), at most timeout_ms. Returns
- * how many were still open then (0: drained). The handler's backends must
- * still run meanwhile. */
+ * read and answered (deferred ones included) and every connection closed,
+ * or stayed idle for a second, at most timeout_ms. Returns how many requests
+ * were still open then (0: drained). The handler's backends must still run
+ * meanwhile. */
 int http_server_drain(http_server *s, int timeout_ms);
 
 /* Stops the server; every deferred exchange must have been answered. NULL is

@@ -1,11 +1,16 @@
 /* e2e_shutdown.c: SIGTERM under load. The server stops accepting, answers
  * what is in flight and exits 0; the worker commits or keeps its batch and
  * exits 0; afterwards the books balance and every 202 is persisted once. */
+#include <arpa/inet.h>
 #include <inttypes.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
@@ -65,5 +70,56 @@ Test(shutdown, sigterm_under_load_stops_both_cleanly_and_loses_nothing)
     cr_expect_eq(s.result.lost, 0, "%zu requests in flight at the stop got no answer",
                  s.result.lost);
     sale_free(&s);
+    harness_stop_clean(&worker_pid, "worker");
+}
+
+/* Reads one response from fd into buf (headers and a Content-Length body).
+ * Returns its status, or 0 when the connection ended or stalled first. */
+static int read_response(int fd, char *buf, size_t cap)
+{
+    size_t len = 0;
+    for (;;) {
+        buf[len] = '\0';
+        char *end = strstr(buf, "\r\n\r\n");
+        const char *cl = strcasestr(buf, "\r\nContent-Length:");
+        if (end && cl && len >= (size_t)(end + 4 - buf) + strtoul(cl + 17, NULL, 10))
+            return atoi(buf + 9);
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (len + 1 >= cap || poll(&p, 1, 5000) != 1)
+            return 0;
+        ssize_t n = read(fd, buf + len, cap - 1 - len);
+        if (n <= 0)
+            return 0;
+        len += (size_t)n;
+    }
+}
+
+/* The race a drain must not lose: a client sends its next request on a
+ * keep-alive connection that the server, stopping, sees idle. The request
+ * still gets its answer, with Connection: close. */
+Test(shutdown, a_request_on_an_idle_keepalive_connection_is_answered_while_stopping)
+{
+    static const char req[] = "GET /health HTTP/1.1\r\nHost: x\r\n\r\n";
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    cr_assert_eq(connect(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+    cr_assert_eq(write(fd, req, sizeof(req) - 1), (ssize_t)sizeof(req) - 1);
+    cr_assert_eq(read_response(fd, resp, sizeof(resp)), 200, "%s", resp);
+
+    /* The connection is idle; the server starts stopping; then the buyer's
+     * next request arrives on it. */
+    cr_assert_eq(kill(server_pid, SIGTERM), 0);
+    harness_sleep_ms(300);
+    cr_assert_eq(write(fd, req, sizeof(req) - 1), (ssize_t)sizeof(req) - 1);
+    cr_expect_eq(read_response(fd, resp, sizeof(resp)), 200,
+                 "the request sent while stopping got no answer: '%s'", resp);
+    cr_expect(strcasestr(resp, "Connection: close") != NULL, "%s", resp);
+    close(fd);
+
+    int status = 0;
+    cr_assert_eq(waitpid(server_pid, &status, 0), server_pid);
+    server_pid = 0;
+    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "server status %d", status);
     harness_stop_clean(&worker_pid, "worker");
 }
