@@ -1,4 +1,5 @@
-/* lab_fence.c: redis_lock_fenced, redis_lock whose stock checks tokens. */
+/* lab_fence.c: fencing tokens, and redis_lock_fenced, redis_lock whose stock
+ * checks them. */
 #include "lab_fence.h"
 
 #include <inttypes.h>
@@ -9,15 +10,8 @@
 #include "lab_keys.h"
 #include "lab_lock.h"
 
-/* What the fenced counter carries between its read and its take. */
-typedef struct fence_arg {
-    char token[24];
-    char stock_key[KEYS_MAX];
-    char seen_key[KEYS_MAX];
-} fence_arg;
-
 /* One fenced script: SK_OK with *value, SK_FENCED, or SK_BACKEND_DOWN. */
-static sk_status fenced_call(lab_ctx *c, script_id id, fence_arg *a, const char *value_arg,
+static sk_status fenced_call(lab_ctx *c, script_id id, lab_fence *a, const char *value_arg,
                              int64_t *value)
 {
     const char *keys_args[] = {a->stock_key, a->seen_key, a->token, value_arg};
@@ -55,24 +49,36 @@ static sk_status fenced_take(lab_ctx *c, const lab_request *r, void *arg, int64_
     return fenced_call(c, SCRIPT_LAB_FENCE_TAKE, arg, left, remaining);
 }
 
-static const lab_counter fenced_stock = {fenced_read, fenced_take};
+const lab_counter lab_fence_stock = {fenced_read, fenced_take};
+
+sk_status lab_fence_issue(lab_ctx *c, const lab_request *r, lab_fence *f)
+{
+    char issued[KEYS_MAX];
+    lab_keys_fence_issued(issued, sizeof(issued), r->item, r->strategy);
+    redisReply *rep = lab_ctx_redis(c, "INCR %s", issued);
+    if (!rep)
+        return SK_BACKEND_DOWN;
+    sk_status st = SK_BACKEND_DOWN;
+    if (rep->type == REDIS_REPLY_INTEGER) {
+        snprintf(f->token, sizeof(f->token), "%lld", rep->integer);
+        st = SK_OK;
+    }
+    freeReplyObject(rep);
+    lab_keys_stock(f->stock_key, sizeof(f->stock_key), r->item, r->strategy);
+    lab_keys_fence_seen(f->seen_key, sizeof(f->seen_key), r->item, r->strategy);
+    return st;
+}
 
 /* Runs under the lock: the token is issued only to a holder, so tokens
  * follow the order in which the lock was won. */
 static sk_status sell_with_token(lab_ctx *c, const lab_request *r, void *arg, int64_t *remaining)
 {
     (void)arg;
-    fence_arg a;
-    char issued[KEYS_MAX];
-    lab_keys_fence_issued(issued, sizeof(issued), r->item, r->strategy);
-    redisReply *rep = lab_ctx_redis(c, "INCR %s", issued);
-    if (!rep)
-        return SK_BACKEND_DOWN;
-    snprintf(a.token, sizeof(a.token), "%lld", rep->integer);
-    freeReplyObject(rep);
-    lab_keys_stock(a.stock_key, sizeof(a.stock_key), r->item, r->strategy);
-    lab_keys_fence_seen(a.seen_key, sizeof(a.seen_key), r->item, r->strategy);
-    return lab_check_work_take(c, r, &fenced_stock, &a, remaining);
+    lab_fence f;
+    sk_status st = lab_fence_issue(c, r, &f);
+    if (st != SK_OK)
+        return st;
+    return lab_check_work_take(c, r, &lab_fence_stock, &f, remaining);
 }
 
 sk_status lab_fence_redis_lock(lab_ctx *c, const lab_request *r, int64_t *remaining)

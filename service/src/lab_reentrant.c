@@ -9,8 +9,8 @@
 
 #include "backend.h"
 #include "keys.h"
+#include "lab_fence.h"
 #include "lab_keys.h"
-#include "lab_redis.h"
 #include "lab_watchdog.h"
 #include "log.h"
 
@@ -20,6 +20,7 @@ typedef struct reentrant {
     char channel[KEYS_MAX];
     char owner[32];
     char lease[16];
+    lab_fence fence; /* the token of this hold */
 } reentrant;
 
 /* One attempt: 1 taken (or re-entered), 0 held by another (*left_ms: its
@@ -137,21 +138,24 @@ static sk_status acquire(lab_ctx *c, const reentrant *l)
 
 static sk_status reentrant_read(lab_ctx *c, const lab_request *r, void *arg, int64_t *value)
 {
-    (void)arg;
-    return lab_redis_key_stock.read(c, r, NULL, value);
+    reentrant *l = arg;
+    return lab_fence_stock.read(c, r, &l->fence, value);
 }
 
-/* The take re-enters the lock it runs under, and leaves it once. */
+/* The take re-enters the lock it runs under, and leaves it once. Re-entry
+ * alone cannot tell a holder that was paused past its lease (a pause stops
+ * the watchdog too) and whose successor has come and gone; the token can:
+ * the stock refuses it once a newer holder has read. */
 static sk_status reentrant_take(lab_ctx *c, const lab_request *r, void *arg, int64_t seen,
                                 int64_t *remaining)
 {
-    const reentrant *l = arg;
+    reentrant *l = arg;
     int64_t left_ms;
     int won = try_lock(c, l, &left_ms);
     if (won <= 0)
         /* Another holder has it: our lease ran out, so we must not sell. */
         return won < 0 ? SK_BACKEND_DOWN : SK_BUSY;
-    sk_status st = lab_redis_key_stock.take(c, r, NULL, seen, remaining);
+    sk_status st = lab_fence_stock.take(c, r, &l->fence, seen, remaining);
     unlock(c, l);
     return st;
 }
@@ -173,6 +177,11 @@ sk_status lab_reentrant_lock(lab_ctx *c, const lab_request *r, int64_t *remainin
     sk_status st = acquire(c, &l);
     if (st != SK_OK)
         return st;
+    st = lab_fence_issue(c, r, &l.fence);
+    if (st != SK_OK) {
+        unlock(c, &l);
+        return st;
+    }
     lab_watchdog_watch(c->watchdog, l.key, l.owner);
     st = lab_check_work_take(c, r, &reentrant_stock, &l, remaining);
     lab_watchdog_unwatch(c->watchdog);

@@ -1,7 +1,7 @@
 /* lab_reentrant.h: redis_lock_reentrant, the lock of document 001
  * (Redisson's RLock): a hash {owner -> hold count} taken and left by Lua
- * scripts, a lease renewed by a watchdog while it is held, and waiters woken
- * by pub/sub when it is freed. */
+ * scripts, a lease renewed by a watchdog while it is held, waiters woken by
+ * pub/sub when it is freed, and a fencing token per hold. */
 #ifndef SECKILL_LAB_REENTRANT_H
 #define SECKILL_LAB_REENTRANT_H
 
@@ -14,7 +14,10 @@
  * the thread's watchdog renews the lease every lease/3, so business work
  * longer than the lease keeps the lock. Check and work run under it; the
  * take re-enters the lock (hold count 2) as a nested synchronized method
- * would. Stock: the string {item:N}:lab:stock:<strategy>. */
+ * would. Each hold gets a fencing token (lab_fence_issue) and the stock is
+ * read and written through lab_fence_stock: a holder paused past its lease
+ * (the pause stops its watchdog too) whose successor has read the stock gets
+ * SK_FENCED (409 "fenced") and sells nothing. */
 sk_status lab_reentrant_lock(lab_ctx *c, const lab_request *r, int64_t *remaining);
 
 #endif

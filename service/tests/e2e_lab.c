@@ -552,6 +552,71 @@ Test(lab, wrong_unlock_a_plain_del_frees_the_next_holders_lock_compare_and_delet
     stop_server();
 }
 
+/* A buyer of the second server (its port), in a thread. */
+typedef struct remote_buyer {
+    int port;
+    int64_t item;
+    int delay_ms;
+    int status;
+    char resp[256];
+} remote_buyer;
+
+static void *buy_reentrant_in_thread(void *arg)
+{
+    remote_buyer *b = arg;
+    char path[160];
+    snprintf(path, sizeof(path),
+             "/api/v1/experiments/redis_lock_reentrant/purchase?item=%" PRId64 "&delay_ms=%d",
+             b->item, b->delay_ms);
+    b->status = harness_http(b->port, "GET", path, NULL, NULL, b->resp, sizeof(b->resp));
+    return NULL;
+}
+
+static pid_t paused_pid;
+
+static void stop_paused(void)
+{
+    if (paused_pid > 0)
+        kill(paused_pid, SIGCONT);
+    harness_kill_leftover(&paused_pid);
+    harness_kill_leftover(&server_pid);
+}
+
+/* The pause of documents 001 and 004 (a GC stop-the-world): it stops the
+ * watchdog with its holder, so the lease runs out and another server takes
+ * the lock and sells the last unit. When the paused holder wakes, only the
+ * fencing token stops its stale write: without it, two units of one. */
+Test(lab, a_holder_paused_past_its_lease_is_fenced_off_although_the_watchdog_could_not_renew,
+     .fini = stop_paused)
+{
+    char ttl[] = "SECKILL_LAB_LOCK_TTL_MS=300";
+    stop_server();
+    start_server_with(ttl, NULL);
+    char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, ttl, NULL};
+    int port_a;
+    paused_pid = harness_start_server(&port_a, env, "e2e-lab-paused.log");
+
+    remote_buyer a = {port_a, create_item(1), 1500, 0, ""};
+    pthread_t ta;
+    cr_assert_eq(pthread_create(&ta, NULL, buy_reentrant_in_thread, &a), 0);
+    harness_sleep_ms(200); /* A holds the lock, has read the stock, works */
+    cr_assert_eq(kill(paused_pid, SIGSTOP), 0);
+    harness_sleep_ms(600); /* two leases */
+
+    char resp[256];
+    int status = buy("redis_lock_reentrant", a.item, 0, resp, sizeof(resp));
+    cr_expect_eq(status, 200, "B, on the other server, could not buy: %d %s", status, resp);
+    cr_assert_eq(kill(paused_pid, SIGCONT), 0);
+    pthread_join(ta, NULL);
+    cr_expect_eq(a.status, 409, "the paused holder answered %d %s", a.status, a.resp);
+    cr_expect(strstr(a.resp, "\"fenced\"") != NULL, "%s", a.resp);
+    cr_expect_eq(audited("redis_lock_reentrant", a.item, "oversold"), 0);
+    cr_expect_eq(audited("redis_lock_reentrant", a.item, "remaining"), 0);
+    expect_sales_recorded("redis_lock_reentrant", a.item, 1);
+    harness_stop_clean(&paused_pid, "paused server");
+    stop_server();
+}
+
 static void stop_all(void)
 {
     harness_kill_leftover(&server_pid);
