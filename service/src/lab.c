@@ -89,7 +89,11 @@ static void record_sale(lab_ctx *c, const lab_request *r)
 static void purchase(lab_ctx *c, lab_job *j)
 {
     int64_t remaining = 0;
+    c->lock_timed_out = 0;
     sk_status st = j->strategy->run(c, &j->req, &remaining);
+    /* PostgreSQL gave up waiting for a lock: a lock not won, not a fault. */
+    if (st == SK_BACKEND_DOWN && c->lock_timed_out)
+        st = SK_BUSY;
     if (st != SK_OK) {
         api_reply_error(j->ex, st, failure_message(st));
         return;

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "backend.h"
 #include "lab_redlock.h"
@@ -87,9 +88,30 @@ redisReply *lab_ctx_script(lab_ctx *c, script_id id, int nkeys, int nargs, const
     return checked(c, r);
 }
 
+/* Connects when needed. A new connection waits for a lock (a row's, an
+ * advisory one, a unique key's) no longer than the lab waits for its other
+ * locks; PostgreSQL's 0 would mean forever, so the shortest is 1 ms. */
 static int ensure_pg(lab_ctx *c)
 {
-    return backend_pg_ensure(&c->pg, c->cfg, "lab");
+    int fresh = c->pg == NULL;
+    if (backend_pg_ensure(&c->pg, c->cfg, "lab") < 0)
+        return -1;
+    if (!fresh)
+        return 0;
+    char ms[32];
+    snprintf(ms, sizeof(ms), "%dms", c->cfg->lab_lock_wait_ms > 0 ? c->cfg->lab_lock_wait_ms : 1);
+    const char *params[] = {ms};
+    PGresult *res = PQexecParams(c->pg, "SELECT set_config('lock_timeout', $1, false)", 1, NULL,
+                                 params, NULL, NULL, 0);
+    int ok = PQresultStatus(res) == PGRES_TUPLES_OK;
+    PQclear(res);
+    if (!ok) {
+        log_msg(LOG_WARN, "lab", "postgresql: lock_timeout: %s", PQerrorMessage(c->pg));
+        PQfinish(c->pg);
+        c->pg = NULL;
+        return -1;
+    }
+    return 0;
 }
 
 PGresult *lab_ctx_sql(lab_ctx *c, const char *sql, int nparams, const char *const *params,
@@ -100,7 +122,11 @@ PGresult *lab_ctx_sql(lab_ctx *c, const char *sql, int nparams, const char *cons
     PGresult *res = PQexecParams(c->pg, sql, nparams, NULL, params, NULL, NULL, 0);
     if (PQresultStatus(res) == want)
         return res;
-    log_msg(LOG_WARN, "lab", "postgresql: %s", PQerrorMessage(c->pg));
+    const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+    if (state && strcmp(state, LAB_SQLSTATE_LOCK_NOT_AVAILABLE) == 0)
+        c->lock_timed_out = 1; /* an answer (busy), not a failure to log */
+    else
+        log_msg(LOG_WARN, "lab", "postgresql: %s", PQerrorMessage(c->pg));
     PQclear(res);
     if (PQstatus(c->pg) != CONNECTION_OK) {
         PQfinish(c->pg);

@@ -28,7 +28,11 @@ typedef struct lab_ctx {
     PGconn *pg;
     lab_watchdog *watchdog; /* made by the first reentrant lock of the thread */
     lab_redlock *redlock;   /* the thread's connections to the redlock servers */
+    int lock_timed_out;     /* a statement waited lab_lock_wait_ms for a lock */
 } lab_ctx;
+
+/* PostgreSQL's lock_not_available: lock_timeout ran out. */
+#define LAB_SQLSTATE_LOCK_NOT_AVAILABLE "55P03"
 
 /* Connects nothing yet. Every pointer must outlive the context. NULL on OOM. */
 lab_ctx *lab_ctx_create(const config *cfg, const scripts *sc, lab_local *local, order_id_gen *ids);
@@ -49,7 +53,9 @@ redisReply *lab_ctx_script(lab_ctx *c, script_id id, int nkeys, int nargs, const
 
 /* A parameterized statement (text parameters). Returns the result, which
  * the caller PQclear()s, when its status is `want`; else NULL (logged; a
- * broken connection is dropped). */
+ * broken connection is dropped). The connection's lock_timeout is
+ * cfg->lab_lock_wait_ms: a statement that waited that long for a lock
+ * fails and sets c->lock_timed_out instead of logging. */
 PGresult *lab_ctx_sql(lab_ctx *c, const char *sql, int nparams, const char *const *params,
                       ExecStatusType want);
 

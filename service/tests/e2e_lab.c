@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include <criterion/criterion.h>
 
@@ -614,6 +615,42 @@ Test(lab, a_holder_paused_past_its_lease_is_fenced_off_although_the_watchdog_cou
     cr_expect_eq(audited("redis_lock_reentrant", a.item, "remaining"), 0);
     expect_sales_recorded("redis_lock_reentrant", a.item, 1);
     harness_stop_clean(&paused_pid, "paused server");
+    stop_server();
+}
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* PostgreSQL's locks are waited for as long as the lab's other locks: a
+ * holder working 1.5 s keeps the second buyer out, who gets 429 busy after
+ * the 200 ms wait instead of a thread blocked until the holder is done. */
+Test(lab, a_postgresql_lock_not_won_within_the_wait_is_busy_not_a_blocked_thread)
+{
+    stop_server();
+    start_server_with("SECKILL_LAB_LOCK_WAIT_MS=200", NULL);
+    const char *strategies[] = {"pg_advisory", "db_for_update"};
+    for (size_t i = 0; i < sizeof(strategies) / sizeof(strategies[0]); i++) {
+        int64_t item = create_item(STOCK);
+        buyer a = {strategies[i], item, 1500, 0, 0};
+        pthread_t ta;
+        cr_assert_eq(pthread_create(&ta, NULL, buy_in_thread, &a), 0);
+        harness_sleep_ms(300);
+        char resp[256];
+        int64_t started = mono_ms();
+        int status = buy(strategies[i], item, 0, resp, sizeof(resp));
+        int64_t waited = mono_ms() - started;
+        cr_expect_eq(status, 429, "%s: the second buyer got %d %s", strategies[i], status, resp);
+        cr_expect(strstr(resp, "\"busy\"") != NULL, "%s: %s", strategies[i], resp);
+        cr_expect_lt(waited, 1000, "%s: the second buyer waited %lld ms", strategies[i],
+                     (long long)waited);
+        pthread_join(ta, NULL);
+        cr_expect_eq(a.status, 200, "%s: the holder answered %d", strategies[i], a.status);
+        cr_expect_eq(audited(strategies[i], item, "remaining"), STOCK - 1);
+    }
     stop_server();
 }
 
