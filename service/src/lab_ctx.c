@@ -29,6 +29,7 @@ void lab_ctx_free(lab_ctx *c)
     if (!c)
         return;
     lab_watchdog_free(c->watchdog);
+    redisFree(c->subscriber);
     lab_redlock_free(c->redlock);
     if (c->redis)
         redisFree(c->redis);

@@ -26,9 +26,10 @@ typedef struct lab_ctx {
     order_id_gen *ids;
     redisContext *redis; /* this thread's; NULL until first use or after an error */
     PGconn *pg;
-    lab_watchdog *watchdog; /* made by the first reentrant lock of the thread */
-    lab_redlock *redlock;   /* the thread's connections to the redlock servers */
-    int lock_timed_out;     /* a statement waited lab_lock_wait_ms for a lock */
+    lab_watchdog *watchdog;   /* made by the first reentrant lock of the thread */
+    redisContext *subscriber; /* the reentrant lock's waits, made by the first */
+    lab_redlock *redlock;     /* the thread's connections to the redlock servers */
+    int lock_timed_out;       /* a statement waited lab_lock_wait_ms for a lock */
 } lab_ctx;
 
 /* PostgreSQL's lock_not_available: lock_timeout ran out. */

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "backend.h"
 #include "keys.h"
@@ -52,23 +53,58 @@ static long long unlock(lab_ctx *c, const reentrant *l)
     return left;
 }
 
-/* A connection subscribed to the lock's channel, or NULL. */
+/* Drops the thread's subscriber connection (broken, or in an unknown state). */
+static void drop_subscriber(lab_ctx *c)
+{
+    redisFree(c->subscriber);
+    c->subscriber = NULL;
+}
+
+/* The thread's subscriber connection, subscribed to the lock's channel, or
+ * NULL. The connection is made once per thread and kept: a wait costs a
+ * SUBSCRIBE and an UNSUBSCRIBE, not a connection. */
 static redisContext *subscribe(lab_ctx *c, const reentrant *l)
 {
-    char err[256];
-    redisContext *sub = backend_redis_connect(c->cfg, err, sizeof(err));
-    if (!sub) {
-        log_msg(LOG_WARN, "lab", "%s", err);
-        return NULL;
+    if (!c->subscriber) {
+        char err[256];
+        c->subscriber = backend_redis_connect(c->cfg, err, sizeof(err));
+        if (!c->subscriber) {
+            log_msg(LOG_WARN, "lab", "%s", err);
+            return NULL;
+        }
     }
-    redisReply *rep = redisCommand(sub, "SUBSCRIBE %s", l->channel);
+    redisReply *rep = redisCommand(c->subscriber, "SUBSCRIBE %s", l->channel);
     int ok = rep && rep->type == REDIS_REPLY_ARRAY;
     freeReplyObject(rep);
     if (!ok) {
-        redisFree(sub);
+        drop_subscriber(c);
         return NULL;
     }
-    return sub;
+    return c->subscriber;
+}
+
+/* Leaves the channel; the releases announced meanwhile are read and dropped
+ * on the way to the confirmation, so the next wait starts clean. */
+static void unsubscribe(lab_ctx *c, const reentrant *l)
+{
+    if (redisAppendCommand(c->subscriber, "UNSUBSCRIBE %s", l->channel) != REDIS_OK) {
+        drop_subscriber(c);
+        return;
+    }
+    for (;;) {
+        void *msg = NULL;
+        if (redisGetReply(c->subscriber, &msg) != REDIS_OK || !msg) {
+            drop_subscriber(c);
+            return;
+        }
+        redisReply *rep = msg;
+        int done = rep->type == REDIS_REPLY_ARRAY && rep->elements >= 1 &&
+                   rep->element[0]->type == REDIS_REPLY_STRING &&
+                   strcmp(rep->element[0]->str, "unsubscribe") == 0;
+        freeReplyObject(rep);
+        if (done)
+            return;
+    }
 }
 
 /* Waits up to ms for a message on sub (a release), and drops what came.
@@ -131,8 +167,10 @@ static sk_status acquire(lab_ctx *c, const reentrant *l)
             break;
         }
     }
-    if (sub)
-        redisFree(sub);
+    if (sub && st != SK_BACKEND_DOWN)
+        unsubscribe(c, l);
+    else if (sub)
+        drop_subscriber(c);
     return st;
 }
 
