@@ -36,6 +36,7 @@ typedef struct config {
     int lab_lock_wait_ms;  /* how long a lab strategy waits for its lock (then 429 busy) */
     int lab_lock_ttl_ms;   /* expiry of the lab's Redis locks */
     int lab_segments;      /* stock segments of the strategy `segmented` */
+    int lab_faults;        /* honour the lab's fault injection (?crash=): tests and scenarios */
     char *redlock_servers; /* "host:port,..." of `redlock`; empty: the main Redis alone */
     char *lab_results;     /* `make experiments`' JSON, served at /lab/results.json */
     /* worker */

@@ -223,7 +223,9 @@ void lab_handle(app *a, http_exchange *ex, const route_match *m)
     const char *why = NULL;
     if (lab_request_parse(http_exchange_query(ex, "item"), http_exchange_query(ex, "user_id"),
                           http_exchange_query(ex, "delay_ms"), a->cfg->lab_delay_ms, &job.req,
-                          &why) != SK_OK) {
+                          &why) != SK_OK ||
+        lab_request_fault(http_exchange_query(ex, "crash"), a->cfg->lab_faults, &job.req, &why) !=
+            SK_OK) {
         api_reply_error(ex, SK_INVALID, why);
         return;
     }

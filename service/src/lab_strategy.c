@@ -83,6 +83,24 @@ sk_status lab_request_parse(const char *item, const char *user, const char *dela
     return SK_OK;
 }
 
+sk_status lab_request_fault(const char *crash, int faults_enabled, lab_request *out,
+                            const char **why)
+{
+    out->fault = LAB_FAULT_NONE;
+    if (!crash)
+        return SK_OK;
+    if (!faults_enabled) {
+        *why = "crash needs lab_faults = true (fault injection is off)";
+        return SK_INVALID;
+    }
+    if (strcmp(crash, "after_setnx") != 0) {
+        *why = "crash must be after_setnx";
+        return SK_INVALID;
+    }
+    out->fault = LAB_FAULT_CRASH_AFTER_SETNX;
+    return SK_OK;
+}
+
 sk_status lab_check_work_take(lab_ctx *c, const lab_request *r, const lab_counter *k, void *arg,
                               int64_t *remaining)
 {

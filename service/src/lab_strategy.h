@@ -35,11 +35,18 @@
 /* Bound of the business work a request may ask for. */
 #define LAB_DELAY_MAX_MS 10000
 
+/* Faults a request may ask for when lab_faults is on (the crash scenario). */
+typedef enum lab_fault {
+    LAB_FAULT_NONE,
+    LAB_FAULT_CRASH_AFTER_SETNX /* SIGKILL right after SETNX won, before EXPIRE */
+} lab_fault;
+
 typedef struct lab_request {
     const char *strategy; /* its name in the table */
     int64_t item;
-    int64_t user; /* 0: anonymous */
-    int delay_ms; /* business work inside the critical section */
+    int64_t user;    /* 0: anonymous */
+    int delay_ms;    /* business work inside the critical section */
+    lab_fault fault; /* LAB_FAULT_NONE unless lab_faults is on and ?crash= asks */
 } lab_request;
 
 /* Buys one unit. Returns SK_OK with *remaining (the strategy's own view of
@@ -74,6 +81,13 @@ const lab_strategy *lab_strategy_at(size_t i);
  * sentence. Pure. */
 sk_status lab_request_parse(const char *item, const char *user, const char *delay,
                             int default_delay_ms, lab_request *out, const char **why);
+
+/* The ?crash= parameter (NULL when absent) into out->fault: "after_setnx"
+ * when faults_enabled (cfg->lab_faults). SK_OK, or SK_INVALID with *why
+ * (an unknown fault, or any fault while they are off: a server that is not
+ * a test bed cannot be crashed by a query). */
+sk_status lab_request_fault(const char *crash, int faults_enabled, lab_request *out,
+                            const char **why);
 
 /* A stock the skeleton can check and take from. */
 typedef struct lab_counter {

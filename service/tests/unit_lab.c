@@ -107,6 +107,24 @@ Test(lab_params, bad_values_are_refused_with_a_reason)
     }
 }
 
+Test(lab_params, a_crash_is_injected_only_when_lab_faults_is_on)
+{
+    lab_request r = {0};
+    const char *why = NULL;
+    cr_assert_eq(lab_request_fault(NULL, 0, &r, &why), SK_OK, "no ?crash=: nothing to refuse");
+    cr_expect_eq(r.fault, LAB_FAULT_NONE);
+    cr_expect_eq(lab_request_fault("after_setnx", 0, &r, &why), SK_INVALID,
+                 "a server without lab_faults cannot be crashed by a query");
+    cr_expect_not_null(why);
+    cr_expect_eq(r.fault, LAB_FAULT_NONE);
+    cr_assert_eq(lab_request_fault("after_setnx", 1, &r, &why), SK_OK);
+    cr_expect_eq(r.fault, LAB_FAULT_CRASH_AFTER_SETNX);
+    why = NULL;
+    cr_expect_eq(lab_request_fault("before_expire", 1, &r, &why), SK_INVALID);
+    cr_expect_not_null(why);
+    cr_expect_eq(lab_request_fault("", 1, &r, &why), SK_INVALID);
+}
+
 /* The text between the first '{' and the next '}', as Redis Cluster hashes. */
 static void expect_item_tag(const char *key, const char *tag)
 {
