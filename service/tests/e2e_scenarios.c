@@ -1,0 +1,257 @@
+/* e2e_scenarios.c: the documents' failure scenarios that need more than one
+ * server process (issue 5; `make experiments SCENARIO=...` runs them under
+ * load): two instances sharing Redis and PostgreSQL (cluster), a lock holder
+ * killed with SIGKILL (crash_holding_lock), and document 000's GETSET lock
+ * leaving its key behind (leftover_key). The fourth, one sweeper per period
+ * among three workers (singleton_job), is e2e_worker_sweep's. */
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <criterion/criterion.h>
+
+#include "blast.h"
+#include "harness.h"
+#include "sale.h"
+
+#define TOKEN "e2e-scenarios-token"
+
+static pid_t pids[2];
+
+static void kill_leftovers(void)
+{
+    for (int i = 0; i < 2; i++)
+        harness_kill_leftover(&pids[i]);
+}
+
+TestSuite(scenarios, .init = harness_reset_backends, .fini = kill_leftovers, .timeout = 120);
+
+/* Server i on a free port with up to three extra "KEY=VALUE" settings. */
+static int start(int i, char *extra1, char *extra2, char *extra3)
+{
+    char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, extra1, extra2, extra3, NULL};
+    char log[64];
+    int port;
+    snprintf(log, sizeof(log), "e2e-scenarios-server-%d.log", i);
+    pids[i] = harness_start_server(&port, env, log);
+    return port;
+}
+
+static int buy(int port, const char *strategy, int64_t item, int delay_ms, const char *extra)
+{
+    char path[192], resp[512];
+    snprintf(path, sizeof(path), "/api/v1/experiments/%s/purchase?item=%" PRId64 "&delay_ms=%d%s",
+             strategy, item, delay_ms, extra ? extra : "");
+    return harness_http(port, "GET", path, NULL, NULL, resp, sizeof(resp));
+}
+
+static int64_t audited(int port, const char *strategy, int64_t item, const char *field)
+{
+    char path[160], resp[1024], pattern[64];
+    snprintf(path, sizeof(path), "/api/v1/experiments/%s/audit?item=%" PRId64, strategy, item);
+    int status = harness_http(port, "GET", path, NULL, NULL, resp, sizeof(resp));
+    cr_assert_eq(status, 200, "audit %s: %d %s", strategy, status, resp);
+    snprintf(pattern, sizeof(pattern), "\"%s\":", field);
+    const char *at = strstr(resp, pattern);
+    cr_assert_not_null(at, "audit %s has no %s: %s", strategy, field, resp);
+    return strtoll(at + strlen(pattern), NULL, 10);
+}
+
+static long long lock_pttl(const char *strategy, int64_t item)
+{
+    char key[96];
+    snprintf(key, sizeof(key), "{item:%" PRId64 "}:lab:lock:%s", item, strategy);
+    redisContext *c = harness_redis();
+    long long ttl = harness_redis_int(c, "PTTL", key);
+    redisFree(c);
+    return ttl;
+}
+
+typedef struct storm {
+    const char *strategy;
+    int64_t item;
+    int delay_ms;
+    blast_spec spec;
+    blast_result res;
+    pthread_t thread;
+} storm;
+
+static size_t build_buy(void *ctx, size_t index, char *buf, size_t cap)
+{
+    const storm *s = ctx;
+    int n = snprintf(buf, cap,
+                     "GET /api/v1/experiments/%s/purchase?item=%" PRId64
+                     "&delay_ms=%d HTTP/1.1\r\nHost: t\r\n\r\n",
+                     s->strategy, s->item, s->delay_ms);
+    (void)index;
+    return n > 0 ? (size_t)n : 0;
+}
+
+static void storm_init(storm *s, int port, const char *strategy, int64_t item, int delay_ms,
+                       size_t buyers)
+{
+    *s = (storm){.strategy = strategy, .item = item, .delay_ms = delay_ms};
+    s->spec = (blast_spec){.port = port,
+                           .connections = buyers,
+                           .requests = buyers,
+                           .timeout_ms = 60000,
+                           .build = build_buy,
+                           .ctx = s};
+}
+
+static void *storm_thread(void *arg)
+{
+    storm *s = arg;
+    blast_run(&s->spec, &s->res);
+    return NULL;
+}
+
+/* --- cluster --- */
+
+#define CLUSTER_STOCK 10
+#define CLUSTER_BUYERS 20 /* per instance */
+
+/* CLUSTER_BUYERS buyers on each instance at once; returns the 200s. */
+static size_t sell_through_both(const int ports[2], const char *strategy)
+{
+    int64_t item = sale_create_item(ports[0], TOKEN, "cluster", CLUSTER_STOCK);
+    storm s[2];
+    for (int i = 0; i < 2; i++) {
+        storm_init(&s[i], ports[i], strategy, item, 50, CLUSTER_BUYERS);
+        cr_assert_eq(pthread_create(&s[i].thread, NULL, storm_thread, &s[i]), 0);
+    }
+    size_t sold = 0;
+    for (int i = 0; i < 2; i++) {
+        pthread_join(s[i].thread, NULL);
+        cr_assert_eq(s[i].res.missing, 0, "%s on instance %d: %s", strategy, i, s[i].res.errstr);
+        sold += blast_count(&s[i].res, 200);
+    }
+    cr_expect_eq(audited(ports[0], strategy, item, "sold"), (int64_t)sold, "%s: sales counted",
+                 strategy);
+    return sold;
+}
+
+Test(scenarios, cluster_two_instances_oversell_with_local_mutex_but_not_with_redis_or_the_db)
+{
+    int ports[2] = {start(0, NULL, NULL, NULL), start(1, NULL, NULL, NULL)};
+    size_t sold = sell_through_both(ports, "local_mutex");
+    cr_expect_eq(sold, 2 * CLUSTER_STOCK,
+                 "local_mutex on two instances sold %zu of %d: each guards its own copy", sold,
+                 CLUSTER_STOCK);
+    const char *safe[] = {"redis_lock", "db_single_update", "lua_reserve"};
+    for (size_t i = 0; i < sizeof(safe) / sizeof(safe[0]); i++) {
+        sold = sell_through_both(ports, safe[i]);
+        cr_expect_eq(sold, CLUSTER_STOCK, "%s on two instances sold %zu of %d", safe[i], sold,
+                     CLUSTER_STOCK);
+    }
+    /* Without lab_faults a crash cannot be asked for. */
+    int64_t item = sale_create_item(ports[0], TOKEN, "no-faults", 1);
+    cr_expect_eq(buy(ports[0], "redis_lock_setnx_expire", item, 0, "&crash=after_setnx"), 400);
+    cr_expect_eq(audited(ports[0], "redis_lock_setnx_expire", item, "lock_keys"), 0);
+    for (int i = 0; i < 2; i++)
+        harness_stop_clean(&pids[i], "server");
+}
+
+/* --- crash_holding_lock --- */
+
+#define CRASH_TTL_MS 1000
+
+typedef struct holder {
+    int port;
+    const char *strategy;
+    int64_t item;
+    int status;
+} holder;
+
+static void *hold(void *arg)
+{
+    holder *h = arg;
+    h->status = buy(h->port, h->strategy, h->item, 10000, NULL);
+    return NULL;
+}
+
+Test(scenarios, crash_holding_lock_setnx_expire_is_stuck_for_good_redis_lock_frees_after_its_ttl)
+{
+    char *ttl = "SECKILL_LAB_LOCK_TTL_MS=1000", *wait = "SECKILL_LAB_LOCK_WAIT_MS=300",
+         *faults = "SECKILL_LAB_FAULTS=true";
+    int keeper = start(0, ttl, wait, faults);
+
+    /* The victim dies right after its SETNX won: no EXPIRE ever comes. */
+    const char *s = "redis_lock_setnx_expire";
+    int64_t item = sale_create_item(keeper, TOKEN, "crash", 5);
+    int victim = start(1, ttl, wait, faults);
+    cr_expect_leq(buy(victim, s, item, 0, "&crash=after_setnx"), 0, "the victim answered");
+    int st = harness_stop(pids[1], 0);
+    pids[1] = 0;
+    cr_expect(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "the victim did not die by SIGKILL");
+    cr_expect_eq(lock_pttl(s, item), -1, "the lock key has a TTL after all");
+    cr_expect_eq(buy(keeper, s, item, 0, NULL), 429);
+    harness_sleep_ms(CRASH_TTL_MS + 300);
+    cr_expect_eq(buy(keeper, s, item, 0, NULL), 429, "%s freed itself after the TTL", s);
+    cr_expect_eq(audited(keeper, s, item, "lock_keys"), 1);
+    redisContext *c = harness_redis();
+    char key[96];
+    snprintf(key, sizeof(key), "{item:%" PRId64 "}:lab:lock:%s", item, s);
+    freeReplyObject(redisCommand(c, "DEL %s", key));
+    redisFree(c);
+    cr_expect_eq(buy(keeper, s, item, 0, NULL), 200, "a sale once the key is deleted by hand");
+
+    /* The victim holds redis_lock (10 s of work) when it is killed. */
+    s = "redis_lock";
+    item = sale_create_item(keeper, TOKEN, "crash", 5);
+    victim = start(1, ttl, wait, faults);
+    holder h = {victim, s, item, 0};
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, hold, &h), 0);
+    while (lock_pttl(s, item) == -2)
+        harness_sleep_ms(5);
+    harness_stop(pids[1], SIGKILL);
+    pids[1] = 0;
+    pthread_join(t, NULL);
+    long long left = lock_pttl(s, item);
+    cr_expect(left > 0 && left <= CRASH_TTL_MS, "PTTL %lld after the crash", left);
+    if (left > 400)
+        cr_expect_eq(buy(keeper, s, item, 0, NULL), 429, "sold while the dead holder's lock held");
+    harness_sleep_ms((int)(left > 0 ? left : 0) + 100);
+    cr_expect_eq(buy(keeper, s, item, 0, NULL), 200, "not freed after the TTL");
+    cr_expect_eq(audited(keeper, s, item, "sold"), 1);
+    harness_stop_clean(&pids[0], "server");
+}
+
+/* --- leftover_key --- */
+
+#define LEFTOVER_BUYERS 400
+#define LEFTOVER_ROUNDS 6
+
+/* One burst of 000's lock on a new item; returns the lock keys left. */
+static int64_t burst(int port, const char *strategy)
+{
+    storm s;
+    storm_init(&s, port, strategy, sale_create_item(port, TOKEN, "leftover", 10000), 100,
+               LEFTOVER_BUYERS);
+    cr_assert_eq(blast_run(&s.spec, &s.res), 0, "%s: %s", strategy, s.res.errstr);
+    return audited(port, strategy, s.item, "lock_keys");
+}
+
+Test(scenarios, leftover_key_the_getset_lock_leaves_its_key_behind_redis_lock_does_not)
+{
+    /* 000's settings: expiry and wait 200 ms, 100 ms of work, Tomcat's 200
+     * threads. Who races last decides, so a few bursts. */
+    int port = start(0, "SECKILL_LAB_LOCK_TTL_MS=200", "SECKILL_LAB_LOCK_WAIT_MS=200",
+                     "SECKILL_LAB_THREADS=200");
+    int round = 0;
+    int64_t left = 0;
+    while (left == 0 && round < LEFTOVER_ROUNDS) {
+        left = burst(port, "redis_lock_getset");
+        round++;
+    }
+    cr_log_info("redis_lock_getset: %" PRId64 " key(s) left after burst %d", left, round);
+    cr_expect_eq(left, 1, "redis_lock_getset left no key in %d bursts of %d buyers", round,
+                 LEFTOVER_BUYERS);
+    cr_expect_eq(burst(port, "redis_lock"), 0, "redis_lock left its key");
+    harness_stop_clean(&pids[0], "server");
+}
