@@ -14,7 +14,7 @@
 #include "lab_keys.h"
 #include "lab_redis.h"
 
-#define TOKEN_MAX 32
+#define TOKEN_MAX 48
 
 typedef struct lock_kind {
     int spin_ms; /* pause between two attempts */
@@ -71,9 +71,16 @@ static const lock_kind setnx_expire = {2, unique_token, setnx_expire_take, del_r
 
 /* --- document 000's expiry-timestamp lock: SETNX, GETSET --- */
 
+/* The expiry in ms, as 000's value, then a suffix that is this client's
+ * alone: 000's bare timestamps are equal for clients that start in the same
+ * millisecond (the lab's threads often do, in lockstep after a common wait),
+ * and an overwrite with an equal value changes nothing. The expiry is
+ * still read as the number at the front. */
 static void expiry_token(lab_ctx *c, char *buf, size_t len)
 {
-    snprintf(buf, len, "%" PRId64, backend_now_ms() + c->cfg->lab_lock_ttl_ms);
+    char unique[TOKEN_MAX];
+    lab_ctx_token(c, unique, sizeof(unique));
+    snprintf(buf, len, "%" PRId64 ".%s", backend_now_ms() + c->cfg->lab_lock_ttl_ms, unique);
 }
 
 /* The value of key as a string in buf ("" when missing). -1 when down. */
