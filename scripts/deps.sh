@@ -4,7 +4,7 @@ set -euo pipefail
 
 packages=(build-essential cmake pkg-config curl libmicrohttpd-dev libhiredis-dev libjansson-dev
     libpq-dev libcriterion-dev libevent-dev redis-server postgresql wrk apache2-utils nginx-light
-    valgrind chromium "$@")
+    valgrind chromium zookeeper libzookeeper-mt-dev "$@")
 
 missing=()
 for p in "${packages[@]}"; do
