@@ -3,12 +3,14 @@
  * the pages to web.c, the rest to the pool. */
 #include "api.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "app.h"
 #include "json_io.h"
 #include "lab.h"
+#include "log.h"
 #include "purchase.h"
 #include "router.h"
 #include "store.h"
@@ -136,8 +138,12 @@ static void run_in_pool(void *thread_ctx, void *arg)
     }
     /* A new round: this instance's lab counters reload at once; the others
      * hear of it on the events channel. */
-    if (st == SK_OK && r->route == ROUTE_ITEM_RESET)
+    if (st == SK_OK && r->route == ROUTE_ITEM_RESET) {
         lab_local_forget(r->a->lab_local, r->id);
+        /* Its ZooKeeper locks go too, as its Redis locks went in the store. */
+        if (lab_zookeeper_clear(r->a->lab_zk, r->id) < 0)
+            log_msg(LOG_WARN, "api", "reset of item %" PRId64 ": its ZooKeeper locks stay", r->id);
+    }
     if (st == SK_CREATED)
         lab_local_forget(r->a->lab_local, view.id);
     if (st != SK_OK && st != SK_CREATED) {

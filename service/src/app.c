@@ -105,8 +105,9 @@ app *app_create(const config *cfg, char *err, size_t errlen)
     }
     a->soldout = soldout_create(65536);
     a->lab_local = lab_local_create(4096);
+    a->lab_zk = lab_zookeeper_create(cfg);
     a->loops = calloc((size_t)cfg->io_threads, sizeof(*a->loops));
-    if (!a->soldout || !a->lab_local || !a->loops) {
+    if (!a->soldout || !a->lab_local || !a->lab_zk || !a->loops) {
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
@@ -161,6 +162,7 @@ void app_free(app *a)
     metrics_free(a->metrics);
     ratelimit_free(a->ratelimit);
     lab_local_free(a->lab_local);
+    lab_zookeeper_free(a->lab_zk); /* after the pools: their threads used it */
     free(a->loops);
     free(a);
 }

@@ -13,6 +13,7 @@
 #include "ratelimit.h"
 #include "router.h"
 #include "lab_local.h"
+#include "lab_zookeeper.h"
 #include "order.h"
 #include "pool.h"
 #include "redis_loop.h"
@@ -28,8 +29,9 @@ typedef struct app {
     int nloops;
     atomic_uint next_loop;
     pool *pool;
-    lab_local *lab_local; /* the laboratory's in-process counters */
-    pool *lab_pool;       /* the laboratory's blocking strategies */
+    lab_local *lab_local;  /* the laboratory's in-process counters */
+    pool *lab_pool;        /* the laboratory's blocking strategies */
+    lab_zookeeper *lab_zk; /* the laboratory's ZooKeeper session (zookeeper_lock) */
     events *events;
     metrics *metrics;
     ratelimit *ratelimit;                 /* per buyer; NULL when rate_limit_per_s is 0 */

@@ -31,14 +31,16 @@ typedef struct config {
     int redis_timeout_ms;
     char *pg_conninfo; /* secret when it holds a password */
     /* oversell laboratory (/api/v1/experiments) */
-    int lab_threads;       /* blocking threads of the lab, each with its own connections */
-    int lab_delay_ms;      /* default business work inside the critical section */
-    int lab_lock_wait_ms;  /* how long a lab strategy waits for its lock (then 429 busy) */
-    int lab_lock_ttl_ms;   /* expiry of the lab's Redis locks */
-    int lab_segments;      /* stock segments of the strategy `segmented` */
-    int lab_faults;        /* honour the lab's fault injection (?crash=): tests and scenarios */
-    char *redlock_servers; /* "host:port,..." of `redlock`; empty: the main Redis alone */
-    char *lab_results;     /* `make experiments`' JSON, served at /lab/results.json */
+    int lab_threads;          /* blocking threads of the lab, each with its own connections */
+    int lab_delay_ms;         /* default business work inside the critical section */
+    int lab_lock_wait_ms;     /* how long a lab strategy waits for its lock (then 429 busy) */
+    int lab_lock_ttl_ms;      /* expiry of the lab's Redis locks */
+    int lab_segments;         /* stock segments of the strategy `segmented` */
+    int lab_faults;           /* honour the lab's fault injection (?crash=): tests and scenarios */
+    char *redlock_servers;    /* "host:port,..." of `redlock`; empty: the main Redis alone */
+    char *zookeeper_servers;  /* "host:port,..." of `zookeeper_lock`; empty: not configured */
+    int zookeeper_session_ms; /* its session timeout: a dead holder's lock lasts this long */
+    char *lab_results;        /* `make experiments`' JSON, served at /lab/results.json */
     /* worker */
     char *worker_id;
     int worker_batch_size;

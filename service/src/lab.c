@@ -26,7 +26,7 @@ typedef struct lab_job {
 static void *make_ctx(void *arg)
 {
     app *a = arg;
-    return lab_ctx_create(a->cfg, &a->scripts, a->lab_local, &a->ids);
+    return lab_ctx_create(a->cfg, &a->scripts, a->lab_local, &a->ids, a->lab_zk);
 }
 
 static void free_ctx(void *c)
@@ -56,7 +56,10 @@ static const char *failure_message(sk_status st)
     case SK_NOT_FOUND:
         return "no such item";
     case SK_BACKEND_DOWN:
-        return "Redis or PostgreSQL is unavailable; try again";
+        return "Redis, PostgreSQL or the strategy's lock servers are unavailable; try again";
+    case SK_NOT_CONFIGURED:
+        return "this strategy's servers are not configured (zookeeper_lock: set "
+               "zookeeper_servers, ZooKeeper's host:port)";
     default:
         return "internal error";
     }
@@ -150,7 +153,8 @@ static sk_status redis_lock_keys(lab_ctx *c, const lab_request *r, int64_t *out)
 static void audit(lab_ctx *c, lab_job *j)
 {
     const lab_request *r = &j->req;
-    int64_t initial = 0, remaining = 0, sold = 0, pg_sales = 0, pg_locks = 0, redis_locks = 0;
+    int64_t initial = 0, remaining = 0, sold = 0, pg_sales = 0, pg_locks = 0, redis_locks = 0,
+            other_locks = 0;
     char key[KEYS_MAX];
     sk_status st = lab_initial_stock(c, r->item, &initial, NULL);
     if (st == SK_OK)
@@ -171,6 +175,8 @@ static void audit(lab_ctx *c, lab_job *j)
                       &pg_locks);
     if (st == SK_OK)
         st = redis_lock_keys(c, r, &redis_locks);
+    if (st == SK_OK && j->strategy->locks)
+        st = j->strategy->locks(c, r, &other_locks);
     if (st != SK_OK) {
         api_reply_error(j->ex, st, failure_message(st));
         return;
@@ -180,7 +186,7 @@ static void audit(lab_ctx *c, lab_job *j)
         "family", j->strategy->family, "verdict", verdict(j->strategy), "item", (json_int_t)r->item,
         "initial_stock", (json_int_t)initial, "remaining", (json_int_t)remaining, "sold",
         (json_int_t)sold, "oversold", (json_int_t)(sold > initial ? sold - initial : 0), "pg_sales",
-        (json_int_t)pg_sales, "lock_keys", (json_int_t)(redis_locks + pg_locks));
+        (json_int_t)pg_sales, "lock_keys", (json_int_t)(redis_locks + pg_locks + other_locks));
     reply_json(j->ex, body);
 }
 

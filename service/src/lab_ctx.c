@@ -12,7 +12,8 @@
 #include "lab_watchdog.h"
 #include "log.h"
 
-lab_ctx *lab_ctx_create(const config *cfg, const scripts *sc, lab_local *local, order_id_gen *ids)
+lab_ctx *lab_ctx_create(const config *cfg, const scripts *sc, lab_local *local, order_id_gen *ids,
+                        lab_zookeeper *zk)
 {
     lab_ctx *c = calloc(1, sizeof(*c));
     if (!c)
@@ -21,6 +22,7 @@ lab_ctx *lab_ctx_create(const config *cfg, const scripts *sc, lab_local *local, 
     c->sc = sc;
     c->local = local;
     c->ids = ids;
+    c->zk = zk;
     return c;
 }
 

@@ -1,7 +1,8 @@
 /* lab_ctx.h: what a strategy of the oversell laboratory runs with: one
  * thread's own Redis and PostgreSQL connections (made lazily, remade after
- * an error), the settings, the Lua scripts, the process's local counters and
- * the id generator for lock tokens and orders. One per lab pool thread. */
+ * an error), the settings, the Lua scripts, the process's local counters,
+ * its ZooKeeper session and the id generator for lock tokens and orders.
+ * One per lab pool thread. */
 #ifndef SECKILL_LAB_CTX_H
 #define SECKILL_LAB_CTX_H
 
@@ -18,6 +19,7 @@
 typedef struct lab_local lab_local;
 typedef struct lab_watchdog lab_watchdog;
 typedef struct lab_redlock lab_redlock;
+typedef struct lab_zookeeper lab_zookeeper;
 
 typedef struct lab_ctx {
     const config *cfg;
@@ -29,6 +31,7 @@ typedef struct lab_ctx {
     lab_watchdog *watchdog;   /* made by the first reentrant lock of the thread */
     redisContext *subscriber; /* the reentrant lock's waits, made by the first */
     lab_redlock *redlock;     /* the thread's connections to the redlock servers */
+    lab_zookeeper *zk;        /* the process's ZooKeeper session, shared by the threads */
     int lock_timed_out;       /* a statement waited lab_lock_wait_ms for a lock */
 } lab_ctx;
 
@@ -36,7 +39,8 @@ typedef struct lab_ctx {
 #define LAB_SQLSTATE_LOCK_NOT_AVAILABLE "55P03"
 
 /* Connects nothing yet. Every pointer must outlive the context. NULL on OOM. */
-lab_ctx *lab_ctx_create(const config *cfg, const scripts *sc, lab_local *local, order_id_gen *ids);
+lab_ctx *lab_ctx_create(const config *cfg, const scripts *sc, lab_local *local, order_id_gen *ids,
+                        lab_zookeeper *zk);
 /* Stops the watchdog, closes every connection. NULL is a no-op. */
 void lab_ctx_free(lab_ctx *c);
 

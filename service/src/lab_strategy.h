@@ -20,6 +20,8 @@
  *   {item:N}:lab:fence:issued:<strategy> and :seen:<strategy>;
  * - segmented: the hash {item:N}:lab:seg {segment -> units}, each segment
  *   laid out on first use under its lock {item:N}:lab:lock:segmented:<i>;
+ * - zookeeper_lock: the stock string as the Redis locks; its locks are
+ *   znodes /seckill/lab/item-<id>/lock-<token>-<sequence> (lab_zookeeper.h);
  * - lua_reserve: the production keys ({item:N}:state), orders queued for
  *   the worker exactly as POST /api/v1/items/{id}/purchase does.
  * A reset of the item (store_item_reset) clears all of it; see lab_keys.h. */
@@ -65,6 +67,9 @@ typedef struct lab_strategy {
     int safe;           /* EXPERIMENTS.md's verdict: 1 never oversells (one instance) */
     lab_strategy_fn run;
     lab_remaining_fn remaining;
+    /* Locks it holds outside Redis and PostgreSQL (the audit counts those
+     * two for every strategy), as a count; NULL for none. */
+    lab_remaining_fn locks;
 } lab_strategy;
 
 /* The strategy named by the len bytes at name; NULL when there is none. */

@@ -23,6 +23,7 @@ static const struct {
     [SK_QUEUE_FULL] = {503, "queue_full"},
     [SK_INTERNAL] = {500, "internal_error"},
     [SK_RATE_LIMITED] = {429, "rate_limited"},
+    [SK_NOT_CONFIGURED] = {503, "not_configured"},
 };
 
 int sk_status_http(sk_status s)

@@ -21,7 +21,8 @@ typedef enum sk_status {
     SK_BACKEND_DOWN, /* Redis or PostgreSQL did not answer */
     SK_QUEUE_FULL,   /* max_pending_orders accepted orders wait for PostgreSQL */
     SK_INTERNAL,
-    SK_RATE_LIMITED, /* the buyer's token bucket is empty */
+    SK_RATE_LIMITED,   /* the buyer's token bucket is empty */
+    SK_NOT_CONFIGURED, /* a lab strategy whose servers are not configured */
     SK_STATUS_COUNT
 } sk_status;
 

@@ -10,6 +10,7 @@
 #include "lab_keys.h"
 #include "lab_redlock.h"
 #include "lab_strategy.h"
+#include "lab_zookeeper.h"
 #include "router.h"
 
 /* The strategies of issues 4 and 5 and EXPERIMENTS.md's verdicts. */
@@ -26,8 +27,8 @@ static const struct {
     {"redis_lock_getset", "lock", 1}, {"redis_lock", "lock", 1},
     {"redis_lock_fenced", "lock", 1}, {"redis_lock_reentrant", "lock", 1},
     {"redlock", "lock", 1},           {"pg_lock_table", "lock", 1},
-    {"pg_advisory", "lock", 1},       {"segmented", "lock", 1},
-    {"lua_reserve", "redis", 1},
+    {"pg_advisory", "lock", 1},       {"zookeeper_lock", "lock", 1},
+    {"segmented", "lock", 1},         {"lua_reserve", "redis", 1},
 };
 
 #define NEXPECTED (sizeof(expected) / sizeof(expected[0]))
@@ -59,8 +60,7 @@ Test(lab_table, the_table_lists_each_strategy_once)
 
 Test(lab_table, an_unknown_or_partial_name_resolves_to_nothing)
 {
-    const char *unknown[] = {"",           "local",          "redis_lock_",
-                             "REDIS_LOCK", "zookeeper_lock", "redlock_"};
+    const char *unknown[] = {"", "local", "redis_lock_", "REDIS_LOCK", "zookeeper", "redlock_"};
     for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++)
         cr_expect_null(lab_strategy_find(unknown[i], strlen(unknown[i])), "'%s'", unknown[i]);
     /* The length decides, not a terminating NUL: "redis_lock" out of a path. */
@@ -68,6 +68,37 @@ Test(lab_table, an_unknown_or_partial_name_resolves_to_nothing)
     const lab_strategy *s = lab_strategy_find(path, 10);
     cr_assert_not_null(s);
     cr_expect_str_eq(s->name, "redis_lock");
+}
+
+Test(lab_table, only_zookeeper_lock_counts_locks_outside_redis_and_postgresql)
+{
+    for (size_t i = 0; i < lab_strategy_count(); i++) {
+        const lab_strategy *s = lab_strategy_at(i);
+        if (strcmp(s->name, "zookeeper_lock") == 0)
+            cr_expect_not_null(s->locks);
+        else
+            cr_expect_null(s->locks, "%s", s->name);
+    }
+}
+
+Test(lab_zookeeper, a_lock_node_sorts_by_the_sequence_zookeeper_appended)
+{
+    cr_expect_eq(lab_zookeeper_sequence("lock-1234-0000000042"), 42);
+    cr_expect_eq(lab_zookeeper_sequence("lock-99-0000000007"), 7);
+    cr_expect_eq(lab_zookeeper_sequence("lock-1-2147483647"), 2147483647LL);
+    /* The token before the sequence does not count, however large. */
+    cr_expect_lt(lab_zookeeper_sequence("lock-9999999-0000000001"),
+                 lab_zookeeper_sequence("lock-1-0000000002"));
+    const char *bad[] = {"", "lock", "lock-", "lock-12-", "lock-12-00x1", "lock-1-999999999999999"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        cr_expect_eq(lab_zookeeper_sequence(bad[i]), -1, "'%s'", bad[i]);
+}
+
+Test(lab_zookeeper, an_items_lock_nodes_live_under_its_own_folder)
+{
+    char path[64];
+    cr_expect_eq(lab_zookeeper_item_path(path, sizeof(path), 42), 20);
+    cr_expect_str_eq(path, "/seckill/lab/item-42");
 }
 
 Test(lab_params, a_purchase_needs_an_item_and_takes_user_and_delay)
