@@ -27,16 +27,12 @@
 static int port;
 static pid_t server_pid;
 
-static const char *expected_names[] = {"local_unsafe",      "local_atomic_check",
-                                       "local_mutex",       "db_read_modify_write",
-                                       "db_single_update",  "db_for_update",
-                                       "db_optimistic",     "redis_read_check_decr",
-                                       "redis_watch",       "redis_lock_setnx_expire",
-                                       "redis_lock_getset", "redis_lock",
-                                       "redis_lock_fenced", "redis_lock_reentrant",
-                                       "redlock",           "pg_lock_table",
-                                       "pg_advisory",       "segmented",
-                                       "lua_reserve"};
+static const char *expected_names[] = {
+    "local_unsafe",      "local_atomic_check",      "local_mutex",       "db_read_modify_write",
+    "db_single_update",  "db_for_update",           "db_optimistic",     "redis_read_check_decr",
+    "redis_watch",       "redis_lock_setnx_expire", "redis_lock_getset", "redis_lock",
+    "redis_lock_fenced", "redis_lock_reentrant",    "redlock",           "pg_lock_table",
+    "pg_advisory",       "zookeeper_lock",          "segmented",         "lua_reserve"};
 
 /* A server on a free port with two extra "KEY=VALUE" settings (or NULL). */
 static void start_server_with(char *extra1, char *extra2)

@@ -366,6 +366,21 @@ void harness_redlock_stop(void)
     services_function("redlock_stop", NULL, NULL, 0);
 }
 
+void harness_zk_start(char *servers, size_t cap)
+{
+    char port[32];
+    cr_assert_eq(services_function("zk_start", NULL, port, sizeof(port)), 0,
+                 "services.sh zk_start failed (log: $SECKILL_TEST_DIR/zookeeper/zookeeper.log)");
+    int p = 0;
+    cr_assert_eq(sscanf(port, "%d", &p), 1, "zk_start printed '%s'", port);
+    snprintf(servers, cap, "127.0.0.1:%d", p);
+}
+
+void harness_zk_stop(void)
+{
+    services_function("zk_stop", NULL, NULL, 0);
+}
+
 void harness_redis_crash(void)
 {
     run_services("redis-kill");

@@ -96,6 +96,13 @@ void harness_redlock_kill(int n);
 /* Stops the extra servers that are still running (for .fini too). */
 void harness_redlock_stop(void);
 
+/* Starts a ZooKeeper under the run's folder (services.sh zk_start: tick
+ * 500 ms, sessions from 1 s) and writes its address "127.0.0.1:<port>"
+ * into servers. Aborts the test when it does not start. */
+void harness_zk_start(char *servers, size_t cap);
+/* Stops it, by its pid file, if it runs (for .fini too). */
+void harness_zk_stop(void);
+
 /* Runs seckill-admin with args (NULL-terminated, without argv[0]) and the
  * run's config; its output lands NUL-terminated in out. Returns its exit
  * code. */
