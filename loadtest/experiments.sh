@@ -78,7 +78,8 @@ declare -A doc_figure=(
     [redis_lock_fenced]="correct; fencing tokens stop a holder whose lock expired (Kleppmann, 004)"
     [redis_lock_reentrant]="600/s; Redisson 870/s; survives a holder slower than the TTL (001, 003)"
     [redlock]="correct while a majority is up (003, 004)"
-    [pg_advisory]="(not in the documents: PostgreSQL's advisory lock)")
+    [pg_advisory]="(not in the documents: PostgreSQL's advisory lock)"
+    [zookeeper_lock]="correct; no TTL, the session's end frees the lock; redis > zk > mysql in speed (003)")
 case ${SCENARIO:-} in
 '') ;;
 lock_expiry) export SECKILL_LAB_LOCK_TTL_MS=200 ;;
@@ -105,6 +106,7 @@ finish() {
     # What the scenarios started (extra servers and workers, nginx), by their pid files.
     for f in "$dir"/procs/*.pid; do [[ -e $f ]] && stop_pid "$f" seckill-; done
     stop_pid "$dir/nginx/nginx.pid" nginx
+    zk_stop "$dir"
     services_stop "$dir"
     if ((done)); then rm -rf "$(realpath -m "$dir")" "$dir"; else echo "experiments: logs kept in $dir" >&2; fi
 }
@@ -116,6 +118,8 @@ services_start "$dir"
 # shellcheck source=/dev/null
 source "$dir/env"
 scripts/migrate.sh
+SECKILL_ZOOKEEPER_SERVERS=127.0.0.1:$(zk_start "$dir")
+export SECKILL_ZOOKEEPER_SERVERS
 port=$(free_port)
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 export SECKILL_PORT=$port SECKILL_ADMIN_TOKEN=$token SECKILL_LOG_LEVEL=warn

@@ -11,6 +11,7 @@ port=${SECKILL_PORT:-8080}
 stop_all() {
     stop_pid "$dir/server.pid" seckill-server
     stop_pid "$dir/worker.pid" seckill-worker
+    zk_stop "$dir"
     services_stop "$dir"
 }
 
@@ -40,7 +41,8 @@ if [[ ${1:-} == stop ]]; then
 fi
 [[ $# == 0 ]] || die "usage: $0 [stop]"
 
-for f in run.pid:run.sh server.pid:seckill-server worker.pid:seckill-worker redis.pid:redis-server; do
+for f in run.pid:run.sh server.pid:seckill-server worker.pid:seckill-worker redis.pid:redis-server \
+    zookeeper/zookeeper.pid:ZooKeeperServerMain; do
     if live_pid "$dir/${f%%:*}" "${f#*:}" >/dev/null; then
         die "a run is already active in $dir (${f#*:} is up): stop it with 'make stop'"
     fi
@@ -60,6 +62,9 @@ services_start "$dir"
 # shellcheck source=/dev/null
 source "$dir/env"
 scripts/migrate.sh
+# The ZooKeeper of the lab's zookeeper_lock.
+zk_port=$(zk_start "$dir")
+export SECKILL_ZOOKEEPER_SERVERS=127.0.0.1:$zk_port
 
 if [[ -z ${SECKILL_ADMIN_TOKEN:-} ]]; then
     SECKILL_ADMIN_TOKEN=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
@@ -85,7 +90,7 @@ fi
 
 cat <<EOF
 
-seckill is running at $url (logs: $dir/*.log)
+seckill is running at $url (logs: $dir/*.log; ZooKeeper on 127.0.0.1:$zk_port)
 admin token: $SECKILL_ADMIN_TOKEN
 
   curl -X POST -H "Authorization: Bearer $SECKILL_ADMIN_TOKEN" -d '{"name":"phone","stock":100}' $url/api/v1/items
