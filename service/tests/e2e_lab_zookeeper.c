@@ -2,8 +2,9 @@
  * (services.sh zk_start), Redis, PostgreSQL and servers. 50 buyers at once
  * on a stock of 10 with 100 ms of work under the lock sell exactly the
  * stock; a holder killed with SIGKILL keeps its lock only until ZooKeeper
- * expires its session (no TTL), then another server sells; a reset deletes
- * the item's lock nodes; without zookeeper_servers the strategy says so. */
+ * expires its session (no TTL), then another server sells; a server frozen
+ * past its session makes a new one; a reset deletes the item's lock nodes;
+ * without zookeeper_servers the strategy says so. */
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
@@ -189,6 +190,29 @@ Test(zookeeper, a_holder_killed_keeps_its_lock_only_until_its_session_expires)
     cr_expect_eq(audited(port_b, h.item, "sold"), 1);
     cr_expect_eq(audited(port_b, h.item, "lock_keys"), 0);
     harness_stop_clean(&server_b_pid, "server B");
+}
+
+Test(zookeeper, a_server_whose_session_expired_makes_a_new_one_and_sells_again)
+{
+    int64_t item = create_item(port, 5);
+    char resp[256];
+    cr_assert_eq(buy(port, item, 0, resp, sizeof(resp)), 200, "%s", resp);
+    /* Frozen (a pause as of a long GC) past its session: ZooKeeper expires it. */
+    kill(server_pid, SIGSTOP);
+    harness_sleep_ms(SESSION_MS + EXPIRY_MARGIN_MS / 2);
+    kill(server_pid, SIGCONT);
+    /* The client learns of the expiry when it reconnects: until then 503. */
+    int status = 0;
+    int64_t deadline = backend_mono_ms() + 10000;
+    while ((status = buy(port, item, 0, resp, sizeof(resp))) != 200 &&
+           backend_mono_ms() < deadline) {
+        cr_expect_eq(status, 503, "%d %s", status, resp);
+        harness_sleep_ms(100);
+    }
+    cr_expect_eq(status, 200, "no sale with a new session: %d %s", status, resp);
+    cr_expect_eq(audited(port, item, "sold"), 2);
+    cr_expect_eq(audited(port, item, "lock_keys"), 0);
+    harness_stop_clean(&server_pid, "server");
 }
 
 Test(zookeeper, a_reset_deletes_the_items_lock_nodes)
