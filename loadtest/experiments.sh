@@ -85,7 +85,8 @@ case ${SCENARIO:-} in
 lock_expiry) export SECKILL_LAB_LOCK_TTL_MS=200 ;;
 wrong_unlock) export SECKILL_LAB_LOCK_TTL_MS=1000 ;;
 cluster) ;;
-crash_holding_lock) export SECKILL_LAB_LOCK_TTL_MS=2000 SECKILL_LAB_LOCK_WAIT_MS=500 SECKILL_LAB_FAULTS=true ;;
+# A ZooKeeper session as long as the Redis lock's TTL, so that the two are freed alike.
+crash_holding_lock) export SECKILL_LAB_LOCK_TTL_MS=2000 SECKILL_LAB_LOCK_WAIT_MS=500 SECKILL_LAB_FAULTS=true SECKILL_ZOOKEEPER_SESSION_MS=2000 ;;
 # 000's lock: LOCK_EXPIRE_TIME 200 ms, lockWaitTimeOut 200 ms; Spring Boot's Tomcat: 200 threads.
 leftover_key) export SECKILL_LAB_LOCK_TTL_MS=200 SECKILL_LAB_LOCK_WAIT_MS=200 SECKILL_LAB_THREADS=200 ;;
 singleton_job) export SECKILL_WORKER_SWEEP_MS=500 SECKILL_WORKER_BATCH_SIZE=200 ;;
@@ -107,6 +108,7 @@ finish() {
     for f in "$dir"/procs/*.pid; do [[ -e $f ]] && stop_pid "$f" seckill-; done
     stop_pid "$dir/nginx/nginx.pid" nginx
     zk_stop "$dir"
+    redlock_stop "$dir"
     services_stop "$dir"
     if ((done)); then rm -rf "$(realpath -m "$dir")" "$dir"; else echo "experiments: logs kept in $dir" >&2; fi
 }
@@ -119,7 +121,9 @@ services_start "$dir"
 source "$dir/env"
 scripts/migrate.sh
 SECKILL_ZOOKEEPER_SERVERS=127.0.0.1:$(zk_start "$dir")
-export SECKILL_ZOOKEEPER_SERVERS
+read -r redlock_1 redlock_2 < <(redlock_start "$dir")
+SECKILL_REDLOCK_SERVERS=127.0.0.1:$SECKILL_REDIS_PORT,127.0.0.1:$redlock_1,127.0.0.1:$redlock_2
+export SECKILL_ZOOKEEPER_SERVERS SECKILL_REDLOCK_SERVERS
 port=$(free_port)
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 export SECKILL_PORT=$port SECKILL_ADMIN_TOKEN=$token SECKILL_LOG_LEVEL=warn

@@ -12,6 +12,7 @@ stop_all() {
     stop_pid "$dir/server.pid" seckill-server
     stop_pid "$dir/worker.pid" seckill-worker
     zk_stop "$dir"
+    redlock_stop "$dir"
     services_stop "$dir"
 }
 
@@ -62,9 +63,12 @@ services_start "$dir"
 # shellcheck source=/dev/null
 source "$dir/env"
 scripts/migrate.sh
-# The ZooKeeper of the lab's zookeeper_lock.
+# The ZooKeeper of the lab's zookeeper_lock, and two more Redis servers for its redlock (the
+# run's own Redis is the third).
 zk_port=$(zk_start "$dir")
 export SECKILL_ZOOKEEPER_SERVERS=127.0.0.1:$zk_port
+read -r redlock_1 redlock_2 < <(redlock_start "$dir")
+export SECKILL_REDLOCK_SERVERS=127.0.0.1:$SECKILL_REDIS_PORT,127.0.0.1:$redlock_1,127.0.0.1:$redlock_2
 
 if [[ -z ${SECKILL_ADMIN_TOKEN:-} ]]; then
     SECKILL_ADMIN_TOKEN=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
@@ -90,7 +94,8 @@ fi
 
 cat <<EOF
 
-seckill is running at $url (logs: $dir/*.log; ZooKeeper on 127.0.0.1:$zk_port)
+seckill is running at $url (logs: $dir/*.log; ZooKeeper on 127.0.0.1:$zk_port,
+Redlock on $SECKILL_REDLOCK_SERVERS)
 admin token: $SECKILL_ADMIN_TOKEN
 
   curl -X POST -H "Authorization: Bearer $SECKILL_ADMIN_TOKEN" -d '{"name":"phone","stock":100}' $url/api/v1/items
