@@ -83,14 +83,7 @@ static int buy(const char *strategy, int64_t item, int delay_ms, char *resp, siz
 /* The audit endpoint's number for `field`. */
 static int64_t audited(const char *strategy, int64_t item, const char *field)
 {
-    char path[160], resp[1024], pattern[64];
-    snprintf(path, sizeof(path), "/api/v1/experiments/%s/audit?item=%" PRId64, strategy, item);
-    int status = harness_http(port, "GET", path, NULL, NULL, resp, sizeof(resp));
-    cr_assert_eq(status, 200, "audit %s: %d %s", strategy, status, resp);
-    snprintf(pattern, sizeof(pattern), "\"%s\":", field);
-    const char *at = strstr(resp, pattern);
-    cr_assert_not_null(at, "audit %s has no %s: %s", strategy, field, resp);
-    return strtoll(at + strlen(pattern), NULL, 10);
+    return harness_lab_audit(port, strategy, item, field);
 }
 
 typedef struct storm {

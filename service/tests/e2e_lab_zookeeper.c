@@ -83,14 +83,7 @@ static int buy(int at, int64_t item, int delay_ms, char *resp, size_t cap)
 /* The audit's number for `field`, as server `at` sees it. */
 static int64_t audited(int at, int64_t item, const char *field)
 {
-    char path[160], resp[1024], pattern[64];
-    snprintf(path, sizeof(path), "/api/v1/experiments/zookeeper_lock/audit?item=%" PRId64, item);
-    int status = harness_http(at, "GET", path, NULL, NULL, resp, sizeof(resp));
-    cr_assert_eq(status, 200, "audit: %d %s", status, resp);
-    snprintf(pattern, sizeof(pattern), "\"%s\":", field);
-    const char *found = strstr(resp, pattern);
-    cr_assert_not_null(found, "audit has no %s: %s", field, resp);
-    return strtoll(found + strlen(pattern), NULL, 10);
+    return harness_lab_audit(at, "zookeeper_lock", item, field);
 }
 
 /* Waits up to timeout_ms for the item's lock nodes to number `want`.

@@ -49,18 +49,6 @@ static int buy(int port, const char *strategy, int64_t item, int delay_ms, const
     return harness_http(port, "GET", path, NULL, NULL, resp, sizeof(resp));
 }
 
-static int64_t audited(int port, const char *strategy, int64_t item, const char *field)
-{
-    char path[160], resp[1024], pattern[64];
-    snprintf(path, sizeof(path), "/api/v1/experiments/%s/audit?item=%" PRId64, strategy, item);
-    int status = harness_http(port, "GET", path, NULL, NULL, resp, sizeof(resp));
-    cr_assert_eq(status, 200, "audit %s: %d %s", strategy, status, resp);
-    snprintf(pattern, sizeof(pattern), "\"%s\":", field);
-    const char *at = strstr(resp, pattern);
-    cr_assert_not_null(at, "audit %s has no %s: %s", strategy, field, resp);
-    return strtoll(at + strlen(pattern), NULL, 10);
-}
-
 static long long lock_pttl(const char *strategy, int64_t item)
 {
     char key[96];
@@ -130,8 +118,8 @@ static size_t sell_through_both(const int ports[2], const char *strategy)
         cr_assert_eq(s[i].res.missing, 0, "%s on instance %d: %s", strategy, i, s[i].res.errstr);
         sold += blast_count(&s[i].res, 200);
     }
-    cr_expect_eq(audited(ports[0], strategy, item, "sold"), (int64_t)sold, "%s: sales counted",
-                 strategy);
+    cr_expect_eq(harness_lab_audit(ports[0], strategy, item, "sold"), (int64_t)sold,
+                 "%s: sales counted", strategy);
     return sold;
 }
 
@@ -151,7 +139,7 @@ Test(scenarios, cluster_two_instances_oversell_with_local_mutex_but_not_with_red
     /* Without lab_faults a crash cannot be asked for. */
     int64_t item = sale_create_item(ports[0], TOKEN, "no-faults", 1);
     cr_expect_eq(buy(ports[0], "redis_lock_setnx_expire", item, 0, "&crash=after_setnx"), 400);
-    cr_expect_eq(audited(ports[0], "redis_lock_setnx_expire", item, "lock_keys"), 0);
+    cr_expect_eq(harness_lab_audit(ports[0], "redis_lock_setnx_expire", item, "lock_keys"), 0);
     for (int i = 0; i < 2; i++)
         harness_stop_clean(&pids[i], "server");
 }
@@ -192,7 +180,7 @@ Test(scenarios, crash_holding_lock_setnx_expire_is_stuck_for_good_redis_lock_fre
     cr_expect_eq(buy(keeper, s, item, 0, NULL), 429);
     harness_sleep_ms(CRASH_TTL_MS + 300);
     cr_expect_eq(buy(keeper, s, item, 0, NULL), 429, "%s freed itself after the TTL", s);
-    cr_expect_eq(audited(keeper, s, item, "lock_keys"), 1);
+    cr_expect_eq(harness_lab_audit(keeper, s, item, "lock_keys"), 1);
     redisContext *c = harness_redis();
     char key[96];
     snprintf(key, sizeof(key), "{item:%" PRId64 "}:lab:lock:%s", item, s);
@@ -218,7 +206,7 @@ Test(scenarios, crash_holding_lock_setnx_expire_is_stuck_for_good_redis_lock_fre
         cr_expect_eq(buy(keeper, s, item, 0, NULL), 429, "sold while the dead holder's lock held");
     harness_sleep_ms((int)(left > 0 ? left : 0) + 100);
     cr_expect_eq(buy(keeper, s, item, 0, NULL), 200, "not freed after the TTL");
-    cr_expect_eq(audited(keeper, s, item, "sold"), 1);
+    cr_expect_eq(harness_lab_audit(keeper, s, item, "sold"), 1);
     harness_stop_clean(&pids[0], "server");
 }
 
@@ -234,7 +222,7 @@ static int64_t burst(int port, const char *strategy)
     storm_init(&s, port, strategy, sale_create_item(port, TOKEN, "leftover", 10000), 100,
                LEFTOVER_BUYERS);
     cr_assert_eq(blast_run(&s.spec, &s.res), 0, "%s: %s", strategy, s.res.errstr);
-    return audited(port, strategy, s.item, "lock_keys");
+    return harness_lab_audit(port, strategy, s.item, "lock_keys");
 }
 
 Test(scenarios, leftover_key_the_getset_lock_leaves_its_key_behind_redis_lock_does_not)

@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -224,6 +225,18 @@ int harness_http(int port, const char *method, const char *path, const char *tok
     const char *b = strstr(buf, "\r\n\r\n");
     snprintf(resp, cap, "%s", b ? b + 4 : "");
     return status;
+}
+
+int64_t harness_lab_audit(int port, const char *strategy, int64_t item, const char *field)
+{
+    char path[160], resp[1024], pattern[64];
+    snprintf(path, sizeof(path), "/api/v1/experiments/%s/audit?item=%" PRId64, strategy, item);
+    int status = harness_http(port, "GET", path, NULL, NULL, resp, sizeof(resp));
+    cr_assert_eq(status, 200, "audit %s: %d %s", strategy, status, resp);
+    snprintf(pattern, sizeof(pattern), "\"%s\":", field);
+    const char *at = strstr(resp, pattern);
+    cr_assert_not_null(at, "audit %s has no %s: %s", strategy, field, resp);
+    return strtoll(at + strlen(pattern), NULL, 10);
 }
 
 int harness_raw(int port, const char *bytes, size_t len, int timeout_ms, char *resp, size_t cap)

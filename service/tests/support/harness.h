@@ -60,6 +60,10 @@ int harness_wait_http(int port, const char *path, int timeout_ms);
 int harness_http(int port, const char *method, const char *path, const char *token,
                  const char *body, char *resp, size_t cap);
 
+/* The number `field` of GET /api/v1/experiments/<strategy>/audit?item=N
+ * from the server on port; asserts a 200 that holds the field. */
+int64_t harness_lab_audit(int port, const char *strategy, int64_t item, const char *field);
+
 /* Writes len raw bytes to 127.0.0.1:port, then reads until the server closes
  * or timeout_ms passes. Returns the response's status code, 0 when the
  * server closed without answering, -1 when it could not be reached. The
