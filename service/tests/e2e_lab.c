@@ -95,11 +95,7 @@ typedef struct storm {
 static size_t build_buy(void *ctx, size_t index, char *buf, size_t cap)
 {
     const storm *s = ctx;
-    int n = snprintf(buf, cap,
-                     "GET /api/v1/experiments/%s/purchase?item=%" PRId64
-                     "&user_id=%zu&delay_ms=%d HTTP/1.1\r\nHost: t\r\n\r\n",
-                     s->strategy, s->item, index + 1, s->delay_ms);
-    return n > 0 ? (size_t)n : 0;
+    return harness_lab_buy_request(buf, cap, s->strategy, s->item, index + 1, s->delay_ms);
 }
 
 /* BUYERS buyers at once on a new item of STOCK units. */

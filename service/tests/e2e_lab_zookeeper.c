@@ -106,11 +106,7 @@ typedef struct storm {
 static size_t build_buy(void *ctx, size_t index, char *buf, size_t cap)
 {
     const storm *s = ctx;
-    int n = snprintf(buf, cap,
-                     "GET /api/v1/experiments/zookeeper_lock/purchase?item=%" PRId64
-                     "&user_id=%zu&delay_ms=%d HTTP/1.1\r\nHost: t\r\n\r\n",
-                     s->item, index + 1, DELAY_MS);
-    return n > 0 ? (size_t)n : 0;
+    return harness_lab_buy_request(buf, cap, "zookeeper_lock", s->item, index + 1, DELAY_MS);
 }
 
 Test(zookeeper, fifty_buyers_with_the_race_window_open_buy_exactly_the_stock)

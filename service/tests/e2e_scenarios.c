@@ -71,12 +71,8 @@ typedef struct storm {
 static size_t build_buy(void *ctx, size_t index, char *buf, size_t cap)
 {
     const storm *s = ctx;
-    int n = snprintf(buf, cap,
-                     "GET /api/v1/experiments/%s/purchase?item=%" PRId64
-                     "&delay_ms=%d HTTP/1.1\r\nHost: t\r\n\r\n",
-                     s->strategy, s->item, s->delay_ms);
     (void)index;
-    return n > 0 ? (size_t)n : 0;
+    return harness_lab_buy_request(buf, cap, s->strategy, s->item, 0, s->delay_ms);
 }
 
 static void storm_init(storm *s, int port, const char *strategy, int64_t item, int delay_ms,

@@ -227,6 +227,19 @@ int harness_http(int port, const char *method, const char *path, const char *tok
     return status;
 }
 
+size_t harness_lab_buy_request(char *buf, size_t cap, const char *strategy, int64_t item,
+                               size_t user, int delay_ms)
+{
+    char buyer[32] = "";
+    if (user > 0)
+        snprintf(buyer, sizeof(buyer), "&user_id=%zu", user);
+    int n = snprintf(buf, cap,
+                     "GET /api/v1/experiments/%s/purchase?item=%" PRId64
+                     "%s&delay_ms=%d HTTP/1.1\r\nHost: t\r\n\r\n",
+                     strategy, item, buyer, delay_ms);
+    return n > 0 ? (size_t)n : 0;
+}
+
 int64_t harness_lab_audit(int port, const char *strategy, int64_t item, const char *field)
 {
     char path[160], resp[1024], pattern[64];

@@ -60,6 +60,12 @@ int harness_wait_http(int port, const char *path, int timeout_ms);
 int harness_http(int port, const char *method, const char *path, const char *token,
                  const char *body, char *resp, size_t cap);
 
+/* A lab purchase request, as blast sends it: GET /api/v1/experiments/
+ * <strategy>/purchase?item=N&user_id=U&delay_ms=D (no user_id when user is
+ * 0: an anonymous buyer). Returns snprintf's length (0 on error). */
+size_t harness_lab_buy_request(char *buf, size_t cap, const char *strategy, int64_t item,
+                               size_t user, int delay_ms);
+
 /* The number `field` of GET /api/v1/experiments/<strategy>/audit?item=N
  * from the server on port; asserts a 200 that holds the field. */
 int64_t harness_lab_audit(int port, const char *strategy, int64_t item, const char *field);
