@@ -141,7 +141,7 @@ done
 curl -fs "$base/ready" >/dev/null || die "the server did not start (log: $dir/server.log)"
 
 item=$(curl -fsS -X POST -H "Authorization: Bearer $token" \
-    -d "{\"name\":\"experiments\",\"stock\":$STOCK}" "$base/api/v1/items" | jq .id)
+    -d "{\"name\":\"experiments\",\"stock\":$STOCK,\"lab\":true}" "$base/api/v1/items" | jq .id)
 strategies=$(curl -fsS "$base/api/v1/experiments" | jq -r '.strategies[] | .name')
 if [[ -n ${STRATEGY:-} ]]; then
     grep -qxF -- "$STRATEGY" <<<"$strategies" || die "no strategy '$STRATEGY'; there are: $strategies"

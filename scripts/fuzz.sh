@@ -8,14 +8,14 @@ out=run/fuzz
 mkdir -p "$out/corpus"
 scripts/deps.sh clang libclang-rt-14-dev
 cmake -S . -B build >/dev/null # the generated scripts_embedded.c
-cmake --build build --target seckill_core >/dev/null
-src=service/src
+cmake --build build --target seckill_common >/dev/null
+common=service/common server=service/server
 # shellcheck disable=SC2046  # pkg-config prints several flags on purpose
 clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
-    -fno-sanitize-recover=all -I"$src" \
+    -fno-sanitize-recover=all -I"$common" -I"$server" \
     service/tests/fuzz/fuzz_request.c \
-    "$src"/{config,events,json_io,keys,log,order,router,soldout,status,validate,backend}.c \
-    build/generated/scripts_embedded.c "$src"/scripts.c \
+    "$common"/{config,json_io,keys,log,order,status,validate,backend,scripts}.c \
+    "$server"/{events,router,soldout}.c build/generated/scripts_embedded.c \
     $(pkg-config --cflags --libs hiredis jansson libpq) -lpthread \
     -o "$out/fuzz_request"
 cp -n service/tests/fuzz/corpus/* "$out/corpus/" 2>/dev/null || true

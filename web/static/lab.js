@@ -139,7 +139,7 @@ async function run(event) {
     let res = await fetch('/api/v1/items', {
       method: 'POST',
       headers: {'Authorization': 'Bearer ' + token, 'Content-Type': 'application/json'},
-      body: JSON.stringify({name: `lab ${strategy}`, stock})});
+      body: JSON.stringify({name: `lab ${strategy}`, stock, lab: true})});
     const item = await json(res);
     if (res.status === 401) throw new Error('the admin token is wrong');
     if (res.status !== 201) throw new Error(item.message || `HTTP ${res.status}`);

@@ -1,0 +1,129 @@
+/* backend.c: connection helpers for Redis and PostgreSQL. */
+#include "backend.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+
+redisContext *backend_redis_connect(const config *cfg, char *err, size_t errlen)
+{
+    struct timeval tv = {cfg->redis_timeout_ms / 1000, (cfg->redis_timeout_ms % 1000) * 1000};
+    redisContext *c = redisConnectWithTimeout(cfg->redis_host, cfg->redis_port, tv);
+    if (!c || c->err) {
+        snprintf(err, errlen, "redis %s:%d: %s", cfg->redis_host, cfg->redis_port,
+                 c ? c->errstr : "out of memory");
+        goto fail;
+    }
+    if (redisSetTimeout(c, tv) != REDIS_OK) {
+        snprintf(err, errlen, "redis: cannot set the timeout");
+        goto fail;
+    }
+    if (cfg->redis_password && *cfg->redis_password) {
+        redisReply *r = redisCommand(c, "AUTH %s", cfg->redis_password);
+        int ok = r && r->type == REDIS_REPLY_STATUS;
+        if (!ok)
+            snprintf(err, errlen, "redis AUTH: %s",
+                     r && r->type == REDIS_REPLY_ERROR ? r->str : "failed");
+        freeReplyObject(r);
+        if (!ok)
+            goto fail;
+    }
+    return c;
+fail:
+    if (c)
+        redisFree(c);
+    return NULL;
+}
+
+PGconn *backend_pg_connect(const config *cfg, char *err, size_t errlen)
+{
+    PGconn *pg = PQconnectdb(cfg->pg_conninfo);
+    if (!pg || PQstatus(pg) != CONNECTION_OK) {
+        snprintf(err, errlen, "postgresql: %s", pg ? PQerrorMessage(pg) : "out of memory");
+        /* libpq's messages end in a newline; logs want one line. */
+        char *nl = strchr(err, '\n');
+        if (nl)
+            *nl = '\0';
+        PQfinish(pg);
+        return NULL;
+    }
+    return pg;
+}
+
+int backend_redis_ensure(redisContext **c, const config *cfg, const char *component)
+{
+    if (*c && !(*c)->err)
+        return 0;
+    if (*c)
+        redisFree(*c);
+    char err[256];
+    *c = backend_redis_connect(cfg, err, sizeof(err));
+    if (!*c)
+        log_msg(LOG_WARN, component, "%s", err);
+    return *c ? 0 : -1;
+}
+
+int backend_pg_ensure(PGconn **pg, const config *cfg, const char *component)
+{
+    if (*pg && PQstatus(*pg) == CONNECTION_OK)
+        return 0;
+    PQfinish(*pg);
+    char err[512];
+    *pg = backend_pg_connect(cfg, err, sizeof(err));
+    if (!*pg)
+        log_msg(LOG_WARN, component, "%s", err);
+    return *pg ? 0 : -1;
+}
+
+redisReply *backend_redis_reply(redisContext **c, redisReply *r, const char *component,
+                                const char *what)
+{
+    if (!r) {
+        log_msg(LOG_WARN, component, "redis%s%s: %s", what ? " " : "", what ? what : "",
+                *c ? (*c)->errstr : "no connection");
+        if (*c)
+            redisFree(*c);
+        *c = NULL;
+        return NULL;
+    }
+    if (r->type == REDIS_REPLY_ERROR) {
+        log_msg(LOG_WARN, component, "redis%s%s: %s", what ? " " : "", what ? what : "", r->str);
+        freeReplyObject(r);
+        return NULL;
+    }
+    return r;
+}
+
+redisReply *backend_redis_script(redisContext **c, const script *sc, int nkeys, int nargs,
+                                 const char *const *keys_args, const char *component)
+{
+    const char *argv[SCRIPTS_ARGV_MAX];
+    size_t lens[SCRIPTS_ARGV_MAX];
+    char numkeys[12];
+    int argc = scripts_argv(sc, 0, nkeys, nargs, keys_args, argv, lens, numkeys);
+    if (argc < 0 || !*c)
+        return NULL;
+    redisReply *r = redisCommandArgv(*c, argc, argv, lens);
+    if (scripts_is_noscript(r)) {
+        freeReplyObject(r);
+        scripts_argv(sc, 1, nkeys, nargs, keys_args, argv, lens, numkeys);
+        r = redisCommandArgv(*c, argc, argv, lens);
+    }
+    return backend_redis_reply(c, r, component, sc->name);
+}
+
+int64_t backend_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t backend_mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}

@@ -1,0 +1,54 @@
+/* backend.h: blocking connections to Redis and PostgreSQL made from the
+ * config, shared by the worker, the server's blocking pool and the tests. */
+#ifndef SECKILL_BACKEND_H
+#define SECKILL_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <hiredis/hiredis.h>
+#include <libpq-fe.h>
+
+#include "config.h"
+#include "scripts.h"
+
+/* Connects (and AUTHs) with cfg->redis_timeout_ms as connect and command
+ * timeout. Returns a context the caller frees with redisFree(), or NULL with
+ * err set. */
+redisContext *backend_redis_connect(const config *cfg, char *err, size_t errlen);
+
+/* Connects to cfg->pg_conninfo. Returns a connection the caller closes with
+ * PQfinish(), or NULL with err set. */
+PGconn *backend_pg_connect(const config *cfg, char *err, size_t errlen);
+
+/* Makes *c usable: keeps a healthy connection, replaces a broken or missing
+ * one. Returns 0, or -1 (logged for component, *c NULL) when Redis does not
+ * answer. For the long-lived connections of a thread (pool, lab, store). */
+int backend_redis_ensure(redisContext **c, const config *cfg, const char *component);
+
+/* The same for PostgreSQL. */
+int backend_pg_ensure(PGconn **pg, const config *cfg, const char *component);
+
+/* Judges reply r of a blocking command on *c (a connection kept by
+ * backend_redis_ensure): no reply means the connection is lost, so it is
+ * logged and dropped (*c becomes NULL, remade by the next ensure); an error
+ * reply is logged and freed. Returns r when it is usable, else NULL. what
+ * (may be NULL) names the command in the log. */
+redisReply *backend_redis_reply(redisContext **c, redisReply *r, const char *component,
+                                const char *what);
+
+/* Calls script sc with nkeys keys followed by nargs arguments on *c (a
+ * connection kept by backend_redis_ensure): EVALSHA, and EVAL with the text
+ * when Redis forgot the script (NOSCRIPT). The reply is judged as by
+ * backend_redis_reply(component, the script's name). Returns the reply,
+ * which the caller frees, or NULL. */
+redisReply *backend_redis_script(redisContext **c, const script *sc, int nkeys, int nargs,
+                                 const char *const *keys_args, const char *component);
+
+/* Wall-clock Unix time in milliseconds. */
+int64_t backend_now_ms(void);
+
+/* Monotonic milliseconds, for durations and timeouts. */
+int64_t backend_mono_ms(void);
+
+#endif

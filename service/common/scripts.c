@@ -1,0 +1,69 @@
+/* scripts.c: lookup and loading of the embedded Lua scripts. */
+#include "scripts.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *names[SCRIPT_COUNT] = {
+    [SCRIPT_RESERVE] = "reserve",
+    [SCRIPT_LOCK_RELEASE] = "lock_release",
+    [SCRIPT_ITEM_RESET] = "item_reset",
+    [SCRIPT_LAB_FENCE_READ] = "lab_fence_read",
+    [SCRIPT_LAB_FENCE_TAKE] = "lab_fence_take",
+    [SCRIPT_LAB_REENTRANT_LOCK] = "lab_reentrant_lock",
+    [SCRIPT_LAB_REENTRANT_UNLOCK] = "lab_reentrant_unlock",
+    [SCRIPT_LAB_REENTRANT_RENEW] = "lab_reentrant_renew",
+};
+
+int scripts_init(scripts *sc)
+{
+    memset(sc, 0, sizeof(*sc));
+    for (int id = 0; id < SCRIPT_COUNT; id++) {
+        for (const scripts_source *src = scripts_embedded; src->name; src++) {
+            if (strcmp(src->name, names[id]) == 0) {
+                sc->s[id].name = src->name;
+                sc->s[id].text = src->text;
+                sc->s[id].len = strlen(src->text);
+            }
+        }
+        if (!sc->s[id].text)
+            return -1;
+    }
+    return 0;
+}
+
+int scripts_load(scripts *sc, redisContext *c)
+{
+    for (int id = 0; id < SCRIPT_COUNT; id++) {
+        redisReply *r = redisCommand(c, "SCRIPT LOAD %b", sc->s[id].text, sc->s[id].len);
+        int ok = r && r->type == REDIS_REPLY_STRING && r->len == 40;
+        if (ok)
+            memcpy(sc->s[id].sha, r->str, 41);
+        freeReplyObject(r);
+        if (!ok)
+            return -1;
+    }
+    return 0;
+}
+
+int scripts_is_noscript(const redisReply *reply)
+{
+    return reply && reply->type == REDIS_REPLY_ERROR && strncmp(reply->str, "NOSCRIPT", 8) == 0;
+}
+
+int scripts_argv(const script *sc, int by_text, int nkeys, int nargs, const char *const *keys_args,
+                 const char **argv, size_t *lens, char *numkeys)
+{
+    int argc = 3 + nkeys + nargs;
+    if (nkeys < 0 || nargs < 0 || argc > SCRIPTS_ARGV_MAX)
+        return -1;
+    snprintf(numkeys, 12, "%d", nkeys);
+    argv[0] = by_text ? "EVAL" : "EVALSHA";
+    argv[1] = by_text ? sc->text : sc->sha;
+    argv[2] = numkeys;
+    for (int i = 0; i < nkeys + nargs; i++)
+        argv[3 + i] = keys_args[i];
+    for (int i = 0; i < argc; i++)
+        lens[i] = i == 1 && by_text ? sc->len : strlen(argv[i]);
+    return argc;
+}

@@ -1,0 +1,63 @@
+/* scripts.h: the Lua scripts of lua/, embedded at build time, and their
+ * SHA1 digests as Redis reports them on SCRIPT LOAD. */
+#ifndef SECKILL_SCRIPTS_H
+#define SECKILL_SCRIPTS_H
+
+#include <stddef.h>
+
+#include <hiredis/hiredis.h>
+
+typedef struct scripts_source {
+    const char *name; /* file name without .lua */
+    const char *text;
+} scripts_source;
+
+/* Generated from the lua folder by cmake/embed_lua.cmake; ends with {0, 0}. */
+extern const scripts_source scripts_embedded[];
+
+typedef enum script_id {
+    SCRIPT_RESERVE = 0,
+    SCRIPT_LOCK_RELEASE,
+    SCRIPT_ITEM_RESET,
+    SCRIPT_LAB_FENCE_READ,
+    SCRIPT_LAB_FENCE_TAKE,
+    SCRIPT_LAB_REENTRANT_LOCK,
+    SCRIPT_LAB_REENTRANT_UNLOCK,
+    SCRIPT_LAB_REENTRANT_RENEW,
+    SCRIPT_COUNT
+} script_id;
+
+typedef struct script {
+    const char *name;
+    const char *text;
+    size_t len;
+    char sha[41];
+} script;
+
+typedef struct scripts {
+    script s[SCRIPT_COUNT];
+} scripts;
+
+/* Finds the embedded texts of all scripts. Returns 0, or -1 when one is
+ * missing from the build (a broken build, not a runtime condition). */
+int scripts_init(scripts *sc);
+
+/* SCRIPT LOAD of every script over c, filling the digests. Returns 0 or -1. */
+int scripts_load(scripts *sc, redisContext *c);
+
+/* Most entries of a script call's argument vector. */
+#define SCRIPTS_ARGV_MAX 24
+
+/* The argument vector of one call of sc with nkeys keys followed by nargs
+ * arguments: EVALSHA with the digest, or EVAL with the text when by_text (a
+ * restarted Redis answered NOSCRIPT). argv and lens hold SCRIPTS_ARGV_MAX
+ * entries; numkeys (12 bytes) is text the vector points to. Returns argc, or
+ * -1 when the call has too many entries. Pure. */
+int scripts_argv(const script *sc, int by_text, int nkeys, int nargs, const char *const *keys_args,
+                 const char **argv, size_t *lens, char *numkeys);
+
+/* True when reply is Redis' NOSCRIPT error (a restarted Redis forgot the
+ * scripts): the caller sends EVAL with the text instead. */
+int scripts_is_noscript(const redisReply *reply);
+
+#endif

@@ -1,0 +1,48 @@
+/* status.c: the only place where a domain outcome becomes an HTTP status,
+ * a code and the message a client reads when nothing more specific is said. */
+#include "status.h"
+
+static const struct {
+    int http;
+    const char *code;
+    const char *message;
+} table[SK_STATUS_COUNT] = {
+    [SK_OK] = {200, "ok", "ok"},
+    [SK_QUEUED] = {202, "queued", "the order is queued"},
+    [SK_CREATED] = {201, "created", "created"},
+    [SK_SOLD_OUT] = {409, "sold_out", "the item is sold out"},
+    [SK_ALREADY_PURCHASED] = {409, "already_purchased", "this buyer already bought the item"},
+    [SK_IN_PROGRESS] = {429, "in_progress", "another purchase of this buyer is in progress"},
+    [SK_BUSY] = {429, "busy", "the lock was not won within lab_lock_wait_ms; try again"},
+    [SK_FENCED] = {409, "fenced",
+                   "the lock expired during the work and a newer holder came: nothing was sold"},
+    [SK_NOT_FOUND] = {404, "not_found", "not found"},
+    [SK_ITEM_EXISTS] = {409, "item_exists", "an item with this id exists"},
+    [SK_INVALID] = {400, "invalid_request", "invalid request"},
+    [SK_UNAUTHORIZED] = {401, "unauthorized", "admin token missing or wrong"},
+    [SK_METHOD_NOT_ALLOWED] = {405, "method_not_allowed", "method not allowed on this path"},
+    [SK_TOO_LARGE] = {413, "payload_too_large", "request body too large"},
+    [SK_BACKEND_DOWN] = {503, "backend_unavailable",
+                         "Redis, PostgreSQL or a lock server is unavailable; try again"},
+    [SK_QUEUE_FULL] = {503, "queue_full", "too many orders wait for the database; try again"},
+    [SK_INTERNAL] = {500, "internal_error", "internal error"},
+    [SK_RATE_LIMITED] = {429, "rate_limited", "too many purchases by this buyer; slow down"},
+    [SK_NOT_CONFIGURED] = {503, "not_configured",
+                           "this strategy's servers are not configured (zookeeper_lock: set "
+                           "zookeeper_servers, ZooKeeper's host:port)"},
+};
+
+int sk_status_http(sk_status s)
+{
+    return (unsigned)s < SK_STATUS_COUNT ? table[s].http : 500;
+}
+
+const char *sk_status_code(sk_status s)
+{
+    return (unsigned)s < SK_STATUS_COUNT ? table[s].code : "internal_error";
+}
+
+const char *sk_status_message(sk_status s)
+{
+    return (unsigned)s < SK_STATUS_COUNT ? table[s].message : "internal error";
+}

@@ -1,0 +1,196 @@
+/* lab_redis.c: Redis strategies over one stock string per strategy. */
+#include "lab_redis.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "keys.h"
+#include "lab_keys.h"
+#include "reserve.h"
+
+/* An integer reply, or the number in a string reply. */
+static int reply_int(const redisReply *r, int64_t *out)
+{
+    if (r->type == REDIS_REPLY_INTEGER) {
+        *out = r->integer;
+        return 0;
+    }
+    if (r->type == REDIS_REPLY_STRING) {
+        *out = strtoll(r->str, NULL, 10);
+        return 0;
+    }
+    return -1;
+}
+
+/* GET of the stock string; created from the initial stock when missing
+ * (SET NX: concurrent first users all create the same value once). */
+static sk_status stock_read(lab_ctx *c, const lab_request *r, void *arg, int64_t *value)
+{
+    (void)arg;
+    char key[KEYS_MAX];
+    lab_keys_stock(key, sizeof(key), r->item, r->strategy);
+    for (int attempt = 0; attempt < 2; attempt++) {
+        redisReply *rep = lab_ctx_redis(c, "GET %s", key);
+        if (!rep)
+            return SK_BACKEND_DOWN;
+        int found = reply_int(rep, value) == 0;
+        freeReplyObject(rep);
+        if (found)
+            return SK_OK;
+        int64_t initial;
+        sk_status st = lab_initial_stock(c, r->item, &initial, NULL);
+        if (st != SK_OK)
+            return st;
+        rep = lab_ctx_redis(c, "SET %s %" PRId64 " NX", key, initial);
+        if (!rep)
+            return SK_BACKEND_DOWN;
+        freeReplyObject(rep);
+    }
+    return SK_BACKEND_DOWN;
+}
+
+static sk_status stock_decr(lab_ctx *c, const lab_request *r, void *arg, int64_t seen,
+                            int64_t *remaining)
+{
+    (void)arg;
+    (void)seen;
+    char key[KEYS_MAX];
+    lab_keys_stock(key, sizeof(key), r->item, r->strategy);
+    redisReply *rep = lab_ctx_redis(c, "DECR %s", key);
+    if (!rep)
+        return SK_BACKEND_DOWN;
+    int ok = reply_int(rep, remaining) == 0;
+    freeReplyObject(rep);
+    return ok ? SK_OK : SK_BACKEND_DOWN;
+}
+
+static sk_status stock_set_seen_minus_one(lab_ctx *c, const lab_request *r, void *arg, int64_t seen,
+                                          int64_t *remaining)
+{
+    (void)arg;
+    char key[KEYS_MAX];
+    lab_keys_stock(key, sizeof(key), r->item, r->strategy);
+    redisReply *rep = lab_ctx_redis(c, "SET %s %" PRId64, key, seen - 1);
+    if (!rep)
+        return SK_BACKEND_DOWN;
+    freeReplyObject(rep);
+    *remaining = seen - 1;
+    return SK_OK;
+}
+
+/* WATCH, then the read; the take is MULTI/DECR/EXEC, which Redis refuses
+ * (a nil reply) when the stock changed since the WATCH. */
+static sk_status watched_read(lab_ctx *c, const lab_request *r, void *arg, int64_t *value)
+{
+    char key[KEYS_MAX];
+    lab_keys_stock(key, sizeof(key), r->item, r->strategy);
+    for (int attempt = 0; attempt < 2; attempt++) {
+        redisReply *rep = lab_ctx_redis(c, "WATCH %s", key);
+        if (!rep)
+            return SK_BACKEND_DOWN;
+        freeReplyObject(rep);
+        rep = lab_ctx_redis(c, "GET %s", key);
+        if (!rep)
+            return SK_BACKEND_DOWN;
+        int found = reply_int(rep, value) == 0;
+        freeReplyObject(rep);
+        if (found && *value > 0)
+            return SK_OK;
+        freeReplyObject(lab_ctx_redis(c, "UNWATCH"));
+        if (found)
+            return SK_OK; /* sold out: the caller stops here */
+        /* First use: create the stock outside the watch, or its creation
+         * would fail every buyer who watched the missing key. */
+        sk_status st = stock_read(c, r, arg, value);
+        if (st != SK_OK)
+            return st;
+    }
+    return SK_BACKEND_DOWN;
+}
+
+static sk_status watched_take(lab_ctx *c, const lab_request *r, void *arg, int64_t seen,
+                              int64_t *remaining)
+{
+    (void)arg;
+    (void)seen;
+    char key[KEYS_MAX];
+    lab_keys_stock(key, sizeof(key), r->item, r->strategy);
+    redisReply *rep = lab_ctx_redis(c, "MULTI");
+    if (!rep)
+        return SK_BACKEND_DOWN;
+    freeReplyObject(rep);
+    rep = lab_ctx_redis(c, "DECR %s", key);
+    if (!rep) {
+        /* Leave no transaction open on this thread's connection. */
+        freeReplyObject(lab_ctx_redis(c, "DISCARD"));
+        return SK_BACKEND_DOWN;
+    }
+    freeReplyObject(rep);
+    rep = lab_ctx_redis(c, "EXEC");
+    if (!rep)
+        return SK_BACKEND_DOWN;
+    sk_status st = SK_BUSY;
+    if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 1 &&
+        reply_int(rep->element[0], remaining) == 0)
+        st = SK_OK;
+    freeReplyObject(rep);
+    return st;
+}
+
+static const lab_counter read_then_decr = {stock_read, stock_decr};
+static const lab_counter watched = {watched_read, watched_take};
+const lab_counter lab_redis_key_stock = {stock_read, stock_set_seen_minus_one};
+
+sk_status lab_redis_read_check_decr(lab_ctx *c, const lab_request *r, int64_t *remaining)
+{
+    return lab_check_work_take(c, r, &read_then_decr, NULL, remaining);
+}
+
+sk_status lab_redis_watch(lab_ctx *c, const lab_request *r, int64_t *remaining)
+{
+    return lab_retry_until_won(c, r, &watched, NULL, remaining);
+}
+
+sk_status lab_redis_lua_reserve(lab_ctx *c, const lab_request *r, int64_t *remaining)
+{
+    int64_t now = backend_now_ms();
+    reserve_call call;
+    /* Anonymous: the order id is the buyer, as in the production path, so
+     * that the worker's one-unit-per-buyer rule never drops a lab order. The
+     * same call as the product's purchase, bound of pending orders included. */
+    reserve_call_init(&call, r->item, 0, 1, order_id_next(c->ids, now), now,
+                      c->cfg->max_pending_orders, 0);
+    redisReply *rep =
+        lab_ctx_script(c, SCRIPT_RESERVE, RESERVE_NKEYS, RESERVE_NARGS, call.keys_args);
+    if (!rep)
+        return SK_BACKEND_DOWN;
+    int64_t round;
+    reserve_outcome o = reserve_parse(rep, remaining, &round);
+    freeReplyObject(rep);
+    if (o == RESERVE_BAD_REPLY)
+        return SK_BACKEND_DOWN;
+    if (o != RESERVE_QUEUED)
+        return reserve_status(o);
+    lab_work(r);
+    return SK_OK;
+}
+
+sk_status lab_redis_remaining(lab_ctx *c, const lab_request *r, int64_t *remaining)
+{
+    return stock_read(c, r, NULL, remaining);
+}
+
+sk_status lab_redis_state_remaining(lab_ctx *c, const lab_request *r, int64_t *remaining)
+{
+    char state[KEYS_MAX];
+    keys_item_state(state, sizeof(state), r->item);
+    redisReply *rep = lab_ctx_redis(c, "HGET %s stock", state);
+    if (!rep)
+        return SK_BACKEND_DOWN;
+    int found = reply_int(rep, remaining) == 0;
+    freeReplyObject(rep);
+    return found ? SK_OK : SK_NOT_FOUND;
+}

@@ -1,0 +1,117 @@
+/* lab_strategy.c: what the strategies share: request parsing, the
+ * check-work-take skeleton, waits. */
+#include "lab_strategy.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend.h"
+#include "keys.h"
+#include "validate.h"
+
+sk_status lab_request_parse(const char *item, const char *user, const char *delay,
+                            int default_delay_ms, lab_request *out, const char **why)
+{
+    memset(out, 0, sizeof(*out));
+    if (!item || validate_id(item, strlen(item), &out->item) < 0) {
+        *why = "item must be a positive integer";
+        return SK_INVALID;
+    }
+    if (user && validate_id(user, strlen(user), &out->user) < 0) {
+        *why = "user_id must be a positive integer";
+        return SK_INVALID;
+    }
+    int64_t ms = default_delay_ms;
+    if (delay && (validate_i64(delay, strlen(delay), &ms) < 0 || ms < 0 || ms > LAB_DELAY_MAX_MS)) {
+        *why = "delay_ms must be an integer from 0 to 10000";
+        return SK_INVALID;
+    }
+    out->delay_ms = (int)ms;
+    return SK_OK;
+}
+
+sk_status lab_request_fault(const char *crash, int faults_enabled, lab_request *out,
+                            const char **why)
+{
+    out->fault = LAB_FAULT_NONE;
+    if (!crash)
+        return SK_OK;
+    if (!faults_enabled) {
+        *why = "crash needs lab_faults = true (fault injection is off)";
+        return SK_INVALID;
+    }
+    if (strcmp(crash, "after_setnx") != 0) {
+        *why = "crash must be after_setnx";
+        return SK_INVALID;
+    }
+    out->fault = LAB_FAULT_CRASH_AFTER_SETNX;
+    return SK_OK;
+}
+
+sk_status lab_check_work_take(lab_ctx *c, const lab_request *r, const lab_counter *k, void *arg,
+                              int64_t *remaining)
+{
+    int64_t seen;
+    sk_status st = k->read(c, r, arg, &seen);
+    if (st != SK_OK)
+        return st;
+    if (seen <= 0) {
+        *remaining = seen;
+        return SK_SOLD_OUT;
+    }
+    lab_work(r);
+    return k->take(c, r, arg, seen, remaining);
+}
+
+sk_status lab_retry_until_won(lab_ctx *c, const lab_request *r, const lab_counter *k, void *arg,
+                              int64_t *remaining)
+{
+    int64_t deadline = lab_deadline(c);
+    for (;;) {
+        sk_status st = lab_check_work_take(c, r, k, arg, remaining);
+        if (st != SK_BUSY || backend_mono_ms() >= deadline)
+            return st;
+    }
+}
+
+void lab_pause_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+void lab_work(const lab_request *r)
+{
+    if (r->delay_ms > 0)
+        lab_pause_ms(r->delay_ms);
+}
+
+int64_t lab_deadline(const lab_ctx *c)
+{
+    return backend_mono_ms() + c->cfg->lab_lock_wait_ms;
+}
+
+sk_status lab_initial_stock(lab_ctx *c, int64_t item, int64_t *initial, int64_t *round)
+{
+    char state[KEYS_MAX];
+    keys_item_state(state, sizeof(state), item);
+    redisReply *rep = lab_ctx_redis(c, "HMGET %s initial round", state);
+    if (!rep)
+        return SK_BACKEND_DOWN;
+    sk_status st = SK_NOT_FOUND;
+    if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 &&
+        rep->element[0]->type == REDIS_REPLY_STRING) {
+        *initial = strtoll(rep->element[0]->str, NULL, 10);
+        if (round)
+            *round = rep->element[1]->type == REDIS_REPLY_STRING
+                         ? strtoll(rep->element[1]->str, NULL, 10)
+                         : 0;
+        st = SK_OK;
+    }
+    freeReplyObject(rep);
+    return st;
+}

@@ -1,0 +1,179 @@
+/* app.c: start-up and shut-down of the server's parts, in dependency order. */
+#include "app.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "backend.h"
+#include "keys.h"
+#include "log.h"
+#include "store.h"
+
+/* How long a graceful stop waits for the requests in flight. */
+#define APP_DRAIN_MS 10000
+
+/* Each server instance takes a node number for its order ids from Redis, so
+ * that several instances behind a load balancer never make the same id. */
+static int take_node_number(redisContext *c, unsigned *node)
+{
+    redisReply *r = redisCommand(c, "INCR %s", KEYS_NODE_SEQ);
+    int ok = r && r->type == REDIS_REPLY_INTEGER;
+    if (ok)
+        *node = (unsigned)(r->integer % (ORDER_NODE_MAX + 1));
+    freeReplyObject(r);
+    return ok ? 0 : -1;
+}
+
+static void *make_store(void *arg)
+{
+    app *a = arg;
+    return store_create(a->cfg, &a->scripts, a->metrics);
+}
+
+static void free_store(void *s)
+{
+    store_free(s);
+}
+
+/* A sale round began (on any instance): the flags and the plugin's state of
+ * older rounds stop counting. */
+static void on_round(void *ctx, int64_t item, int64_t round)
+{
+    app *a = ctx;
+    soldout_new_round(a->soldout, item, round);
+    if (a->plugin.new_round)
+        a->plugin.new_round(a->plugin.ctx, item, round);
+}
+
+static void on_resync(void *ctx)
+{
+    app *a = ctx;
+    soldout_clear_all(a->soldout);
+    if (a->plugin.resync)
+        a->plugin.resync(a->plugin.ctx);
+}
+
+/* Every answer: counted for /metrics, and one access-log line when on. */
+static void observe_answer(void *ctx, int tag, int status, double seconds, const char *method,
+                           const char *path, const char *request_id)
+{
+    app *a = ctx;
+    metrics_request(a->metrics, tag, status, seconds);
+    if (a->cfg->access_log)
+        log_msg(LOG_INFO, "access", "id=%s method=%s path=%s status=%d ms=%.3f", request_id, method,
+                path, status, seconds * 1000);
+}
+
+app *app_create(const config *cfg, char *err, size_t errlen)
+{
+    app *a = calloc(1, sizeof(*a));
+    if (!a) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    a->cfg = cfg;
+    if (scripts_init(&a->scripts) < 0) {
+        snprintf(err, errlen, "a Lua script is missing from the build");
+        goto fail;
+    }
+    redisContext *c = backend_redis_connect(cfg, err, errlen);
+    if (!c)
+        goto fail;
+    unsigned node = 0;
+    int loaded = scripts_load(&a->scripts, c) == 0 && take_node_number(c, &node) == 0;
+    redisFree(c);
+    if (!loaded) {
+        snprintf(err, errlen, "redis: cannot load the scripts or take a node number");
+        goto fail;
+    }
+    order_id_gen_init(&a->ids, node);
+    log_msg(LOG_INFO, "server", "order-id node %u", node);
+
+    for (int r = 0; r < ROUTE_COUNT; r++)
+        a->route_names[r] = router_name((route_id)r);
+    a->metrics = metrics_create(a->route_names, ROUTE_COUNT);
+    if (!a->metrics) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    if (cfg->rate_limit_per_s > 0) {
+        a->ratelimit = ratelimit_create(cfg->rate_limit_per_s, cfg->rate_limit_burst, 262144);
+        if (!a->ratelimit) {
+            snprintf(err, errlen, "out of memory");
+            goto fail;
+        }
+    }
+    a->soldout = soldout_create(65536);
+    a->loops = calloc((size_t)cfg->io_threads, sizeof(*a->loops));
+    if (!a->soldout || !a->loops) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    for (; a->nloops < cfg->io_threads; a->nloops++) {
+        a->loops[a->nloops] = redis_loop_create(cfg, err, errlen);
+        if (!a->loops[a->nloops])
+            goto fail;
+    }
+    a->pool = pool_create(cfg->pool_threads, make_store, free_store, a);
+    if (!a->pool) {
+        snprintf(err, errlen, "cannot start the pool threads");
+        goto fail;
+    }
+    return a;
+fail:
+    app_free(a);
+    return NULL;
+}
+
+void app_plug(app *a, const app_plugin *p)
+{
+    a->plugin = *p;
+}
+
+int app_start(app *a, http_handler handler, char *err, size_t errlen)
+{
+    events_handler h = {on_round, on_resync, a};
+    a->events = events_create(a->cfg, &h);
+    if (!a->events) {
+        snprintf(err, errlen, "cannot start the events subscriber");
+        return -1;
+    }
+    a->http = http_server_create(a->cfg, handler, a, err, errlen);
+    if (!a->http)
+        return -1;
+    http_server_observe(a->http, observe_answer, a);
+    return 0;
+}
+
+redis_loop *app_next_loop(app *a)
+{
+    unsigned n = atomic_fetch_add_explicit(&a->next_loop, 1, memory_order_relaxed);
+    return a->loops[n % (unsigned)a->nloops];
+}
+
+void app_free(app *a)
+{
+    if (!a)
+        return;
+    /* No new connections; then every request read gets its answer (with
+     * Connection: close) while the loops and the pool still run. */
+    http_server_quiesce(a->http);
+    int left = http_server_drain(a->http, APP_DRAIN_MS);
+    if (left > 0)
+        log_msg(LOG_WARN, "server", "%d requests still open after %d ms", left, APP_DRAIN_MS);
+    /* Loops and pool answer whatever they still hold (a drain that timed
+     * out) before they stop; only then may the HTTP server go. */
+    for (int i = 0; i < a->nloops; i++)
+        redis_loop_free(a->loops[i]);
+    /* No announcement may reach the plugin once it is gone. */
+    events_free(a->events);
+    pool_free(a->pool);
+    if (a->plugin.free)
+        a->plugin.free(a->plugin.ctx); /* its own threads answer what they hold */
+    http_server_free(a->http);
+    soldout_free(a->soldout);
+    metrics_free(a->metrics);
+    ratelimit_free(a->ratelimit);
+    free(a->loops);
+    free(a);
+}

@@ -1,0 +1,85 @@
+/* app.h: the one application context of seckill-server, built in main and
+ * handed to every handler. No globals: everything a request needs is here.
+ *
+ * The product knows nothing of the laboratory: a part that the server's main
+ * plugs in (app_plugin) answers the routes the product leaves to it and
+ * hears of every new round, as any part of the server would. */
+#ifndef SECKILL_APP_H
+#define SECKILL_APP_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "events.h"
+#include "http_server.h"
+#include "metrics.h"
+#include "order.h"
+#include "pool.h"
+#include "ratelimit.h"
+#include "redis_loop.h"
+#include "router.h"
+#include "scripts.h"
+#include "soldout.h"
+#include "status.h"
+
+/* A part plugged into the server (the laboratory). Every callback may be
+ * NULL; ctx is handed to each. */
+typedef struct app_plugin {
+    void *ctx;
+    /* Answers a request for one of the plugin's routes (ROUTE_LAB_*), on
+     * the HTTP thread: at once, or deferred to a thread of its own. */
+    void (*handle)(void *ctx, http_exchange *ex, const route_match *m);
+    /* The item was created or reset through this instance: a new round
+     * with this initial stock began. Called on a pool thread before the
+     * admin is answered, so state the plugin keeps in Redis or PostgreSQL
+     * is cleared by the time the answer arrives. SK_OK or
+     * SK_BACKEND_DOWN (the reset answers 503 and may be repeated). */
+    sk_status (*item_round)(void *ctx, int64_t item, int64_t initial_stock);
+    /* A round began on any instance (the round announcement; events
+     * thread): state kept in this process is stale. */
+    void (*new_round)(void *ctx, int64_t item, int64_t round);
+    /* Announcements may have been missed: all of it is stale. */
+    void (*resync)(void *ctx);
+    /* Stops and frees the plugin; after the server's threads stopped. */
+    void (*free)(void *ctx);
+} app_plugin;
+
+typedef struct app {
+    const config *cfg;
+    scripts scripts;
+    order_id_gen ids;
+    soldout *soldout;
+    redis_loop **loops;
+    int nloops;
+    atomic_uint next_loop;
+    pool *pool;
+    app_plugin plugin; /* all NULL when none is plugged in */
+    events *events;
+    metrics *metrics;
+    ratelimit *ratelimit;                 /* per buyer; NULL when rate_limit_per_s is 0 */
+    const char *route_names[ROUTE_COUNT]; /* the metrics' labels */
+    http_server *http;
+} app;
+
+/* Connects to Redis (scripts, node number), starts the loops and the pool.
+ * Nothing is served yet: app_start() does that. Returns NULL with err set;
+ * the config must outlive the app. */
+app *app_create(const config *cfg, char *err, size_t errlen);
+
+/* Plugs p in (copied); before app_start(). app_free() frees it. */
+void app_plug(app *a, const app_plugin *p);
+
+/* Subscribes to the round announcements and serves HTTP with handler (ctx:
+ * the app). Returns 0, or -1 with err set. */
+int app_start(app *a, http_handler handler, char *err, size_t errlen);
+
+/* The Redis loop for the next asynchronous job (round robin). */
+redis_loop *app_next_loop(app *a);
+
+/* Stops in the order that loses nothing: no new connections, the answers
+ * still owed, then the threads, then the plugin. NULL is a no-op. */
+void app_free(app *a);
+
+#endif

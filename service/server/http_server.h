@@ -1,0 +1,87 @@
+/* http_server.h: the HTTP front (libmicrohttpd, one epoll loop per thread).
+ * Each request becomes an http_exchange handed to one handler. The handler
+ * answers at once, or defers: the connection is suspended (no thread waits
+ * on it) and any thread answers later, which resumes it. */
+#ifndef SECKILL_HTTP_SERVER_H
+#define SECKILL_HTTP_SERVER_H
+
+#include <stddef.h>
+
+#include "config.h"
+#include "status.h"
+
+typedef struct http_server http_server;
+typedef struct http_exchange http_exchange;
+
+/* Called once per complete request (body read) on an HTTP thread. It must
+ * call http_exchange_reply() before returning, or http_exchange_defer() and
+ * later http_exchange_reply() from any thread. */
+typedef void (*http_handler)(void *ctx, http_exchange *ex);
+
+/* Listens on cfg->host:cfg->port. Returns NULL with err set on failure. */
+http_server *http_server_create(const config *cfg, http_handler handler, void *ctx, char *err,
+                                size_t errlen);
+
+/* Told of every answer as it is given (on the answering thread): the tag the
+ * handler set (-1 if none), the status, the seconds since the request's
+ * headers arrived, and the request's method, path and id. Must be quick. */
+typedef void (*http_observer)(void *ctx, int tag, int status, double seconds, const char *method,
+                              const char *path, const char *request_id);
+
+/* Installs the observer; before requests arrive. */
+void http_server_observe(http_server *s, http_observer observer, void *ctx);
+
+/* Stops accepting new connections; requests under way go on. */
+void http_server_quiesce(http_server *s);
+
+/* The first step of a graceful stop, after quiesce: every answer from now on
+ * closes its connection, and this waits until no request is left between
+ * read and answered (deferred ones included) and every connection closed,
+ * or stayed idle for a second, at most timeout_ms. Returns how many requests
+ * were still open then (0: drained). The handler's backends must still run
+ * meanwhile. */
+int http_server_drain(http_server *s, int timeout_ms);
+
+/* Stops the server; every deferred exchange must have been answered. NULL is
+ * a no-op. */
+void http_server_free(http_server *s);
+
+/* The request, valid until the exchange is answered. Only on the handler's
+ * thread, before http_exchange_defer(). */
+const char *http_exchange_method(const http_exchange *ex);
+const char *http_exchange_path(const http_exchange *ex);
+const char *http_exchange_body(const http_exchange *ex, size_t *len);
+/* A query argument or request header; NULL when absent. */
+const char *http_exchange_query(const http_exchange *ex, const char *key);
+const char *http_exchange_header(const http_exchange *ex, const char *name);
+
+/* The answer to come will carry Retry-After: seconds (before the reply). */
+void http_exchange_retry_after(http_exchange *ex, int seconds);
+
+/* Labels the exchange for the observer (the route); on the handler's thread. */
+void http_exchange_tag(http_exchange *ex, int tag);
+
+/* Suspends the connection until http_exchange_reply(). Call it before
+ * handing the exchange to another thread. */
+void http_exchange_defer(http_exchange *ex);
+
+/* Answers with status and a JSON body (copied). allow, when not NULL, is sent
+ * as the Allow header (405). Once per exchange; from any thread after a
+ * defer. */
+void http_exchange_reply(http_exchange *ex, int status, const char *body, size_t len,
+                         const char *allow);
+
+/* Answers {"error": code, "message": message} with the HTTP status of the
+ * outcome st (status.h: the one mapping); message NULL says the outcome's own
+ * message. Every handler answers its errors this way. */
+void http_exchange_reply_error(http_exchange *ex, sk_status st, const char *message);
+
+/* The same with an Allow header (405). */
+void http_exchange_reply_error_allow(http_exchange *ex, sk_status st, const char *message,
+                                     const char *allow);
+
+/* The same with another Content-Type than application/json (the web pages). */
+void http_exchange_reply_typed(http_exchange *ex, int status, const char *body, size_t len,
+                               const char *content_type, const char *allow);
+
+#endif

@@ -1,0 +1,105 @@
+/* e2e_worker_crash.c: seckill-worker killed with SIGKILL while it holds a
+ * batch, several times, then restarted with the same worker id: every order
+ * that was queued reaches PostgreSQL exactly once. */
+#include <signal.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "backend.h"
+#include "harness.h"
+#include "keys.h"
+#include "order.h"
+
+#define WORKER_ID "crash"
+#define FIRST_ID 1000000LL
+#define N 50000
+#define KILLS 4
+#define WAIT_MS 120000
+
+/* The worker child of the running test, so that .fini stops it even when an
+ * assertion ended the test early. */
+static pid_t worker_pid;
+
+static void stop_leftover_worker(void)
+{
+    if (worker_pid > 0)
+        harness_stop(worker_pid, SIGKILL);
+    worker_pid = 0;
+}
+
+static void start_worker(void)
+{
+    /* A short sweep period, hence heartbeat TTL (0.9 s): the restart waits
+     * out the killed run's heartbeat before it takes the id. */
+    char *argv[] = {"seckill-worker",    "--worker-id", WORKER_ID, "--worker-batch-size", "200",
+                    "--worker-sweep-ms", "300",         NULL};
+    worker_pid =
+        harness_spawn(SECKILL_WORKER_BIN, argv, NULL, harness_path("e2e_worker_crash.log"));
+}
+
+Test(worker_crash, a_worker_killed_while_holding_a_batch_and_restarted_persists_every_order_once,
+     .fini = stop_leftover_worker, .timeout = 300)
+{
+    harness_reset_backends();
+    redisContext *c = harness_redis();
+    PGconn *pg = harness_pg();
+    char processing[KEYS_MAX];
+    keys_processing(processing, sizeof(processing), WORKER_ID);
+    PGresult *res = PQexec(pg, "INSERT INTO items (id, name, initial_stock, round) "
+                               "VALUES (1, 'crash', 50000, 1)");
+    cr_assert_eq(PQresultStatus(res), PGRES_COMMAND_OK, "%s", PQerrorMessage(pg));
+    PQclear(res);
+    /* Item 1, round 1, one buyer each. */
+    harness_push_orders(c, KEYS_QUEUE, FIRST_ID, 1, N, 1, 1, backend_now_ms());
+
+    int held = 0;
+    for (int kill = 1; kill <= KILLS; kill++) {
+        start_worker();
+        /* Let it get past its recovery and into the stream... */
+        int64_t deadline = backend_mono_ms() + WAIT_MS;
+        while (harness_pg_int(pg, "SELECT count(*) FROM orders") <
+               (int64_t)N * kill / (KILLS + 1)) {
+            cr_assert(backend_mono_ms() < deadline, "the worker stalled");
+            usleep(1000);
+        }
+        /* ...then kill it the moment it holds a batch. */
+        while (harness_redis_int(c, "LLEN", processing) == 0)
+            cr_assert(backend_mono_ms() < deadline, "the worker never held a batch");
+        harness_stop(worker_pid, SIGKILL);
+        worker_pid = 0;
+        long long in_hand = harness_redis_int(c, "LLEN", processing);
+        int64_t rows = harness_pg_int(pg, "SELECT count(*) FROM orders");
+        cr_log_info("kill %d: %lld orders in the processing list, %lld rows", kill, in_hand,
+                    (long long)rows);
+        cr_assert_lt(rows, N, "the worker finished before it could be killed: raise N");
+        held += in_hand > 0;
+    }
+    cr_assert_gt(held, 0, "no kill caught the worker holding a batch");
+
+    start_worker();
+    int64_t deadline = backend_mono_ms() + WAIT_MS;
+    while (harness_redis_int(c, "LLEN", KEYS_QUEUE) > 0 ||
+           harness_redis_int(c, "LLEN", processing) > 0) {
+        cr_assert(backend_mono_ms() < deadline, "the restarted worker did not drain the queue");
+        usleep(10 * 1000);
+    }
+    int status = harness_stop(worker_pid, SIGTERM);
+    worker_pid = 0;
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
+
+    cr_assert_eq(harness_pg_int(pg, "SELECT count(*) FROM orders"), N);
+    cr_assert_eq(harness_pg_int(pg, "SELECT count(DISTINCT id) FROM orders"), N);
+    /* Same size and nothing pushed is missing: the same set of ids. */
+    char missing[256];
+    snprintf(missing, sizeof(missing),
+             "SELECT count(*) FROM generate_series(%lld, %lld) g "
+             "LEFT JOIN orders o ON o.id = g WHERE o.id IS NULL",
+             FIRST_ID, FIRST_ID + N - 1);
+    cr_assert_eq(harness_pg_int(pg, missing), 0);
+    cr_assert_eq(harness_redis_int(c, "LLEN", KEYS_DEAD_LETTER), 0);
+    PQfinish(pg);
+    redisFree(c);
+}

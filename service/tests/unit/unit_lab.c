@@ -1,0 +1,282 @@
+/* unit_lab.c: the laboratory's pure parts: the strategy table, the query
+ * parameters of a lab purchase, the lab's keys and its routes. */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "keys.h"
+#include "lab_keys.h"
+#include "lab_redlock.h"
+#include "lab_strategy.h"
+#include "lab_table.h"
+#include "lab_zookeeper.h"
+#include "router.h"
+
+/* The strategies of issues 4 and 5 and EXPERIMENTS.md's verdicts. */
+static const struct {
+    const char *name;
+    const char *family;
+    int safe;
+} expected[] = {
+    {"local_unsafe", "local", 0},     {"local_atomic_check", "local", 0},
+    {"local_mutex", "local", 1},      {"db_read_modify_write", "db", 0},
+    {"db_single_update", "db", 1},    {"db_for_update", "db", 1},
+    {"db_optimistic", "db", 1},       {"redis_read_check_decr", "redis", 0},
+    {"redis_watch", "redis", 1},      {"redis_lock_setnx_expire", "lock", 1},
+    {"redis_lock_getset", "lock", 1}, {"redis_lock", "lock", 1},
+    {"redis_lock_fenced", "lock", 1}, {"redis_lock_reentrant", "lock", 1},
+    {"redlock", "lock", 1},           {"pg_lock_table", "lock", 1},
+    {"pg_advisory", "lock", 1},       {"zookeeper_lock", "lock", 1},
+    {"segmented", "lock", 1},         {"lua_reserve", "redis", 1},
+};
+
+#define NEXPECTED (sizeof(expected) / sizeof(expected[0]))
+
+Test(lab_table, every_strategy_of_the_issue_resolves_with_its_family_and_verdict)
+{
+    for (size_t i = 0; i < NEXPECTED; i++) {
+        const lab_strategy *s = lab_table_find(expected[i].name, strlen(expected[i].name));
+        cr_assert_not_null(s, "%s is missing", expected[i].name);
+        cr_expect_str_eq(s->name, expected[i].name);
+        cr_expect_str_eq(s->family, expected[i].family, "%s", s->name);
+        cr_expect_eq(s->safe, expected[i].safe, "%s: verdict", s->name);
+        cr_expect_not_null(s->run, "%s has no function", s->name);
+        cr_expect_not_null(s->remaining, "%s has no audit", s->name);
+    }
+    cr_expect_eq(lab_table_count(), NEXPECTED, "the table holds %zu strategies", lab_table_count());
+}
+
+Test(lab_table, the_table_lists_each_strategy_once)
+{
+    for (size_t a = 0; a < lab_table_count(); a++) {
+        cr_assert_not_null(lab_table_at(a));
+        for (size_t b = 0; b < a; b++)
+            cr_assert_str_neq(lab_table_at(a)->name, lab_table_at(b)->name);
+    }
+    cr_expect_null(lab_table_at(lab_table_count()));
+}
+
+Test(lab_table, an_unknown_or_partial_name_resolves_to_nothing)
+{
+    const char *unknown[] = {"", "local", "redis_lock_", "REDIS_LOCK", "zookeeper", "redlock_"};
+    for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++)
+        cr_expect_null(lab_table_find(unknown[i], strlen(unknown[i])), "'%s'", unknown[i]);
+    /* The length decides, not a terminating NUL: "redis_lock" out of a path. */
+    const char *path = "redis_lock/purchase";
+    const lab_strategy *s = lab_table_find(path, 10);
+    cr_assert_not_null(s);
+    cr_expect_str_eq(s->name, "redis_lock");
+}
+
+Test(lab_table, only_zookeeper_lock_counts_locks_outside_redis_and_postgresql)
+{
+    for (size_t i = 0; i < lab_table_count(); i++) {
+        const lab_strategy *s = lab_table_at(i);
+        if (strcmp(s->name, "zookeeper_lock") == 0)
+            cr_expect_not_null(s->locks);
+        else
+            cr_expect_null(s->locks, "%s", s->name);
+    }
+}
+
+Test(lab_zookeeper, a_lock_node_sorts_by_the_sequence_zookeeper_appended)
+{
+    cr_expect_eq(lab_zookeeper_sequence("lock-1234-0000000042"), 42);
+    cr_expect_eq(lab_zookeeper_sequence("lock-99-0000000007"), 7);
+    cr_expect_eq(lab_zookeeper_sequence("lock-1-2147483647"), 2147483647LL);
+    /* The token before the sequence does not count, however large. */
+    cr_expect_lt(lab_zookeeper_sequence("lock-9999999-0000000001"),
+                 lab_zookeeper_sequence("lock-1-0000000002"));
+    const char *bad[] = {"", "lock", "lock-", "lock-12-", "lock-12-00x1", "lock-1-999999999999999"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        cr_expect_eq(lab_zookeeper_sequence(bad[i]), -1, "'%s'", bad[i]);
+}
+
+Test(lab_zookeeper, an_items_lock_nodes_live_under_its_own_folder)
+{
+    char path[64];
+    cr_expect_eq(lab_zookeeper_item_path(path, sizeof(path), 42), 20);
+    cr_expect_str_eq(path, "/seckill/lab/item-42");
+}
+
+Test(lab_params, a_purchase_needs_an_item_and_takes_user_and_delay)
+{
+    lab_request r;
+    const char *why = NULL;
+    cr_assert_eq(lab_request_parse("42", "7", "150", 0, &r, &why), SK_OK);
+    cr_expect_eq(r.item, 42);
+    cr_expect_eq(r.user, 7);
+    cr_expect_eq(r.delay_ms, 150);
+    cr_assert_eq(lab_request_parse("1", NULL, NULL, 25, &r, &why), SK_OK);
+    cr_expect_eq(r.user, 0, "no user_id: anonymous");
+    cr_expect_eq(r.delay_ms, 25, "no delay_ms: the configured default");
+    cr_assert_eq(lab_request_parse("1", NULL, "0", 25, &r, &why), SK_OK);
+    cr_expect_eq(r.delay_ms, 0);
+    cr_assert_eq(lab_request_parse("1", NULL, "10000", 0, &r, &why), SK_OK);
+    cr_expect_eq(r.delay_ms, LAB_DELAY_MAX_MS);
+}
+
+Test(lab_params, bad_values_are_refused_with_a_reason)
+{
+    static const struct {
+        const char *item, *user, *delay;
+    } bad[] = {
+        {NULL, NULL, NULL}, {"", NULL, NULL},    {"0", NULL, NULL},
+        {"-3", NULL, NULL}, {"abc", NULL, NULL}, {"1x", NULL, NULL},
+        {" 1", NULL, NULL}, {"1", "0", NULL},    {"1", "-1", NULL},
+        {"1", "u", NULL},   {"1", NULL, "-1"},   {"1", NULL, "10001"},
+        {"1", NULL, "1.5"}, {"1", NULL, ""},     {"1", NULL, "99999999999999999999"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        lab_request r;
+        const char *why = NULL;
+        cr_expect_eq(lab_request_parse(bad[i].item, bad[i].user, bad[i].delay, 0, &r, &why),
+                     SK_INVALID, "case %zu", i);
+        cr_expect_not_null(why, "case %zu has no reason", i);
+    }
+}
+
+Test(lab_params, a_crash_is_injected_only_when_lab_faults_is_on)
+{
+    lab_request r = {0};
+    const char *why = NULL;
+    cr_assert_eq(lab_request_fault(NULL, 0, &r, &why), SK_OK, "no ?crash=: nothing to refuse");
+    cr_expect_eq(r.fault, LAB_FAULT_NONE);
+    cr_expect_eq(lab_request_fault("after_setnx", 0, &r, &why), SK_INVALID,
+                 "a server without lab_faults cannot be crashed by a query");
+    cr_expect_not_null(why);
+    cr_expect_eq(r.fault, LAB_FAULT_NONE);
+    cr_assert_eq(lab_request_fault("after_setnx", 1, &r, &why), SK_OK);
+    cr_expect_eq(r.fault, LAB_FAULT_CRASH_AFTER_SETNX);
+    why = NULL;
+    cr_expect_eq(lab_request_fault("before_expire", 1, &r, &why), SK_INVALID);
+    cr_expect_not_null(why);
+    cr_expect_eq(lab_request_fault("", 1, &r, &why), SK_INVALID);
+}
+
+/* The text between the first '{' and the next '}', as Redis Cluster hashes. */
+static void expect_item_tag(const char *key, const char *tag)
+{
+    const char *open = strchr(key, '{');
+    const char *close = open ? strchr(open, '}') : NULL;
+    cr_assert(open && close, "%s has no hash tag", key);
+    cr_expect_eq((size_t)(close - open - 1), strlen(tag), "%s", key);
+    cr_expect_eq(memcmp(open + 1, tag, strlen(tag)), 0, "%s: tag is not %s", key, tag);
+}
+
+Test(lab_keys, every_lab_key_lives_under_the_items_hash_tag_and_lab_prefix)
+{
+    char key[KEYS_MAX];
+    lab_keys_stock(key, sizeof(key), 42, "redis_watch");
+    cr_expect_str_eq(key, "{item:42}:lab:stock:redis_watch");
+    lab_keys_sold(key, sizeof(key), 42);
+    cr_expect_str_eq(key, "{item:42}:lab:sold");
+    lab_keys_lock(key, sizeof(key), 42, "redis_lock");
+    cr_expect_str_eq(key, "{item:42}:lab:lock:redis_lock");
+    lab_keys_segments(key, sizeof(key), 42);
+    cr_expect_str_eq(key, "{item:42}:lab:seg");
+    lab_keys_segment_lock(key, sizeof(key), 42, 7);
+    cr_expect_str_eq(key, "{item:42}:lab:lock:segmented:7");
+    lab_keys_lock_channel(key, sizeof(key), 42, "redis_lock_reentrant");
+    cr_expect_str_eq(key, "{item:42}:lab:released:redis_lock_reentrant");
+    lab_keys_fence_issued(key, sizeof(key), 42, "redis_lock_fenced");
+    cr_expect_str_eq(key, "{item:42}:lab:fence:issued:redis_lock_fenced");
+    lab_keys_fence_seen(key, sizeof(key), 42, "redis_lock_fenced");
+    cr_expect_str_eq(key, "{item:42}:lab:fence:seen:redis_lock_fenced");
+
+    int argc = 0;
+    const char *names[64];
+    cr_assert_leq(lab_table_count(), 64);
+    for (size_t i = 0; i < lab_table_count(); i++)
+        names[i] = lab_table_at(i)->name;
+    char **argv = lab_keys_all(42, names, lab_table_count(), 8, &argc);
+    cr_assert_not_null(argv);
+    cr_expect_str_eq(argv[0], "UNLINK");
+    cr_expect_eq(argc, 1 + 4 * (int)lab_table_count() + 8 + 2);
+    for (int i = 1; i < argc; i++) {
+        expect_item_tag(argv[i], "item:42");
+        cr_expect_eq(strncmp(argv[i], "{item:42}:lab:", 14), 0, "%s", argv[i]);
+        for (int j = 1; j < i; j++)
+            cr_expect_str_neq(argv[i], argv[j]);
+    }
+    lab_keys_free_all(argv, argc);
+    lab_keys_free_all(NULL, 0);
+}
+
+Test(lab_routes, the_lab_routes_take_a_strategy_name)
+{
+    route_match m;
+    cr_assert_eq(router_match("GET", "/api/v1/experiments/redis_lock/purchase", &m), SK_OK);
+    cr_expect_eq(m.route, ROUTE_LAB_PURCHASE);
+    cr_expect_eq(m.name_len, strlen("redis_lock"));
+    cr_expect_eq(memcmp(m.name, "redis_lock", m.name_len), 0);
+    cr_assert_eq(router_match("POST", "/api/v1/experiments/local_unsafe/purchase", &m), SK_OK);
+    cr_expect_eq(m.route, ROUTE_LAB_PURCHASE);
+    cr_assert_eq(router_match("HEAD", "/api/v1/experiments/x1/purchase", &m), SK_OK);
+    cr_assert_eq(router_match("GET", "/api/v1/experiments/segmented/audit", &m), SK_OK);
+    cr_expect_eq(m.route, ROUTE_LAB_AUDIT);
+    cr_assert_eq(router_match("GET", "/api/v1/experiments", &m), SK_OK);
+    cr_expect_eq(m.route, ROUTE_LAB_LIST);
+    cr_expect_null(m.name);
+    cr_expect_str_eq(router_name(ROUTE_LAB_PURCHASE), "experiment_purchase");
+}
+
+Test(lab_routes, a_name_that_is_not_lower_case_words_is_404_and_a_wrong_method_405)
+{
+    route_match m;
+    const char *bad[] = {"/api/v1/experiments//purchase", "/api/v1/experiments/Redis/purchase",
+                         "/api/v1/experiments/a-b/purchase", "/api/v1/experiments/a/b/purchase",
+                         "/api/v1/experiments/redis_lock/buy"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        cr_expect_eq(router_match("GET", bad[i], &m), SK_NOT_FOUND, "%s", bad[i]);
+    char longname[128] = "/api/v1/experiments/";
+    memset(longname + strlen(longname), 'a', ROUTER_NAME_MAX + 1);
+    strcat(longname, "/purchase");
+    cr_expect_eq(router_match("GET", longname, &m), SK_NOT_FOUND);
+    cr_assert_eq(router_match("DELETE", "/api/v1/experiments/redis_lock/purchase", &m),
+                 SK_METHOD_NOT_ALLOWED);
+    cr_expect_str_eq(m.allow, "GET, HEAD, POST");
+    cr_assert_eq(router_match("POST", "/api/v1/experiments/redis_lock/audit", &m),
+                 SK_METHOD_NOT_ALLOWED);
+    cr_expect_str_eq(m.allow, "GET, HEAD");
+}
+
+Test(lab_redlock, a_server_list_parses_into_hosts_and_ports)
+{
+    lab_redlock_server s[LAB_REDLOCK_MAX];
+    const char *why = NULL;
+    cr_assert_eq(lab_redlock_parse("127.0.0.1:6379, redis-b:6380 ,c:1", s, LAB_REDLOCK_MAX, &why),
+                 3);
+    cr_expect_str_eq(s[0].host, "127.0.0.1");
+    cr_expect_eq(s[0].port, 6379);
+    cr_expect_str_eq(s[1].host, "redis-b");
+    cr_expect_eq(s[1].port, 6380);
+    cr_expect_str_eq(s[2].host, "c");
+    cr_expect_eq(s[2].port, 1);
+    cr_expect_eq(lab_redlock_parse("", s, LAB_REDLOCK_MAX, &why), 0, "empty: the main Redis");
+    cr_expect_eq(lab_redlock_parse("  ", s, LAB_REDLOCK_MAX, &why), 0);
+}
+
+Test(lab_redlock, a_bad_server_list_is_refused_with_a_reason)
+{
+    lab_redlock_server s[2];
+    const char *bad[] = {"host",       "host:",   ":6379",    "host:0",
+                         "host:65536", "host:6x", "a:1,,b:2", "a:1,b:2,c:3"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        const char *why = NULL;
+        cr_expect_eq(lab_redlock_parse(bad[i], s, 2, &why), -1, "%s was accepted", bad[i]);
+        cr_expect_not_null(why, "%s: no reason", bad[i]);
+    }
+}
+
+Test(lab_redlock, a_majority_wins_while_validity_is_left)
+{
+    cr_expect_eq(lab_redlock_quorum(1), 1);
+    cr_expect_eq(lab_redlock_quorum(3), 2);
+    cr_expect_eq(lab_redlock_quorum(4), 3);
+    cr_expect_eq(lab_redlock_quorum(5), 3);
+    cr_expect_eq(lab_redlock_validity_ms(10000, 5), 10000 - 5 - 102);
+    cr_expect_leq(lab_redlock_validity_ms(200, 197), 0, "a lock won too late is no lock");
+}
