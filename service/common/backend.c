@@ -99,19 +99,40 @@ redisReply *backend_redis_reply(redisContext **c, redisReply *r, const char *com
 redisReply *backend_redis_script(redisContext **c, const script *sc, int nkeys, int nargs,
                                  const char *const *keys_args, const char *component)
 {
-    const char *argv[SCRIPTS_ARGV_MAX];
-    size_t lens[SCRIPTS_ARGV_MAX];
-    char numkeys[12];
-    int argc = scripts_argv(sc, 0, nkeys, nargs, keys_args, argv, lens, numkeys);
-    if (argc < 0 || !*c)
+    if (!*c)
         return NULL;
-    redisReply *r = redisCommandArgv(*c, argc, argv, lens);
-    if (scripts_is_noscript(r)) {
-        freeReplyObject(r);
-        scripts_argv(sc, 1, nkeys, nargs, keys_args, argv, lens, numkeys);
-        r = redisCommandArgv(*c, argc, argv, lens);
-    }
+    redisReply *r = scripts_call(*c, sc, nkeys, nargs, keys_args);
     return backend_redis_reply(c, r, component, sc->name);
+}
+
+int backend_redis_scan(redisContext *c, const char *pattern, backend_scan_fn each, void *ctx,
+                       const char *component)
+{
+    char cursor[32] = "0";
+    do {
+        redisReply *r = redisCommand(c, "SCAN %s MATCH %s COUNT 1000", cursor, pattern);
+        if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+            r->element[0]->type != REDIS_REPLY_STRING || r->element[1]->type != REDIS_REPLY_ARRAY) {
+            log_msg(LOG_WARN, component, "redis SCAN %s: %s", pattern,
+                    !r                             ? c->errstr
+                    : r->type == REDIS_REPLY_ERROR ? r->str
+                                                   : "unexpected reply");
+            freeReplyObject(r);
+            return -1;
+        }
+        snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
+        redisReply *keys = r->element[1];
+        for (size_t i = 0; i < keys->elements; i++) {
+            redisReply *k = keys->element[i];
+            int rc = k->type == REDIS_REPLY_STRING ? each(ctx, k->str, k->len) : 0;
+            if (rc != 0) {
+                freeReplyObject(r);
+                return rc;
+            }
+        }
+        freeReplyObject(r);
+    } while (strcmp(cursor, "0") != 0);
+    return 0;
 }
 
 int64_t backend_now_ms(void)

@@ -45,6 +45,16 @@ redisReply *backend_redis_reply(redisContext **c, redisReply *r, const char *com
 redisReply *backend_redis_script(redisContext **c, const script *sc, int nkeys, int nargs,
                                  const char *const *keys_args, const char *component);
 
+/* Called for each key a scan finds; non-zero stops the scan. */
+typedef int (*backend_scan_fn)(void *ctx, const char *key, size_t len);
+
+/* Every key matching pattern, by SCAN (never KEYS: a big data set must not
+ * block Redis), one call of each per key; each may send commands on c. c is
+ * a live connection. Returns 0; -1 when Redis failed (logged for
+ * component); or the first non-zero value each returned. */
+int backend_redis_scan(redisContext *c, const char *pattern, backend_scan_fn each, void *ctx,
+                       const char *component);
+
 /* Wall-clock Unix time in milliseconds. */
 int64_t backend_now_ms(void);
 

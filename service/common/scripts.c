@@ -8,6 +8,9 @@ static const char *names[SCRIPT_COUNT] = {
     [SCRIPT_RESERVE] = "reserve",
     [SCRIPT_LOCK_RELEASE] = "lock_release",
     [SCRIPT_ITEM_RESET] = "item_reset",
+    [SCRIPT_QUEUE_MOVE] = "queue_move",
+    [SCRIPT_HEARTBEAT] = "heartbeat",
+    [SCRIPT_SWEEP_RECOVER] = "sweep_recover",
     [SCRIPT_LAB_FENCE_READ] = "lab_fence_read",
     [SCRIPT_LAB_FENCE_TAKE] = "lab_fence_take",
     [SCRIPT_LAB_REENTRANT_LOCK] = "lab_reentrant_lock",
@@ -58,6 +61,7 @@ int scripts_argv(const script *sc, int by_text, int nkeys, int nargs, const char
     if (nkeys < 0 || nargs < 0 || argc > SCRIPTS_ARGV_MAX)
         return -1;
     snprintf(numkeys, 12, "%d", nkeys);
+    by_text = by_text || !sc->sha[0]; /* never loaded: no digest to name it by */
     argv[0] = by_text ? "EVAL" : "EVALSHA";
     argv[1] = by_text ? sc->text : sc->sha;
     argv[2] = numkeys;
@@ -66,4 +70,22 @@ int scripts_argv(const script *sc, int by_text, int nkeys, int nargs, const char
     for (int i = 0; i < argc; i++)
         lens[i] = i == 1 && by_text ? sc->len : strlen(argv[i]);
     return argc;
+}
+
+redisReply *scripts_call(redisContext *c, const script *sc, int nkeys, int nargs,
+                         const char *const *keys_args)
+{
+    const char *argv[SCRIPTS_ARGV_MAX];
+    size_t lens[SCRIPTS_ARGV_MAX];
+    char numkeys[12];
+    int argc = scripts_argv(sc, 0, nkeys, nargs, keys_args, argv, lens, numkeys);
+    if (argc < 0)
+        return NULL;
+    redisReply *r = redisCommandArgv(c, argc, argv, lens);
+    if (scripts_is_noscript(r)) {
+        freeReplyObject(r);
+        scripts_argv(sc, 1, nkeys, nargs, keys_args, argv, lens, numkeys);
+        r = redisCommandArgv(c, argc, argv, lens);
+    }
+    return r;
 }

@@ -19,6 +19,9 @@ typedef enum script_id {
     SCRIPT_RESERVE = 0,
     SCRIPT_LOCK_RELEASE,
     SCRIPT_ITEM_RESET,
+    SCRIPT_QUEUE_MOVE,
+    SCRIPT_HEARTBEAT,
+    SCRIPT_SWEEP_RECOVER,
     SCRIPT_LAB_FENCE_READ,
     SCRIPT_LAB_FENCE_TAKE,
     SCRIPT_LAB_REENTRANT_LOCK,
@@ -55,6 +58,13 @@ int scripts_load(scripts *sc, redisContext *c);
  * -1 when the call has too many entries. Pure. */
 int scripts_argv(const script *sc, int by_text, int nkeys, int nargs, const char *const *keys_args,
                  const char **argv, size_t *lens, char *numkeys);
+
+/* A blocking call of sc on c: EVALSHA, then EVAL with the text when Redis
+ * forgot the script (NOSCRIPT; also when sc's digest is not known yet).
+ * Returns the reply as it came (the caller judges and frees it), NULL when
+ * the connection failed or the call has too many entries. */
+redisReply *scripts_call(redisContext *c, const script *sc, int nkeys, int nargs,
+                         const char *const *keys_args);
 
 /* True when reply is Redis' NOSCRIPT error (a restarted Redis forgot the
  * scripts): the caller sends EVAL with the text instead. */

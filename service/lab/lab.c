@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "backend.h"
 #include "keys.h"
 #include "lab_ctx.h"
 #include "lab_keys.h"
@@ -118,6 +119,15 @@ static sk_status pg_count(lab_ctx *c, const lab_request *r, const char *sql, int
     return SK_OK;
 }
 
+/* Counts the keys a scan finds. */
+static int count_key(void *ctx, const char *key, size_t len)
+{
+    (void)key;
+    (void)len;
+    ++*(int64_t *)ctx;
+    return 0;
+}
+
 /* Lock keys of the strategy left in Redis: its lock, and its sub-locks
  * (<lock>:<n>, the segments). */
 static sk_status redis_lock_keys(lab_ctx *c, const lab_request *r, int64_t *out)
@@ -130,20 +140,9 @@ static sk_status redis_lock_keys(lab_ctx *c, const lab_request *r, int64_t *out)
         return SK_BACKEND_DOWN;
     *out = rep->integer;
     freeReplyObject(rep);
-    char cursor[32] = "0";
-    do {
-        rep = lab_ctx_redis(c, "SCAN %s MATCH %s COUNT 1000", cursor, pattern);
-        if (!rep)
-            return SK_BACKEND_DOWN;
-        if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2) {
-            freeReplyObject(rep);
-            return SK_BACKEND_DOWN;
-        }
-        snprintf(cursor, sizeof(cursor), "%s", rep->element[0]->str);
-        *out += (int64_t)rep->element[1]->elements;
-        freeReplyObject(rep);
-    } while (strcmp(cursor, "0") != 0);
-    return SK_OK;
+    /* lab_ctx_redis just made the connection usable. */
+    return backend_redis_scan(c->redis, pattern, count_key, out, "lab") == 0 ? SK_OK
+                                                                             : SK_BACKEND_DOWN;
 }
 
 static void audit(lab_ctx *c, lab_job *j)

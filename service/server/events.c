@@ -12,6 +12,7 @@
 #include <hiredis/hiredis.h>
 
 #include "backend.h"
+#include "backoff.h"
 #include "keys.h"
 #include "log.h"
 #include "validate.h"
@@ -77,10 +78,13 @@ static void listen_once(events *e, redisContext *c)
     }
 }
 
+/* Resubscriptions are retried at most this far apart. */
+#define EVENTS_BACKOFF_MAX_MS 1000
+
 static void *events_main(void *arg)
 {
     events *e = arg;
-    int backoff_ms = 50;
+    int64_t delay = 0;
     while (!atomic_load(&e->stop)) {
         char err[256];
         redisContext *c = backend_redis_connect(e->cfg, err, sizeof(err));
@@ -90,15 +94,15 @@ static void *events_main(void *arg)
             redisSetTimeout(c, none);
             listen_once(e, c);
             redisFree(c);
-            backoff_ms = 50;
+            delay = 0;
             if (!atomic_load(&e->stop))
                 log_msg(LOG_WARN, "events", "subscription lost; resubscribing");
         } else {
             log_msg(LOG_WARN, "events", "%s", err);
         }
-        for (int waited = 0; waited < backoff_ms && !atomic_load(&e->stop); waited += 50)
+        delay = backoff_next(delay, EVENTS_BACKOFF_MAX_MS);
+        for (int64_t waited = 0; waited < delay && !atomic_load(&e->stop); waited += 50)
             usleep(50 * 1000);
-        backoff_ms = backoff_ms * 2 < 1000 ? backoff_ms * 2 : 1000;
     }
     return NULL;
 }

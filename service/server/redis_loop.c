@@ -14,6 +14,7 @@
 #include <event2/event.h>
 #include <hiredis/adapters/libevent.h>
 
+#include "backoff.h"
 #include "log.h"
 
 typedef struct job {
@@ -40,12 +41,15 @@ struct redis_loop {
     int stopping;
 };
 
+/* Reconnects are retried at most this far apart. */
+#define REDIS_LOOP_BACKOFF_MAX_MS 1000
+
 static void connect_now(redis_loop *l);
 
 static void schedule_reconnect(redis_loop *l)
 {
+    l->backoff_ms = (int)backoff_next(l->backoff_ms, REDIS_LOOP_BACKOFF_MAX_MS);
     struct timeval tv = {l->backoff_ms / 1000, (l->backoff_ms % 1000) * 1000};
-    l->backoff_ms = l->backoff_ms * 2 < 1000 ? l->backoff_ms * 2 : 1000;
     evtimer_add(l->reconnect_ev, &tv);
 }
 
@@ -65,7 +69,7 @@ static void on_connect(const redisAsyncContext *ac, int status)
         return;
     }
     l->connected = 1;
-    l->backoff_ms = 50;
+    l->backoff_ms = 0;
     log_msg(LOG_INFO, "redis", "connected to %s:%d", l->cfg->redis_host, l->cfg->redis_port);
 }
 
@@ -159,7 +163,6 @@ redis_loop *redis_loop_create(const config *cfg, char *err, size_t errlen)
         return NULL;
     }
     l->cfg = cfg;
-    l->backoff_ms = 50;
     l->wake_fd = -1;
     pthread_mutex_init(&l->lock, NULL);
     l->base = event_base_new();

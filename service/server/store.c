@@ -350,28 +350,35 @@ static int64_t gauge_int(store *s, const char *cmd, const char *key)
     return n;
 }
 
+typedef struct processing_sum {
+    store *s;
+    int64_t total;
+} processing_sum;
+
+/* One processing list's length into the sum; -1 stops the scan. */
+static int add_processing(void *ctx, const char *key, size_t len)
+{
+    (void)len;
+    processing_sum *sum = ctx;
+    int64_t n = gauge_int(sum->s, "LLEN", key);
+    if (n < 0)
+        return -1;
+    sum->total += n;
+    return 0;
+}
+
 void store_gauges(store *s, metrics_gauges *g)
 {
     g->queue = gauge_int(s, "LLEN", KEYS_QUEUE);
     g->pending = gauge_int(s, "HLEN", KEYS_PENDING);
     g->dead = gauge_int(s, "LLEN", KEYS_DEAD_LETTER);
-    /* Workers' lists: SCAN, not KEYS, so that a big data set never blocks
-     * Redis for a scrape. */
-    g->processing = 0;
-    char cursor[32] = "0";
-    do {
-        const char *argv[] = {"SCAN", cursor, "MATCH", "seckill:processing:*", "COUNT", "1000"};
-        redisReply *r = redis_argv(s, 6, argv);
-        if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
-            freeReplyObject(r);
-            g->processing = -1;
-            return;
-        }
-        snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
-        for (size_t i = 0; i < r->element[1]->elements && g->processing >= 0; i++) {
-            int64_t n = gauge_int(s, "LLEN", r->element[1]->element[i]->str);
-            g->processing = n < 0 ? -1 : g->processing + n;
-        }
-        freeReplyObject(r);
-    } while (strcmp(cursor, "0") != 0 && g->processing >= 0);
+    /* The workers' processing lists. */
+    char pattern[KEYS_MAX];
+    snprintf(pattern, sizeof(pattern), "%s*", KEYS_PROCESSING_PREFIX);
+    processing_sum sum = {s, 0};
+    if (ensure_redis(s) < 0 ||
+        backend_redis_scan(s->redis, pattern, add_processing, &sum, "store") != 0)
+        g->processing = -1;
+    else
+        g->processing = sum.total;
 }

@@ -35,28 +35,6 @@
 
 #define COMPONENT "sweep"
 
-/* KEYS[1] the heartbeat; ARGV[1] the token, ARGV[2] the TTL in ms. */
-static const char heartbeat_script[] =
-    "local v = redis.call('GET', KEYS[1]) "
-    "if v and v ~= ARGV[1] then return {0, v, redis.call('PTTL', KEYS[1])} end "
-    "redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) "
-    "return {1}";
-
-/* KEYS[1] the heartbeat; ARGV[1] the token: compare and delete. */
-static const char release_script[] =
-    "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end "
-    "return 0";
-
-/* KEYS[1] the processing list, KEYS[2] the queue, KEYS[3] the heartbeat.
- * The newest entry (head) goes first to the queue's tail, where workers
- * take from, so the list's oldest ends up at the tail: taken first, in the
- * order they were accepted. */
-static const char recover_script[] =
-    "if redis.call('EXISTS', KEYS[3]) == 1 then return -2 end "
-    "local n = 0 "
-    "while redis.call('LMOVE', KEYS[1], KEYS[2], 'LEFT', 'RIGHT') do n = n + 1 end "
-    "return n";
-
 /* Logs a reply that is not the one expected, frees it. Returns -1. */
 static int failed(redisContext *c, redisReply *r, const char *what)
 {
@@ -79,13 +57,14 @@ void sweep_token(char *buf, size_t len, const char *worker_id)
     snprintf(buf, len, "%s:%ld:%016" PRIx64, worker_id, (long)getpid(), rnd);
 }
 
-int sweep_heartbeat(redisContext *c, const char *worker_id, const char *token, int64_t ttl_ms,
-                    char *holder, size_t holder_len, int64_t *pttl_ms)
+int sweep_heartbeat(redisContext *c, const scripts *sc, const char *worker_id, const char *token,
+                    int64_t ttl_ms, char *holder, size_t holder_len, int64_t *pttl_ms)
 {
     char key[KEYS_MAX], ttl[24];
     keys_worker_alive(key, sizeof(key), worker_id);
     snprintf(ttl, sizeof(ttl), "%" PRId64, ttl_ms);
-    redisReply *r = redisCommand(c, "EVAL %s 1 %s %s %s", heartbeat_script, key, token, ttl);
+    const char *ka[] = {key, token, ttl};
+    redisReply *r = scripts_call(c, &sc->s[SCRIPT_HEARTBEAT], 1, 2, ka);
     if (!r || r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
         r->element[0]->type != REDIS_REPLY_INTEGER)
         return failed(c, r, "heartbeat");
@@ -101,11 +80,14 @@ int sweep_heartbeat(redisContext *c, const char *worker_id, const char *token, i
     return rc;
 }
 
-int sweep_heartbeat_release(redisContext *c, const char *worker_id, const char *token)
+int sweep_heartbeat_release(redisContext *c, const scripts *sc, const char *worker_id,
+                            const char *token)
 {
     char key[KEYS_MAX];
     keys_worker_alive(key, sizeof(key), worker_id);
-    redisReply *r = redisCommand(c, "EVAL %s 1 %s %s", release_script, key, token);
+    /* Compare and delete: never a newer run's heartbeat. */
+    const char *ka[] = {key, token};
+    redisReply *r = scripts_call(c, &sc->s[SCRIPT_LOCK_RELEASE], 1, 1, ka);
     if (!r || r->type != REDIS_REPLY_INTEGER)
         return failed(c, r, "heartbeat release");
     freeReplyObject(r);
@@ -127,12 +109,13 @@ int sweep_elect(redisContext *c, const char *token, int64_t period_ms)
     return 1;
 }
 
-long long sweep_recover(redisContext *c, const char *worker_id)
+long long sweep_recover(redisContext *c, const scripts *sc, const char *worker_id)
 {
     char list[KEYS_MAX], alive[KEYS_MAX];
     keys_processing(list, sizeof(list), worker_id);
     keys_worker_alive(alive, sizeof(alive), worker_id);
-    redisReply *r = redisCommand(c, "EVAL %s 3 %s %s %s", recover_script, list, KEYS_QUEUE, alive);
+    const char *ka[] = {list, KEYS_QUEUE, alive};
+    redisReply *r = scripts_call(c, &sc->s[SCRIPT_SWEEP_RECOVER], 3, 0, ka);
     if (!r || r->type != REDIS_REPLY_INTEGER)
         return failed(c, r, "sweep move");
     long long n = r->integer;
@@ -140,40 +123,42 @@ long long sweep_recover(redisContext *c, const char *worker_id)
     return n;
 }
 
-int sweep_run(redisContext *c, const char *self_id, sweep_result *out)
+/* What one sweep carries from list to list. */
+typedef struct sweep_pass {
+    redisContext *c;
+    const scripts *sc;
+    const char *self_id;
+    sweep_result *out;
+} sweep_pass;
+
+/* One processing list found by the scan: its worker's orders go back onto
+ * the queue unless it is alive (or this worker). 0, or -1 on a Redis error. */
+static int recover_list(void *ctx, const char *key, size_t len)
 {
+    sweep_pass *p = ctx;
     const size_t prefix = strlen(KEYS_PROCESSING_PREFIX);
-    char cursor[32] = "0";
-    memset(out, 0, sizeof(*out));
-    do {
-        redisReply *r =
-            redisCommand(c, "SCAN %s MATCH %s* COUNT 1000", cursor, KEYS_PROCESSING_PREFIX);
-        if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
-            r->element[0]->type != REDIS_REPLY_STRING || r->element[1]->type != REDIS_REPLY_ARRAY)
-            return failed(c, r, "SCAN");
-        snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
-        redisReply *keys = r->element[1];
-        for (size_t i = 0; i < keys->elements; i++) {
-            redisReply *k = keys->element[i];
-            if (k->type != REDIS_REPLY_STRING || k->len <= prefix)
-                continue;
-            const char *id = k->str + prefix;
-            if (strcmp(id, self_id) == 0)
-                continue;
-            long long moved = sweep_recover(c, id);
-            if (moved == -1) {
-                freeReplyObject(r);
-                return -1;
-            }
-            if (moved <= 0)
-                continue; /* alive, or its list emptied meanwhile */
-            log_msg(LOG_WARN, COMPONENT,
-                    "worker %s has no heartbeat: %lld orders of %s back onto %s", id, moved, k->str,
-                    KEYS_QUEUE);
-            out->lists++;
-            out->orders += moved;
-        }
-        freeReplyObject(r);
-    } while (strcmp(cursor, "0") != 0);
+    if (len <= prefix)
+        return 0;
+    const char *id = key + prefix;
+    if (strcmp(id, p->self_id) == 0)
+        return 0;
+    long long moved = sweep_recover(p->c, p->sc, id);
+    if (moved == -1)
+        return -1;
+    if (moved <= 0)
+        return 0; /* alive, or its list emptied meanwhile */
+    log_msg(LOG_WARN, COMPONENT, "worker %s has no heartbeat: %lld orders of %s back onto %s", id,
+            moved, key, KEYS_QUEUE);
+    p->out->lists++;
+    p->out->orders += moved;
     return 0;
+}
+
+int sweep_run(redisContext *c, const scripts *sc, const char *self_id, sweep_result *out)
+{
+    char pattern[KEYS_MAX];
+    snprintf(pattern, sizeof(pattern), "%s*", KEYS_PROCESSING_PREFIX);
+    memset(out, 0, sizeof(*out));
+    sweep_pass p = {c, sc, self_id, out};
+    return backend_redis_scan(c, pattern, recover_list, &p, COMPONENT) == 0 ? 0 : -1;
 }

@@ -10,6 +10,8 @@
 
 #include <hiredis/hiredis.h>
 
+#include "scripts.h"
+
 /* Large enough for any token sweep_token() writes. */
 #define SWEEP_TOKEN_MAX 160
 
@@ -26,13 +28,14 @@ void sweep_token(char *buf, size_t len, const char *worker_id);
  * it. Returns 1 when set (taken or refreshed), 0 when another token holds it
  * (copied into holder, cut at holder_len - 1; its remaining time in
  * *pttl_ms), -1 on a Redis error (logged). */
-int sweep_heartbeat(redisContext *c, const char *worker_id, const char *token, int64_t ttl_ms,
-                    char *holder, size_t holder_len, int64_t *pttl_ms);
+int sweep_heartbeat(redisContext *c, const scripts *sc, const char *worker_id, const char *token,
+                    int64_t ttl_ms, char *holder, size_t holder_len, int64_t *pttl_ms);
 
 /* Deletes worker_id's heartbeat if token still holds it (a clean stop: the
  * next run with the id need not wait for it to expire). Returns 0, or -1 on
  * a Redis error. */
-int sweep_heartbeat_release(redisContext *c, const char *worker_id, const char *token);
+int sweep_heartbeat_release(redisContext *c, const scripts *sc, const char *worker_id,
+                            const char *token);
 
 /* Tries to become the sweeper for period_ms (SET KEYS_SWEEP_LOCK "<token>"
  * NX PX period_ms). Returns 1 when elected, 0 when another holds the lock,
@@ -44,11 +47,11 @@ int sweep_elect(redisContext *c, const char *token, int64_t period_ms);
  * one script and only if the worker has no heartbeat. Returns how many
  * moved (0: an empty list), -2 when the worker is alive (nothing moved), -1
  * on a Redis error. */
-long long sweep_recover(redisContext *c, const char *worker_id);
+long long sweep_recover(redisContext *c, const scripts *sc, const char *worker_id);
 
 /* The sweep: every processing list (SCAN) but self_id's is recovered with
  * sweep_recover(); each recovery is logged and counted into *out (zeroed
  * first). Returns 0, or -1 on a Redis error (what was moved stays moved). */
-int sweep_run(redisContext *c, const char *self_id, sweep_result *out);
+int sweep_run(redisContext *c, const scripts *sc, const char *self_id, sweep_result *out);
 
 #endif

@@ -33,23 +33,21 @@
 #include <libpq-fe.h>
 
 #include "backend.h"
+#include "backoff.h"
 #include "keys.h"
 #include "log.h"
 #include "order.h"
 #include "sweep.h"
+#include "worker_batch.h"
+#include "worker_pg.h"
 
 #define COMPONENT "worker"
 
 /* How long one BLMOVE blocks on an empty queue: the worst delay before the
  * worker notices a stop request. */
 #define WORKER_BLOCK_MS 1000
-/* First delay after a failure; it doubles up to cfg->worker_retry_max_ms. */
-#define WORKER_BACKOFF_MIN_MS 50
 /* Stop requests are checked this often while waiting to retry. */
 #define WORKER_NAP_MS 50
-/* Latest acceptance time PostgreSQL's timestamptz takes from us
- * (9999-12-31T23:59:59.999Z); later ones would fail the whole batch forever. */
-#define WORKER_MAX_CREATED_MS 253402300799999LL
 /* The heartbeat's refresh period when this worker does not sweep
  * (worker_sweep_ms = 0): others may, and must not take it for dead. */
 #define WORKER_HEARTBEAT_DEFAULT_MS 5000
@@ -58,63 +56,6 @@
 #define WORKER_HEARTBEAT_PERIODS 3
 /* Longest payload quoted in a log line. */
 #define WORKER_LOG_PAYLOAD 200
-
-#define WORKER_STMT "worker_insert"
-#define WORKER_COLUMNS 5
-
-/* The whole batch in one statement. The implicit transaction of a single
- * statement is the batch's transaction: it commits when the call returns
- * success and leaves nothing behind when it fails, one round trip instead of
- * three (BEGIN, INSERT, COMMIT).
- *
- * The join on items drops orders of an item's previous round (an admin reset
- * deleted them and started a new round) and of deleted items. Without a lock
- * a reset could slip between our snapshot and our commit: the reset's UPDATE
- * (round + 1) and DELETE of the item's orders run in one transaction; if our
- * statement read the old round before that transaction committed, and the
- * DELETE ran before our rows were committed, the DELETE would miss them and
- * old-round rows would outlive the reset. FOR SHARE on the items rows closes
- * the gap both ways: if the reset holds the row, we wait for its commit and
- * READ COMMITTED re-reads the row, now in the new round, so nothing joins;
- * if we hold it first, the reset's UPDATE waits for our commit, and its
- * DELETE, a later statement with a later snapshot, sees and removes our rows.
- * (That relies on the reset updating the items row before deleting orders.)
- * Each item is locked once, in id order, so two workers never deadlock on
- * each other, and share locks never block each other. */
-static const char insert_sql[] =
-    "WITH o AS (SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[],"
-    "                                $5::bigint[]) AS o(id, item_id, user_id, round, created_ms)),"
-    "     i AS (SELECT id, round FROM items WHERE id IN (SELECT item_id FROM o)"
-    "           ORDER BY id FOR SHARE)"
-    " INSERT INTO orders (id, item_id, user_id, round, created_at)"
-    " SELECT o.id, o.item_id, o.user_id, o.round, to_timestamp(o.created_ms / 1000.0)"
-    " FROM o JOIN i ON i.id = o.item_id AND i.round = o.round"
-    " ON CONFLICT DO NOTHING";
-
-/* One bigint[] parameter in PostgreSQL's text form, "{1,2,3}". */
-typedef struct pg_array {
-    char *text;
-    size_t len;
-    size_t cap;
-} pg_array;
-
-/* The orders in hand: copies of the processing list's payloads, the ones
- * that decoded, and the ones bound for the dead-letter list. */
-typedef struct batch {
-    size_t cap;     /* cfg->worker_batch_size */
-    size_t n;       /* payloads in hand */
-    char **payload; /* owned copies */
-    size_t *payload_len;
-    size_t norders;         /* payloads that decoded to plausible orders */
-    const char **dead_argv; /* "LPUSH", KEYS_DEAD_LETTER, then the dead payloads */
-    size_t *dead_argvlen;
-    size_t ndead;
-    const char **pending_argv; /* "HDEL", KEYS_PENDING, then the decoded order ids */
-    size_t *pending_argvlen;
-    char (*ids)[24];   /* text of the decoded order ids */
-    int64_t oldest_ms; /* acceptance time of its oldest decoded order */
-    pg_array columns[WORKER_COLUMNS];
-} batch;
 
 /* What the worker did: logged when it stops, read by its /metrics thread
  * (hence atomic; written by the worker's thread alone). */
@@ -142,10 +83,11 @@ struct worker {
     int64_t next_beat;           /* monotonic ms of the next refresh */
     int64_t next_sweep;          /* monotonic ms of the next try for the sweep lock */
     int id_taken;                /* another live worker holds the id: stop */
+    scripts sc;                  /* digests learnt at each connect (SCRIPT LOAD) */
     redisContext *redis;
     PGconn *pg;
     const atomic_int *stop;
-    batch b;
+    worker_batch b;
     worker_stats stats;
 };
 
@@ -165,134 +107,12 @@ static void worker_nap(const worker *w, int64_t ms)
     }
 }
 
-/* The next delay of an exponential backoff that starts at 0 (no failure). */
-static int64_t backoff_next(const worker *w, int64_t delay)
+/* Says which payloads go to the dead-letter list, and why. */
+static void log_dead(const worker_batch *b)
 {
-    int64_t next = delay ? delay * 2 : WORKER_BACKOFF_MIN_MS;
-    return next > w->cfg->worker_retry_max_ms ? w->cfg->worker_retry_max_ms : next;
-}
-
-/* ---- the batch ---------------------------------------------------------- */
-
-static void pg_array_reset(pg_array *a)
-{
-    a->len = (size_t)snprintf(a->text, a->cap, "{");
-}
-
-/* The capacity is set for a full batch of the longest numbers, so the
- * appends below never run out of room. */
-static void pg_array_add(pg_array *a, int64_t v)
-{
-    a->len +=
-        (size_t)snprintf(a->text + a->len, a->cap - a->len, "%s%" PRId64, a->len > 1 ? "," : "", v);
-}
-
-static void pg_array_close(pg_array *a)
-{
-    a->len += (size_t)snprintf(a->text + a->len, a->cap - a->len, "}");
-}
-
-static void batch_clear(batch *b)
-{
-    for (size_t i = 0; i < b->n; i++)
-        free(b->payload[i]);
-    b->n = b->norders = b->ndead = 0;
-}
-
-static void batch_close(batch *b)
-{
-    batch_clear(b);
-    free(b->payload);
-    free(b->payload_len);
-    free(b->dead_argv);
-    free(b->dead_argvlen);
-    free(b->pending_argv);
-    free(b->pending_argvlen);
-    free(b->ids);
-    for (int c = 0; c < WORKER_COLUMNS; c++)
-        free(b->columns[c].text);
-}
-
-static int batch_init(batch *b, size_t cap)
-{
-    memset(b, 0, sizeof(*b));
-    b->cap = cap;
-    b->payload = calloc(cap, sizeof(*b->payload));
-    b->payload_len = calloc(cap, sizeof(*b->payload_len));
-    b->dead_argv = calloc(cap + 2, sizeof(*b->dead_argv));
-    b->dead_argvlen = calloc(cap + 2, sizeof(*b->dead_argvlen));
-    b->pending_argv = calloc(cap + 2, sizeof(*b->pending_argv));
-    b->pending_argvlen = calloc(cap + 2, sizeof(*b->pending_argvlen));
-    b->ids = calloc(cap, sizeof(*b->ids));
-    if (!b->payload || !b->payload_len || !b->dead_argv || !b->dead_argvlen || !b->pending_argv ||
-        !b->pending_argvlen || !b->ids)
-        goto fail;
-    for (int c = 0; c < WORKER_COLUMNS; c++) {
-        /* "-9223372036854775808," is 21 bytes; braces and NUL 3. */
-        b->columns[c].cap = cap * 21 + 3;
-        b->columns[c].text = malloc(b->columns[c].cap);
-        if (!b->columns[c].text)
-            goto fail;
-    }
-    b->dead_argv[0] = "LPUSH";
-    b->dead_argvlen[0] = strlen("LPUSH");
-    b->dead_argv[1] = KEYS_DEAD_LETTER;
-    b->dead_argvlen[1] = strlen(KEYS_DEAD_LETTER);
-    b->pending_argv[0] = "HDEL";
-    b->pending_argvlen[0] = strlen("HDEL");
-    b->pending_argv[1] = KEYS_PENDING;
-    b->pending_argvlen[1] = strlen(KEYS_PENDING);
-    return 0;
-fail:
-    batch_close(b);
-    return -1;
-}
-
-/* Adds a copy of a payload. Returns 0, or -1 when out of memory. */
-static int batch_add(batch *b, const char *payload, size_t len)
-{
-    char *copy = malloc(len + 1);
-    if (!copy)
-        return -1;
-    memcpy(copy, payload, len);
-    copy[len] = '\0';
-    b->payload[b->n] = copy;
-    b->payload_len[b->n] = len;
-    b->n++;
-    return 0;
-}
-
-/* Decodes every payload: plausible orders go to the insert's columns, the
- * rest to the dead-letter list. */
-static void batch_sort(batch *b)
-{
-    for (int c = 0; c < WORKER_COLUMNS; c++)
-        pg_array_reset(&b->columns[c]);
-    for (size_t i = 0; i < b->n; i++) {
-        order o;
-        if (order_decode(b->payload[i], b->payload_len[i], &o) == 0 && o.created_ms >= 0 &&
-            o.created_ms <= WORKER_MAX_CREATED_MS) {
-            if (b->norders == 0 || o.created_ms < b->oldest_ms)
-                b->oldest_ms = o.created_ms;
-            int len = snprintf(b->ids[b->norders], sizeof(b->ids[0]), "%" PRId64, o.id);
-            b->pending_argv[2 + b->norders] = b->ids[b->norders];
-            b->pending_argvlen[2 + b->norders] = (size_t)len;
-            b->norders++;
-            pg_array_add(&b->columns[0], o.id);
-            pg_array_add(&b->columns[1], o.item_id);
-            pg_array_add(&b->columns[2], o.user_id);
-            pg_array_add(&b->columns[3], o.round);
-            pg_array_add(&b->columns[4], o.created_ms);
-            continue;
-        }
+    for (size_t i = 0; i < b->ndead; i++)
         log_msg(LOG_WARN, COMPONENT, "not an order, moving it to %s: %.*s", KEYS_DEAD_LETTER,
-                WORKER_LOG_PAYLOAD, b->payload[i]);
-        b->dead_argv[2 + b->ndead] = b->payload[i];
-        b->dead_argvlen[2 + b->ndead] = b->payload_len[i];
-        b->ndead++;
-    }
-    for (int c = 0; c < WORKER_COLUMNS; c++)
-        pg_array_close(&b->columns[c]);
+                WORKER_LOG_PAYLOAD, b->dead_argv[2 + i]);
 }
 
 /* ---- Redis ---------------------------------------------------------------- */
@@ -329,7 +149,7 @@ static int heartbeat(worker *w, int wait)
     int64_t pttl = 0;
     for (;;) {
         int rc =
-            sweep_heartbeat(w->redis, w->cfg->worker_id, w->token,
+            sweep_heartbeat(w->redis, &w->sc, w->cfg->worker_id, w->token,
                             w->beat_ms * WORKER_HEARTBEAT_PERIODS, holder, sizeof(holder), &pttl);
         if (rc > 0)
             w->next_beat = backend_mono_ms() + w->beat_ms;
@@ -381,6 +201,12 @@ static int redis_connect(worker *w)
         goto fail;
     }
     freeReplyObject(r);
+    /* Every connect loads the scripts, so that the calls go by digest even
+     * after a Redis restart. */
+    if (scripts_load(&w->sc, w->redis) < 0) {
+        log_msg(LOG_WARN, COMPONENT, "redis: cannot load the scripts");
+        goto fail;
+    }
     log_msg(LOG_INFO, COMPONENT, "connected to redis %s:%d", w->cfg->redis_host,
             w->cfg->redis_port);
     int rc = heartbeat(w, 1);
@@ -418,7 +244,7 @@ static int worker_tend(worker *w)
             "sweep: elected for %d ms (asked at %" PRId64 ", answered at %" PRId64 ")",
             w->cfg->worker_sweep_ms, asked, backend_now_ms());
     sweep_result res;
-    rc = sweep_run(w->redis, w->cfg->worker_id, &res);
+    rc = sweep_run(w->redis, &w->sc, w->cfg->worker_id, &res);
     w->stats.sweeps++;
     w->stats.swept_lists += res.lists;
     w->stats.swept_orders += res.orders;
@@ -437,50 +263,29 @@ static int take_moved(worker *w, redisReply *r)
         return redis_failed(w, r, "LMOVE");
     /* The order is already in the processing list: failing to copy it only
      * means re-reading it from there. */
-    int rc = batch_add(&w->b, r->str, r->len);
+    int rc = worker_batch_add(&w->b, r->str, r->len);
     if (rc < 0)
         log_msg(LOG_ERROR, COMPONENT, "out of memory copying an order");
     freeReplyObject(r);
     return rc < 0 ? -1 : 1;
 }
 
-/* Moves up to `want` orders from the queue's tail (the oldest) to the head of
- * the processing list in one atomic call, leaving both lists as that many
- * LMOVE queue processing RIGHT LEFT would: an order is in exactly one of
- * them at every moment. Returns the moved orders newest first (list order).
- * unpack() takes at most a few thousand values, hence the chunks. */
-static const char move_script[] =
-    "local items = redis.call('LRANGE', KEYS[1], -tonumber(ARGV[1]), -1)\n"
-    "if #items == 0 then return items end\n"
-    "redis.call('LTRIM', KEYS[1], 0, -#items - 1)\n"
-    "local i = #items\n"
-    "while i >= 1 do\n"
-    "  local chunk = {}\n"
-    "  for j = i, math.max(1, i - 999), -1 do chunk[#chunk + 1] = items[j] end\n"
-    "  redis.call('LPUSH', KEYS[2], unpack(chunk))\n"
-    "  i = i - 1000\n"
-    "end\n"
-    "return items\n";
-
-/* Moves up to want orders with move_script into the batch, oldest first.
+/* Moves up to want orders with lua/queue_move.lua into the batch, oldest first.
  * Returns how many moved, or -1 on an error (what moved stays in the
  * processing list). */
 static int move_many(worker *w, size_t want)
 {
     char n[24];
     snprintf(n, sizeof(n), "%zu", want);
-    const char *argv[] = {"EVAL", move_script, "2", KEYS_QUEUE, w->processing, n};
-    size_t lens[6];
-    for (int i = 0; i < 6; i++)
-        lens[i] = strlen(argv[i]);
-    redisReply *r = redisCommandArgv(w->redis, 6, argv, lens);
+    const char *ka[] = {KEYS_QUEUE, w->processing, n};
+    redisReply *r = scripts_call(w->redis, &w->sc.s[SCRIPT_QUEUE_MOVE], 2, 1, ka);
     if (!r || r->type != REDIS_REPLY_ARRAY || r->elements > want)
         return redis_failed(w, r, "EVAL move");
     for (size_t i = r->elements; i-- > 0;) {
         redisReply *e = r->element[i];
         if (e->type != REDIS_REPLY_STRING)
             return redis_failed(w, r, "EVAL move");
-        if (batch_add(&w->b, e->str, e->len) < 0) {
+        if (worker_batch_add(&w->b, e->str, e->len) < 0) {
             log_msg(LOG_ERROR, COMPONENT, "out of memory copying an order");
             freeReplyObject(r);
             return -1;
@@ -496,7 +301,7 @@ static int move_many(worker *w, size_t want)
  * moved (0: none came within the block time), or -1 on a Redis error. */
 static int batch_fill(worker *w)
 {
-    batch *b = &w->b;
+    worker_batch *b = &w->b;
     redisReply *r = redisCommand(w->redis, "BLMOVE %s %s RIGHT LEFT %s", KEYS_QUEUE, w->processing,
                                  w->block_arg);
     int rc = take_moved(w, r);
@@ -532,7 +337,7 @@ static int batch_fill(worker *w)
  * many (0: the list is empty), or -1 on a Redis error. */
 static int batch_load(worker *w)
 {
-    batch *b = &w->b;
+    worker_batch *b = &w->b;
     /* The oldest are at the tail; a previous run with a larger batch size
      * may have left more than one batch, taken here one batch at a time. */
     redisReply *r = redisCommand(w->redis, "LRANGE %s -%lld -1", w->processing, (long long)b->cap);
@@ -542,7 +347,7 @@ static int batch_load(worker *w)
         redisReply *e = r->element[i];
         if (e->type != REDIS_REPLY_STRING)
             return redis_failed(w, r, "LRANGE");
-        if (batch_add(b, e->str, e->len) < 0) {
+        if (worker_batch_add(b, e->str, e->len) < 0) {
             log_msg(LOG_ERROR, COMPONENT, "out of memory reading %s", w->processing);
             freeReplyObject(r);
             return -1;
@@ -567,7 +372,7 @@ static int batch_load(worker *w)
  * vanishing with it. Returns 0, or -1 on a Redis error. */
 static int batch_ack(worker *w)
 {
-    batch *b = &w->b;
+    worker_batch *b = &w->b;
     long long keep_until = -(long long)b->n - 1;
     int queued = 1; /* LTRIM; LPUSH and HDEL when they have anything to do */
     int ok = redisAppendCommand(w->redis, "MULTI") == REDIS_OK;
@@ -620,53 +425,8 @@ static void pg_drop(worker *w)
 
 static int pg_connect(worker *w)
 {
-    char err[512];
-    w->pg = backend_pg_connect(w->cfg, err, sizeof(err));
-    if (!w->pg) {
-        log_msg(LOG_WARN, COMPONENT, "%s", err);
-        return -1;
-    }
-    /* The batch leaves Redis right after its COMMIT, so the commit must be
-     * on disk first, whatever the server's default: with synchronous_commit
-     * off, a PostgreSQL crash loses the last commits the worker already
-     * acknowledged (the chaos test of a PostgreSQL crash caught it). */
-    PGresult *res = PQexec(w->pg, "SET synchronous_commit = on");
-    int ok = PQresultStatus(res) == PGRES_COMMAND_OK;
-    if (!ok)
-        log_msg(LOG_WARN, COMPONENT, "postgresql: synchronous_commit: %s",
-                PQresultErrorMessage(res));
-    PQclear(res);
-    if (ok) {
-        res = PQprepare(w->pg, WORKER_STMT, insert_sql, 0, NULL);
-        ok = PQresultStatus(res) == PGRES_COMMAND_OK;
-        if (!ok)
-            log_msg(LOG_WARN, COMPONENT, "postgresql: preparing the insert: %s",
-                    PQresultErrorMessage(res));
-        PQclear(res);
-    }
-    if (!ok) {
-        pg_drop(w);
-        return -1;
-    }
-    log_msg(LOG_INFO, COMPONENT, "connected to postgresql");
-    return 0;
-}
-
-/* One attempt at the insert. Returns the rows it added, or -1. */
-static int64_t pg_insert(worker *w)
-{
-    const char *values[WORKER_COLUMNS];
-    for (int c = 0; c < WORKER_COLUMNS; c++)
-        values[c] = w->b.columns[c].text;
-    PGresult *res = PQexecPrepared(w->pg, WORKER_STMT, WORKER_COLUMNS, values, NULL, NULL, 0);
-    int64_t inserted = -1;
-    if (PQresultStatus(res) == PGRES_COMMAND_OK)
-        inserted = strtoll(PQcmdTuples(res), NULL, 10);
-    else
-        log_msg(LOG_WARN, COMPONENT, "postgresql: inserting %zu orders: %s", w->b.norders,
-                PQresultErrorMessage(res));
-    PQclear(res);
-    return inserted;
+    w->pg = worker_pg_connect(w->cfg);
+    return w->pg ? 0 : -1;
 }
 
 /* Inserts the batch's orders, retrying with backoff until PostgreSQL
@@ -674,13 +434,13 @@ static int64_t pg_insert(worker *w)
  * stays in the processing list for the next run). */
 static int batch_persist(worker *w)
 {
-    batch *b = &w->b;
+    worker_batch *b = &w->b;
     if (b->norders == 0)
         return 0;
     int64_t delay = 0;
     for (;;) {
         if (w->pg || pg_connect(w) == 0) {
-            int64_t inserted = pg_insert(w);
+            int64_t inserted = worker_pg_insert(w->pg, b);
             if (inserted >= 0) {
                 int64_t skipped = (int64_t)b->norders - inserted;
                 w->stats.inserted += inserted;
@@ -702,7 +462,7 @@ static int batch_persist(worker *w)
          * the batch. A Redis error here shows again at the acknowledgement. */
         if (w->redis && backend_mono_ms() >= w->next_beat)
             heartbeat(w, 0);
-        delay = backoff_next(w, delay);
+        delay = backoff_next(delay, w->cfg->worker_retry_max_ms);
         log_msg(LOG_INFO, COMPONENT, "postgresql: retrying %zu orders in %" PRId64 " ms",
                 b->norders, delay);
         worker_nap(w, delay);
@@ -714,8 +474,14 @@ static int batch_persist(worker *w)
 worker *worker_create(const config *cfg, char *err, size_t errlen)
 {
     worker *w = calloc(1, sizeof(*w));
-    if (!w || batch_init(&w->b, (size_t)cfg->worker_batch_size) < 0)
+    if (!w || worker_batch_init(&w->b, (size_t)cfg->worker_batch_size) < 0)
         goto fail;
+    if (scripts_init(&w->sc) < 0) {
+        worker_batch_close(&w->b);
+        free(w);
+        snprintf(err, errlen, "worker: a Lua script is missing from the build");
+        return NULL;
+    }
     w->cfg = cfg;
     keys_processing(w->processing, sizeof(w->processing), cfg->worker_id);
     sweep_token(w->token, sizeof(w->token), cfg->worker_id);
@@ -737,7 +503,7 @@ void worker_free(worker *w)
         return;
     redis_drop(w);
     pg_drop(w);
-    batch_close(&w->b);
+    worker_batch_close(&w->b);
     free(w);
 }
 
@@ -766,7 +532,8 @@ int worker_run(worker *w, const atomic_int *stop)
         if (n == 0)
             recovering = 0;
         if (n > 0) {
-            batch_sort(&w->b);
+            worker_batch_sort(&w->b);
+            log_dead(&w->b);
             if (batch_persist(w) < 0)
                 break;
             n = batch_ack(w);
@@ -778,7 +545,7 @@ int worker_run(worker *w, const atomic_int *stop)
                     w->stats.lag_ms = backend_now_ms() - w->b.oldest_ms;
             }
         }
-        batch_clear(&w->b);
+        worker_batch_clear(&w->b);
         if (n >= 0) {
             delay = 0;
             continue;
@@ -788,15 +555,15 @@ int worker_run(worker *w, const atomic_int *stop)
         redis_drop(w);
         w->stats.redis_errors++;
         recovering = 1;
-        delay = backoff_next(w, delay);
+        delay = backoff_next(delay, w->cfg->worker_retry_max_ms);
         log_msg(LOG_INFO, COMPONENT, "redis: reconnecting in %" PRId64 " ms", delay);
         worker_nap(w, delay);
     }
-    batch_clear(&w->b);
+    worker_batch_clear(&w->b);
     /* A clean stop: the next run with this id need not wait for the
      * heartbeat to expire. (Not when the id is another worker's.) */
     if (w->redis && !w->id_taken)
-        sweep_heartbeat_release(w->redis, w->cfg->worker_id, w->token);
+        sweep_heartbeat_release(w->redis, &w->sc, w->cfg->worker_id, w->token);
     log_msg(LOG_INFO, COMPONENT,
             "worker %s stopped: %" PRId64 " batches, %" PRId64 " inserted, %" PRId64
             " skipped, %" PRId64 " dead letters; %" PRId64 " sweeps recovered %" PRId64

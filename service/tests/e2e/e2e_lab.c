@@ -63,8 +63,7 @@ TestSuite(lab, .init = start_server, .fini = kill_leftover, .timeout = 120);
 static int64_t create_item(int64_t stock)
 {
     char body[96], resp[512];
-    snprintf(body, sizeof(body), "{\"name\":\"lab\",\"stock\":%" PRId64 ",\"lab\":true}",
-             stock);
+    snprintf(body, sizeof(body), "{\"name\":\"lab\",\"stock\":%" PRId64 ",\"lab\":true}", stock);
     int status = harness_http(port, "POST", "/api/v1/items", TOKEN, body, resp, sizeof(resp));
     cr_assert_eq(status, 201, "create item: %d %s", status, resp);
     int64_t id = 0;

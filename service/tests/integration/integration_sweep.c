@@ -22,7 +22,15 @@ static void stop_leftover_worker(void)
     harness_kill_leftover(&worker_pid);
 }
 
-TestSuite(sweep, .fini = stop_leftover_worker, .timeout = 60);
+/* The scripts by their text: the sweep sends EVAL until a digest is known. */
+static scripts sc;
+
+static void init_scripts(void)
+{
+    cr_assert_eq(scripts_init(&sc), 0);
+}
+
+TestSuite(sweep, .init = init_scripts, .fini = stop_leftover_worker, .timeout = 60);
 
 static void push(redisContext *c, const char *key, const char *value)
 {
@@ -65,9 +73,9 @@ Test(sweep, a_dead_workers_list_goes_back_to_the_queue_oldest_first_and_a_live_o
     push(c, KEYS_QUEUE, "q1");
     set_heartbeat(c, "live", "live:1:x", 10000);
 
-    cr_assert_eq(sweep_recover(c, "live"), -2, "a live worker keeps its list");
+    cr_assert_eq(sweep_recover(c, &sc, "live"), -2, "a live worker keeps its list");
     cr_assert_eq(harness_redis_int(c, "LLEN", live), 1);
-    cr_assert_eq(sweep_recover(c, "dead"), 3);
+    cr_assert_eq(sweep_recover(c, &sc, "dead"), 3);
     cr_assert_eq(harness_redis_int(c, "EXISTS", dead), 0);
     cr_assert_eq(harness_redis_int(c, "LLEN", KEYS_QUEUE), 4);
     /* Workers take from the tail: the recovered come first, oldest first. */
@@ -75,7 +83,7 @@ Test(sweep, a_dead_workers_list_goes_back_to_the_queue_oldest_first_and_a_live_o
     cr_assert_str_eq(element(c, KEYS_QUEUE, -2, buf, sizeof(buf)), "o2");
     cr_assert_str_eq(element(c, KEYS_QUEUE, -3, buf, sizeof(buf)), "o3");
     cr_assert_str_eq(element(c, KEYS_QUEUE, 0, buf, sizeof(buf)), "q1");
-    cr_assert_eq(sweep_recover(c, "dead"), 0, "a second sweep finds nothing");
+    cr_assert_eq(sweep_recover(c, &sc, "dead"), 0, "a second sweep finds nothing");
     redisFree(c);
 }
 
@@ -93,7 +101,7 @@ Test(sweep, the_sweep_recovers_every_dead_list_but_never_its_own_or_a_live_ones)
     set_heartbeat(c, "alive", "alive:1:x", 10000);
 
     sweep_result res;
-    cr_assert_eq(sweep_run(c, "self", &res), 0);
+    cr_assert_eq(sweep_run(c, &sc, "self", &res), 0);
     cr_assert_eq(res.lists, 2);
     cr_assert_eq(res.orders, 4);
     cr_assert_eq(harness_redis_int(c, "LLEN", KEYS_QUEUE), 4);
@@ -101,7 +109,7 @@ Test(sweep, the_sweep_recovers_every_dead_list_but_never_its_own_or_a_live_ones)
     cr_assert_eq(harness_redis_int(c, "LLEN", key), 2, "its own list is the worker's to finish");
     keys_processing(key, sizeof(key), "alive");
     cr_assert_eq(harness_redis_int(c, "LLEN", key), 2);
-    cr_assert_eq(sweep_run(c, "self", &res), 0);
+    cr_assert_eq(sweep_run(c, &sc, "self", &res), 0);
     cr_assert_eq(res.lists, 0);
     redisFree(c);
 }
@@ -125,14 +133,14 @@ Test(sweep, a_heartbeat_is_refreshed_by_its_token_refused_to_another_and_release
     char holder[SWEEP_TOKEN_MAX], key[KEYS_MAX];
     int64_t pttl = 0;
     keys_worker_alive(key, sizeof(key), "w");
-    cr_assert_eq(sweep_heartbeat(c, "w", "w:1:a", 5000, holder, sizeof(holder), &pttl), 1);
-    cr_assert_eq(sweep_heartbeat(c, "w", "w:1:a", 5000, holder, sizeof(holder), &pttl), 1);
-    cr_assert_eq(sweep_heartbeat(c, "w", "w:2:b", 5000, holder, sizeof(holder), &pttl), 0);
+    cr_assert_eq(sweep_heartbeat(c, &sc, "w", "w:1:a", 5000, holder, sizeof(holder), &pttl), 1);
+    cr_assert_eq(sweep_heartbeat(c, &sc, "w", "w:1:a", 5000, holder, sizeof(holder), &pttl), 1);
+    cr_assert_eq(sweep_heartbeat(c, &sc, "w", "w:2:b", 5000, holder, sizeof(holder), &pttl), 0);
     cr_assert_str_eq(holder, "w:1:a");
     cr_assert(pttl > 0 && pttl <= 5000, "pttl %lld", (long long)pttl);
-    cr_assert_eq(sweep_heartbeat_release(c, "w", "w:2:b"), 0);
+    cr_assert_eq(sweep_heartbeat_release(c, &sc, "w", "w:2:b"), 0);
     cr_assert_eq(harness_redis_int(c, "EXISTS", key), 1, "only its holder releases it");
-    cr_assert_eq(sweep_heartbeat_release(c, "w", "w:1:a"), 0);
+    cr_assert_eq(sweep_heartbeat_release(c, &sc, "w", "w:1:a"), 0);
     cr_assert_eq(harness_redis_int(c, "EXISTS", key), 0);
 
     char a[SWEEP_TOKEN_MAX], b[SWEEP_TOKEN_MAX];

@@ -1,0 +1,16 @@
+/* backoff.h: the one exponential back-off of every retry loop (the worker's
+ * reconnects and inserts, the Redis loops' and the subscriber's reconnects).
+ * Pure. */
+#ifndef SECKILL_BACKOFF_H
+#define SECKILL_BACKOFF_H
+
+#include <stdint.h>
+
+/* The first delay after a failure, in milliseconds. */
+#define BACKOFF_MIN_MS 50
+
+/* The delay to wait after one more failure, given the last one (0: no
+ * failure yet): BACKOFF_MIN_MS, then doubled each time, at most max_ms. */
+int64_t backoff_next(int64_t delay_ms, int64_t max_ms);
+
+#endif

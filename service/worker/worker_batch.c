@@ -1,0 +1,131 @@
+/* worker_batch.c: sorting a batch of queue payloads into the insert's
+ * columns, the pending ids and the dead letters. */
+#include "worker_batch.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "keys.h"
+#include "order.h"
+
+static void array_reset(worker_pg_array *a)
+{
+    a->len = (size_t)snprintf(a->text, a->cap, "{");
+}
+
+/* The capacity is set for a full batch of the longest numbers, so the
+ * appends below never run out of room. */
+static void array_add(worker_pg_array *a, int64_t v)
+{
+    a->len +=
+        (size_t)snprintf(a->text + a->len, a->cap - a->len, "%s%" PRId64, a->len > 1 ? "," : "", v);
+}
+
+static void array_close(worker_pg_array *a)
+{
+    a->len += (size_t)snprintf(a->text + a->len, a->cap - a->len, "}");
+}
+
+void worker_batch_clear(worker_batch *b)
+{
+    for (size_t i = 0; i < b->n; i++)
+        free(b->payload[i]);
+    b->n = b->norders = b->ndead = 0;
+}
+
+void worker_batch_close(worker_batch *b)
+{
+    worker_batch_clear(b);
+    free(b->payload);
+    free(b->payload_len);
+    free(b->dead_argv);
+    free(b->dead_argvlen);
+    free(b->pending_argv);
+    free(b->pending_argvlen);
+    free(b->ids);
+    for (int c = 0; c < WORKER_BATCH_COLUMNS; c++)
+        free(b->columns[c].text);
+}
+
+int worker_batch_init(worker_batch *b, size_t cap)
+{
+    memset(b, 0, sizeof(*b));
+    b->cap = cap;
+    b->payload = calloc(cap, sizeof(*b->payload));
+    b->payload_len = calloc(cap, sizeof(*b->payload_len));
+    b->dead_argv = calloc(cap + 2, sizeof(*b->dead_argv));
+    b->dead_argvlen = calloc(cap + 2, sizeof(*b->dead_argvlen));
+    b->pending_argv = calloc(cap + 2, sizeof(*b->pending_argv));
+    b->pending_argvlen = calloc(cap + 2, sizeof(*b->pending_argvlen));
+    b->ids = calloc(cap, sizeof(*b->ids));
+    if (!b->payload || !b->payload_len || !b->dead_argv || !b->dead_argvlen || !b->pending_argv ||
+        !b->pending_argvlen || !b->ids)
+        goto fail;
+    for (int c = 0; c < WORKER_BATCH_COLUMNS; c++) {
+        /* "-9223372036854775808," is 21 bytes; braces and NUL 3. */
+        b->columns[c].cap = cap * 21 + 3;
+        b->columns[c].text = malloc(b->columns[c].cap);
+        if (!b->columns[c].text)
+            goto fail;
+    }
+    b->dead_argv[0] = "LPUSH";
+    b->dead_argvlen[0] = strlen("LPUSH");
+    b->dead_argv[1] = KEYS_DEAD_LETTER;
+    b->dead_argvlen[1] = strlen(KEYS_DEAD_LETTER);
+    b->pending_argv[0] = "HDEL";
+    b->pending_argvlen[0] = strlen("HDEL");
+    b->pending_argv[1] = KEYS_PENDING;
+    b->pending_argvlen[1] = strlen(KEYS_PENDING);
+    return 0;
+fail:
+    worker_batch_close(b);
+    return -1;
+}
+
+int worker_batch_add(worker_batch *b, const char *payload, size_t len)
+{
+    if (b->n >= b->cap)
+        return -1;
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return -1;
+    memcpy(copy, payload, len);
+    copy[len] = '\0';
+    b->payload[b->n] = copy;
+    b->payload_len[b->n] = len;
+    b->n++;
+    return 0;
+}
+
+/* Decodes every payload: plausible orders go to the insert's columns, the
+ * rest to the dead-letter list. */
+void worker_batch_sort(worker_batch *b)
+{
+    for (int c = 0; c < WORKER_BATCH_COLUMNS; c++)
+        array_reset(&b->columns[c]);
+    for (size_t i = 0; i < b->n; i++) {
+        order o;
+        if (order_decode(b->payload[i], b->payload_len[i], &o) == 0 && o.created_ms >= 0 &&
+            o.created_ms <= WORKER_BATCH_MAX_CREATED_MS) {
+            if (b->norders == 0 || o.created_ms < b->oldest_ms)
+                b->oldest_ms = o.created_ms;
+            int len = snprintf(b->ids[b->norders], sizeof(b->ids[0]), "%" PRId64, o.id);
+            b->pending_argv[2 + b->norders] = b->ids[b->norders];
+            b->pending_argvlen[2 + b->norders] = (size_t)len;
+            b->norders++;
+            array_add(&b->columns[0], o.id);
+            array_add(&b->columns[1], o.item_id);
+            array_add(&b->columns[2], o.user_id);
+            array_add(&b->columns[3], o.round);
+            array_add(&b->columns[4], o.created_ms);
+            continue;
+        }
+        b->dead_argv[2 + b->ndead] = b->payload[i];
+        b->dead_argvlen[2 + b->ndead] = b->payload_len[i];
+        b->ndead++;
+    }
+    for (int c = 0; c < WORKER_BATCH_COLUMNS; c++)
+        array_close(&b->columns[c]);
+}

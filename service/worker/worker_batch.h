@@ -1,0 +1,62 @@
+/* worker_batch.h: the batch of orders a worker holds between reading them
+ * from its processing list and acknowledging them: the payloads, sorted
+ * into orders (the insert's columns, the ids to drop from the pending hash)
+ * and undecodable ones (for the dead-letter list). Pure: no I/O, so the unit
+ * tests feed it payloads. */
+#ifndef SECKILL_WORKER_BATCH_H
+#define SECKILL_WORKER_BATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* id, item_id, user_id, round, created_ms: one bigint[] each. */
+#define WORKER_BATCH_COLUMNS 5
+
+/* Latest acceptance time PostgreSQL's timestamptz takes from us
+ * (9999-12-31T23:59:59.999Z); later ones would fail the whole batch forever. */
+#define WORKER_BATCH_MAX_CREATED_MS 253402300799999LL
+
+/* One bigint[] parameter in PostgreSQL's text form, "{1,2,3}". */
+typedef struct worker_pg_array {
+    char *text;
+    size_t len;
+    size_t cap;
+} worker_pg_array;
+
+/* The orders in hand: copies of the processing list's payloads, the ones
+ * that decoded, and the ones bound for the dead-letter list. */
+typedef struct worker_batch {
+    size_t cap;     /* cfg->worker_batch_size */
+    size_t n;       /* payloads in hand */
+    char **payload; /* owned copies */
+    size_t *payload_len;
+    size_t norders;         /* payloads that decoded to plausible orders */
+    const char **dead_argv; /* "LPUSH", KEYS_DEAD_LETTER, then the dead payloads */
+    size_t *dead_argvlen;
+    size_t ndead;
+    const char **pending_argv; /* "HDEL", KEYS_PENDING, then the decoded order ids */
+    size_t *pending_argvlen;
+    char (*ids)[24];   /* text of the decoded order ids */
+    int64_t oldest_ms; /* acceptance time of its oldest decoded order */
+    worker_pg_array columns[WORKER_BATCH_COLUMNS];
+} worker_batch;
+
+/* Room for cap payloads. Returns 0, or -1 out of memory (nothing left to
+ * free). worker_batch_close() frees it. */
+int worker_batch_init(worker_batch *b, size_t cap);
+void worker_batch_close(worker_batch *b);
+
+/* Drops the payloads in hand; the room stays. */
+void worker_batch_clear(worker_batch *b);
+
+/* Adds a copy of a payload; at most cap. Returns 0, or -1 when out of
+ * memory or full. */
+int worker_batch_add(worker_batch *b, const char *payload, size_t len);
+
+/* Decodes every payload: plausible orders (order_decode(), an acceptance
+ * time PostgreSQL takes) go to the columns, in PostgreSQL's array text
+ * ("{1,2}"), and to the pending ids; the rest to the dead-letter argv.
+ * Sets norders, ndead and oldest_ms. */
+void worker_batch_sort(worker_batch *b);
+
+#endif
