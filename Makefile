@@ -8,7 +8,7 @@ MAKEFLAGS += --no-print-directory
 
 all: build ## the default: same as build
 
-build: ## install missing packages, build into build/ (SECKILL_SANITIZE=1: build-asan/)
+build: ## install missing packages, build into build/ (SECKILL_SANITIZE=1: build-asan/, SECKILL_LAB=OFF: build-nolab/)
 	scripts/deps.sh
 	scripts/build.sh
 
@@ -41,7 +41,7 @@ format: ## clang-format the C sources in place
 	find service -name '*.[ch]' -exec clang-format -i {} +
 
 clean: ## remove the build folders
-	rm -rf build build-asan
+	rm -rf build build-asan build-nolab
 
 help: ## list the targets
 	@awk -F ':.*## ' '/^[a-z]+:.*## / { printf "  make %-8s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# build.sh: configures and builds with CMake into build/ (build-asan/ with SECKILL_SANITIZE=1).
+# build.sh: configures and builds with CMake into build/ (build-asan/ with SECKILL_SANITIZE=1,
+# build-nolab/ with SECKILL_LAB=OFF: a server without the laboratory).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -8,6 +9,9 @@ flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
 if [[ ${SECKILL_SANITIZE:-0} == 1 ]]; then
     dir=build-asan
     flags+=(-DSECKILL_SANITIZE=ON)
+elif [[ ${SECKILL_LAB:-ON} == OFF ]]; then
+    dir=build-nolab
+    flags+=(-DSECKILL_LAB=OFF)
 fi
 cmake -S . -B "$dir" "${flags[@]}" >/dev/null
 cmake --build "$dir" -j "$(nproc)"

@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # test.sh: `make test`: builds, starts Redis and PostgreSQL on free ports under run/test-<pid>, runs ctest.
-# Extra arguments go to ctest (make test ARGS='-L unit'); SECKILL_SANITIZE=1 tests an ASan/UBSan build.
+# Extra arguments go to ctest (make test ARGS='-L unit'); SECKILL_SANITIZE=1 tests an ASan/UBSan build,
+# SECKILL_LAB=OFF a build without the laboratory (its tests are not in that build).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=services.sh
 source scripts/services.sh
 
 build=build
-if [[ ${SECKILL_SANITIZE:-0} == 1 ]]; then build="build-asan"; fi
+if [[ ${SECKILL_SANITIZE:-0} == 1 ]]; then
+    build="build-asan"
+elif [[ ${SECKILL_LAB:-ON} == OFF ]]; then
+    build="build-nolab"
+fi
 dir=$PWD/run/test-$$
 
 scripts/deps.sh
