@@ -40,6 +40,7 @@
 #include "sweep.h"
 #include "worker_batch.h"
 #include "worker_pg.h"
+#include "worker_queue.h"
 
 #define COMPONENT "worker"
 
@@ -88,6 +89,7 @@ struct worker {
     PGconn *pg;
     const atomic_int *stop;
     worker_batch b;
+    worker_queue q; /* the Redis side of the batch (worker_queue.h) */
     worker_stats stats;
 };
 
@@ -251,168 +253,11 @@ static int worker_tend(worker *w)
     return rc;
 }
 
-/* Takes the reply of one (B)LMOVE. Returns 1 when an order moved into the
- * batch, 0 when the queue was empty, -1 on an error. Frees r. */
-static int take_moved(worker *w, redisReply *r)
+/* The queue's calls on the connection of the moment. */
+static const worker_queue *queue(worker *w)
 {
-    if (r && r->type == REDIS_REPLY_NIL) {
-        freeReplyObject(r);
-        return 0;
-    }
-    if (!r || r->type != REDIS_REPLY_STRING)
-        return redis_failed(w, r, "LMOVE");
-    /* The order is already in the processing list: failing to copy it only
-     * means re-reading it from there. */
-    int rc = worker_batch_add(&w->b, r->str, r->len);
-    if (rc < 0)
-        log_msg(LOG_ERROR, COMPONENT, "out of memory copying an order");
-    freeReplyObject(r);
-    return rc < 0 ? -1 : 1;
-}
-
-/* Moves up to want orders with lua/queue_move.lua into the batch, oldest first.
- * Returns how many moved, or -1 on an error (what moved stays in the
- * processing list). */
-static int move_many(worker *w, size_t want)
-{
-    char n[24];
-    snprintf(n, sizeof(n), "%zu", want);
-    const char *ka[] = {KEYS_QUEUE, w->processing, n};
-    redisReply *r = scripts_call(w->redis, &w->sc.s[SCRIPT_QUEUE_MOVE], 2, 1, ka);
-    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements > want)
-        return redis_failed(w, r, "EVAL move");
-    for (size_t i = r->elements; i-- > 0;) {
-        redisReply *e = r->element[i];
-        if (e->type != REDIS_REPLY_STRING)
-            return redis_failed(w, r, "EVAL move");
-        if (worker_batch_add(&w->b, e->str, e->len) < 0) {
-            log_msg(LOG_ERROR, COMPONENT, "out of memory copying an order");
-            freeReplyObject(r);
-            return -1;
-        }
-    }
-    int moved = (int)r->elements;
-    freeReplyObject(r);
-    return moved;
-}
-
-/* Moves orders from the queue to the processing list until the batch is full
- * or cfg->worker_batch_ms passed since the first one came. Returns how many
- * moved (0: none came within the block time), or -1 on a Redis error. */
-static int batch_fill(worker *w)
-{
-    worker_batch *b = &w->b;
-    redisReply *r = redisCommand(w->redis, "BLMOVE %s %s RIGHT LEFT %s", KEYS_QUEUE, w->processing,
-                                 w->block_arg);
-    int rc = take_moved(w, r);
-    if (rc <= 0)
-        return rc;
-    int64_t deadline = backend_mono_ms() + w->cfg->worker_batch_ms;
-    while (b->n < b->cap) {
-        /* One call for the rest of the batch: one command instead of one
-         * LMOVE per order, for Redis and for us. */
-        size_t want = b->cap - b->n;
-        int moved = move_many(w, want);
-        if (moved < 0)
-            return -1;
-        int64_t left = deadline - backend_mono_ms();
-        if (left <= 0)
-            break;
-        if ((size_t)moved < want) {
-            /* The queue ran dry: wait out the batch time for the next one. */
-            char arg[32];
-            snprintf(arg, sizeof(arg), "%" PRId64 ".%03" PRId64, left / 1000, left % 1000);
-            r = redisCommand(w->redis, "BLMOVE %s %s RIGHT LEFT %s", KEYS_QUEUE, w->processing,
-                             arg);
-            rc = take_moved(w, r);
-            if (rc <= 0)
-                return rc < 0 ? -1 : (int)b->n;
-        }
-    }
-    return (int)b->n;
-}
-
-/* Reads the oldest orders of the processing list, those a previous run (or
- * this one, before Redis failed) moved but did not acknowledge. Returns how
- * many (0: the list is empty), or -1 on a Redis error. */
-static int batch_load(worker *w)
-{
-    worker_batch *b = &w->b;
-    /* The oldest are at the tail; a previous run with a larger batch size
-     * may have left more than one batch, taken here one batch at a time. */
-    redisReply *r = redisCommand(w->redis, "LRANGE %s -%lld -1", w->processing, (long long)b->cap);
-    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements > b->cap)
-        return redis_failed(w, r, "LRANGE");
-    for (size_t i = 0; i < r->elements; i++) {
-        redisReply *e = r->element[i];
-        if (e->type != REDIS_REPLY_STRING)
-            return redis_failed(w, r, "LRANGE");
-        if (worker_batch_add(b, e->str, e->len) < 0) {
-            log_msg(LOG_ERROR, COMPONENT, "out of memory reading %s", w->processing);
-            freeReplyObject(r);
-            return -1;
-        }
-    }
-    freeReplyObject(r);
-    if (b->n)
-        log_msg(LOG_INFO, COMPONENT, "finishing %zu orders left in %s", b->n, w->processing);
-    return (int)b->n;
-}
-
-/* Acknowledges the committed batch in one MULTI, so a crash cannot leave it
- * half done: its undecodable payloads go to the dead-letter list, its orders
- * leave the pending hash (they are in PostgreSQL now), and it leaves the
- * processing list.
- *
- * LTRIM rather than DEL: the batch is the n oldest entries, at the tail (moves
- * push at the head), and LTRIM 0 -(n+1) removes exactly those n, never more.
- * With one process per worker id the list holds just the batch and the two
- * do the same; LTRIM says what was committed, so anything that sat in the
- * list beside the batch would stay there for the next recovery instead of
- * vanishing with it. Returns 0, or -1 on a Redis error. */
-static int batch_ack(worker *w)
-{
-    worker_batch *b = &w->b;
-    long long keep_until = -(long long)b->n - 1;
-    int queued = 1; /* LTRIM; LPUSH and HDEL when they have anything to do */
-    int ok = redisAppendCommand(w->redis, "MULTI") == REDIS_OK;
-    if (ok && b->ndead) {
-        ok = redisAppendCommandArgv(w->redis, (int)(b->ndead + 2), b->dead_argv, b->dead_argvlen) ==
-             REDIS_OK;
-        queued++;
-    }
-    if (ok && b->norders) {
-        ok = redisAppendCommandArgv(w->redis, (int)(b->norders + 2), b->pending_argv,
-                                    b->pending_argvlen) == REDIS_OK;
-        queued++;
-    }
-    ok = ok &&
-         redisAppendCommand(w->redis, "LTRIM %s 0 %lld", w->processing, keep_until) == REDIS_OK;
-    ok = ok && redisAppendCommand(w->redis, "EXEC") == REDIS_OK;
-    if (!ok)
-        return redis_failed(w, NULL, "MULTI");
-    int rc = 0;
-    for (int i = 0; i < queued + 2; i++) {
-        redisReply *r = NULL;
-        if (redisGetReply(w->redis, (void **)&r) != REDIS_OK)
-            return redis_failed(w, NULL, "MULTI");
-        int good;
-        if (i < queued + 1) { /* +OK for MULTI, +QUEUED for each command */
-            good = r->type == REDIS_REPLY_STATUS;
-        } else {
-            good = r->type == REDIS_REPLY_ARRAY && r->elements == (size_t)queued;
-            for (size_t e = 0; good && e < r->elements; e++)
-                good = r->element[e]->type != REDIS_REPLY_ERROR;
-        }
-        if (!good) {
-            /* Keep reading: the other replies are on their way. */
-            redis_failed(w, r, i <= queued ? "MULTI" : "EXEC");
-            rc = -1;
-        } else {
-            freeReplyObject(r);
-        }
-    }
-    return rc;
+    w->q.c = w->redis;
+    return &w->q;
 }
 
 /* ---- PostgreSQL ----------------------------------------------------------- */
@@ -490,6 +335,8 @@ worker *worker_create(const config *cfg, char *err, size_t errlen)
     int64_t block = w->beat_ms < WORKER_BLOCK_MS ? w->beat_ms : WORKER_BLOCK_MS;
     snprintf(w->block_arg, sizeof(w->block_arg), "%" PRId64 ".%03" PRId64, block / 1000,
              block % 1000);
+    worker_queue q = {NULL, &w->sc, w->processing, w->block_arg, cfg->worker_batch_ms, &w->b};
+    w->q = q;
     return w;
 fail:
     free(w);
@@ -525,7 +372,7 @@ int worker_run(worker *w, const atomic_int *stop)
         if (w->redis || redis_connect(w) == 0) {
             n = worker_tend(w);
             if (n == 0)
-                n = recovering ? batch_load(w) : batch_fill(w);
+                n = recovering ? worker_queue_load(queue(w)) : worker_queue_fill(queue(w));
         }
         if (w->id_taken)
             break;
@@ -536,7 +383,7 @@ int worker_run(worker *w, const atomic_int *stop)
             log_dead(&w->b);
             if (batch_persist(w) < 0)
                 break;
-            n = batch_ack(w);
+            n = worker_queue_ack(queue(w));
             if (n == 0) {
                 w->stats.batches++;
                 w->stats.dead += (int64_t)w->b.ndead;

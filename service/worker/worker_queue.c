@@ -1,0 +1,188 @@
+/* worker_queue.c: moving, reading back and acknowledging orders in Redis. */
+#include "worker_queue.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "backend.h"
+#include "keys.h"
+#include "log.h"
+
+#define COMPONENT "worker"
+
+/* Logs a reply that is not the one expected, frees it. Returns -1. */
+static int failed(const worker_queue *q, redisReply *r, const char *what)
+{
+    if (!r)
+        log_msg(LOG_WARN, COMPONENT, "redis %s: %s", what,
+                q->c->errstr[0] ? q->c->errstr : "connection lost");
+    else
+        log_msg(LOG_WARN, COMPONENT, "redis %s: unexpected reply%s%s", what,
+                r->type == REDIS_REPLY_ERROR ? ": " : "",
+                r->type == REDIS_REPLY_ERROR ? r->str : "");
+    freeReplyObject(r);
+    return -1;
+}
+
+/* Takes the reply of one (B)LMOVE. Returns 1 when an order moved into the
+ * batch, 0 when the queue was empty, -1 on an error. Frees r. */
+static int take_moved(const worker_queue *q, redisReply *r)
+{
+    if (r && r->type == REDIS_REPLY_NIL) {
+        freeReplyObject(r);
+        return 0;
+    }
+    if (!r || r->type != REDIS_REPLY_STRING)
+        return failed(q, r, "LMOVE");
+    /* The order is already in the processing list: failing to copy it only
+     * means re-reading it from there. */
+    int rc = worker_batch_add(q->b, r->str, r->len);
+    if (rc < 0)
+        log_msg(LOG_ERROR, COMPONENT, "out of memory copying an order");
+    freeReplyObject(r);
+    return rc < 0 ? -1 : 1;
+}
+
+/* Moves up to want orders with lua/queue_move.lua into the batch, oldest first.
+ * Returns how many moved, or -1 on an error (what moved stays in the
+ * processing list). */
+static int move_many(const worker_queue *q, size_t want)
+{
+    char n[24];
+    snprintf(n, sizeof(n), "%zu", want);
+    const char *ka[] = {KEYS_QUEUE, q->processing, n};
+    redisReply *r = scripts_call(q->c, &q->sc->s[SCRIPT_QUEUE_MOVE], 2, 1, ka);
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements > want)
+        return failed(q, r, "EVAL move");
+    for (size_t i = r->elements; i-- > 0;) {
+        redisReply *e = r->element[i];
+        if (e->type != REDIS_REPLY_STRING)
+            return failed(q, r, "EVAL move");
+        if (worker_batch_add(q->b, e->str, e->len) < 0) {
+            log_msg(LOG_ERROR, COMPONENT, "out of memory copying an order");
+            freeReplyObject(r);
+            return -1;
+        }
+    }
+    int moved = (int)r->elements;
+    freeReplyObject(r);
+    return moved;
+}
+
+/* Moves orders from the queue to the processing list until the batch is full
+ * or cfg->worker_batch_ms passed since the first one came. Returns how many
+ * moved (0: none came within the block time), or -1 on a Redis error. */
+int worker_queue_fill(const worker_queue *q)
+{
+    worker_batch *b = q->b;
+    redisReply *r =
+        redisCommand(q->c, "BLMOVE %s %s RIGHT LEFT %s", KEYS_QUEUE, q->processing, q->block_arg);
+    int rc = take_moved(q, r);
+    if (rc <= 0)
+        return rc;
+    int64_t deadline = backend_mono_ms() + q->batch_ms;
+    while (b->n < b->cap) {
+        /* One call for the rest of the batch: one command instead of one
+         * LMOVE per order, for Redis and for us. */
+        size_t want = b->cap - b->n;
+        int moved = move_many(q, want);
+        if (moved < 0)
+            return -1;
+        int64_t left = deadline - backend_mono_ms();
+        if (left <= 0)
+            break;
+        if ((size_t)moved < want) {
+            /* The queue ran dry: wait out the batch time for the next one. */
+            char arg[32];
+            snprintf(arg, sizeof(arg), "%" PRId64 ".%03" PRId64, left / 1000, left % 1000);
+            r = redisCommand(q->c, "BLMOVE %s %s RIGHT LEFT %s", KEYS_QUEUE, q->processing, arg);
+            rc = take_moved(q, r);
+            if (rc <= 0)
+                return rc < 0 ? -1 : (int)b->n;
+        }
+    }
+    return (int)b->n;
+}
+
+/* Reads the oldest orders of the processing list, those a previous run (or
+ * this one, before Redis failed) moved but did not acknowledge. Returns how
+ * many (0: the list is empty), or -1 on a Redis error. */
+int worker_queue_load(const worker_queue *q)
+{
+    worker_batch *b = q->b;
+    /* The oldest are at the tail; a previous run with a larger batch size
+     * may have left more than one batch, taken here one batch at a time. */
+    redisReply *r = redisCommand(q->c, "LRANGE %s -%lld -1", q->processing, (long long)b->cap);
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements > b->cap)
+        return failed(q, r, "LRANGE");
+    for (size_t i = 0; i < r->elements; i++) {
+        redisReply *e = r->element[i];
+        if (e->type != REDIS_REPLY_STRING)
+            return failed(q, r, "LRANGE");
+        if (worker_batch_add(b, e->str, e->len) < 0) {
+            log_msg(LOG_ERROR, COMPONENT, "out of memory reading %s", q->processing);
+            freeReplyObject(r);
+            return -1;
+        }
+    }
+    freeReplyObject(r);
+    if (b->n)
+        log_msg(LOG_INFO, COMPONENT, "finishing %zu orders left in %s", b->n, q->processing);
+    return (int)b->n;
+}
+
+/* Acknowledges the committed batch in one MULTI, so a crash cannot leave it
+ * half done: its undecodable payloads go to the dead-letter list, its orders
+ * leave the pending hash (they are in PostgreSQL now), and it leaves the
+ * processing list.
+ *
+ * LTRIM rather than DEL: the batch is the n oldest entries, at the tail (moves
+ * push at the head), and LTRIM 0 -(n+1) removes exactly those n, never more.
+ * With one process per worker id the list holds just the batch and the two
+ * do the same; LTRIM says what was committed, so anything that sat in the
+ * list beside the batch would stay there for the next recovery instead of
+ * vanishing with it. Returns 0, or -1 on a Redis error. */
+int worker_queue_ack(const worker_queue *q)
+{
+    worker_batch *b = q->b;
+    long long keep_until = -(long long)b->n - 1;
+    int queued = 1; /* LTRIM; LPUSH and HDEL when they have anything to do */
+    int ok = redisAppendCommand(q->c, "MULTI") == REDIS_OK;
+    if (ok && b->ndead) {
+        ok = redisAppendCommandArgv(q->c, (int)(b->ndead + 2), b->dead_argv, b->dead_argvlen) ==
+             REDIS_OK;
+        queued++;
+    }
+    if (ok && b->norders) {
+        ok = redisAppendCommandArgv(q->c, (int)(b->norders + 2), b->pending_argv,
+                                    b->pending_argvlen) == REDIS_OK;
+        queued++;
+    }
+    ok = ok && redisAppendCommand(q->c, "LTRIM %s 0 %lld", q->processing, keep_until) == REDIS_OK;
+    ok = ok && redisAppendCommand(q->c, "EXEC") == REDIS_OK;
+    if (!ok)
+        return failed(q, NULL, "MULTI");
+    int rc = 0;
+    for (int i = 0; i < queued + 2; i++) {
+        redisReply *r = NULL;
+        if (redisGetReply(q->c, (void **)&r) != REDIS_OK)
+            return failed(q, NULL, "MULTI");
+        int good;
+        if (i < queued + 1) { /* +OK for MULTI, +QUEUED for each command */
+            good = r->type == REDIS_REPLY_STATUS;
+        } else {
+            good = r->type == REDIS_REPLY_ARRAY && r->elements == (size_t)queued;
+            for (size_t e = 0; good && e < r->elements; e++)
+                good = r->element[e]->type != REDIS_REPLY_ERROR;
+        }
+        if (!good) {
+            /* Keep reading: the other replies are on their way. */
+            failed(q, r, i <= queued ? "MULTI" : "EXEC");
+            rc = -1;
+        } else {
+            freeReplyObject(r);
+        }
+    }
+    return rc;
+}

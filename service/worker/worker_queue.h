@@ -1,0 +1,39 @@
+/* worker_queue.h: the worker's side of the reliable queue in Redis: orders
+ * move from the queue into the worker's own processing list (atomically, so
+ * each is always in exactly one of them), are read back after a crash, and
+ * leave it only once PostgreSQL has them (worker.c has the protocol). */
+#ifndef SECKILL_WORKER_QUEUE_H
+#define SECKILL_WORKER_QUEUE_H
+
+#include <hiredis/hiredis.h>
+
+#include "scripts.h"
+#include "worker_batch.h"
+
+/* What the calls work on; all of it the worker's. */
+typedef struct worker_queue {
+    redisContext *c;        /* a live connection */
+    const scripts *sc;      /* queue_move.lua */
+    const char *processing; /* the worker's processing list */
+    const char *block_arg;  /* BLMOVE's timeout on an empty queue, in seconds */
+    int batch_ms;           /* how long a batch waits to fill after its first order */
+    worker_batch *b;        /* where the orders land */
+} worker_queue;
+
+/* Moves orders from the queue to the processing list, and copies into the
+ * batch, until the batch is full or batch_ms passed since the first one came.
+ * Returns how many moved (0: none came within the block time), or -1 on a
+ * Redis error (logged; what moved stays in the processing list). */
+int worker_queue_fill(const worker_queue *q);
+
+/* Reads the oldest orders of the processing list, those a previous run (or
+ * this one, before Redis failed) moved but did not acknowledge, at most a
+ * batch. Returns how many (0: the list is empty), or -1 on a Redis error. */
+int worker_queue_load(const worker_queue *q);
+
+/* Acknowledges the committed batch in one MULTI: its dead letters pushed,
+ * its orders out of the pending hash and out of the processing list.
+ * Returns 0, or -1 on a Redis error (logged). */
+int worker_queue_ack(const worker_queue *q);
+
+#endif
