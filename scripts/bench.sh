@@ -219,7 +219,7 @@ processing=seckill:processing:$SECKILL_WORKER_ID
 "${psql[@]}" -c "truncate orders" -c "checkpoint"
 created_ms=$(($(date +%s) * 1000))
 base=1000000000000
-# Orders in the queue format of service/src/order.h (what lua/reserve.lua writes), queued
+# Orders in the queue format of service/common/order.h (what lua/reserve.lua writes), queued
 # and recorded as pending like the reserve script does, 1000 per LPUSH (Lua's unpack limit).
 fill_lua='local q, p, first, n = KEYS[1], KEYS[2], tonumber(ARGV[1]), tonumber(ARGV[2])
 local batch, fields = {}, {}
