@@ -118,6 +118,45 @@ int harness_free_port(void)
     return ntohs(a.sin_port);
 }
 
+/* Which log each spawned process writes, so that a process that did not
+ * stop cleanly can be shown with the end of its log. */
+#define HARNESS_LOGS 16
+static struct {
+    pid_t pid;
+    char path[512];
+} spawned_logs[HARNESS_LOGS];
+
+static void remember_log(pid_t pid, const char *path)
+{
+    static unsigned next;
+    unsigned i = next++ % HARNESS_LOGS;
+    spawned_logs[i].pid = pid;
+    snprintf(spawned_logs[i].path, sizeof(spawned_logs[i].path), "%s", path);
+}
+
+/* Prints the last lines of pid's log to stderr (ctest shows them on a
+ * failure). */
+static void print_log_tail(pid_t pid)
+{
+    const char *path = NULL;
+    for (unsigned i = 0; i < HARNESS_LOGS; i++)
+        if (spawned_logs[i].pid == pid)
+            path = spawned_logs[i].path;
+    FILE *f = path ? fopen(path, "r") : NULL;
+    if (!f)
+        return;
+    enum { KEEP = 20, WIDTH = 400 };
+    static char lines[KEEP][WIDTH];
+    unsigned n = 0;
+    while (fgets(lines[n % KEEP], WIDTH, f))
+        n++;
+    fclose(f);
+    fprintf(stderr, "---- last lines of %s ----\n", path);
+    for (unsigned i = n > KEEP ? n - KEEP : 0; i < n; i++)
+        fputs(lines[i % KEEP], stderr);
+    fprintf(stderr, "----\n");
+}
+
 pid_t harness_spawn(const char *bin, char *const argv[], char *const extra_env[],
                     const char *log_path)
 {
@@ -153,6 +192,7 @@ pid_t harness_spawn(const char *bin, char *const argv[], char *const extra_env[]
         execv(bin, argv);
         _exit(127);
     }
+    remember_log(pid, log_path);
     return pid;
 }
 
@@ -472,8 +512,11 @@ int harness_stop(pid_t pid, int sig)
 void harness_stop_clean(pid_t *pid, const char *what)
 {
     cr_assert_gt(*pid, 0, "%s is not running", what);
+    pid_t stopped = *pid;
     int status = harness_stop(*pid, SIGTERM);
     *pid = 0;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        print_log_tail(stopped);
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s did not stop cleanly (%s %d)",
               what, WIFEXITED(status) ? "exit" : "signal",
               WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
