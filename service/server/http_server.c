@@ -1,21 +1,33 @@
 /* http_server.c: libmicrohttpd glue. Bodies are gathered up to a limit (413
  * past it), the handler is called once per request, and deferred requests
- * are suspended so that a few threads serve thousands of connections. */
+ * are suspended so that a few threads serve thousands of connections.
+ *
+ * Each loop thread owns one libmicrohttpd daemon in its external-event mode:
+ * the daemon's epoll descriptor is one event of the thread's libevent loop,
+ * and every call into the daemon (run, quiesce) is made on that thread. The
+ * daemons share one listening socket. (libmicrohttpd's own thread pool
+ * quiesces its workers from the calling thread, racing them for the listen
+ * socket's epoll registration: 0.9.75 aborts when it loses.) */
 #include "http_server.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdio.h>
 #include <time.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <netinet/in.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <event2/event.h>
 #include <microhttpd.h>
 
+#include "ip_count.h"
 #include "json_io.h"
 #include "log.h"
 
@@ -28,9 +40,32 @@
 #define HTTP_CONNECTION_MEMORY 8192u
 /* A drain stops waiting for connections that stayed idle this long. */
 #define HTTP_IDLE_GRACE_MS 1000
+#define HTTP_LISTEN_BACKLOG 4096
+
+/* One loop thread and its daemon. */
+typedef struct http_loop {
+    http_server *server;
+    struct MHD_Daemon *daemon;
+    struct event_base *base;
+    struct event *mhd_ev;   /* the daemon's epoll descriptor is readable */
+    struct event *timer_ev; /* the daemon's next connection timeout */
+    struct event *wake_ev;  /* quiesce or stop was asked */
+    int wake_fd;
+    atomic_int woken; /* a wake-up is on its way: later ones need not write */
+    pthread_t thread;
+    int thread_started;
+    int quiesced; /* loop thread; read by others only after it is joined */
+    /* The address the accept policy counted for a connection that has not
+     * started yet: given back if the daemon drops the connection first. */
+    struct sockaddr_storage pending;
+    socklen_t pending_len;
+} http_loop;
 
 struct http_server {
-    struct MHD_Daemon *daemon;
+    http_loop *loops;
+    int nloops;
+    int listen_fd;
+    ip_count *per_ip;       /* NULL: no per-IP limit */
     http_observer observer; /* told of every answer, may be NULL */
     void *observer_ctx;
     uint32_t id_prefix; /* request ids: prefix-sequence, unique across restarts */
@@ -38,7 +73,9 @@ struct http_server {
     http_handler handler;
     void *ctx;
     size_t max_body;
-    MHD_socket listen_fd;   /* after quiesce: closed only once the daemon stopped */
+    atomic_int quiesce;     /* asked: the loops stop accepting */
+    atomic_int stop;        /* asked: the loops end */
+    atomic_int quiesced;    /* loops that stopped accepting */
     atomic_int in_progress; /* requests read and not yet answered and sent */
     atomic_int connections; /* open client connections, idle ones included */
     _Atomic uint64_t begun; /* requests ever begun: a drain sees new ones come */
@@ -47,6 +84,7 @@ struct http_server {
 
 struct http_exchange {
     http_server *server;
+    http_loop *loop; /* whose daemon holds the connection */
     struct MHD_Connection *conn;
     const char *method;
     const char *path;
@@ -65,6 +103,8 @@ struct http_exchange {
     struct timespec started;
     char id[28]; /* X-Request-Id */
 };
+
+static void wake(http_loop *l);
 
 static int append_body(http_exchange *ex, const char *data, size_t len)
 {
@@ -111,7 +151,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **con_cls)
 {
-    http_server *s = cls;
+    http_loop *l = cls;
+    http_server *s = l->server;
     http_exchange *ex = *con_cls;
     (void)version;
 
@@ -120,6 +161,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         if (!ex)
             return MHD_NO;
         ex->server = s;
+        ex->loop = l;
         ex->conn = conn;
         ex->method = method;
         ex->path = url;
@@ -158,16 +200,60 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     return rc;
 }
 
+/* A connection counted by the accept policy carries its address in its
+ * socket context, to be given back when it closes. */
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_ctx,
                           enum MHD_ConnectionNotificationCode code)
 {
-    http_server *s = cls;
+    http_loop *l = cls;
+    http_server *s = l->server;
     (void)conn;
-    (void)socket_ctx;
-    if (code == MHD_CONNECTION_NOTIFY_STARTED)
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
         atomic_fetch_add(&s->connections, 1);
-    else if (code == MHD_CONNECTION_NOTIFY_CLOSED)
+        if (l->pending_len > 0) {
+            struct sockaddr_storage *addr = malloc(sizeof(*addr));
+            if (addr)
+                *addr = l->pending;
+            else /* cannot follow it: stop counting it now, not never */
+                ip_count_give(s->per_ip, (struct sockaddr *)&l->pending, l->pending_len);
+            *socket_ctx = addr;
+            l->pending_len = 0;
+        }
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
         atomic_fetch_sub(&s->connections, 1);
+        struct sockaddr_storage *addr = *socket_ctx;
+        if (addr) {
+            ip_count_give(s->per_ip, (struct sockaddr *)addr, sizeof(*addr));
+            free(addr);
+            *socket_ctx = NULL;
+        }
+    }
+}
+
+/* The daemon dropped the connection it accepted last before it started
+ * (out of memory): its count goes back. */
+static void give_back_pending(http_loop *l)
+{
+    if (l->pending_len > 0) {
+        ip_count_give(l->server->per_ip, (struct sockaddr *)&l->pending, l->pending_len);
+        l->pending_len = 0;
+    }
+}
+
+/* The per-IP limit, counted across every loop (each daemon would only see
+ * its own connections). The connection starts right after this returns, on
+ * the same thread, or is dropped. */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t len)
+{
+    http_loop *l = cls;
+    give_back_pending(l);
+    if (!ip_count_take(l->server->per_ip, addr, len))
+        return MHD_NO;
+    if (len <= (socklen_t)sizeof(l->pending)) {
+        memcpy(&l->pending, addr, (size_t)len);
+        l->pending_len = len;
+    }
+    return MHD_YES;
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
@@ -195,6 +281,157 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
     log_msg(LOG_WARN, "http", "%s", msg);
 }
 
+/* One turn of the daemon: whatever its descriptors, timeouts and resumed
+ * connections have for it; then its next timeout is armed. */
+static void run_daemon(http_loop *l)
+{
+    MHD_run(l->daemon);
+    give_back_pending(l);
+    MHD_UNSIGNED_LONG_LONG ms;
+    if (MHD_get_timeout(l->daemon, &ms) == MHD_YES) {
+        struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
+        evtimer_add(l->timer_ev, &tv);
+    } else {
+        evtimer_del(l->timer_ev);
+    }
+}
+
+static void on_daemon_event(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    run_daemon(arg);
+}
+
+/* Resumes, quiesce and stop are asked from other threads and done here, on
+ * the daemon's own thread. */
+static void on_wake(evutil_socket_t fd, short what, void *arg)
+{
+    http_loop *l = arg;
+    http_server *s = l->server;
+    uint64_t n;
+    (void)what;
+    if (read(fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+        log_msg(LOG_ERROR, "http", "eventfd read: %s", strerror(errno));
+    /* Cleared before the run: a resume after this point rings again. */
+    atomic_store(&l->woken, 0);
+    if (atomic_load(&s->quiesce) && !l->quiesced) {
+        MHD_quiesce_daemon(l->daemon);
+        l->quiesced = 1;
+        atomic_fetch_add(&s->quiesced, 1);
+    }
+    if (atomic_load(&s->stop)) {
+        event_base_loopbreak(l->base);
+        return;
+    }
+    run_daemon(l);
+}
+
+static void *loop_main(void *arg)
+{
+    http_loop *l = arg;
+    run_daemon(l);
+    event_base_loop(l->base, EVLOOP_NO_EXIT_ON_EMPTY);
+    return NULL;
+}
+
+/* Makes the loop turn soon: to resume connections, quiesce or stop. Many
+ * wake-ups before the loop turns cost one write. */
+static void wake(http_loop *l)
+{
+    if (atomic_exchange(&l->woken, 1))
+        return;
+    uint64_t one = 1;
+    ssize_t ignored = write(l->wake_fd, &one, sizeof(one));
+    (void)ignored;
+}
+
+/* The socket every loop accepts from. Made here rather than by each daemon
+ * so that a port in use is an error, not a second listener. */
+static int open_listener(const config *cfg, char *err, size_t errlen)
+{
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)cfg->port)};
+    if (inet_pton(AF_INET, cfg->host, &addr.sin_addr) != 1) {
+        snprintf(err, errlen, "host: '%s' is not an IPv4 address", cfg->host);
+        return -1;
+    }
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int one = 1;
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+        bind(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0 ||
+        listen(fd, HTTP_LISTEN_BACKLOG) != 0) {
+        snprintf(err, errlen, "cannot listen on %s:%d: %s", cfg->host, cfg->port, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static int loop_start(http_server *s, http_loop *l, const config *cfg, unsigned connection_limit,
+                      char *err, size_t errlen)
+{
+    l->server = s;
+    l->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    l->base = event_base_new();
+    if (l->wake_fd < 0 || !l->base) {
+        snprintf(err, errlen, "HTTP loop: %s", strerror(errno));
+        return -1;
+    }
+    unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+    l->daemon = MHD_start_daemon(
+        flags, 0, s->per_ip ? on_accept : NULL, l, on_request, l, MHD_OPTION_EXTERNAL_LOGGER,
+        on_mhd_log, NULL, MHD_OPTION_LISTEN_SOCKET, s->listen_fd, MHD_OPTION_CONNECTION_LIMIT,
+        connection_limit, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->connection_timeout_s,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONNECTION_MEMORY,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_NOTIFY_CONNECTION,
+        on_connection, l, MHD_OPTION_END);
+    if (!l->daemon) {
+        snprintf(err, errlen, "cannot start the HTTP daemon on %s:%d", cfg->host, cfg->port);
+        return -1;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(l->daemon, MHD_DAEMON_INFO_EPOLL_FD);
+    if (!info) {
+        snprintf(err, errlen, "the HTTP daemon has no epoll descriptor");
+        return -1;
+    }
+    l->mhd_ev = event_new(l->base, info->epoll_fd, EV_READ | EV_PERSIST, on_daemon_event, l);
+    l->timer_ev = evtimer_new(l->base, on_daemon_event, l);
+    l->wake_ev = event_new(l->base, l->wake_fd, EV_READ | EV_PERSIST, on_wake, l);
+    if (!l->mhd_ev || !l->timer_ev || !l->wake_ev || event_add(l->mhd_ev, NULL) < 0 ||
+        event_add(l->wake_ev, NULL) < 0) {
+        snprintf(err, errlen, "HTTP loop: out of memory");
+        return -1;
+    }
+    if (pthread_create(&l->thread, NULL, loop_main, l) != 0) {
+        snprintf(err, errlen, "cannot start an HTTP loop thread");
+        return -1;
+    }
+    l->thread_started = 1;
+    return 0;
+}
+
+/* After its thread ended (or never began). */
+static void loop_close(http_loop *l)
+{
+    if (l->daemon) {
+        /* Quiesced, the daemon leaves the shared socket open for the rest. */
+        if (!l->quiesced)
+            MHD_quiesce_daemon(l->daemon);
+        MHD_stop_daemon(l->daemon);
+    }
+    if (l->mhd_ev)
+        event_free(l->mhd_ev);
+    if (l->timer_ev)
+        event_free(l->timer_ev);
+    if (l->wake_ev)
+        event_free(l->wake_ev);
+    if (l->base)
+        event_base_free(l->base);
+    if (l->wake_fd >= 0)
+        close(l->wake_fd);
+}
+
 http_server *http_server_create(const config *cfg, http_handler handler, void *ctx, char *err,
                                 size_t errlen)
 {
@@ -205,55 +442,60 @@ http_server *http_server_create(const config *cfg, http_handler handler, void *c
     }
     s->handler = handler;
     s->ctx = ctx;
-    s->listen_fd = MHD_INVALID_SOCKET;
+    s->listen_fd = -1;
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     s->id_prefix = (uint32_t)(now.tv_sec ^ ((uint64_t)getpid() << 16) ^ now.tv_nsec);
     s->max_body = (size_t)cfg->max_body_bytes;
 
-    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)cfg->port)};
-    if (inet_pton(AF_INET, cfg->host, &addr.sin_addr) != 1) {
-        snprintf(err, errlen, "host: '%s' is not an IPv4 address", cfg->host);
+    int n = cfg->http_threads > 0 ? cfg->http_threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 1)
+        n = 1;
+    s->loops = calloc((size_t)n, sizeof(*s->loops));
+    if (!s->loops) {
+        snprintf(err, errlen, "out of memory");
         goto fail;
     }
-    unsigned threads = cfg->http_threads > 0 ? (unsigned)cfg->http_threads
-                                             : (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
-    if (threads < 1)
-        threads = 1;
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
-                     MHD_USE_ERROR_LOG;
-    s->daemon = MHD_start_daemon(
-        flags, 0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL,
-        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_THREAD_POOL_SIZE, threads,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned)cfg->connection_timeout_s, MHD_OPTION_LISTEN_BACKLOG_SIZE, 4096u,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONNECTION_MEMORY,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)cfg->per_ip_connection_limit,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_NOTIFY_CONNECTION,
-        on_connection, s, MHD_OPTION_END);
-    if (!s->daemon) {
-        snprintf(err, errlen, "cannot listen on %s:%d (in use, or not allowed)", cfg->host,
-                 cfg->port);
+    for (int i = 0; i < n; i++)
+        s->loops[i].wake_fd = -1;
+    if (cfg->per_ip_connection_limit > 0 &&
+        !(s->per_ip = ip_count_create((unsigned)cfg->per_ip_connection_limit))) {
+        snprintf(err, errlen, "out of memory");
         goto fail;
+    }
+    s->listen_fd = open_listener(cfg, err, errlen);
+    if (s->listen_fd < 0)
+        goto fail;
+    /* The connection limit is shared out among the daemons, as
+     * libmicrohttpd's own thread pool would. */
+    unsigned limit = (unsigned)cfg->max_connections;
+    for (; s->nloops < n; s->nloops++) {
+        unsigned share = limit / (unsigned)n + ((unsigned)s->nloops < limit % (unsigned)n);
+        if (loop_start(s, &s->loops[s->nloops], cfg, share, err, errlen) < 0) {
+            s->nloops++; /* its parts are freed with the rest */
+            goto fail;
+        }
     }
     return s;
 fail:
-    free(s);
+    http_server_free(s);
     return NULL;
 }
 
 void http_server_quiesce(http_server *s)
 {
-    if (!s || !s->daemon || s->listen_fd != MHD_INVALID_SOCKET)
+    if (!s || atomic_exchange(&s->quiesce, 1))
         return;
-    /* The daemon's threads may still look at the socket: it is closed in
-     * http_server_free(), after they stopped. Until then the kernel would
-     * still complete handshakes into its backlog, connections nobody will
-     * accept; shutdown() makes it stop listening, so clients are refused at
-     * once and go elsewhere (Linux), while the descriptor stays valid. */
-    s->listen_fd = MHD_quiesce_daemon(s->daemon);
-    if (s->listen_fd != MHD_INVALID_SOCKET)
-        shutdown(s->listen_fd, SHUT_RDWR);
+    for (int i = 0; i < s->nloops; i++)
+        wake(&s->loops[i]);
+    /* Each loop stops accepting on its own thread, in microseconds. Until
+     * all have, the kernel would still complete handshakes into the backlog,
+     * connections nobody will accept; shutdown() then makes it stop
+     * listening, so clients are refused at once and go elsewhere (Linux).
+     * Before that, a loop still accepting would spin on the shut socket. */
+    for (int waited = 0; atomic_load(&s->quiesced) < s->nloops && waited < 1000; waited++)
+        usleep(1000);
+    shutdown(s->listen_fd, SHUT_RDWR);
 }
 
 int http_server_drain(http_server *s, int timeout_ms)
@@ -287,10 +529,19 @@ void http_server_free(http_server *s)
 {
     if (!s)
         return;
-    if (s->daemon)
-        MHD_stop_daemon(s->daemon);
-    if (s->listen_fd != MHD_INVALID_SOCKET)
+    atomic_store(&s->stop, 1);
+    for (int i = 0; i < s->nloops; i++) {
+        if (s->loops[i].thread_started) {
+            wake(&s->loops[i]);
+            pthread_join(s->loops[i].thread, NULL);
+        }
+    }
+    for (int i = 0; i < s->nloops; i++)
+        loop_close(&s->loops[i]);
+    if (s->listen_fd >= 0)
         close(s->listen_fd);
+    ip_count_free(s->per_ip);
+    free(s->loops);
     free(s);
 }
 
@@ -375,9 +626,13 @@ void http_exchange_reply_typed(http_exchange *ex, int status, const char *body, 
                          (double)(now.tv_nsec - ex->started.tv_nsec) / 1e9;
         s->observer(s->observer_ctx, ex->tag, status, seconds, ex->method, ex->path, ex->id);
     }
-    /* Last: once resumed, the HTTP thread may send and free the exchange. */
-    if (ex->suspended)
+    /* Last: once resumed, the HTTP thread may send and free the exchange.
+     * In external-event mode libmicrohttpd does not wake its loop itself. */
+    if (ex->suspended) {
+        http_loop *l = ex->loop;
         MHD_resume_connection(ex->conn);
+        wake(l);
+    }
 }
 
 void http_server_observe(http_server *s, http_observer observer, void *ctx)
