@@ -22,6 +22,7 @@
 #include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -92,6 +93,7 @@ struct http_exchange {
     size_t body_len;
     size_t body_cap;
     int too_large;
+    int close;   /* the answer closes the connection */
     int handled; /* the handler has seen it */
     /* Set on the HTTP thread before the exchange is handed to another one,
      * never written after: the replying thread only reads it. */
@@ -147,6 +149,79 @@ static int has_nul_argument(struct MHD_Connection *conn)
     return n > 0;
 }
 
+/* What the request's framing headers say, to refuse the ambiguous ones. */
+typedef struct framing {
+    int content_length;    /* how many Content-Length headers */
+    int transfer_encoding; /* how many Transfer-Encoding headers */
+    int host;              /* how many Host headers */
+    int bad_name;          /* a header name that is not an RFC 9110 token */
+} framing;
+
+static int is_token(const char *s, size_t n)
+{
+    static const char tchar[] = "!#$%&'*+-.^_`|~";
+    if (n == 0)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        int alnum = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+        if (!alnum && (c == '\0' || !strchr(tchar, c)))
+            return 0;
+    }
+    return 1;
+}
+
+static enum MHD_Result note_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   size_t key_size, const char *value, size_t value_size)
+{
+    framing *f = cls;
+    (void)kind;
+    (void)value;
+    (void)value_size;
+    if (!is_token(key, key_size))
+        f->bad_name = 1;
+    else if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0)
+        f->content_length++;
+    else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0)
+        f->transfer_encoding++;
+    else if (strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0)
+        f->host++;
+    return MHD_YES;
+}
+
+/* Requests that RFC 9112 says to refuse, because a proxy in front of us
+ * could frame them differently than libmicrohttpd does (the raw material of
+ * request smuggling): NULL when the framing is sound, else why not. */
+static const char *framing_problem(struct MHD_Connection *conn, const char *version)
+{
+    framing f = {0};
+    MHD_get_connection_values_n(conn, MHD_HEADER_KIND, note_header, &f);
+    if (f.bad_name)
+        return "a header name is not a token (no spaces or separators)";
+    if (f.content_length > 1)
+        return "more than one Content-Length header";
+    if (f.content_length && f.transfer_encoding)
+        return "Content-Length together with Transfer-Encoding";
+    if (f.transfer_encoding > 1)
+        return "more than one Transfer-Encoding header";
+    if (f.host > 1)
+        return "more than one Host header";
+    if (f.host == 0 && strcmp(version, MHD_HTTP_VERSION_1_1) == 0)
+        return "an HTTP/1.1 request needs a Host header";
+    return NULL;
+}
+
+/* Hands the answer the exchange holds to libmicrohttpd. */
+static enum MHD_Result queue_reply(http_exchange *ex)
+{
+    if (!ex->response)
+        return MHD_NO; /* no memory for a response: close the connection */
+    enum MHD_Result rc = MHD_queue_response(ex->conn, ex->status, ex->response);
+    MHD_destroy_response(ex->response);
+    ex->response = NULL;
+    return rc;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **con_cls)
@@ -154,7 +229,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     http_loop *l = cls;
     http_server *s = l->server;
     http_exchange *ex = *con_cls;
-    (void)version;
 
     if (!ex) {
         ex = calloc(1, sizeof(*ex));
@@ -172,7 +246,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *con_cls = ex;
         atomic_fetch_add(&s->in_progress, 1);
         atomic_fetch_add(&s->begun, 1);
-        return MHD_YES;
+        const char *problem = framing_problem(conn, version);
+        if (!problem)
+            return MHD_YES;
+        /* Answered before the body is read: libmicrohttpd then reads no
+         * more of this connection and closes it after the answer. */
+        ex->handled = 1;
+        ex->close = 1;
+        http_exchange_reply_error(ex, SK_INVALID, problem);
+        return queue_reply(ex);
     }
     if (*upload_data_size > 0) {
         if (append_body(ex, upload_data, *upload_data_size) < 0)
@@ -192,12 +274,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         if (ex->suspended)
             return MHD_YES;
     }
-    if (!ex->response)
-        return MHD_NO; /* no memory for a response: close the connection */
-    enum MHD_Result rc = MHD_queue_response(conn, ex->status, ex->response);
-    MHD_destroy_response(ex->response);
-    ex->response = NULL;
-    return rc;
+    return queue_reply(ex);
 }
 
 /* A connection counted by the accept policy carries its address in its
@@ -613,7 +690,7 @@ void http_exchange_reply_typed(http_exchange *ex, int status, const char *body, 
         }
         /* Stopping: the client learns it from this answer, not from a
          * connection cut under its next request. */
-        if (atomic_load(&ex->server->draining))
+        if (ex->close || atomic_load(&ex->server->draining))
             MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
     }
     ex->status = (unsigned)status;

@@ -238,3 +238,54 @@ Test(hostile, slowloris_connections_are_cut_while_real_buyers_are_served)
                  SLOW);
     finish();
 }
+
+/* Sends req raw and expects exactly one answer, 400 bad_request, that
+ * closes the connection: whatever followed in the stream must not be read as
+ * a request of its own (request smuggling behind a proxy). */
+static void expect_framing_refused(const char *req, const char *what)
+{
+    int status = harness_raw(port, req, strlen(req), 5000, resp, sizeof(resp));
+    cr_expect_eq(status, 400, "%s answered %d: %s", what, status, resp);
+    cr_expect(strstr(resp, "\"error\":\"invalid_request\""), "%s: %s", what, resp);
+    cr_expect(strstr(resp, "Connection: close"), "%s left the connection open: %s", what, resp);
+    const char *first = strstr(resp, "X-Request-Id:");
+    cr_expect(first && !strstr(first + 1, "X-Request-Id:"), "%s: not one answer: %s", what, resp);
+}
+
+Test(hostile, two_different_content_lengths_get_400_and_sell_nothing)
+{
+    char req[512];
+    snprintf(req, sizeof(req),
+             "POST /api/v1/items/%" PRId64 "/purchase?user_id=7 HTTP/1.1\r\nHost: t\r\n"
+             "Content-Length: 14\r\nContent-Length: 5\r\n\r\n{\"user_id\":7}\r\n",
+             item);
+    expect_framing_refused(req, "two Content-Length headers");
+    finish();
+}
+
+Test(hostile, content_length_with_transfer_encoding_gets_400)
+{
+    char req[512];
+    snprintf(req, sizeof(req),
+             "POST /api/v1/items/%" PRId64 "/purchase?user_id=8 HTTP/1.1\r\nHost: t\r\n"
+             "Content-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+             "GET /health HTTP/1.1\r\nHost: t\r\n\r\n",
+             item);
+    expect_framing_refused(req, "Content-Length with Transfer-Encoding");
+    finish();
+}
+
+Test(hostile, an_http_1_1_request_without_host_gets_400_and_http_1_0_needs_none)
+{
+    expect_framing_refused("GET /health HTTP/1.1\r\n\r\n", "HTTP/1.1 without Host");
+    cr_expect_eq(harness_raw(port, "GET /health HTTP/1.0\r\n\r\n", 24, 5000, resp, sizeof(resp)),
+                 200, "%s", resp);
+    finish();
+}
+
+Test(hostile, a_header_name_with_a_space_gets_400)
+{
+    expect_framing_refused("GET /health HTTP/1.1\r\nHost: t\r\nBad Header: x\r\n\r\n",
+                           "a header name with a space");
+    finish();
+}
