@@ -5,12 +5,13 @@
 # run/bench-<pid>, runs the six measurements, prints a table, writes it into docs/PERFORMANCE.md
 # (between the bench markers: the notes around them stay) and stops what it started, by pid.
 #   1 ceiling      nginx, 1 worker, a fixed 200 JSON; the same wrk settings as 2 and 3
+#   1b health      GET /health: our HTTP layer alone, against the same ceiling
 #   2 purchase     stock 10,000,000; every request a new buyer
 #   3 sell-out     stock 1000, then purchases for the whole round; exactly 1000 must sell
 #   4 drain        1,000,000 queued orders -> PostgreSQL by the worker, against a raw COPY
 #   5 ab           ab -c 10000 -n 20000, anonymous buyers, stock 10,000
 #   6 memory       server RSS with 10,000 idle connections
-# 1-3 run in alternating rounds (BENCH_ROUNDS, default 3) so that drift on a shared machine hits
+# 1-3 (1b included) run in alternating rounds (BENCH_ROUNDS, default 3) so that drift on a shared machine hits
 # all of them alike; medians are reported. BENCH_DURATION (10s), BENCH_CONNECTIONS (256),
 # BENCH_THREADS (2), BENCH_DRAIN_ORDERS (1000000) change the sizes; BENCH_DOC=0 leaves the
 # document alone. The worker is stopped during 1-3: it would take CPU from the server.
@@ -133,11 +134,16 @@ to_ms() {
 }
 now_ns() { date +%s%N; }
 
-# run_wrk NAME URL ITEM FIRST_USER: one round; appends rps, p50 and p99 to NAME's lists.
+# run_wrk NAME URL [ITEM FIRST_USER]: one round; appends rps, p50 and p99 to NAME's lists.
+# With an item, every request is a purchase of a new buyer; without, a plain GET of URL.
 declare -A rps p50 p99 errs
 run_wrk() {
     local name=$1 out=$dir/wrk-$1-$round.txt
-    wrk -t"$threads" -c"$conns" -d"$duration" --latency -s loadtest/purchase.lua "$2" -- "$3" "$4" >"$out"
+    if (($# > 2)); then
+        wrk -t"$threads" -c"$conns" -d"$duration" --latency -s loadtest/purchase.lua "$2" -- "$3" "$4" >"$out"
+    else
+        wrk -t"$threads" -c"$conns" -d"$duration" --latency "$2" >"$out"
+    fi
     rps[$name]+="$(awk '/^Requests\/sec/ { print $2 }' "$out") "
     p50[$name]+="$(to_ms "$(awk '$1 == "50%" { print $2 }' "$out")") "
     p99[$name]+="$(to_ms "$(awk '$1 == "99%" { print $2 }' "$out")") "
@@ -173,16 +179,17 @@ storm=$(item_create bench-storm 1000)
 storm_sold=()
 for ((round = 1; round <= rounds; round++)); do
     run_wrk ceiling "http://127.0.0.1:$nginx_port" "$big" 1
+    run_wrk health "$url/health"
     run_wrk purchase "$url" "$big" $((round * 100000000 + 1))
     item_reset "$storm" 1000
     sleep 0.2 # the reset's announcement clears the sold-out flag
     run_wrk storm "$url" "$storm" $((round * 100000000 + 1))
     storm_sold+=("$(item_field "$storm" sold)")
-    log "round $round: ceiling $(echo "${rps[ceiling]}" | awk "{ print \$NF }"), purchase $(echo "${rps[purchase]}" | awk '{ print $NF }')," \
+    log "round $round: ceiling $(echo "${rps[ceiling]}" | awk "{ print \$NF }"), health $(echo "${rps[health]}" | awk '{ print $NF }'), purchase $(echo "${rps[purchase]}" | awk '{ print $NF }')," \
         "sell-out $(echo "${rps[storm]}" | awk '{ print $NF }'), sold ${storm_sold[-1]}"
 done
 declare -A med_rps med_p50 med_p99
-for n in ceiling purchase storm; do
+for n in ceiling health purchase storm; do
     # shellcheck disable=SC2086
     med_rps[$n]=$(median ${rps[$n]}) med_p50[$n]=$(median ${p50[$n]}) med_p99[$n]=$(median ${p99[$n]})
 done
@@ -270,6 +277,7 @@ log "drain: $drained orders in $drain_s s ($drain_rate/s); COPY $copy_s s ($copy
 # ---- the table -------------------------------------------------------------------------
 
 pass() { if awk "BEGIN { exit !($1) }"; then echo yes; else echo "**no**"; fi; }
+r_health=$(ratio "${med_rps[health]}" "${med_rps[ceiling]}")
 r_purchase=$(ratio "${med_rps[purchase]}" "${med_rps[ceiling]}")
 r_storm=$(ratio "${med_rps[storm]}" "${med_rps[ceiling]}")
 r_copy=$(ratio "$drain_rate" "$copy_rate")
@@ -279,6 +287,7 @@ table=$(
 | # | measurement | result | target | met |
 |---|---|---|---|---|
 | 1 | ceiling: nginx, 1 worker, fixed 200 JSON | $(fmt "${med_rps[ceiling]}") req/s, p50 ${med_p50[ceiling]} ms, p99 ${med_p99[ceiling]} ms | - | - |
+| 1b | GET /health: our HTTP layer alone | $(fmt "${med_rps[health]}") req/s (**$r_health** of the ceiling), p50 ${med_p50[health]} ms, p99 ${med_p99[health]} ms | >= 0.8 | $(pass "$r_health >= 0.8") |
 | 2 | purchase, stock 10,000,000, $conns connections | $(fmt "${med_rps[purchase]}") req/s (**$r_purchase** of the ceiling), p50 ${med_p50[purchase]} ms, p99 ${med_p99[purchase]} ms | >= 0.6, p99 <= 10 ms | $(pass "$r_purchase >= 0.6 && ${med_p99[purchase]} <= 10") |
 | 3 | sell-out storm, stock 1000 | $(fmt "${med_rps[storm]}") req/s (**$r_storm** of the ceiling), p99 ${med_p99[storm]} ms; sold per round: ${storm_sold[*]} | >= 0.9, exactly 1000 sold | $(pass "$r_storm >= 0.9 && \"$sold_ok\" == \"yes\"") |
 | 4 | worker drain, $(fmt "$drain_orders") orders | $(fmt "$drain_rate") orders/s ($drain_s s, $drained rows); raw COPY $(fmt "$copy_rate") rows/s ($copy_s s): **$r_copy** | >= 100,000/s, >= 0.3 of COPY | $(pass "$drain_rate >= 100000 && $r_copy >= 0.3 && $drained == $drain_orders") |
@@ -287,7 +296,7 @@ table=$(
 TABLE
 )
 rounds_detail=$(
-    for n in ceiling purchase storm; do
+    for n in ceiling health purchase storm; do
         echo "- $n: req/s ${rps[$n]% }; p50 ms ${p50[$n]% }; p99 ms ${p99[$n]% }; socket errors ${errs[$n]% }"
     done
 )
@@ -320,6 +329,7 @@ Commands (ports are free ones chosen per run; every wrk request is a new buyer):
 \`\`\`sh
 make bench                          # = scripts/bench.sh
 wrk -t$threads -c$conns -d$duration --latency -s loadtest/purchase.lua http://127.0.0.1:NGINX -- ITEM FIRST_USER
+wrk -t$threads -c$conns -d$duration --latency http://127.0.0.1:SERVER/health
 wrk -t$threads -c$conns -d$duration --latency -s loadtest/purchase.lua http://127.0.0.1:SERVER -- BIG_ITEM FIRST_USER
 wrk -t$threads -c$conns -d$duration --latency -s loadtest/purchase.lua http://127.0.0.1:SERVER -- STORM_ITEM FIRST_USER  # after reset to 1000
 ab -q -r -c 10000 -n 20000 -s 30 -p EMPTY_FILE -T application/json http://127.0.0.1:SERVER/api/v1/items/ITEM/purchase
