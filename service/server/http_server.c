@@ -22,12 +22,12 @@
 #include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include <event2/event.h>
 #include <microhttpd.h>
 
+#include "http_framing.h"
 #include "ip_count.h"
 #include "json_io.h"
 #include "log.h"
@@ -149,66 +149,22 @@ static int has_nul_argument(struct MHD_Connection *conn)
     return n > 0;
 }
 
-/* What the request's framing headers say, to refuse the ambiguous ones. */
-typedef struct framing {
-    int content_length;    /* how many Content-Length headers */
-    int transfer_encoding; /* how many Transfer-Encoding headers */
-    int host;              /* how many Host headers */
-    int bad_name;          /* a header name that is not an RFC 9110 token */
-} framing;
-
-static int is_token(const char *s, size_t n)
-{
-    static const char tchar[] = "!#$%&'*+-.^_`|~";
-    if (n == 0)
-        return 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        int alnum = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-        if (!alnum && (c == '\0' || !strchr(tchar, c)))
-            return 0;
-    }
-    return 1;
-}
-
 static enum MHD_Result note_header(void *cls, enum MHD_ValueKind kind, const char *key,
                                    size_t key_size, const char *value, size_t value_size)
 {
-    framing *f = cls;
     (void)kind;
     (void)value;
     (void)value_size;
-    if (!is_token(key, key_size))
-        f->bad_name = 1;
-    else if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0)
-        f->content_length++;
-    else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0)
-        f->transfer_encoding++;
-    else if (strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0)
-        f->host++;
+    http_framing_note(cls, key, key_size);
     return MHD_YES;
 }
 
-/* Requests that RFC 9112 says to refuse, because a proxy in front of us
- * could frame them differently than libmicrohttpd does (the raw material of
- * request smuggling): NULL when the framing is sound, else why not. */
+/* NULL when the request's framing is sound (http_framing.h), else why not. */
 static const char *framing_problem(struct MHD_Connection *conn, const char *version)
 {
-    framing f = {0};
+    http_framing f = {0};
     MHD_get_connection_values_n(conn, MHD_HEADER_KIND, note_header, &f);
-    if (f.bad_name)
-        return "a header name is not a token (no spaces or separators)";
-    if (f.content_length > 1)
-        return "more than one Content-Length header";
-    if (f.content_length && f.transfer_encoding)
-        return "Content-Length together with Transfer-Encoding";
-    if (f.transfer_encoding > 1)
-        return "more than one Transfer-Encoding header";
-    if (f.host > 1)
-        return "more than one Host header";
-    if (f.host == 0 && strcmp(version, MHD_HTTP_VERSION_1_1) == 0)
-        return "an HTTP/1.1 request needs a Host header";
-    return NULL;
+    return http_framing_problem(&f, version);
 }
 
 /* Hands the answer the exchange holds to libmicrohttpd. */
