@@ -22,12 +22,7 @@ static scripts sc;
 
 static void setup(void)
 {
-    redis = harness_redis();
-    redisReply *r = redisCommand(redis, "FLUSHALL");
-    cr_assert(r && r->type == REDIS_REPLY_STATUS, "FLUSHALL failed");
-    freeReplyObject(r);
-    cr_assert_eq(scripts_init(&sc), 0, "a script is missing from the build");
-    cr_assert_eq(scripts_load(&sc, redis), 0, "SCRIPT LOAD failed");
+    redis = harness_redis_with_scripts(&sc);
 }
 
 static void teardown(void)

@@ -56,12 +56,26 @@ PGconn *harness_pg(void)
     return pg;
 }
 
-void harness_reset_backends(void)
+static void flush_redis(redisContext *c)
 {
-    redisContext *c = harness_redis();
     redisReply *r = redisCommand(c, "FLUSHALL");
     cr_assert(r && r->type == REDIS_REPLY_STATUS, "FLUSHALL failed");
     freeReplyObject(r);
+}
+
+redisContext *harness_redis_with_scripts(scripts *sc)
+{
+    redisContext *c = harness_redis();
+    flush_redis(c);
+    cr_assert_eq(scripts_init(sc), 0, "a script is missing from the build");
+    cr_assert_eq(scripts_load(sc, c), 0, "SCRIPT LOAD failed");
+    return c;
+}
+
+void harness_reset_backends(void)
+{
+    redisContext *c = harness_redis();
+    flush_redis(c);
     redisFree(c);
     PGconn *pg = harness_pg();
     PGresult *res = PQexec(pg, "TRUNCATE orders, items RESTART IDENTITY");

@@ -11,6 +11,7 @@
 #include <libpq-fe.h>
 
 #include "config.h"
+#include "scripts.h"
 
 /* Defaults overlaid with the SECKILL_* environment of the test run. The
  * caller frees it with config_free(). Aborts the test when the environment
@@ -23,6 +24,10 @@ PGconn *harness_pg(void);
 
 /* Empties Redis (FLUSHALL) and the tables (TRUNCATE items, orders). */
 void harness_reset_backends(void);
+
+/* A connection to an emptied Redis (FLUSHALL) with every script of sc
+ * loaded, for the tests that need Redis alone; the test frees it. */
+redisContext *harness_redis_with_scripts(scripts *sc);
 
 /* Runs "<cmd> <key>" (LLEN, EXISTS, HLEN...) and returns its integer reply;
  * aborts the test on anything else. */
