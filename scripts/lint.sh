@@ -4,7 +4,7 @@
 # by `docker-compose config` (no Docker engine needed for that).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-scripts/deps.sh shellcheck clang-format docker-compose
+scripts/deps.sh shellcheck clang-format docker-compose python3
 shellcheck scripts/*.sh .ci/run service/tests/browser/run.sh
 find service -name '*.[ch]' -print0 | xargs -0 clang-format --dry-run --Werror
 scripts/include_graph.sh

@@ -50,7 +50,7 @@ typedef struct http_loop {
     struct event_base *base;
     struct event *mhd_ev;   /* the daemon's epoll descriptor is readable */
     struct event *timer_ev; /* the daemon's next connection timeout */
-    struct event *wake_ev;  /* quiesce or stop was asked */
+    struct event *wake_ev;  /* resumes, quiesce or stop were asked */
     int wake_fd;
     atomic_int woken; /* a wake-up is on its way: later ones need not write */
     pthread_t thread;
@@ -84,8 +84,7 @@ struct http_server {
 };
 
 struct http_exchange {
-    http_server *server;
-    http_loop *loop; /* whose daemon holds the connection */
+    http_loop *loop; /* whose daemon holds the connection (and its server) */
     struct MHD_Connection *conn;
     const char *method;
     const char *path;
@@ -110,7 +109,7 @@ static void wake(http_loop *l);
 
 static int append_body(http_exchange *ex, const char *data, size_t len)
 {
-    if (ex->too_large || ex->body_len + len > ex->server->max_body) {
+    if (ex->too_large || ex->body_len + len > ex->loop->server->max_body) {
         ex->too_large = 1;
         return 0;
     }
@@ -190,7 +189,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         ex = calloc(1, sizeof(*ex));
         if (!ex)
             return MHD_NO;
-        ex->server = s;
         ex->loop = l;
         ex->conn = conn;
         ex->method = method;
@@ -233,33 +231,34 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     return queue_reply(ex);
 }
 
-/* A connection counted by the accept policy carries its address in its
- * socket context, to be given back when it closes. */
+/* The length of an address libmicrohttpd hands back (it keeps the bytes
+ * accept() gave, as long as the family needs). */
+static socklen_t address_len(const struct sockaddr *addr)
+{
+    return addr->sa_family == AF_INET6 ? (socklen_t)sizeof(struct sockaddr_in6)
+                                       : (socklen_t)sizeof(struct sockaddr_in);
+}
+
+/* A connection counted by the accept policy is marked in its socket context
+ * (with its loop), and its count given back when it closes. */
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_ctx,
                           enum MHD_ConnectionNotificationCode code)
 {
     http_loop *l = cls;
     http_server *s = l->server;
-    (void)conn;
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
         atomic_fetch_add(&s->connections, 1);
         if (l->pending_len > 0) {
-            struct sockaddr_storage *addr = malloc(sizeof(*addr));
-            if (addr)
-                *addr = l->pending;
-            else /* cannot follow it: stop counting it now, not never */
-                ip_count_give(s->per_ip, (struct sockaddr *)&l->pending, l->pending_len);
-            *socket_ctx = addr;
+            *socket_ctx = l;
             l->pending_len = 0;
         }
     } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
         atomic_fetch_sub(&s->connections, 1);
-        struct sockaddr_storage *addr = *socket_ctx;
-        if (addr) {
-            ip_count_give(s->per_ip, (struct sockaddr *)addr, sizeof(*addr));
-            free(addr);
-            *socket_ctx = NULL;
-        }
+        const union MHD_ConnectionInfo *info =
+            *socket_ctx ? MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS) : NULL;
+        if (info && info->client_addr)
+            ip_count_give(s->per_ip, info->client_addr, address_len(info->client_addr));
+        *socket_ctx = NULL;
     }
 }
 
@@ -298,7 +297,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     (void)toe;
     if (!ex)
         return;
-    atomic_fetch_sub(&ex->server->in_progress, 1);
+    atomic_fetch_sub(&ex->loop->server->in_progress, 1);
     if (ex->response)
         MHD_destroy_response(ex->response);
     free(ex->body);
@@ -646,12 +645,12 @@ void http_exchange_reply_typed(http_exchange *ex, int status, const char *body, 
         }
         /* Stopping: the client learns it from this answer, not from a
          * connection cut under its next request. */
-        if (ex->close || atomic_load(&ex->server->draining))
+        if (ex->close || atomic_load(&ex->loop->server->draining))
             MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
     }
     ex->status = (unsigned)status;
     ex->response = r;
-    http_server *s = ex->server;
+    http_server *s = ex->loop->server;
     if (s->observer) {
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
