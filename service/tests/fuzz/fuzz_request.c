@@ -1,6 +1,7 @@
 /* fuzz_request.c: libFuzzer target over everything that parses bytes from
  * outside: the router, the number validators, the JSON bodies, the queue
- * format of an order, the config text and the pub/sub messages. The first
+ * format of an order, the config text, the pub/sub messages and the
+ * request framing rules (header names, NUL-separated). The first
  * byte picks the parser, the rest is its input. Built by scripts/fuzz.sh
  * with clang -fsanitize=fuzzer,address,undefined. */
 #include <stdint.h>
@@ -9,6 +10,7 @@
 
 #include "config.h"
 #include "events.h"
+#include "http_framing.h"
 #include "json_io.h"
 #include "order.h"
 #include "router.h"
@@ -61,10 +63,27 @@ static void fuzz_config(const char *text, size_t len)
     config_free(&cfg);
 }
 
+/* The text is header names separated by NUL bytes; the first of them is
+ * the version of the request line. */
+static void fuzz_framing(const char *text, size_t len)
+{
+    http_framing f = {0};
+    const char *end = text + len;
+    const char *version = text;
+    const char *name = text + strnlen(text, len);
+    while (name < end) {
+        name++;
+        size_t n = strnlen(name, (size_t)(end - name));
+        http_framing_note(&f, name, n);
+        name += n;
+    }
+    http_framing_problem(&f, version);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static void (*const targets[])(const char *, size_t) = {
-        fuzz_router, fuzz_bodies, fuzz_numbers, fuzz_order, fuzz_config,
+        fuzz_router, fuzz_bodies, fuzz_numbers, fuzz_order, fuzz_config, fuzz_framing,
     };
     if (size < 1)
         return 0;
