@@ -20,9 +20,10 @@ typedef struct config {
     int per_ip_connection_limit; /* 0: no limit */
     char *admin_token;           /* secret; empty: admin calls are refused */
     int allow_anonymous;         /* purchases without user_id, one new buyer each */
-    int lock_ttl_ms;             /* per-buyer lock around order creation */
+    int lock_ttl_ms;             /* unused (kept so old config files still load) */
     int rate_limit_per_s;        /* purchases a second per buyer and instance; 0: no limit */
     int rate_limit_burst;        /* ... in bursts of at most this many */
+    int purchase_batch;          /* buyers of one reserve_batch call at most */
     int max_pending_orders;      /* accepted, not yet persisted; 0: no bound */
     /* backends */
     char *redis_host;

@@ -34,6 +34,8 @@ struct metrics {
     route_counters *routes;
     _Atomic uint64_t outcomes[METRICS_OUTCOME_COUNT];
     _Atomic uint64_t backend_errors[METRICS_BACKEND_COUNT];
+    _Atomic uint64_t batches;        /* reserve_batch calls sent */
+    _Atomic uint64_t batched_buyers; /* buyers in them */
 };
 
 metrics *metrics_create(const char *const *names, int nroutes)
@@ -87,6 +89,14 @@ void metrics_purchase(metrics *m, metrics_outcome outcome)
 {
     if (m && (unsigned)outcome < METRICS_OUTCOME_COUNT)
         add(&m->outcomes[outcome], 1);
+}
+
+void metrics_purchase_batch(metrics *m, int buyers)
+{
+    if (m && buyers > 0) {
+        add(&m->batches, 1);
+        add(&m->batched_buyers, (uint64_t)buyers);
+    }
 }
 
 void metrics_backend_error(metrics *m, metrics_backend backend)
@@ -184,6 +194,18 @@ char *metrics_render(metrics *m, const metrics_gauges *g)
     for (int o = 0; o < METRICS_OUTCOME_COUNT; o++)
         put(&t, "seckill_purchases_total{outcome=\"%s\"} %" PRIu64 "\n", outcome_names[o],
             get(&m->outcomes[o]));
+    put(&t,
+        "# HELP seckill_purchase_batches_total Calls of the batch reserve script (group "
+        "commit).\n"
+        "# TYPE seckill_purchase_batches_total counter\n"
+        "seckill_purchase_batches_total %" PRIu64 "\n",
+        get(&m->batches));
+    put(&t,
+        "# HELP seckill_purchase_batched_total Purchases sent in them (divided by the calls: "
+        "buyers a call).\n"
+        "# TYPE seckill_purchase_batched_total counter\n"
+        "seckill_purchase_batched_total %" PRIu64 "\n",
+        get(&m->batched_buyers));
     put(&t, "# HELP seckill_backend_errors_total Failed calls to Redis and PostgreSQL.\n"
             "# TYPE seckill_backend_errors_total counter\n");
     for (int b = 0; b < METRICS_BACKEND_COUNT; b++)

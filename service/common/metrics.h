@@ -37,6 +37,8 @@ void metrics_free(metrics *m);
 void metrics_request(metrics *m, int route, int status, double seconds);
 void metrics_purchase(metrics *m, metrics_outcome outcome);
 void metrics_backend_error(metrics *m, metrics_backend backend);
+/* One call of the batch reserve script carrying buyers purchases. */
+void metrics_purchase_batch(metrics *m, int buyers);
 
 /* What is read at scrape time rather than counted. */
 typedef struct metrics_gauges {

@@ -57,14 +57,20 @@ void reserve_call_init(reserve_call *c, int64_t item, int64_t user, int anonymou
 
 reserve_outcome reserve_parse(const redisReply *r, int64_t *remaining, int64_t *round)
 {
-    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 3 ||
-        r->element[0]->type != REDIS_REPLY_STRING || r->element[1]->type != REDIS_REPLY_INTEGER ||
-        r->element[2]->type != REDIS_REPLY_INTEGER)
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 3)
+        return RESERVE_BAD_REPLY;
+    return reserve_parse_triple(r->element, remaining, round);
+}
+
+reserve_outcome reserve_parse_triple(redisReply *const *e, int64_t *remaining, int64_t *round)
+{
+    if (e[0]->type != REDIS_REPLY_STRING || e[1]->type != REDIS_REPLY_INTEGER ||
+        e[2]->type != REDIS_REPLY_INTEGER)
         return RESERVE_BAD_REPLY;
     for (int o = 0; o < RESERVE_BAD_REPLY; o++) {
-        if (strcmp(r->element[0]->str, outcomes[o].name) == 0) {
-            *remaining = r->element[1]->integer;
-            *round = r->element[2]->integer;
+        if (strcmp(e[0]->str, outcomes[o].name) == 0) {
+            *remaining = e[1]->integer;
+            *round = e[2]->integer;
             return (reserve_outcome)o;
         }
     }

@@ -49,6 +49,10 @@ int64_t reserve_buyer(int64_t user, int anonymous, int64_t order_id);
  * another shape or an unknown outcome). */
 reserve_outcome reserve_parse(const redisReply *r, int64_t *remaining, int64_t *round);
 
+/* The same for the three entries from e[0] (outcome, remaining, round): one
+ * buyer's answer in a reply of the batch script too. */
+reserve_outcome reserve_parse_triple(redisReply *const *e, int64_t *remaining, int64_t *round);
+
 /* The domain outcome of a reserve outcome (RESERVE_QUEUED: SK_QUEUED). */
 sk_status reserve_status(reserve_outcome o);
 

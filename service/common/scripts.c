@@ -6,6 +6,7 @@
 
 static const char *names[SCRIPT_COUNT] = {
     [SCRIPT_RESERVE] = "reserve",
+    [SCRIPT_RESERVE_BATCH] = "reserve_batch",
     [SCRIPT_LOCK_RELEASE] = "lock_release",
     [SCRIPT_ITEM_RESET] = "item_reset",
     [SCRIPT_QUEUE_MOVE] = "queue_move",

@@ -17,6 +17,7 @@ extern const scripts_source scripts_embedded[];
 
 typedef enum script_id {
     SCRIPT_RESERVE = 0,
+    SCRIPT_RESERVE_BATCH,
     SCRIPT_LOCK_RELEASE,
     SCRIPT_ITEM_RESET,
     SCRIPT_QUEUE_MOVE,

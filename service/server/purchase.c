@@ -1,16 +1,17 @@
-/* purchase.c: one purchase is two commands written together on the loop's
- * connection (and pipelined with every other purchase of that turn):
- *   SET lock token NX PX ttl      the buyer's lock, token = the order id
- *   EVALSHA reserve ... 1         sells only if the lock holds our token, and
- *                                 frees the lock before it returns
- * One round trip instead of three, with the same guarantee as taking the
- * lock, reserving and unlocking one after another: the reserve script runs
- * only while the lock is ours, so a second concurrent request of the same
- * buyer gets in_progress. Freeing the lock inside the script rather than with
- * lock_release as a third command saves Redis one script call per purchase,
- * the most expensive part of its work. When the script did not run to its
- * end (an error reply, a lost connection) lock_release is still sent, so the
- * lock never outlives the request. Anonymous buyers need no lock. */
+/* purchase.c: the purchase path. A purchase is checked in memory (sold-out
+ * flag, the buyer's rate), then handed to a Redis loop, which gathers the
+ * purchases of one item that arrive in one turn into a batch and sends the
+ * batch as one call of lua/reserve_batch.lua (group commit): Redis pays for
+ * a script call once a batch instead of once a buyer, which was the largest
+ * part of its work (docs/PERFORMANCE.md). Each buyer gets its own answer;
+ * the buyer's lock keeps its meaning inside the script (a twin request or a
+ * lock held by another request: in_progress), and no lock is written, so
+ * none can outlive its request.
+ *
+ * A batch is sent when the loop's turn ends (an event made active by the
+ * first purchase of the turn runs after the turn's jobs) or when it is full
+ * (purchase_batch buyers): under light load a batch is one purchase and
+ * costs no waiting; under heavy load a turn holds many. */
 #include "purchase.h"
 
 #include <inttypes.h>
@@ -18,31 +19,47 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/event.h>
+
 #include "backend.h"
 #include "json_io.h"
 #include "log.h"
-#include "reserve.h"
+#include "reserve_batch.h"
+
+_Static_assert(RESERVE_BATCH_MAX == 64, "config.c bounds purchase_batch by RESERVE_BATCH_MAX");
+
+/* Items with a batch open in one turn at most; a purchase of another item
+ * sends the oldest batch first. */
+#define PURCHASE_OPEN_ITEMS 8
 
 typedef struct purchase {
     app *a;
     http_exchange *ex;
+    redis_loop *loop;
     int64_t item;
-    int anonymous;
-    int use_eval; /* Redis forgot the script: send its text */
-    int pending;  /* replies still owed */
-    int reserve_noscript;
-    int failed; /* no usable reply from Redis */
-    reserve_outcome outcome;
+    int64_t user; /* 0: anonymous */
     int64_t order_id;
-    int64_t remaining;
-    int64_t round;
-    reserve_call call; /* the script's keys and arguments */
-    char ttl_s[24];
+    int64_t now_ms;
 } purchase;
 
-static void send_commands(redisAsyncContext *ac, purchase *p, int lock);
-static int send_script(redisAsyncContext *ac, purchase *p, redisCallbackFn *cb, script_id id,
-                       int nkeys, int nargs, const char *const *keys_args);
+typedef struct batcher batcher;
+
+/* The purchases of one item on their way to Redis as one call. */
+typedef struct batch {
+    batcher *owner;
+    int by_text; /* Redis forgot the script: its text is sent */
+    purchase *p[RESERVE_BATCH_MAX];
+    reserve_batch call;
+} batch;
+
+/* A Redis loop's batches of the current turn (its thread only). */
+struct batcher {
+    app *a;
+    redis_loop *loop;
+    struct event *flush_ev; /* active: the turn's batches go when it runs */
+    batch *open[PURCHASE_OPEN_ITEMS];
+    int nopen;
+};
 
 /* Each outcome's counter in /metrics. */
 static const metrics_outcome counted[] = {
@@ -52,126 +69,179 @@ static const metrics_outcome counted[] = {
     [RESERVE_IN_PROGRESS] = METRICS_IN_PROGRESS,
     [RESERVE_QUEUE_FULL] = METRICS_QUEUE_FULL,
     [RESERVE_UNKNOWN_ITEM] = METRICS_UNKNOWN_ITEM,
-    [RESERVE_BAD_REPLY] = METRICS_FAILED,
 };
 
-static void finish(purchase *p)
+/* Redis gave no usable answer: 503, nothing was sold to this buyer. */
+static void fail(purchase *p)
+{
+    metrics_purchase(p->a->metrics, METRICS_FAILED);
+    metrics_backend_error(p->a->metrics, METRICS_REDIS);
+    http_exchange_reply_error(p->ex, SK_BACKEND_DOWN, "Redis is unavailable");
+    free(p);
+}
+
+static void answer(purchase *p, reserve_outcome outcome, int64_t remaining, int64_t round)
 {
     app *a = p->a;
-    if (p->failed) {
-        metrics_purchase(a->metrics, METRICS_FAILED);
-        metrics_backend_error(a->metrics, METRICS_REDIS);
-        http_exchange_reply_error(p->ex, SK_BACKEND_DOWN, "Redis is unavailable");
-        free(p);
+    if (outcome == RESERVE_BAD_REPLY) {
+        fail(p);
         return;
     }
-    metrics_purchase(a->metrics, counted[p->outcome]);
-    if ((p->outcome == RESERVE_QUEUED && p->remaining == 0) || p->outcome == RESERVE_SOLD_OUT)
-        soldout_set(a->soldout, p->item, p->round);
-    if (p->outcome == RESERVE_QUEUED) {
+    metrics_purchase(a->metrics, counted[outcome]);
+    if ((outcome == RESERVE_QUEUED && remaining == 0) || outcome == RESERVE_SOLD_OUT)
+        soldout_set(a->soldout, p->item, round);
+    if (outcome == RESERVE_QUEUED) {
         char body[192];
-        int n = json_io_purchase_queued(body, sizeof(body), p->order_id, p->remaining);
+        int n = json_io_purchase_queued(body, sizeof(body), p->order_id, remaining);
         http_exchange_reply(p->ex, sk_status_http(SK_QUEUED), body, (size_t)n, NULL);
-    } else if (p->outcome == RESERVE_UNKNOWN_ITEM) {
+    } else if (outcome == RESERVE_UNKNOWN_ITEM) {
         http_exchange_reply_error(p->ex, SK_NOT_FOUND, "no such item");
-    } else if (p->outcome == RESERVE_BAD_REPLY) {
-        http_exchange_reply_error(p->ex, SK_INTERNAL, "unexpected answer from the reserve script");
     } else {
-        http_exchange_reply_error(p->ex, reserve_status(p->outcome), NULL);
+        http_exchange_reply_error(p->ex, reserve_status(outcome), NULL);
     }
     free(p);
 }
-/* Called once per command reply; the last one decides. */
-static void settle(redisAsyncContext *ac, purchase *p)
+
+static void batch_fail(batch *b)
 {
-    if (--p->pending > 0)
-        return;
-    if (!p->failed && !p->use_eval && p->reserve_noscript) {
-        /* A restarted Redis lost the script: send it again, as EVAL with its
-         * text (which caches it for the EVALSHAs that follow). The lock is
-         * still ours: no new SET. */
-        p->use_eval = 1;
-        p->reserve_noscript = 0;
-        send_commands(ac, p, 0);
-        return;
-    }
-    if ((p->failed || p->reserve_noscript) && !p->anonymous && ac) {
-        /* The script may not have freed the lock: free it, without waiting
-         * for the answer (compare-and-delete: never someone else's lock). */
-        const char *ka[] = {p->call.lock_key, p->call.order_s};
-        send_script(ac, p, NULL, SCRIPT_LOCK_RELEASE, 1, 1, ka);
-    }
-    finish(p);
+    for (int i = 0; i < b->call.n; i++)
+        fail(b->p[i]);
+    free(b);
 }
 
-static void on_lock(redisAsyncContext *ac, void *reply, void *privdata)
-{
-    /* Nothing to read: the reserve script checks that the lock is ours. */
-    (void)reply;
-    settle(ac, privdata);
-}
+static int batch_send(batch *b);
 
-static void on_reserve(redisAsyncContext *ac, void *reply, void *privdata)
+static void on_batch_reply(redisAsyncContext *ac, void *reply, void *privdata)
 {
-    purchase *p = privdata;
+    batch *b = privdata;
     redisReply *r = reply;
-    if (scripts_is_noscript(r)) {
-        p->reserve_noscript = 1;
-    } else {
-        p->outcome = reserve_parse(r, &p->remaining, &p->round);
-        if (p->outcome == RESERVE_BAD_REPLY) {
-            if (r && r->type == REDIS_REPLY_ERROR)
-                log_msg(LOG_ERROR, "purchase", "reserve: %s", r->str);
-            p->failed = 1;
-        }
+    (void)ac;
+    if (scripts_is_noscript(r) && !b->by_text) {
+        /* A restarted Redis lost the script: send its text once (which
+         * caches it for the calls that follow). Nothing ran: no buyer was
+         * settled. */
+        b->by_text = 1;
+        if (batch_send(b) < 0)
+            batch_fail(b);
+        return;
     }
-    settle(ac, p);
+    if (!r || r->type == REDIS_REPLY_ERROR) {
+        if (r)
+            log_msg(LOG_ERROR, "purchase", "reserve_batch: %s", r->str);
+        batch_fail(b);
+        return;
+    }
+    for (int i = 0; i < b->call.n; i++) {
+        int64_t remaining = 0, round = 0;
+        reserve_outcome o = reserve_batch_parse(r, b->call.n, i, &remaining, &round);
+        if (o == RESERVE_BAD_REPLY && i == 0)
+            log_msg(LOG_ERROR, "purchase", "reserve_batch: an answer of another shape");
+        answer(b->p[i], o, remaining, round);
+    }
+    free(b);
 }
 
-static int send_script(redisAsyncContext *ac, purchase *p, redisCallbackFn *cb, script_id id,
-                       int nkeys, int nargs, const char *const *keys_args)
+/* Sends b on its loop's connection. Returns 0, or -1 (b unchanged). */
+static int batch_send(batch *b)
 {
-    const char *argv[SCRIPTS_ARGV_MAX];
-    size_t lens[SCRIPTS_ARGV_MAX];
-    char numkeys[12];
-    int argc = scripts_argv(&p->a->scripts.s[id], p->use_eval, nkeys, nargs, keys_args, argv, lens,
-                            numkeys);
-    if (argc < 0)
-        return REDIS_ERR;
-    return redisAsyncCommandArgv(ac, cb, cb ? p : NULL, argc, argv, lens);
+    redisAsyncContext *ac = redis_loop_context(b->owner->loop);
+    if (!ac)
+        return -1;
+    metrics_purchase_batch(b->owner->a->metrics, b->call.n);
+    int argc =
+        reserve_batch_argv(&b->call, &b->owner->a->scripts.s[SCRIPT_RESERVE_BATCH], b->by_text);
+    return redisAsyncCommandArgv(ac, on_batch_reply, b, argc, b->call.argv, b->call.lens) ==
+                   REDIS_OK
+               ? 0
+               : -1;
 }
 
-/* lock: take the buyer's lock first (not when resending the script). */
-static void send_commands(redisAsyncContext *ac, purchase *p, int lock)
+/* Sends the open batch at index i and closes it. */
+static void batcher_send(batcher *bt, int i)
 {
-    int sent = 0;
-    if (lock && !p->anonymous) {
-        const char *set[] = {"SET", p->call.lock_key, p->call.order_s, "NX", "PX", p->ttl_s};
-        size_t lens[6];
-        for (int i = 0; i < 6; i++)
-            lens[i] = strlen(set[i]);
-        if (redisAsyncCommandArgv(ac, on_lock, p, 6, set, lens) == REDIS_OK)
-            sent++;
+    batch *b = bt->open[i];
+    bt->open[i] = bt->open[--bt->nopen];
+    if (batch_send(b) < 0)
+        batch_fail(b);
+}
+
+static void on_flush(evutil_socket_t fd, short what, void *arg)
+{
+    batcher *bt = arg;
+    (void)fd;
+    (void)what;
+    while (bt->nopen > 0)
+        batcher_send(bt, bt->nopen - 1);
+}
+
+static void batcher_free(void *arg)
+{
+    batcher *bt = arg;
+    if (!bt)
+        return;
+    /* The loop stopped before its turn ended: Redis never saw these. */
+    while (bt->nopen > 0)
+        batch_fail(bt->open[--bt->nopen]);
+    if (bt->flush_ev)
+        event_free(bt->flush_ev);
+    free(bt);
+}
+
+/* The loop's batcher, made on its first purchase. NULL when out of memory. */
+static batcher *batcher_of(app *a, redis_loop *l)
+{
+    batcher *bt = redis_loop_local(l);
+    if (bt)
+        return bt;
+    bt = calloc(1, sizeof(*bt));
+    if (!bt)
+        return NULL;
+    bt->a = a;
+    bt->loop = l;
+    bt->flush_ev = event_new(redis_loop_base(l), -1, 0, on_flush, bt);
+    if (!bt->flush_ev) {
+        free(bt);
+        return NULL;
     }
-    if (send_script(ac, p, on_reserve, SCRIPT_RESERVE, RESERVE_NKEYS, RESERVE_NARGS,
-                    p->call.keys_args) == REDIS_OK)
-        sent++;
+    redis_loop_set_local(l, bt, batcher_free);
+    return bt;
+}
+
+/* Puts p in its item's batch of this turn. Returns 0, or -1 when out of
+ * memory (p not taken). */
+static int batcher_add(batcher *bt, purchase *p)
+{
+    int i = 0;
+    while (i < bt->nopen && bt->open[i]->call.item != p->item)
+        i++;
+    if (i == bt->nopen) {
+        if (bt->nopen == PURCHASE_OPEN_ITEMS)
+            batcher_send(bt, 0);
+        batch *b = malloc(sizeof(*b));
+        if (!b)
+            return -1;
+        b->owner = bt;
+        b->by_text = 0;
+        reserve_batch_init(&b->call, p->item, bt->a->cfg->max_pending_orders);
+        i = bt->nopen++;
+        bt->open[i] = b;
+    }
+    batch *b = bt->open[i];
+    int at = reserve_batch_add(&b->call, p->user, p->user == 0, p->order_id, p->now_ms);
+    b->p[at] = p;
+    if (b->call.n >= bt->a->cfg->purchase_batch)
+        batcher_send(bt, i);
     else
-        p->failed = 1;
-    p->pending += sent;
-    if (p->pending == 0)
-        finish(p);
+        event_active(bt->flush_ev, EV_TIMEOUT, 1); /* once a turn however often */
+    return 0;
 }
 
 static void run_on_loop(redisAsyncContext *ac, void *arg)
 {
     purchase *p = arg;
-    if (!ac) {
-        p->failed = 1;
-        finish(p);
-        return;
-    }
-    send_commands(ac, p, 1);
+    batcher *bt = ac ? batcher_of(p->a, p->loop) : NULL;
+    if (!bt || batcher_add(bt, p) < 0)
+        fail(p);
 }
 
 void purchase_start(app *a, http_exchange *ex, int64_t item, int64_t user)
@@ -198,17 +268,13 @@ void purchase_start(app *a, http_exchange *ex, int64_t item, int64_t user)
     p->a = a;
     p->ex = ex;
     p->item = item;
+    p->user = user;
     /* One clock reading: the order id and the acceptance time agree. */
-    int64_t now_ms = backend_now_ms();
-    p->order_id = order_id_next(&a->ids, now_ms);
-    p->anonymous = user == 0;
-    reserve_call_init(&p->call, item, user, p->anonymous, p->order_id, now_ms,
-                      a->cfg->max_pending_orders, 1);
-    snprintf(p->ttl_s, sizeof(p->ttl_s), "%d", a->cfg->lock_ttl_ms);
+    p->now_ms = backend_now_ms();
+    p->order_id = order_id_next(&a->ids, p->now_ms);
+    p->loop = app_next_loop(a);
 
     http_exchange_defer(ex);
-    if (redis_loop_submit(app_next_loop(a), run_on_loop, p) < 0) {
-        p->failed = 1;
-        finish(p);
-    }
+    if (redis_loop_submit(p->loop, run_on_loop, p) < 0)
+        fail(p);
 }

@@ -36,6 +36,9 @@ struct redis_loop {
     atomic_int connected;  /* the connect callback said yes; read by any thread */
     int backoff_ms;
 
+    void *local; /* redis_loop_set_local */
+    void (*local_free)(void *);
+
     pthread_mutex_t lock; /* guards inbox and stopping */
     job *head, *tail;
     int stopping;
@@ -193,6 +196,27 @@ int redis_loop_connected(const redis_loop *l)
     return atomic_load(&l->connected);
 }
 
+redisAsyncContext *redis_loop_context(redis_loop *l)
+{
+    return l->connected ? l->ac : NULL;
+}
+
+struct event_base *redis_loop_base(redis_loop *l)
+{
+    return l->base;
+}
+
+void *redis_loop_local(redis_loop *l)
+{
+    return l->local;
+}
+
+void redis_loop_set_local(redis_loop *l, void *local, void (*free_fn)(void *))
+{
+    l->local = local;
+    l->local_free = free_fn;
+}
+
 int redis_loop_submit(redis_loop *l, redis_job_fn fn, void *arg)
 {
     job *j = malloc(sizeof(*j));
@@ -237,6 +261,8 @@ void redis_loop_free(redis_loop *l)
         (void)ignored;
         pthread_join(l->thread, NULL);
     }
+    if (l->local_free)
+        l->local_free(l->local);
     if (l->wake_ev)
         event_free(l->wake_ev);
     if (l->reconnect_ev)

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+#include <event2/event.h>
 #include <hiredis/async.h>
 
 #include "config.h"
@@ -28,6 +29,20 @@ int redis_loop_submit(redis_loop *l, redis_job_fn fn, void *arg);
 
 /* Whether the connection is up now (from any thread). */
 int redis_loop_connected(const redis_loop *l);
+
+/* On the loop thread only (in a job or an event of the loop): */
+
+/* The connection to send commands on; NULL while it is down. */
+redisAsyncContext *redis_loop_context(redis_loop *l);
+
+/* The loop's libevent base, for events of the loop's own. */
+struct event_base *redis_loop_base(redis_loop *l);
+
+/* State a user of the loop keeps per loop (NULL until set). free_fn(local)
+ * runs in redis_loop_free, after the thread ended and before the base is
+ * freed. Set once. */
+void *redis_loop_local(redis_loop *l);
+void redis_loop_set_local(redis_loop *l, void *local, void (*free_fn)(void *));
 
 /* Stops: jobs still queued run with ac == NULL, replies still owed arrive
  * first (or, if Redis is gone, their callbacks get a NULL reply), then the
