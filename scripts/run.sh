@@ -82,9 +82,13 @@ worker_pid=$!
 echo "$worker_pid" >"$dir/worker.pid"
 
 url=http://127.0.0.1:$port
-for _ in {1..100}; do
+# Up to 60 s: a start on a loaded machine is slower, never a failure. Alive is asked of the
+# process itself (its pid from $!, not a zombie): right after the fork its command line is still
+# this script's, so a check by name could take a starting server for a dead one.
+child_alive() { [[ -r /proc/$1/stat ]] && [[ $(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) != Z ]]; }
+for _ in {1..600}; do
     curl -fsS -o /dev/null "$url/health" 2>/dev/null && break
-    live_pid "$dir/server.pid" seckill-server >/dev/null || break
+    child_alive "$server_pid" || break
     sleep 0.1
 done
 if ! curl -fsS -o /dev/null "$url/health"; then
