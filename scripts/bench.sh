@@ -161,19 +161,26 @@ cpu_read() {
     done
 }
 
+# fire DURATION URL [ITEM FIRST_USER]: wrk with the bench's settings. With an item, every
+# request is a purchase of a new buyer; without, a plain GET of URL.
+fire() {
+    local d=$1 url=$2
+    shift 2
+    if (($# > 0)); then
+        wrk -t"$threads" -c"$conns" -d"$d" --latency -s loadtest/purchase.lua "$url" -- "$@"
+    else
+        wrk -t"$threads" -c"$conns" -d"$d" --latency "$url"
+    fi
+}
+
 # run_wrk NAME URL [ITEM FIRST_USER]: one round; appends rps, p50 and p99 to NAME's lists,
 # and the CPU microseconds a request of each process to cpu[NAME:PROC].
-# With an item, every request is a purchase of a new buyer; without, a plain GET of URL.
 declare -A rps p50 p99 errs cpu
 run_wrk() {
     local name=$1 out=$dir/wrk-$1-$round.txt before after kv proc n wrk_s
     before=$(cpu_read)
     local TIMEFORMAT='%U %S'
-    if (($# > 2)); then
-        { time wrk -t"$threads" -c"$conns" -d"$duration" --latency -s loadtest/purchase.lua "$2" -- "$3" "$4" >"$out"; } 2>"$out.time"
-    else
-        { time wrk -t"$threads" -c"$conns" -d"$duration" --latency "$2" >"$out"; } 2>"$out.time"
-    fi
+    { time fire "$duration" "${@:2}" >"$out"; } 2>"$out.time"
     after=$(cpu_read)
     rps[$name]+="$(awk '/^Requests\/sec/ { print $2 }' "$out") "
     p50[$name]+="$(to_ms "$(awk '$1 == "50%" { print $2 }' "$out")") "
@@ -247,11 +254,7 @@ strace_run() {
     strace -c -f -q -p "$pid" -o "$out" &
     local spid=$!
     sleep 0.5
-    if (($# > 3)); then
-        wrk -t"$threads" -c"$conns" -d3s -s loadtest/purchase.lua "$3" -- "$4" "$5" >"$dir/wrk-strace-$name.txt"
-    else
-        wrk -t"$threads" -c"$conns" -d3s "$3" >"$dir/wrk-strace-$name.txt"
-    fi
+    fire 3s "${@:3}" >"$dir/wrk-strace-$name.txt"
     kill -INT "$spid"
     wait "$spid" 2>/dev/null || true
     n=$(awk '/requests in/ { print $1 }' "$dir/wrk-strace-$name.txt")

@@ -32,31 +32,25 @@ int reserve_batch_add(reserve_batch *b, int64_t user, int anonymous, int64_t ord
 
 int reserve_batch_argv(reserve_batch *b, const script *sc, int by_text)
 {
-    int nkeys = 4 + b->n;
-    const char **argv = b->argv;
-    int argc = 0;
-    by_text = by_text || !sc->sha[0]; /* never loaded: no digest to name it by */
-    snprintf(b->numkeys, sizeof(b->numkeys), "%d", nkeys);
-    argv[argc++] = by_text ? "EVAL" : "EVALSHA";
-    argv[argc++] = by_text ? sc->text : sc->sha;
-    argv[argc++] = b->numkeys;
-    argv[argc++] = b->state_key;
-    argv[argc++] = b->buyers_key;
-    argv[argc++] = KEYS_QUEUE;
-    argv[argc++] = KEYS_PENDING;
+    const char **ka = b->keys_args;
+    int n = 0;
+    ka[n++] = b->state_key;
+    ka[n++] = b->buyers_key;
+    ka[n++] = KEYS_QUEUE;
+    ka[n++] = KEYS_PENDING;
     for (int i = 0; i < b->n; i++)
-        argv[argc++] = b->buyer[i].lock_key;
-    argv[argc++] = b->item_s;
-    argv[argc++] = b->bound_s;
+        ka[n++] = b->buyer[i].lock_key;
+    int nkeys = n;
+    ka[n++] = b->item_s;
+    ka[n++] = b->bound_s;
     for (int i = 0; i < b->n; i++) {
-        argv[argc++] = b->buyer[i].user_s;
-        argv[argc++] = b->buyer[i].order_s;
-        argv[argc++] = b->buyer[i].time_s;
-        argv[argc++] = b->buyer[i].anonymous ? "1" : "0";
+        ka[n++] = b->buyer[i].user_s;
+        ka[n++] = b->buyer[i].order_s;
+        ka[n++] = b->buyer[i].time_s;
+        ka[n++] = b->buyer[i].anonymous ? "1" : "0";
     }
-    for (int i = 0; i < argc; i++)
-        b->lens[i] = i == 1 && by_text ? sc->len : strlen(argv[i]);
-    return argc;
+    return scripts_argv(sc, by_text, nkeys, n - nkeys, ka, b->argv, b->lens, RESERVE_BATCH_ARGV,
+                        b->numkeys);
 }
 
 reserve_outcome reserve_batch_parse(const redisReply *r, int n, int i, int64_t *remaining,

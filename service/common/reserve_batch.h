@@ -36,7 +36,8 @@ typedef struct reserve_batch {
     char state_key[KEYS_MAX], buyers_key[KEYS_MAX];
     char item_s[24], bound_s[24], numkeys[12];
     reserve_batch_buyer buyer[RESERVE_BATCH_MAX];
-    const char *argv[RESERVE_BATCH_ARGV]; /* filled by reserve_batch_argv */
+    const char *keys_args[RESERVE_BATCH_ARGV]; /* filled by reserve_batch_argv: */
+    const char *argv[RESERVE_BATCH_ARGV];      /* the call, from keys_args */
     size_t lens[RESERVE_BATCH_ARGV];
 } reserve_batch;
 

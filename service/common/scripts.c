@@ -56,10 +56,10 @@ int scripts_is_noscript(const redisReply *reply)
 }
 
 int scripts_argv(const script *sc, int by_text, int nkeys, int nargs, const char *const *keys_args,
-                 const char **argv, size_t *lens, char *numkeys)
+                 const char **argv, size_t *lens, int cap, char *numkeys)
 {
     int argc = 3 + nkeys + nargs;
-    if (nkeys < 0 || nargs < 0 || argc > SCRIPTS_ARGV_MAX)
+    if (nkeys < 0 || nargs < 0 || argc > cap)
         return -1;
     snprintf(numkeys, 12, "%d", nkeys);
     by_text = by_text || !sc->sha[0]; /* never loaded: no digest to name it by */
@@ -79,13 +79,13 @@ redisReply *scripts_call(redisContext *c, const script *sc, int nkeys, int nargs
     const char *argv[SCRIPTS_ARGV_MAX];
     size_t lens[SCRIPTS_ARGV_MAX];
     char numkeys[12];
-    int argc = scripts_argv(sc, 0, nkeys, nargs, keys_args, argv, lens, numkeys);
+    int argc = scripts_argv(sc, 0, nkeys, nargs, keys_args, argv, lens, SCRIPTS_ARGV_MAX, numkeys);
     if (argc < 0)
         return NULL;
     redisReply *r = redisCommandArgv(c, argc, argv, lens);
     if (scripts_is_noscript(r)) {
         freeReplyObject(r);
-        scripts_argv(sc, 1, nkeys, nargs, keys_args, argv, lens, numkeys);
+        scripts_argv(sc, 1, nkeys, nargs, keys_args, argv, lens, SCRIPTS_ARGV_MAX, numkeys);
         r = redisCommandArgv(c, argc, argv, lens);
     }
     return r;

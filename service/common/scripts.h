@@ -54,11 +54,12 @@ int scripts_load(scripts *sc, redisContext *c);
 
 /* The argument vector of one call of sc with nkeys keys followed by nargs
  * arguments: EVALSHA with the digest, or EVAL with the text when by_text (a
- * restarted Redis answered NOSCRIPT). argv and lens hold SCRIPTS_ARGV_MAX
- * entries; numkeys (12 bytes) is text the vector points to. Returns argc, or
- * -1 when the call has too many entries. Pure. */
+ * restarted Redis answered NOSCRIPT). argv and lens hold cap entries
+ * (SCRIPTS_ARGV_MAX for one buyer's call; more for a batch); numkeys (12
+ * bytes) is text the vector points to. Returns argc, or -1 when the call has
+ * more than cap entries. Pure. */
 int scripts_argv(const script *sc, int by_text, int nkeys, int nargs, const char *const *keys_args,
-                 const char **argv, size_t *lens, char *numkeys);
+                 const char **argv, size_t *lens, int cap, char *numkeys);
 
 /* A blocking call of sc on c: EVALSHA, then EVAL with the text when Redis
  * forgot the script (NOSCRIPT; also when sc's digest is not known yet).

@@ -134,7 +134,7 @@ static void on_wake(evutil_socket_t fd, short what, void *arg)
     /* Commands are only buffered here; hiredis writes them all at once when
      * the loop next sees the socket writable. Jobs that arrived before a stop
      * still run on the connection: they were accepted. */
-    redisAsyncContext *ac = l->connected ? l->ac : NULL;
+    redisAsyncContext *ac = redis_loop_context(l);
     while (j) {
         job *next = j->next;
         j->fn(ac, j->arg);

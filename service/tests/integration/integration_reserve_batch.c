@@ -43,13 +43,7 @@ typedef struct answer {
 
 static void item_reset(int64_t item, long long stock, long long round)
 {
-    char state[KEYS_MAX], buyers[KEYS_MAX];
-    keys_item_state(state, sizeof(state), item);
-    keys_item_buyers(buyers, sizeof(buyers), item);
-    redisReply *r = redisCommand(redis, "EVALSHA %s 2 %s %s %lld %lld", sc.s[SCRIPT_ITEM_RESET].sha,
-                                 state, buyers, stock, round);
-    cr_assert(r && r->type == REDIS_REPLY_INTEGER, "item_reset");
-    freeReplyObject(r);
+    harness_item_reset(redis, &sc, item, stock, round);
 }
 
 /* One call for the buyers users[0..n) (0: anonymous) of item, order ids

@@ -83,14 +83,7 @@ static void buyers_key(char *buf, int64_t item)
 
 static void item_reset(int64_t item, long long stock, long long round)
 {
-    char state[KEYS_MAX], buyers[KEYS_MAX];
-    state_key(state, item);
-    buyers_key(buyers, item);
-    redisReply *r = redisCommand(redis, "EVALSHA %s 2 %s %s %lld %lld", sc.s[SCRIPT_ITEM_RESET].sha,
-                                 state, buyers, stock, round);
-    cr_assert(r && r->type == REDIS_REPLY_INTEGER && r->integer == 1, "item_reset: %s",
-              r && r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
-    freeReplyObject(r);
+    harness_item_reset(redis, &sc, item, stock, round);
 }
 
 /* SET lock token NX PX ttl_ms. Returns 1 when taken, 0 when held by another. */

@@ -19,6 +19,7 @@
 #include <criterion/criterion.h>
 
 #include "backend.h"
+#include "keys.h"
 #include "order.h"
 
 extern char **environ;
@@ -82,6 +83,19 @@ void harness_reset_backends(void)
     cr_assert_eq(PQresultStatus(res), PGRES_COMMAND_OK, "TRUNCATE: %s", PQerrorMessage(pg));
     PQclear(res);
     PQfinish(pg);
+}
+
+void harness_item_reset(redisContext *c, const scripts *sc, int64_t item, long long stock,
+                        long long round)
+{
+    char state[KEYS_MAX], buyers[KEYS_MAX];
+    keys_item_state(state, sizeof(state), item);
+    keys_item_buyers(buyers, sizeof(buyers), item);
+    redisReply *r = redisCommand(c, "EVALSHA %s 2 %s %s %lld %lld", sc->s[SCRIPT_ITEM_RESET].sha,
+                                 state, buyers, stock, round);
+    cr_assert(r && r->type == REDIS_REPLY_INTEGER && r->integer == 1, "item_reset: %s",
+              r && r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+    freeReplyObject(r);
 }
 
 long long harness_redis_int(redisContext *c, const char *cmd, const char *key)

@@ -29,6 +29,12 @@ void harness_reset_backends(void);
  * loaded, for the tests that need Redis alone; the test frees it. */
 redisContext *harness_redis_with_scripts(scripts *sc);
 
+/* A new round of item in Redis alone (lua/item_reset.lua with sc's digest):
+ * stock, initial stock and round set, the buyers cleared. Aborts the test
+ * unless the script answers 1. */
+void harness_item_reset(redisContext *c, const scripts *sc, int64_t item, long long stock,
+                        long long round);
+
 /* Runs "<cmd> <key>" (LLEN, EXISTS, HLEN...) and returns its integer reply;
  * aborts the test on anything else. */
 long long harness_redis_int(redisContext *c, const char *cmd, const char *key);
