@@ -1,161 +1,343 @@
-// app.js: the sale page. Polls GET /api/v1/items every second, buys with
+// app.js: the sale page. Polls GET /api/v1/items every second and counts down
+// to each sale's start by the server's clock, buys with
 // POST /api/v1/items/{id}/purchase and follows each order from "queued" to
-// "persisted" with GET /api/v1/orders/{id}.
+// "persisted" with GET /api/v1/orders/{id}. The helpers up to the page's state
+// touch no DOM: under node (the browser test) they are exported, not run.
 'use strict';
 
 const POLL_ITEMS_MS = 1000;
 const POLL_ORDER_MS = 500;
+const UNITS = [[1e12, 'T'], [1e9, 'B'], [1e6, 'M'], [1e3, 'k']];
 
-const itemsBox = document.getElementById('items');
-const buyerInput = document.getElementById('buyer');
-const messageBox = document.getElementById('message');
-const ordersBody = document.querySelector('#orders tbody');
-const names = new Map(); // item id -> name, for the orders table
+const exact = n => n.toLocaleString('en-US');
 
-function say(text, kind) {
-  messageBox.textContent = text;
-  messageBox.className = 'message ' + (kind || '');
+// A count short enough for its card, "9,999 of 12.3k left" on one line: exact
+// below 10,000, then at most three digits and a unit ("123k", "1.2M").
+// Truncated, never rounded up, so a card never shows more left than there is.
+function compact(n) {
+  if (typeof n !== 'number') return '?';
+  if (!(n >= 1e4)) return exact(n);
+  const [size, unit] = UNITS.find(([s]) => n >= s);
+  // Tenths by one division of integers: 2.3e6 / 1e5 is exactly 23, where
+  // 2.3e6 / 1e6 * 10 would truncate 22.999999999999996 to "2.2M".
+  const tenths = Math.trunc(n / (size / 10));
+  return (tenths < 1000 ? String(tenths / 10) : String(Math.trunc(tenths / 10))) + unit;
 }
 
-// The error answers of the API as sentences a buyer can act on.
+// Time left as a clock: "0:05", "12:34", "3:04:05", "2d 3:04:05". Rounded up
+// to the second, so it reads 0:00 only when the time is up.
+function countdown(ms) {
+  let s = Math.max(0, Math.ceil(ms / 1000));
+  const d = Math.floor(s / 86400), h = Math.floor(s / 3600) % 24, m = Math.floor(s / 60) % 60;
+  s %= 60;
+  const clock = (d || h ? [h, m, s] : [m, s])
+    .map((v, i) => (i ? String(v).padStart(2, '0') : String(v))).join(':');
+  return d ? `${d}d ${clock}` : clock;
+}
+
+// An item view's sale in the page's clock: "starts_in_ms" and "ends_in_ms"
+// counted from `arrived`, the performance.now() at which the answer came. The
+// deadlines fall late by the answer's transit, never early, and the browser's
+// own wall clock, however wrong, plays no part.
+function saleOf(view, arrived) {
+  return {
+    remaining: view.remaining,
+    startAt: view.state === 'upcoming' ? arrived + view.starts_in_ms : null,
+    endAt: view.state === 'ended' ? arrived : view.ends_in_ms > 0 ? arrived + view.ends_in_ms : null,
+  };
+}
+
+// A sale's state at `now`, with the server's precedence: upcoming, ended,
+// sold out, on sale. The deadlines move it on between two polls.
+function saleState(sale, now) {
+  if (sale.startAt !== null && now < sale.startAt) return 'upcoming';
+  if (sale.endAt !== null && now >= sale.endAt) return 'ended';
+  return sale.remaining > 0 ? 'on_sale' : 'sold_out';
+}
+
+// What a card says at `now`: its state, the line under the stock, the button.
+function showing(sale, now) {
+  const state = saleState(sale, now);
+  switch (state) {
+  case 'upcoming':
+    return {state, note: `Starts in ${countdown(sale.startAt - now)}`, button: 'Buy'};
+  case 'ended':
+    return {state, note: 'The sale has ended.', button: 'Ended'};
+  case 'sold_out':
+    return {state, note: 'Everything is sold.', button: 'Sold out'};
+  }
+  const note = sale.endAt === null ? 'On sale.' : `On sale; ends in ${countdown(sale.endAt - now)}`;
+  return {state, note, button: 'Buy'};
+}
+
+// Ms until what a card says next changes: the next whole second of its
+// countdown (a deadline falls on one), or never.
+function nextChange(sale, now) {
+  const at = sale.startAt !== null && now < sale.startAt ? sale.startAt
+           : sale.endAt !== null && now < sale.endAt ? sale.endAt : null;
+  return at === null ? Infinity : (at - now) % 1000 || 1000;
+}
+
+// The error answers of a purchase as sentences a buyer can act on.
 function sentence(status, body, buyer, item) {
-  const code = body && body.error;
-  switch (code) {
-  case 'already_purchased':
-    return `Buyer ${buyer} has already bought “${item}”: one unit per buyer.`;
+  const b = body || {};
+  switch (b.error) {
+  case 'not_started':
+    if (typeof b.starts_in_ms === 'number')
+      return `“${item}” is not on sale yet: it opens in ${countdown(b.starts_in_ms)}.`;
+    return `“${item}” is not on sale yet.`;
+  case 'ended':
+    return `The sale of “${item}” has ended.`;
   case 'sold_out':
     return `Sorry, “${item}” is sold out.`;
-  case 'in_progress':
-    return `A purchase of buyer ${buyer} is already under way; wait a moment and try again.`;
+  case 'limit_reached': {
+    const bought = b.bought, limit = b.per_buyer_limit;
+    if (typeof bought !== 'number' || typeof limit !== 'number') break;
+    if (limit === 1) return `Buyer ${buyer} has already bought “${item}”: one unit per buyer.`;
+    if (bought >= limit)
+      return `Buyer ${buyer} has already bought ${bought} of “${item}”, the most one buyer may.`;
+    return `Buyer ${buyer} has already bought ${bought} of “${item}” and may buy at most ` +
+           `${limit - bought} more (${limit} per buyer).`;
+  }
+  case 'insufficient_stock':
+    if (typeof b.remaining !== 'number') break;
+    return `Only ${exact(b.remaining)} of “${item}” ${b.remaining === 1 ? 'is' : 'are'} left: ` +
+           'choose a smaller quantity.';
   case 'backend_unavailable':
     return 'The shop cannot reach its storage right now; please try again in a few seconds.';
   case 'not_found':
     return `“${item}” is no longer on sale.`;
-  case 'invalid_request':
-    return 'Enter your buyer id as a positive whole number.';
   }
   if (status === 429) return 'Too many requests right now; please try again in a moment.';
   if (status === 503) return 'The shop is unavailable right now; please try again in a few seconds.';
-  return (body && body.message) ? `The purchase failed: ${body.message}.`
-                                 : `The purchase failed (HTTP ${status}).`;
+  return b.message ? `The purchase failed: ${b.message}.` : `The purchase failed (HTTP ${status}).`;
+}
+
+// The page's state; null under node, where only the helpers above are used.
+const page = typeof document === 'undefined' ? null : {
+  items: document.getElementById('items'),
+  buyer: document.getElementById('buyer'),
+  message: document.getElementById('message'),
+  orders: document.querySelector('#orders tbody'),
+  cards: new Map(), // item id -> {node, name, limit, sale, state}
+  poll: 0,          // the timer of the next item list
+  tick: 0,          // the timer of the next countdown second
+  asked: 0,         // item lists asked for, and the newest one applied:
+  applied: 0,       // an older answer would move the deadlines back
+};
+
+function say(text, kind) {
+  page.message.textContent = text;
+  page.message.className = 'message ' + (kind || '');
+}
+
+// A count in its short form, the exact number in the title.
+function showCount(node, n) {
+  node.textContent = compact(n);
+  node.title = typeof n === 'number' ? exact(n) : '';
 }
 
 function itemCard(item) {
-  const card = document.createElement('div');
-  card.className = 'item';
-  card.dataset.id = item.id;
-  card.innerHTML = '<h3></h3><div class="muted">item #<span class="id"></span></div>' +
+  const node = document.createElement('div');
+  node.className = 'item';
+  node.dataset.id = item.id;
+  // No aria-live on the note: a screen reader would read every second of the
+  // countdown. The message area says what happened to a purchase.
+  node.innerHTML = '<h3></h3><div class="muted">item #<span class="id"></span>; ' +
+    '<span class="limit"></span></div>' +
     '<div class="stock"><span class="remaining"></span> <small class="muted">of ' +
     '<span class="initial"></span> left</small></div>' +
     '<div class="bar"><div></div></div>' +
-    '<button class="buy">Buy</button>';
-  card.querySelector('h3').textContent = item.name;
-  card.querySelector('.id').textContent = item.id;
-  card.querySelector('.buy').addEventListener('click', () => buy(item.id));
+    '<p class="note"></p>' +
+    '<div class="actions"><label class="qty">Units <input class="quantity" type="number" ' +
+    'min="1" step="1" value="1"></label><button class="buy">Buy</button></div>';
+  node.querySelector('h3').textContent = item.name;
+  node.querySelector('.id').textContent = item.id;
+  const card = {node, name: item.name};
+  node.querySelector('.buy').addEventListener('click', () => buy(card));
   return card;
 }
 
-function showItems(items) {
+// Brings one card to an item view; `arrived` dates the view's deadlines.
+function fillCard(card, item, arrived) {
+  const node = card.node;
+  card.sale = saleOf(item, arrived);
+  card.limit = item.per_buyer_limit || 1;
+  const total = item.initial_stock + (item.restocked || 0); // units of this round
+  showCount(node.querySelector('.remaining'), item.remaining);
+  showCount(node.querySelector('.initial'), total);
+  node.querySelector('.bar div').style.width = (total > 0 ? 100 * item.remaining / total : 0) + '%';
+  node.querySelector('.limit').textContent =
+    card.limit > 1 ? `up to ${card.limit} per buyer` : 'one per buyer';
+  const quantity = node.querySelector('.quantity');
+  node.querySelector('.qty').hidden = card.limit <= 1;
+  quantity.max = card.limit;
+  if (Number(quantity.value) > card.limit) quantity.value = card.limit;
+}
+
+function showItems(items, arrived) {
   if (items.length === 0) {
-    itemsBox.innerHTML = '<p class="muted">Nothing is on sale yet.</p>';
+    page.cards.clear();
+    page.items.innerHTML = '<p class="muted">Nothing is on sale yet.</p>';
     return;
   }
   const seen = new Set();
   let previous = null;
   for (const item of items) {
-    names.set(item.id, item.name);
-    seen.add(String(item.id));
-    let card = itemsBox.querySelector(`.item[data-id="${item.id}"]`);
-    if (!card) card = itemCard(item);
+    seen.add(item.id);
+    let card = page.cards.get(item.id);
+    if (!card) page.cards.set(item.id, card = itemCard(item));
+    fillCard(card, item, arrived);
     // Keep the server's order (newest first) without rebuilding the cards.
-    if (previous ? previous.nextSibling !== card : itemsBox.firstChild !== card)
-      itemsBox.insertBefore(card, previous ? previous.nextSibling : itemsBox.firstChild);
-    previous = card;
-    const soldOut = item.remaining <= 0;
-    card.classList.toggle('soldout', soldOut);
-    card.querySelector('.remaining').textContent = item.remaining;
-    card.querySelector('.initial').textContent = item.initial_stock;
-    const share = item.initial_stock > 0 ? 100 * item.remaining / item.initial_stock : 0;
-    card.querySelector('.bar div').style.width = share + '%';
-    const button = card.querySelector('.buy');
-    button.disabled = soldOut;
-    button.textContent = soldOut ? 'Sold out' : 'Buy';
+    const node = card.node, after = previous ? previous.nextSibling : page.items.firstChild;
+    if (after !== node) page.items.insertBefore(node, after);
+    previous = node;
   }
-  for (const node of [...itemsBox.children])
-    if (!node.dataset.id || !seen.has(node.dataset.id)) node.remove();
+  for (const [id, card] of page.cards) {
+    if (!seen.has(id)) {
+      card.node.remove();
+      page.cards.delete(id);
+    }
+  }
+  for (const node of [...page.items.children])
+    if (!node.dataset.id) node.remove(); // "Loading the items…"
+  repaint();
+}
+
+// Paints every card as it stands now and sets the timer for the next change.
+// Returns whether a card's state moved since it was last painted.
+function repaint() {
+  clearTimeout(page.tick);
+  const now = performance.now();
+  let moved = false, wait = Infinity;
+  for (const card of page.cards.values()) {
+    const shown = showing(card.sale, now);
+    moved = moved || (card.state !== undefined && card.state !== shown.state);
+    card.state = shown.state;
+    card.node.dataset.state = shown.state;
+    card.node.querySelector('.note').textContent = shown.note;
+    const button = card.node.querySelector('.buy');
+    button.textContent = shown.button;
+    button.disabled = shown.state !== 'on_sale';
+    card.node.querySelector('.quantity').disabled = button.disabled;
+    wait = Math.min(wait, nextChange(card.sale, now));
+  }
+  if (wait < Infinity) page.tick = setTimeout(tick, wait);
+  return moved;
+}
+
+// A countdown's second. When a deadline opened or closed a sale, the button
+// has already changed; the item list is asked for at once, for its stock.
+function tick() {
+  if (repaint()) refreshItems();
 }
 
 async function refreshItems() {
+  clearTimeout(page.poll);
+  const asked = ++page.asked;
   try {
     const res = await fetch('/api/v1/items', {cache: 'no-store'});
+    const arrived = performance.now();
     const body = await res.json();
-    if (res.ok) showItems(body.items);
-    else if (res.status === 503) say(sentence(503, body), 'error');
+    if (res.ok && asked > page.applied) {
+      page.applied = asked;
+      showItems(body.items, arrived);
+    } else if (res.status === 503) {
+      say(sentence(503, body), 'error');
+    }
   } catch (e) {
     say('The shop cannot be reached; retrying…', 'error');
   }
-  setTimeout(refreshItems, POLL_ITEMS_MS);
+  // Only the newest request sets the next one: one poll at a time.
+  if (asked === page.asked) page.poll = setTimeout(refreshItems, POLL_ITEMS_MS);
 }
 
 function orderRow(order, itemName) {
-  const none = ordersBody.querySelector('.none');
+  const none = page.orders.querySelector('.none');
   if (none) none.remove();
   const row = document.createElement('tr');
   row.className = 'order';
   row.dataset.id = order.order_id;
   row.innerHTML = '<td class="oid"></td><td class="iname"></td><td class="uid"></td>' +
-    '<td><span class="status queued">queued</span></td>';
+    '<td class="units num"></td><td><span class="status queued">queued</span></td>';
   row.querySelector('.oid').textContent = order.order_id;
   row.querySelector('.iname').textContent = itemName;
   row.querySelector('.uid').textContent = order.user_id;
-  ordersBody.prepend(row);
+  row.querySelector('.units').textContent = order.quantity;
+  page.orders.prepend(row);
   return row;
 }
 
-// Follows an order until the worker has written it to PostgreSQL.
+// Follows an order until the worker has written it to PostgreSQL. The order
+// id is a string and stays one: a 64-bit id would not survive a double.
 async function follow(orderId, row) {
   const status = row.querySelector('.status');
   try {
-    const res = await fetch(`/api/v1/orders/${orderId}`, {cache: 'no-store'});
+    const res = await fetch(`/api/v1/orders/${encodeURIComponent(orderId)}`, {cache: 'no-store'});
     if (res.ok) {
       const body = await res.json();
       status.textContent = body.status;
       status.className = 'status ' + body.status;
+      if (typeof body.quantity === 'number') row.querySelector('.units').textContent = body.quantity;
       if (body.status === 'persisted') return;
     }
   } catch (e) { /* the next poll retries */ }
   setTimeout(() => follow(orderId, row), POLL_ORDER_MS);
 }
 
-async function buy(itemId) {
-  const item = names.get(itemId) || `item ${itemId}`;
-  const buyer = buyerInput.value.trim();
+// What a refusal tells about the sale, shown before the next poll: an early
+// click restarts the countdown from the server's own "starts_in_ms".
+function learn(card, body, arrived) {
+  const sale = card.sale;
+  if (body.error === 'not_started' && typeof body.starts_in_ms === 'number')
+    sale.startAt = arrived + body.starts_in_ms;
+  else if (body.error === 'ended') sale.endAt = arrived;
+  else if (body.error === 'sold_out') sale.remaining = 0;
+  else if (typeof body.remaining === 'number') sale.remaining = body.remaining;
+  if (typeof body.remaining === 'number')
+    showCount(card.node.querySelector('.remaining'), body.remaining);
+  repaint();
+}
+
+async function buy(card) {
+  const buyer = page.buyer.value.trim();
   if (!/^[1-9][0-9]{0,17}$/.test(buyer)) {
     say('Enter your buyer id (a positive whole number) first.', 'error');
-    buyerInput.focus();
+    page.buyer.focus();
     return;
   }
-  let res, body;
+  const field = card.node.querySelector('.quantity');
+  const quantity = card.limit > 1 ? Number(field.value) : 1;
+  if (!Number.isInteger(quantity) || quantity < 1 || quantity > card.limit) {
+    say(`Choose from 1 to ${card.limit} units of “${card.name}”.`, 'error');
+    field.focus();
+    return;
+  }
+  let res, body, arrived;
   try {
-    // The buyer id goes as text into the JSON: no rounding through a double.
-    res = await fetch(`/api/v1/items/${itemId}/purchase`, {
+    // The buyer id goes as a JSON string: no rounding through a double.
+    res = await fetch(`/api/v1/items/${card.node.dataset.id}/purchase`, {
       method: 'POST', headers: {'Content-Type': 'application/json'},
-      body: `{"user_id":${buyer}}`});
+      body: JSON.stringify({user_id: buyer, quantity})});
+    arrived = performance.now();
     body = await res.json().catch(() => null);
   } catch (e) {
     say('The shop cannot be reached; please try again.', 'error');
     return;
   }
   if (res.status !== 202) {
-    say(sentence(res.status, body, buyer, item), 'error');
+    say(sentence(res.status, body, buyer, card.name), 'error');
+    if (body) learn(card, body, arrived);
     return;
   }
-  say(`Order ${body.order_id} accepted: “${item}” is yours. It is being saved…`, 'ok');
-  const row = orderRow({order_id: body.order_id, user_id: buyer}, item);
+  const units = typeof body.quantity === 'number' ? body.quantity : quantity;
+  const what = units === 1 ? `“${card.name}” is yours` : `${units} units of “${card.name}” are yours`;
+  say(`Order ${body.order_id} accepted: ${what}. It is being saved…`, 'ok');
+  const row = orderRow({order_id: body.order_id, user_id: buyer, quantity: units}, card.name);
   follow(body.order_id, row);
   // The answer carries the stock left: show it before the next poll.
-  const left = itemsBox.querySelector(`.item[data-id="${itemId}"] .remaining`);
-  if (left && typeof body.remaining === 'number') left.textContent = body.remaining;
+  learn(card, body, arrived);
 }
 
-refreshItems();
+if (page) refreshItems();
+else module.exports = {compact, countdown, saleOf, saleState, showing, nextChange, sentence};

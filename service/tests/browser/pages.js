@@ -1,8 +1,10 @@
 // pages.js: the sale page and the laboratory in a real browser (Debian's chromium, headless,
 // driven by playwright-core): a buyer buys on / and sees the stock drop and the order become
-// persisted; /lab shows the results table and runs one experiment. Saves screenshots of both
-// pages into the run's folder, and into docs/ (the README's) when SECKILL_UPDATE_SCREENSHOTS=1.
-// Usage: node pages.js SERVER_BIN WORKER_BIN (see run.sh).
+// persisted, a sale counts down and opens on the second, a quantity takes several units, an ended
+// sale cannot be bought; /lab shows the results table and runs one experiment. Saves screenshots
+// of both pages into the run's folder, and into docs/ (the README's) when
+// SECKILL_UPDATE_SCREENSHOTS=1. Usage: node pages.js SERVER_BIN WORKER_BIN (see run.sh); with no
+// arguments it checks only the sale page's pure helpers, in node, without server or browser.
 'use strict';
 
 const assert = require('node:assert/strict');
@@ -10,12 +12,12 @@ const {spawn} = require('node:child_process');
 const fs = require('node:fs');
 const net = require('node:net');
 const path = require('node:path');
-const {chromium} = require('playwright-core');
 
 const TOKEN = 'browser-admin-token';
 const SOURCE = path.resolve(__dirname, '../../..');
 const [SERVER_BIN, WORKER_BIN] = process.argv.slice(2);
-const DIR = path.join(process.env.SECKILL_TEST_DIR, 'browser');
+// The run's folder (run.sh checks SECKILL_TEST_DIR); none when only the helpers are checked.
+const DIR = process.env.SECKILL_TEST_DIR && path.join(process.env.SECKILL_TEST_DIR, 'browser');
 // Where a screenshot goes: the run's folder, or docs/ when the README's should be renewed.
 const shot = (name) =>
   process.env.SECKILL_UPDATE_SCREENSHOTS === '1' ? path.join(SOURCE, 'docs', name) : path.join(DIR, name);
@@ -65,6 +67,59 @@ async function api(base, method, urlPath, body) {
   return {status: res.status, body: await res.json()};
 }
 
+// A new item's view, made through the admin API.
+async function createItem(base, fields) {
+  const res = await api(base, 'POST', '/api/v1/items', fields);
+  assert.equal(res.status, 201, JSON.stringify(res.body));
+  return res.body;
+}
+
+// A whole second as RFC 3339 ("2026-11-22T20:00:05Z"). The server's clock (Redis's) is this
+// machine's, so the test's Date.now() and the sale window agree.
+const rfc3339 = (ms) => new Date(ms).toISOString().replace('.000Z', 'Z');
+const wholeSecond = (ms) => Math.ceil(ms / 1000) * 1000;
+
+// The sale page's pure helpers (web/static/app.js, which exports them under node): counts that
+// fit a card, countdowns, a sale's state between two polls, the sentences of the refusals.
+function helpers() {
+  const app = require(path.join(SOURCE, 'web/static/app.js'));
+  assert.equal(app.compact(9999), '9,999');
+  assert.equal(app.compact(12345), '12.3k');
+  assert.equal(app.compact(1234567), '1.2M');
+  assert.equal(app.compact(2300000), '2.3M', 'no 2.2999... through a double');
+  assert.equal(app.compact(999999), '999k', 'truncated: a card never shows more than is left');
+  assert.equal(app.compact(1e12), '1T');
+  assert.equal(app.countdown(5000), '0:05');
+  assert.equal(app.countdown(4001), '0:05', 'rounded up: 0:00 only when the time is up');
+  assert.equal(app.countdown(0), '0:00');
+  assert.equal(app.countdown(((3 * 60 + 4) * 60 + 5) * 1000), '3:04:05');
+  assert.equal(app.countdown((((2 * 24 + 3) * 60 + 4) * 60 + 5) * 1000), '2d 3:04:05');
+
+  // A view that arrived at 100 ms of the page's clock: open at 5,100, over at 9,100.
+  const view = {state: 'upcoming', remaining: 3, starts_in_ms: 5000, ends_in_ms: 9000};
+  const sale = app.saleOf(view, 100);
+  assert.equal(app.saleState(sale, 5099.9), 'upcoming');
+  assert.equal(app.saleState(sale, 5100), 'on_sale');
+  assert.equal(app.saleState(sale, 9100), 'ended');
+  assert.equal(app.saleState({...sale, remaining: 0}, 5100), 'sold_out');
+  assert.deepEqual(app.showing(sale, 1100), {state: 'upcoming', note: 'Starts in 0:04', button: 'Buy'});
+  assert.equal(app.nextChange(sale, 1350), 750, 'the next whole second of the countdown');
+  assert.equal(app.nextChange(sale, 5100), 1000, 'on sale, the countdown to the end goes on');
+  assert.equal(app.nextChange(app.saleOf({...view, state: 'on_sale', ends_in_ms: 0}, 0), 0), Infinity);
+  const ended = app.saleOf({state: 'ended', remaining: 3, starts_in_ms: 0, ends_in_ms: 0}, 100);
+  assert.equal(app.showing(ended, 100).button, 'Ended');
+
+  const said = (body) => app.sentence(409, body, '7', 'Tickets');
+  assert.match(said({error: 'not_started', starts_in_ms: 1234}), /opens in 0:02/);
+  assert.match(said({error: 'ended'}), /has ended/);
+  assert.match(said({error: 'limit_reached', bought: 1, per_buyer_limit: 1}), /has already bought/);
+  assert.match(said({error: 'limit_reached', bought: 1, per_buyer_limit: 3}), /at most 2 more/);
+  assert.match(said({error: 'limit_reached', bought: 3, per_buyer_limit: 3}), /bought 3 .* the most/);
+  assert.match(said({error: 'insufficient_stock', remaining: 1}), /Only 1 of “Tickets” is left/);
+  assert.match(app.sentence(400, {error: 'invalid', message: 'quantity is above 1000'}),
+               /failed: quantity is above 1000/);
+}
+
 // A small results file in the format of loadtest/experiments.sh.
 function writeFixture(file) {
   const row = (strategy, family, rps, oversold, raceSold, verdict, documents) => ({
@@ -91,16 +146,15 @@ function writeFixture(file) {
 }
 
 async function salePage(page, base) {
-  const phone = await api(base, 'POST', '/api/v1/items', {name: 'Phone X', stock: 5});
-  assert.equal(phone.status, 201, JSON.stringify(phone.body));
-  await api(base, 'POST', '/api/v1/items', {name: 'Wireless earbuds', stock: 120});
-  const gone = await api(base, 'POST', '/api/v1/items', {name: 'Limited sneakers', stock: 0});
-  const id = phone.body.id;
+  const id = (await createItem(base, {name: 'Phone X', stock: 5})).id;
+  await createItem(base, {name: 'Wireless earbuds', stock: 120});
+  const gone = await createItem(base, {name: 'Limited sneakers', stock: 0});
 
   await page.goto(base + '/');
   const card = page.locator(`.item[data-id="${id}"]`);
   await card.locator('.remaining').filter({hasText: /^5$/}).waitFor();
-  const soldOut = page.locator(`.item[data-id="${gone.body.id}"]`);
+  assert.ok(await card.locator('.quantity').isHidden(), 'one per buyer: no quantity to choose');
+  const soldOut = page.locator(`.item[data-id="${gone.id}"]`);
   assert.equal(await soldOut.locator('button.buy').textContent(), 'Sold out');
   assert.ok(await soldOut.locator('button.buy').isDisabled(), 'a sold-out item cannot be bought');
 
@@ -115,12 +169,81 @@ async function salePage(page, base) {
   assert.equal(item.body.remaining, 4);
   assert.equal(item.body.persisted, 1);
 
-  // The same buyer again: 409 already_purchased, said as a sentence.
+  // The same buyer again: 409 limit_reached (the limit of one), said as a sentence.
   await card.locator('button.buy').click();
   await page.locator('#message.error').filter({hasText: 'has already bought'}).waitFor();
-  await page.waitForTimeout(1200); // one more poll, so the screenshot shows settled stock
-  await page.screenshot({path: shot('screenshot-sale.png')});
   console.log('browser_pages: / bought item', id, 'as buyer 1001; the order is persisted');
+}
+
+// The browser's Date.now() when a disabled button is enabled, watched in the page itself (a
+// poll from here would blur the moment by its interval); null after `ms`.
+function whenEnabled(button, ms) {
+  return button.evaluate((b, ms) => new Promise(resolve => {
+    const check = () => !b.disabled && resolve(Date.now());
+    new MutationObserver(check).observe(b, {attributes: true});
+    check();
+    setTimeout(() => resolve(null), ms);
+  }), ms);
+}
+
+// A sale that starts in a few seconds counts down with its button disabled, opens on the second
+// by the server's clock, and then sells.
+async function upcomingSale(page, base) {
+  const startMs = wholeSecond(Date.now() + 5000);
+  const item = await createItem(base, {name: 'Midnight drop', stock: 10, starts_at: rfc3339(startMs)});
+  assert.equal(item.state, 'upcoming');
+  const card = page.locator(`.item[data-id="${item.id}"]`);
+  await card.locator('.note').filter({hasText: /^Starts in 0:0\d$/}).waitFor();
+  assert.ok(await card.locator('button.buy').isDisabled(), 'an upcoming sale cannot be bought');
+
+  const opened = await whenEnabled(card.locator('button.buy'), 15000);
+  assert.notEqual(opened, null, 'the button did not open within 15 s');
+  const late = opened - startMs;
+  assert.ok(late >= 0, `the button opened ${-late} ms before the sale`);
+  assert.ok(late < 1000, `the button opened ${late} ms after the sale`);
+  await card.locator('button.buy').click();
+  await card.locator('.remaining').filter({hasText: /^9$/}).waitFor();
+  await page.locator('#message.ok').filter({hasText: 'Midnight drop'}).waitFor();
+  console.log('browser_pages: / item', item.id, 'opened', late, 'ms after its start and sold');
+}
+
+// A limit of 3 per buyer offers a quantity: 2 units take 2 of the stock, 2 more pass the limit.
+async function quantities(page, base) {
+  const item = await createItem(base, {name: 'Concert tickets', stock: 50, per_buyer_limit: 3});
+  const card = page.locator(`.item[data-id="${item.id}"]`);
+  await card.locator('.remaining').filter({hasText: /^50$/}).waitFor();
+  assert.ok(await card.locator('.quantity').isVisible(), 'a limit above one offers a quantity');
+  await card.locator('.quantity').fill('2');
+  await card.locator('button.buy').click();
+  await card.locator('.remaining').filter({hasText: /^48$/}).waitFor();
+  assert.equal((await api(base, 'GET', `/api/v1/items/${item.id}`)).body.remaining, 48);
+  assert.equal(await page.locator('#orders .order .units').first().textContent(), '2');
+
+  await card.locator('button.buy').click();
+  await page.locator('#message.error').filter({hasText: 'at most 1 more'}).waitFor();
+  assert.equal((await api(base, 'GET', `/api/v1/items/${item.id}`)).body.remaining, 48);
+}
+
+// An ended sale says so and cannot be bought; a count too large for its card is shortened, the
+// exact number in its title; a sale two hours ahead counts down in hours.
+async function endedAndLarge(page, base) {
+  const now = Date.now();
+  const ended = await createItem(base, {name: 'Last season', stock: 7,
+    starts_at: rfc3339(wholeSecond(now - 120000)), ends_at: rfc3339(wholeSecond(now - 60000))});
+  assert.equal(ended.state, 'ended');
+  const big = await createItem(base, {name: 'Console launch', stock: 1234567,
+                                      starts_at: rfc3339(wholeSecond(now + 7200000))});
+
+  const card = page.locator(`.item[data-id="${ended.id}"]`);
+  await card.locator('.note').filter({hasText: /ended/}).waitFor();
+  assert.equal(await card.locator('button.buy').textContent(), 'Ended');
+  assert.ok(await card.locator('button.buy').isDisabled(), 'an ended sale cannot be bought');
+
+  const remaining = page.locator(`.item[data-id="${big.id}"] .remaining`);
+  await remaining.filter({hasText: /^1\.2M$/}).waitFor();
+  assert.equal(await remaining.getAttribute('title'), '1,234,567');
+  assert.match(await page.locator(`.item[data-id="${big.id}"] .note`).textContent(),
+               /^Starts in (2:00:00|1:59:\d\d)$/);
 }
 
 async function labPage(page, base, fixture) {
@@ -147,6 +270,8 @@ async function labPage(page, base, fixture) {
 }
 
 async function main() {
+  helpers();
+  const {chromium} = require('playwright-core');
   fs.mkdirSync(DIR, {recursive: true});
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
@@ -168,11 +293,22 @@ async function main() {
     const pageErrors = [];
     page.on('pageerror', e => pageErrors.push(e.message));
     await salePage(page, base);
+    await upcomingSale(page, base);
+    await quantities(page, base);
+    await endedAndLarge(page, base);
+    await page.waitForTimeout(1200); // one more poll, so the screenshot shows settled stock
+    await page.screenshot({path: shot('screenshot-sale.png')});
     await labPage(page, base, fixture);
     assert.deepEqual(pageErrors, [], 'the pages raised no JavaScript error');
   } finally {
     await context.close();
   }
+}
+
+if (!SERVER_BIN) {
+  helpers();
+  console.log('browser_pages: the sale page\'s helpers passed (no server, no browser)');
+  process.exit(0);
 }
 
 main().then(async () => {
