@@ -1,10 +1,12 @@
 -- item_reset.lua: starts a sale round of an item in Redis (on create and on
--- reset): stock and initial stock to N, the round PostgreSQL assigned, no
--- buyers. Orders of an older round still on the queue are dropped by the
--- worker, which only persists orders of the item's current round.
+-- reset): the stock, the round PostgreSQL assigned, the sale window and the
+-- per-buyer limit, no restocks, no buyers. Orders of an older round still on
+-- the queue are persisted under their own round by the worker.
 --
 -- KEYS[1] item state hash, KEYS[2] item buyers hash
--- ARGV[1] stock, ARGV[2] round
-redis.call('DEL', KEYS[2])
-redis.call('HSET', KEYS[1], 'stock', ARGV[1], 'initial', ARGV[1], 'round', ARGV[2])
+-- ARGV[1] stock, ARGV[2] round, ARGV[3] start (Unix ms, 0: none),
+-- ARGV[4] end (Unix ms, 0: none), ARGV[5] per-buyer limit
+redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('HSET', KEYS[1], 'stock', ARGV[1], 'initial', ARGV[1], 'round', ARGV[2],
+    'restocks', 0, 'restocked', 0, 'starts', ARGV[3], 'ends', ARGV[4], 'limit', ARGV[5])
 return 1

@@ -1,78 +1,134 @@
 -- reserve_batch.lua: the purchases of one item that one turn of a server's
 -- loop gathered, settled buyer after buyer in one script call (group commit).
--- Each buyer gets the answer reserve.lua would have given it, in the order
--- the buyers were gathered; one buyer's refusal never fails another's
--- purchase. Redis pays the cost of a script call once for the batch rather
+-- Each buyer gets its own answer, in the order the buyers were gathered; one
+-- buyer's refusal never fails another's purchase, and a refusal changes
+-- nothing. Redis pays the cost of a script call once for the batch rather
 -- than once per buyer (docs/PERFORMANCE.md, issue 11).
 --
--- KEYS[1] item state hash {stock, initial, round}   ({item:N}:state)
--- KEYS[2] item buyers hash {user_id -> order_id}     ({item:N}:buyers)
+-- KEYS[1] item state hash                            ({item:N}:state)
+--         {stock, initial, round, restocks, restocked, starts, ends, limit}
+-- KEYS[2] item buyers hash {user_id -> units bought this round}
+--                                                    ({item:N}:buyers)
 -- KEYS[3] the order queue                            (seckill:queue)
 -- KEYS[4] orders accepted and not yet persisted      (seckill:pending)
--- KEYS[4 + i] buyer i's lock                         ({item:N}:lock:U)
 -- ARGV[1] item id, ARGV[2] the most orders KEYS[4] may hold (0: no bound),
 -- then four per buyer i, from ARGV[3 + 4 * (i - 1)]: user id, order id,
--- acceptance time (Unix ms), "1" for an anonymous buyer.
+-- "1" for an anonymous buyer (its order id stands for it), quantity.
 --
--- Returns three entries per buyer, {outcome, remaining, round, ...}, with the
--- outcomes of reserve.lua: queued, sold_out, already_purchased, in_progress,
--- queue_full, unknown_item.
+-- Returns six entries about the item, then three per buyer:
+--   {now_ms, round, restocks, starts_ms, ends_ms, per_buyer_limit,
+--    outcome, remaining, bought, ...}
+-- now_ms is Redis's clock, the one authority on the sale window for every
+-- server: nothing is sold before starts_ms or from ends_ms on (0: no bound).
+-- outcome: queued, not_started, ended, sold_out, limit_reached (the buyer's
+-- units plus the quantity would pass the limit), insufficient_stock (fewer
+-- remain than the quantity: no partial fills), queue_full (KEYS[4] holds
+-- ARGV[2] orders: PostgreSQL is behind) or unknown_item. remaining is the
+-- stock after the buyer, bought the buyer's units of the round after it.
 --
--- The buyer's lock: while the script runs, every buyer of the batch holds its
--- lock (nothing else runs in Redis meanwhile), so the lock is not written: a
--- buyer whose lock another request holds (SET NX by reserve.lua's caller), or
--- who came twice in this batch, is in_progress, as a concurrent twin is with
--- reserve.lua. Nothing is left locked when the script returns.
-local n = #KEYS - 4
-local out = {}
-local state = redis.call('HMGET', KEYS[1], 'stock', 'round')
-if not state[1] then
+-- An order's acceptance time is now_ms, and first_unit numbers its units
+-- among the buyer's of the round (1 for the first): PostgreSQL keeps
+-- (item, round, buyer, first_unit) unique, so an order Redis accepted twice
+-- for the same units can never be persisted twice.
+local n = (#ARGV - 2) / 4
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local s = redis.call('HMGET', KEYS[1], 'stock', 'round', 'restocks', 'starts', 'ends', 'limit')
+local out = {now, 0, 0, 0, 0, 0}
+if not s[1] then
     for i = 1, n do
-        out[3 * i - 2], out[3 * i - 1], out[3 * i] = 'unknown_item', 0, 0
+        out[4 + 3 * i], out[5 + 3 * i], out[6 + 3 * i] = 'unknown_item', 0, 0
     end
     return out
 end
-local stock = tonumber(state[1])
-local round = tonumber(state[2])
+local stock = tonumber(s[1])
+local round = tonumber(s[2])
+local starts = tonumber(s[4] or '0') or 0
+local ends = tonumber(s[5] or '0') or 0
+local limit = tonumber(s[6] or '1') or 1
+out[2], out[3], out[4], out[5], out[6] = round, tonumber(s[3] or '0') or 0, starts, ends, limit
+local window = nil
+if starts > 0 and now < starts then
+    window = 'not_started'
+elseif ends > 0 and now >= ends then
+    window = 'ended'
+end
 local bound = tonumber(ARGV[2]) or 0
 local waiting = 0
 if bound > 0 then
     waiting = redis.call('HLEN', KEYS[4])
 end
-local seen = {}
+-- Each buyer's units, read once a batch and written once at the end.
+local bought, changed = {}, {}
+local function units_of(user)
+    local have = bought[user]
+    if have == nil then
+        have = tonumber(redis.call('HGET', KEYS[2], user) or '0') or 0
+        -- A round started before quantities kept the buyer's order id here:
+        -- that buyer has one unit.
+        if have > 1000000 then
+            have = 1
+        end
+        bought[user] = have
+    end
+    return have
+end
+local taken = 0
 local queued, pending = {}, {}
 for i = 1, n do
     local a = 3 + 4 * (i - 1)
-    local user, order_id, anonymous = ARGV[a], ARGV[a + 1], ARGV[a + 3] == '1'
+    local user, order_id, anonymous = ARGV[a], ARGV[a + 1], ARGV[a + 2] == '1'
+    local quantity = tonumber(ARGV[a + 3])
+    local have = 0
+    if not anonymous then
+        have = units_of(user)
+    end
     local outcome
-    if stock <= 0 then
+    if window then
+        outcome = window
+    elseif stock <= 0 then
         outcome = 'sold_out'
-    elseif not anonymous and (seen[user] or redis.call('EXISTS', KEYS[4 + i]) == 1) then
-        outcome = 'in_progress'
+    elseif have + quantity > limit then
+        outcome = 'limit_reached'
+    elseif quantity > stock then
+        outcome = 'insufficient_stock'
     elseif bound > 0 and waiting >= bound then
         outcome = 'queue_full'
-    elseif not anonymous and redis.call('HSETNX', KEYS[2], user, order_id) == 0 then
-        outcome = 'already_purchased'
     else
-        stock = stock - 1
+        stock = stock - quantity
+        taken = taken + quantity
         waiting = waiting + 1
         local order = string.format(
-            '{"order_id":"%s","item_id":%s,"user_id":%s,"round":%s,"created_ms":%s}',
-            order_id, ARGV[1], user, state[2], ARGV[a + 2])
+            '{"order_id":"%s","item_id":%s,"user_id":%s,"round":%d,"created_ms":%d,' ..
+            '"quantity":%d,"first_unit":%d}',
+            order_id, ARGV[1], user, round, now, quantity, have + 1)
         queued[#queued + 1] = order
         pending[#pending + 1] = order_id
         pending[#pending + 1] = order
+        have = have + quantity
+        if not anonymous then
+            if not changed[user] then
+                changed[user] = true
+                changed[#changed + 1] = user
+            end
+            bought[user] = have
+        end
         outcome = 'queued'
     end
-    if not anonymous then
-        seen[user] = true
-    end
-    out[3 * i - 2], out[3 * i - 1], out[3 * i] = outcome, stock, round
+    out[4 + 3 * i], out[5 + 3 * i], out[6 + 3 * i] = outcome, stock, have
 end
 -- One write of each key for the whole batch; LPUSH of several values pushes
 -- them one after another, so the queue keeps the order of the buyers.
 if #queued > 0 then
-    redis.call('HINCRBY', KEYS[1], 'stock', -#queued)
+    redis.call('HINCRBY', KEYS[1], 'stock', -taken)
+    if #changed > 0 then
+        local units = {}
+        for _, user in ipairs(changed) do
+            units[#units + 1] = user
+            units[#units + 1] = bought[user]
+        end
+        redis.call('HSET', KEYS[2], unpack(units))
+    end
     redis.call('LPUSH', KEYS[3], unpack(queued))
     redis.call('HSET', KEYS[4], unpack(pending))
 end

@@ -54,7 +54,7 @@ static void count_pending(void *ctx, const order *o)
 {
     reconcile_item *it = find_item(ctx, o->item_id);
     if (it && o->round == it->round)
-        it->pending++;
+        it->pending += o->quantity;
 }
 
 static int64_t redis_int(redisContext *redis, const char *cmd, const char *key, int *ok)
@@ -93,8 +93,8 @@ static int read_redis_item(redisContext *redis, reconcile_item *it)
     char state[KEYS_MAX], buyers[KEYS_MAX];
     keys_item_state(state, sizeof(state), it->id);
     keys_item_buyers(buyers, sizeof(buyers), it->id);
-    redisReply *r = redisCommand(redis, "HMGET %s stock round", state);
-    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
+    redisReply *r = redisCommand(redis, "HMGET %s stock round restocked", state);
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 3) {
         freeReplyObject(r);
         return -1;
     }
@@ -103,6 +103,8 @@ static int read_redis_item(redisContext *redis, reconcile_item *it)
         it->remaining = strtoll(r->element[0]->str, NULL, 10);
         it->redis_round =
             r->element[1]->type == REDIS_REPLY_STRING ? strtoll(r->element[1]->str, NULL, 10) : 0;
+        it->redis_restocked =
+            r->element[2]->type == REDIS_REPLY_STRING ? strtoll(r->element[2]->str, NULL, 10) : 0;
     }
     freeReplyObject(r);
     int ok = 1;
@@ -113,10 +115,13 @@ static int read_redis_item(redisContext *redis, reconcile_item *it)
 int reconcile_scan(redisContext *redis, PGconn *pg, reconcile_report *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof(*out));
-    PGresult *res = PQexec(pg, "SELECT i.id, i.round, i.initial_stock, "
-                               "(SELECT count(*) FROM orders o "
-                               " WHERE o.item_id = i.id AND o.round = i.round) "
-                               "FROM items i ORDER BY i.id");
+    PGresult *res =
+        PQexec(pg, "SELECT i.id, i.round, i.initial_stock, "
+                   "(SELECT coalesce(sum(quantity), 0) FROM orders o "
+                   " WHERE o.item_id = i.id AND o.round = i.round), i.restocked, i.restocks, "
+                   "coalesce((extract(epoch FROM i.starts_at) * 1000)::bigint, 0), "
+                   "coalesce((extract(epoch FROM i.ends_at) * 1000)::bigint, 0), "
+                   "i.per_buyer_limit FROM items i ORDER BY i.id");
     if (PQresultStatus(res) != PGRES_TUPLES_OK) {
         snprintf(err, errlen, "postgresql: %s", PQerrorMessage(pg));
         PQclear(res);
@@ -135,6 +140,11 @@ int reconcile_scan(redisContext *redis, PGconn *pg, reconcile_report *out, char 
         it->round = strtoll(PQgetvalue(res, (int)i, 1), NULL, 10);
         it->initial = strtoll(PQgetvalue(res, (int)i, 2), NULL, 10);
         it->persisted = strtoll(PQgetvalue(res, (int)i, 3), NULL, 10);
+        it->restocked = strtoll(PQgetvalue(res, (int)i, 4), NULL, 10);
+        it->restocks = strtoll(PQgetvalue(res, (int)i, 5), NULL, 10);
+        it->starts_ms = strtoll(PQgetvalue(res, (int)i, 6), NULL, 10);
+        it->ends_ms = strtoll(PQgetvalue(res, (int)i, 7), NULL, 10);
+        it->per_buyer_limit = (int)strtol(PQgetvalue(res, (int)i, 8), NULL, 10);
     }
     PQclear(res);
 
@@ -156,8 +166,9 @@ int reconcile_scan(redisContext *redis, PGconn *pg, reconcile_report *out, char 
     for (size_t i = 0; i < out->nitems; i++) {
         reconcile_item *it = &out->items[i];
         if (it->redis_known && it->redis_round == it->round)
-            it->drift = (it->initial - it->remaining) - (it->persisted + it->pending);
-        if (!it->redis_known || it->redis_round != it->round || it->drift != 0)
+            it->drift =
+                (it->initial + it->restocked - it->remaining) - (it->persisted + it->pending);
+        if (!reconcile_item_ok(it))
             out->drifting++;
     }
     return 0;
@@ -171,12 +182,20 @@ void reconcile_report_free(reconcile_report *r)
     memset(r, 0, sizeof(*r));
 }
 
+int reconcile_item_ok(const reconcile_item *it)
+{
+    return it->redis_known && it->redis_round == it->round &&
+           it->redis_restocked == it->restocked && it->drift == 0;
+}
+
 static const char *verdict(const reconcile_item *it)
 {
     if (!it->redis_known)
         return "missing in redis";
     if (it->redis_round != it->round)
         return "round differs";
+    if (it->redis_restocked != it->restocked)
+        return "restock differs";
     if (it->drift > 0)
         return "units sold without an order";
     if (it->drift < 0)
@@ -191,12 +210,13 @@ void reconcile_print(const reconcile_report *r, int json, FILE *out)
         for (size_t i = 0; i < r->nitems; i++) {
             const reconcile_item *it = &r->items[i];
             json_array_append_new(
-                items, json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s}", "id",
+                items, json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s}", "id",
                                  (json_int_t)it->id, "round", (json_int_t)it->round, "initial",
-                                 (json_int_t)it->initial, "remaining", (json_int_t)it->remaining,
-                                 "persisted", (json_int_t)it->persisted, "pending",
-                                 (json_int_t)it->pending, "buyers", (json_int_t)it->buyers, "drift",
-                                 (json_int_t)it->drift, "verdict", verdict(it)));
+                                 (json_int_t)it->initial, "restocked", (json_int_t)it->restocked,
+                                 "remaining", (json_int_t)it->remaining, "persisted",
+                                 (json_int_t)it->persisted, "pending", (json_int_t)it->pending,
+                                 "buyers", (json_int_t)it->buyers, "drift", (json_int_t)it->drift,
+                                 "verdict", verdict(it)));
         }
         json_t *root = json_pack("{s:o, s:I, s:I, s:I, s:I, s:I}", "items", items, "queue",
                                  (json_int_t)r->queue, "processing", (json_int_t)r->processing,
@@ -207,15 +227,15 @@ void reconcile_print(const reconcile_report *r, int json, FILE *out)
         json_decref(root);
         return;
     }
-    fprintf(out, "%10s %8s %10s %10s %10s %10s %10s %8s  %s\n", "item", "round", "initial",
-            "remaining", "persisted", "pending", "buyers", "drift", "verdict");
+    fprintf(out, "%10s %8s %10s %10s %10s %10s %10s %10s %8s  %s\n", "item", "round", "initial",
+            "restocked", "remaining", "persisted", "pending", "buyers", "drift", "verdict");
     for (size_t i = 0; i < r->nitems; i++) {
         const reconcile_item *it = &r->items[i];
         fprintf(out,
                 "%10" PRId64 " %8" PRId64 " %10" PRId64 " %10" PRId64 " %10" PRId64 " %10" PRId64
-                " %10" PRId64 " %8" PRId64 "  %s\n",
-                it->id, it->round, it->initial, it->remaining, it->persisted, it->pending,
-                it->buyers, it->drift, verdict(it));
+                " %10" PRId64 " %10" PRId64 " %8" PRId64 "  %s\n",
+                it->id, it->round, it->initial, it->restocked, it->remaining, it->persisted,
+                it->pending, it->buyers, it->drift, verdict(it));
     }
     fprintf(out,
             "queue %" PRId64 ", processing %" PRId64 ", pending %" PRId64 ", dead %" PRId64
@@ -226,7 +246,7 @@ void reconcile_print(const reconcile_report *r, int json, FILE *out)
 /* The buyers of an item's pending orders, collected before the MULTI. */
 typedef struct buyer_list {
     const reconcile_item *item;
-    int64_t (*pairs)[2]; /* user id, order id */
+    int64_t (*pairs)[2]; /* user id, units */
     size_t n, cap;
     int failed;
 } buyer_list;
@@ -247,12 +267,12 @@ static void collect_buyer(void *ctx, const order *o)
         l->cap = cap;
     }
     l->pairs[l->n][0] = o->user_id;
-    l->pairs[l->n][1] = o->id;
+    l->pairs[l->n][1] = o->quantity;
     l->n++;
 }
 
 /* Rewrites one item's state and buyers in one MULTI, from the persisted
- * orders of its round and its pending ones. */
+ * orders of its round and its pending ones: each buyer's units. */
 static int rebuild_item(redisContext *redis, PGconn *pg, const reconcile_item *it)
 {
     char state[KEYS_MAX], buyers[KEYS_MAX], sql[160];
@@ -264,7 +284,8 @@ static int rebuild_item(redisContext *redis, PGconn *pg, const reconcile_item *i
         return -1;
     }
     snprintf(sql, sizeof(sql),
-             "SELECT user_id, id FROM orders WHERE item_id = %" PRId64 " AND round = %" PRId64,
+             "SELECT user_id, sum(quantity) FROM orders WHERE item_id = %" PRId64
+             " AND round = %" PRId64 " GROUP BY user_id",
              it->id, it->round);
     PGresult *res = PQexec(pg, sql);
     if (PQresultStatus(res) != PGRES_TUPLES_OK) {
@@ -273,17 +294,23 @@ static int rebuild_item(redisContext *redis, PGconn *pg, const reconcile_item *i
         return -1;
     }
     int persisted = PQntuples(res);
-    int64_t remaining = it->initial - persisted - (int64_t)pending.n;
+    int64_t pending_units = 0;
+    for (size_t i = 0; i < pending.n; i++)
+        pending_units += pending.pairs[i][1];
+    int64_t remaining = it->initial + it->restocked - it->persisted - pending_units;
     redisAppendCommand(redis, "MULTI");
-    redisAppendCommand(redis, "DEL %s", buyers);
-    redisAppendCommand(redis, "HSET %s stock %lld initial %lld round %lld", state,
-                       (long long)(remaining > 0 ? remaining : 0), (long long)it->initial,
-                       (long long)it->round);
+    redisAppendCommand(redis, "DEL %s %s", state, buyers);
+    redisAppendCommand(redis,
+                       "HSET %s stock %lld initial %lld round %lld restocks %lld restocked %lld "
+                       "starts %lld ends %lld limit %d",
+                       state, (long long)(remaining > 0 ? remaining : 0), (long long)it->initial,
+                       (long long)it->round, (long long)it->restocks, (long long)it->restocked,
+                       (long long)it->starts_ms, (long long)it->ends_ms, it->per_buyer_limit);
     for (int i = 0; i < persisted; i++)
-        redisAppendCommand(redis, "HSET %s %s %s", buyers, PQgetvalue(res, i, 0),
+        redisAppendCommand(redis, "HINCRBY %s %s %s", buyers, PQgetvalue(res, i, 0),
                            PQgetvalue(res, i, 1));
     for (size_t i = 0; i < pending.n; i++)
-        redisAppendCommand(redis, "HSET %s %lld %lld", buyers, (long long)pending.pairs[i][0],
+        redisAppendCommand(redis, "HINCRBY %s %lld %lld", buyers, (long long)pending.pairs[i][0],
                            (long long)pending.pairs[i][1]);
     redisAppendCommand(redis, "EXEC");
     PQclear(res);
@@ -307,7 +334,7 @@ int reconcile_rebuild(redisContext *redis, PGconn *pg, const reconcile_report *r
     int rebuilt = 0;
     for (size_t i = 0; i < r->nitems; i++) {
         const reconcile_item *it = &r->items[i];
-        if (it->redis_known && it->redis_round == it->round && it->drift == 0)
+        if (reconcile_item_ok(it))
             continue;
         if (rebuild_item(redis, pg, it) < 0) {
             snprintf(err, errlen, "rebuilding item %" PRId64 " failed: %s", it->id,

@@ -1,7 +1,8 @@
 /* reconcile.h: the books of every item, read from Redis and PostgreSQL, and
  * their repair. Every unit Redis counts as sold must be an order that is
- * either persisted (PostgreSQL) or on its way (seckill:pending):
- *     initial - remaining == persisted + pending
+ * either persisted (PostgreSQL) or on its way (seckill:pending), counted
+ * in units of the current round:
+ *     initial + restocked - remaining == persisted + pending
  * A Redis that lost writes (restarted from an older AOF or RDB) breaks this:
  * its stock is higher than the orders say, and it would sell units twice.
  * Rebuilding sets Redis back from PostgreSQL and the pending orders. */
@@ -16,15 +17,20 @@
 
 typedef struct reconcile_item {
     int64_t id;
-    int64_t round;   /* PostgreSQL's current round */
-    int64_t initial; /* PostgreSQL's initial stock of the round */
-    int redis_known; /* Redis has the item's state */
+    int64_t round;              /* PostgreSQL's current round */
+    int64_t initial;            /* PostgreSQL's initial stock of the round */
+    int64_t restocked;          /* PostgreSQL: units restocks added to the round */
+    int64_t restocks;           /* PostgreSQL: restocks of the round */
+    int64_t starts_ms, ends_ms; /* PostgreSQL: the window, 0: no bound */
+    int per_buyer_limit;        /* PostgreSQL */
+    int redis_known;            /* Redis has the item's state */
     int64_t redis_round;
+    int64_t redis_restocked;
     int64_t remaining; /* Redis */
     int64_t buyers;    /* Redis: buyers recorded this round */
-    int64_t persisted; /* PostgreSQL: orders of the round */
-    int64_t pending;   /* Redis: accepted orders of the round not yet persisted */
-    int64_t drift;     /* (initial - remaining) - (persisted + pending) */
+    int64_t persisted; /* PostgreSQL: units of the round's orders */
+    int64_t pending;   /* Redis: units of the round accepted and not yet persisted */
+    int64_t drift;     /* (initial + restocked - remaining) - (persisted + pending) */
 } reconcile_item;
 
 typedef struct reconcile_report {
@@ -44,12 +50,17 @@ int reconcile_scan(redisContext *redis, PGconn *pg, reconcile_report *out, char 
 
 void reconcile_report_free(reconcile_report *r);
 
+/* True when Redis agrees with the books on the item: its round, its
+ * restocks and its units. */
+int reconcile_item_ok(const reconcile_item *it);
+
 /* Writes the report as a table (json == 0) or as one JSON object. */
 void reconcile_print(const reconcile_report *r, int json, FILE *out);
 
-/* Sets every drifting item's Redis state back from the books: round and
- * initial from PostgreSQL, remaining = initial - persisted - pending, and
- * the buyers of the persisted and pending orders. Run it with the sale
+/* Sets every drifting item's Redis state back from the books: round,
+ * initial, restocks, window and limit from PostgreSQL, remaining =
+ * initial + restocked - persisted - pending, and each buyer's units of the
+ * persisted and pending orders. Run it with the sale
  * paused: a purchase landing between the read and the write is not seen.
  * Returns the number of items rebuilt, or -1 with err set. */
 int reconcile_rebuild(redisContext *redis, PGconn *pg, const reconcile_report *r, char *err,

@@ -51,9 +51,8 @@ static const config_key keys[] = {
             "open HTTP connections per client IP at most (0: no limit)"),
     STR_KEY(admin_token, "", 1, "bearer token of the admin calls (empty: admin calls refused)"),
     BOOL_KEY(allow_anonymous, "false", "purchases without user_id, each one a new buyer"),
-    INT_KEY(
-        lock_ttl_ms, "5000", 1, 3600000,
-        "unused: the batch reserve holds a buyer's lock only while it runs (old files may set it)"),
+    INT_KEY(lock_ttl_ms, "5000", 1, 3600000,
+            "unused: the purchase path has no buyer's lock (old files may set it)"),
     INT_KEY(rate_limit_per_s, "5", 0, 1000000,
             "purchases a second per buyer and instance, then 429 rate_limited (0: no limit)"),
     INT_KEY(rate_limit_burst, "10", 1, 1000000,

@@ -8,14 +8,24 @@
 
 #include <jansson.h>
 
-/* Loads an object; jansson already refuses invalid UTF-8, NUL bytes,
- * duplicate keys (with the flag), integer overflow and deep nesting. */
+#include "rfc3339.h"
+#include "validate.h"
+
+/* Loads an object; jansson already refuses invalid UTF-8, duplicate keys
+ * (with the flag), integer overflow and deep nesting. A NUL byte is refused
+ * here: jansson would stop reading at it and take what came before. */
 static json_t *load_object(const char *body, size_t len, const char **why)
 {
+    if (memchr(body, '\0', len)) {
+        *why = "body contains a NUL byte";
+        return NULL;
+    }
     json_error_t error;
     json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &error);
     if (!root) {
-        *why = "body is not valid JSON";
+        *why = json_error_code(&error) == json_error_numeric_overflow
+                   ? "a number in the body is out of range (integers are at most 2^63-1)"
+                   : "body is not valid JSON";
         return NULL;
     }
     if (!json_is_object(root)) {
@@ -26,31 +36,109 @@ static json_t *load_object(const char *body, size_t len, const char **why)
     return root;
 }
 
-/* Reads an integer member in [min, INT64_MAX]. Returns 1 when present and
- * valid, 0 when absent, -1 when present but wrong. */
-static int get_int(json_t *obj, const char *key, int64_t min, int64_t *out)
+/* Reads an integer member in [min, max]. Returns 1 when present and valid,
+ * 0 when absent, -1 when present but wrong. */
+static int get_int(json_t *obj, const char *key, int64_t min, int64_t max, int64_t *out)
 {
     json_t *v = json_object_get(obj, key);
     if (!v)
         return 0;
-    if (!json_is_integer(v) || json_integer_value(v) < min)
+    if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max)
         return -1;
     *out = json_integer_value(v);
     return 1;
 }
 
-sk_status json_io_parse_purchase(const char *body, size_t len, int64_t *user_id, const char **why)
+/* Reads an id given as an integer or as a decimal string (the form ids go
+ * out in). Returns as get_int. */
+static int get_id(json_t *obj, const char *key, int64_t *out)
+{
+    json_t *v = json_object_get(obj, key);
+    if (v && json_is_string(v))
+        return validate_id(json_string_value(v), json_string_length(v), out) == 0 ? 1 : -1;
+    return get_int(obj, key, 1, INT64_MAX, out);
+}
+
+/* Reads a time member: RFC 3339 text, or null for no bound (*ms = 0).
+ * Returns as get_int. */
+static int get_time(json_t *obj, const char *key, int64_t *ms)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!v)
+        return 0;
+    if (json_is_null(v)) {
+        *ms = 0;
+        return 1;
+    }
+    if (!json_is_string(v) || rfc3339_parse(json_string_value(v), json_string_length(v), ms) < 0)
+        return -1;
+    return 1;
+}
+
+sk_status json_io_parse_purchase(const char *body, size_t len, purchase_request *req,
+                                 const char **why)
 {
     json_t *root = load_object(body, len, why);
     if (!root)
         return SK_INVALID;
-    int got = get_int(root, "user_id", 1, user_id);
+    int64_t quantity = 1;
+    sk_status st = SK_INVALID;
+    req->user_id = 0;
+    if (get_id(root, "user_id", &req->user_id) < 0)
+        *why = "user_id must be a positive integer (a number or a decimal string)";
+    else if (get_int(root, "quantity", 1, SALE_LIMIT_MAX, &quantity) < 0)
+        *why = "quantity must be an integer from 1 to 1000";
+    else
+        st = SK_OK;
+    req->quantity = (int)quantity;
     json_decref(root);
-    if (got <= 0) {
-        *why = "user_id must be a positive integer";
+    return st;
+}
+
+/* The optional sale terms of a create or a reset; marks those named in
+ * t->given. Returns SK_OK or SK_INVALID with *why. */
+static sk_status parse_terms(json_t *root, sale_terms *t, const char **why)
+{
+    int64_t limit = 1;
+    int got;
+    if ((got = get_time(root, "starts_at", &t->starts_ms)) < 0) {
+        *why = "starts_at must be an RFC 3339 time (2026-11-22T20:00:00Z) or null";
+        return SK_INVALID;
+    }
+    t->given |= got ? SALE_STARTS : 0;
+    if ((got = get_time(root, "ends_at", &t->ends_ms)) < 0) {
+        *why = "ends_at must be an RFC 3339 time (2026-11-22T21:00:00Z) or null";
+        return SK_INVALID;
+    }
+    t->given |= got ? SALE_ENDS : 0;
+    if ((got = get_int(root, "per_buyer_limit", 1, SALE_LIMIT_MAX, &limit)) < 0) {
+        *why = "per_buyer_limit must be an integer from 1 to 1000";
+        return SK_INVALID;
+    }
+    t->given |= got ? SALE_LIMIT : 0;
+    t->per_buyer_limit = (int)limit;
+    if (!json_io_window_ok(t)) {
+        *why = "ends_at must come after starts_at";
         return SK_INVALID;
     }
     return SK_OK;
+}
+
+int json_io_window_ok(const sale_terms *t)
+{
+    return t->starts_ms == 0 || t->ends_ms == 0 || t->ends_ms > t->starts_ms;
+}
+
+/* stock in [0, 10^12]: SK_OK, or SK_INVALID with a message that says which. */
+static sk_status parse_stock(json_t *root, int64_t *stock, const char **why)
+{
+    json_t *v = json_object_get(root, "stock");
+    if (get_int(root, "stock", 0, SALE_STOCK_MAX, stock) == 1)
+        return SK_OK;
+    *why = json_is_integer(v) && json_integer_value(v) > SALE_STOCK_MAX
+               ? "stock is out of range: at most 10^12 units"
+               : "stock must be an integer from 0 to 10^12";
+    return SK_INVALID;
 }
 
 sk_status json_io_parse_item_spec(const char *body, size_t len, item_spec *spec, const char **why)
@@ -62,15 +150,16 @@ sk_status json_io_parse_item_spec(const char *body, size_t len, item_spec *spec,
     memset(spec, 0, sizeof(*spec));
     json_t *name = json_object_get(root, "name");
     if (!json_is_string(name) || json_string_length(name) == 0 ||
-        json_string_length(name) > ITEM_NAME_MAX) {
+        json_string_length(name) > ITEM_NAME_MAX ||
+        memchr(json_string_value(name), '\0', json_string_length(name))) {
         *why = "name must be a string of 1 to 200 bytes";
-    } else if (get_int(root, "stock", 0, &spec->stock) != 1) {
-        *why = "stock must be an integer >= 0";
-    } else if (get_int(root, "id", 1, &spec->id) < 0) {
-        *why = "id must be a positive integer";
+    } else if (parse_stock(root, &spec->stock, why) != SK_OK) {
+        /* why set */
+    } else if (get_int(root, "id", 1, ITEM_ID_MAX, &spec->id) < 0) {
+        *why = "id must be an integer from 1 to 2^53-1";
     } else if (json_object_get(root, "lab") && !json_is_boolean(json_object_get(root, "lab"))) {
         *why = "lab must be true or false";
-    } else {
+    } else if (parse_terms(root, &spec->terms, why) == SK_OK) {
         spec->lab = json_is_true(json_object_get(root, "lab"));
         memcpy(spec->name, json_string_value(name), json_string_length(name));
         st = SK_OK;
@@ -79,15 +168,28 @@ sk_status json_io_parse_item_spec(const char *body, size_t len, item_spec *spec,
     return st;
 }
 
-sk_status json_io_parse_reset(const char *body, size_t len, int64_t *stock, const char **why)
+sk_status json_io_parse_reset(const char *body, size_t len, item_reset *reset, const char **why)
 {
     json_t *root = load_object(body, len, why);
     if (!root)
         return SK_INVALID;
-    int got = get_int(root, "stock", 0, stock);
+    memset(reset, 0, sizeof(*reset));
+    sk_status st = parse_stock(root, &reset->stock, why);
+    if (st == SK_OK)
+        st = parse_terms(root, &reset->terms, why);
+    json_decref(root);
+    return st;
+}
+
+sk_status json_io_parse_restock(const char *body, size_t len, int64_t *add, const char **why)
+{
+    json_t *root = load_object(body, len, why);
+    if (!root)
+        return SK_INVALID;
+    int got = get_int(root, "add", 1, SALE_STOCK_MAX, add);
     json_decref(root);
     if (got != 1) {
-        *why = "stock must be an integer >= 0";
+        *why = "add must be an integer from 1 to 10^12";
         return SK_INVALID;
     }
     return SK_OK;
@@ -115,11 +217,59 @@ int json_io_error(char *buf, size_t cap, sk_status s, const char *message)
     return n < 0 || (size_t)n >= cap ? -1 : n;
 }
 
-int json_io_purchase_queued(char *buf, size_t cap, int64_t order_id, int64_t remaining)
+int json_io_purchase_queued(char *buf, size_t cap, int64_t order_id, int quantity,
+                            int64_t remaining)
 {
-    int n = snprintf(
-        buf, cap, "{\"status\":\"queued\",\"order_id\":\"%" PRId64 "\",\"remaining\":%" PRId64 "}",
-        order_id, remaining);
+    int n = snprintf(buf, cap,
+                     "{\"status\":\"queued\",\"order_id\":\"%" PRId64
+                     "\",\"quantity\":%d,\"remaining\":%" PRId64 "}",
+                     order_id, quantity, remaining);
+    return n < 0 || (size_t)n >= cap ? -1 : n;
+}
+
+/* A time as RFC 3339 text into buf (RFC3339_MAX), "" when out of range. */
+static const char *time_text(int64_t ms, char *buf)
+{
+    if (rfc3339_format(ms, buf, RFC3339_MAX) < 0)
+        buf[0] = '\0';
+    return buf;
+}
+
+int json_io_purchase_refused(char *buf, size_t cap, const purchase_refusal *r)
+{
+    char when[RFC3339_MAX];
+    const char *code = sk_status_code(r->status);
+    int n;
+    switch (r->status) {
+    case SK_NOT_STARTED:
+        time_text(r->starts_ms, when);
+        n = snprintf(buf, cap,
+                     "{\"error\":\"%s\",\"message\":\"the sale starts at %s\",\"starts_at\":\"%s\","
+                     "\"starts_in_ms\":%" PRId64 "}",
+                     code, when, when, r->starts_in_ms);
+        break;
+    case SK_ENDED:
+        time_text(r->ends_ms, when);
+        n = snprintf(buf, cap,
+                     "{\"error\":\"%s\",\"message\":\"the sale ended at %s\",\"ends_at\":\"%s\"}",
+                     code, when, when);
+        break;
+    case SK_LIMIT_REACHED:
+        n = snprintf(buf, cap,
+                     "{\"error\":\"%s\",\"message\":\"this buyer has %" PRId64 " of the %" PRId64
+                     " units one buyer may have\",\"bought\":%" PRId64
+                     ",\"per_buyer_limit\":%" PRId64 "}",
+                     code, r->bought, r->per_buyer_limit, r->bought, r->per_buyer_limit);
+        break;
+    case SK_INSUFFICIENT_STOCK:
+        n = snprintf(buf, cap,
+                     "{\"error\":\"%s\",\"message\":\"only %" PRId64
+                     " units remain; nothing was taken\",\"remaining\":%" PRId64 "}",
+                     code, r->remaining, r->remaining);
+        break;
+    default:
+        return json_io_error(buf, cap, r->status, sk_status_message(r->status));
+    }
     return n < 0 || (size_t)n >= cap ? -1 : n;
 }
 
@@ -132,12 +282,36 @@ static char *dump_and_free(json_t *obj)
     return text;
 }
 
+const char *json_io_item_state(const item_view *v)
+{
+    if (v->starts_ms > 0 && v->now_ms < v->starts_ms)
+        return "upcoming";
+    if (v->ends_ms > 0 && v->now_ms >= v->ends_ms)
+        return "ended";
+    return v->remaining <= 0 ? "sold_out" : "on_sale";
+}
+
+/* A time member: RFC 3339 text, or null for an open bound. */
+static json_t *time_json(int64_t ms)
+{
+    char when[RFC3339_MAX];
+    return ms > 0 && rfc3339_format(ms, when, sizeof(when)) > 0 ? json_string(when) : json_null();
+}
+
 static json_t *item_json(const item_view *v)
 {
-    return json_pack("{s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:b}", "id", (json_int_t)v->id, "name",
-                     v->name, "initial_stock", (json_int_t)v->initial_stock, "remaining",
-                     (json_int_t)v->remaining, "sold", (json_int_t)v->sold, "queued",
-                     (json_int_t)v->queued, "persisted", (json_int_t)v->persisted, "lab", v->lab);
+    int64_t starts_in = v->starts_ms > v->now_ms ? v->starts_ms - v->now_ms : 0;
+    int64_t ends_in = v->ends_ms > v->now_ms ? v->ends_ms - v->now_ms : 0;
+    return json_pack("{s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:o, s:o, s:s, "
+                     "s:I, s:I, s:b}",
+                     "id", (json_int_t)v->id, "name", v->name, "round", (json_int_t)v->round,
+                     "initial_stock", (json_int_t)v->initial_stock, "restocked",
+                     (json_int_t)v->restocked, "remaining", (json_int_t)v->remaining, "sold",
+                     (json_int_t)v->sold, "queued", (json_int_t)v->queued, "persisted",
+                     (json_int_t)v->persisted, "orders", (json_int_t)v->orders, "per_buyer_limit",
+                     v->per_buyer_limit, "starts_at", time_json(v->starts_ms), "ends_at",
+                     time_json(v->ends_ms), "state", json_io_item_state(v), "starts_in_ms",
+                     (json_int_t)starts_in, "ends_in_ms", (json_int_t)ends_in, "lab", v->lab);
 }
 
 char *json_io_item(const item_view *v)
@@ -159,9 +333,11 @@ char *json_io_item_list(const item_view *v, size_t n)
 
 char *json_io_order(const order *o, const char *status)
 {
-    char id[24];
+    char id[24], user[24];
     snprintf(id, sizeof(id), "%" PRId64, o->id);
-    return dump_and_free(json_pack("{s:s, s:s, s:I, s:I}", "order_id", id, "status", status,
-                                   "item_id", (json_int_t)o->item_id, "user_id",
-                                   (json_int_t)o->user_id));
+    snprintf(user, sizeof(user), "%" PRId64, o->user_id);
+    return dump_and_free(json_pack("{s:s, s:s, s:I, s:s, s:I, s:i, s:o}", "order_id", id, "status",
+                                   status, "item_id", (json_int_t)o->item_id, "user_id", user,
+                                   "round", (json_int_t)o->round, "quantity", o->quantity,
+                                   "created_at", time_json(o->created_ms)));
 }

@@ -1,6 +1,11 @@
 /* json_io.h: request bodies in, response bodies out. Parsing validates fully
  * (types, ranges) and names what was wrong; the hot responses are written
- * from fixed templates, the rest through jansson. */
+ * from fixed templates, the rest through jansson.
+ *
+ * Numbers stay exact everywhere they travel: Redis's Lua holds them as
+ * doubles (exact to 2^53) and so does JavaScript, so stock and limits are
+ * bounded well below that, item ids are at most 2^53 - 1, and the 64-bit ids
+ * of orders and buyers go out as JSON strings. */
 #ifndef SECKILL_JSON_IO_H
 #define SECKILL_JSON_IO_H
 
@@ -11,6 +16,24 @@
 #include "status.h"
 
 #define ITEM_NAME_MAX 200
+#define ITEM_ID_MAX 9007199254740991LL /* 2^53 - 1 */
+/* Stock, a restock and an item's total units are at most 10^12. */
+#define SALE_STOCK_MAX 1000000000000LL
+/* per_buyer_limit and a purchase's quantity are at most this. */
+#define SALE_LIMIT_MAX ORDER_QUANTITY_MAX
+
+/* Which sale terms a body named: a reset keeps those it did not name. */
+#define SALE_STARTS 1u
+#define SALE_ENDS 2u
+#define SALE_LIMIT 4u
+
+/* The terms of a sale round. */
+typedef struct sale_terms {
+    int64_t starts_ms; /* the window, Unix ms; 0: no bound (null in JSON) */
+    int64_t ends_ms;
+    int per_buyer_limit;
+    unsigned given; /* SALE_* bits */
+} sale_terms;
 
 /* POST /api/v1/items */
 typedef struct item_spec {
@@ -18,32 +41,73 @@ typedef struct item_spec {
     char name[ITEM_NAME_MAX + 1];
     int64_t stock;
     int lab; /* made by the laboratory: not a product for sale */
+    sale_terms terms;
 } item_spec;
 
-/* GET /api/v1/items/{id} */
+/* POST /api/v1/items/{id}/reset */
+typedef struct item_reset {
+    int64_t stock;
+    sale_terms terms; /* what the body did not name stays as it was */
+} item_reset;
+
+/* POST /api/v1/items/{id}/purchase */
+typedef struct purchase_request {
+    int64_t user_id; /* 0: not given */
+    int quantity;
+} purchase_request;
+
+/* GET /api/v1/items/{id}. Units of the current round unless said. */
 typedef struct item_view {
     int64_t id;
     char name[ITEM_NAME_MAX + 1];
+    int64_t round;
     int64_t initial_stock;
+    int64_t restocked; /* units restocks added this round */
     int64_t remaining;
     int64_t sold;
     int64_t queued;    /* accepted, not yet in PostgreSQL */
-    int64_t persisted; /* the item's rows in PostgreSQL */
-    int lab;           /* the laboratory's item */
+    int64_t persisted; /* units of the round's orders in PostgreSQL */
+    int64_t orders;    /* the round's orders in PostgreSQL */
+    int64_t starts_ms; /* the window, 0: no bound */
+    int64_t ends_ms;
+    int per_buyer_limit;
+    int64_t now_ms; /* Redis's clock when the view was read: says the state */
+    int lab;        /* the laboratory's item */
 } item_view;
 
+/* A purchase refused, with what the buyer needs to know of it. */
+typedef struct purchase_refusal {
+    sk_status status;
+    int64_t remaining;       /* SK_INSUFFICIENT_STOCK */
+    int64_t bought;          /* SK_LIMIT_REACHED: the buyer's units so far */
+    int64_t per_buyer_limit; /* SK_LIMIT_REACHED */
+    int64_t starts_ms;       /* SK_NOT_STARTED */
+    int64_t starts_in_ms;    /* SK_NOT_STARTED */
+    int64_t ends_ms;         /* SK_ENDED */
+} purchase_refusal;
+
 /* Each parser returns SK_OK, or SK_INVALID with *why set to a static
- * sentence for the error message. */
+ * sentence for the error message. A body with a NUL byte is refused. */
 
-/* {"user_id": <positive integer>} */
-sk_status json_io_parse_purchase(const char *body, size_t len, int64_t *user_id, const char **why);
+/* {"user_id": <id: integer or decimal string, optional>, "quantity": <1..1000, optional>};
+ * absent fields stay 0 (user) and 1 (quantity). */
+sk_status json_io_parse_purchase(const char *body, size_t len, purchase_request *req,
+                                 const char **why);
 
-/* {"name": <1..200 bytes>, "stock": <integer >= 0>, "id": <positive integer, optional>,
- *  "lab": <boolean, optional: the laboratory's item>} */
+/* {"name": <1..200 bytes>, "stock": <0..10^12>, "id": <1..2^53-1, optional>,
+ *  "lab": <boolean, optional>, "starts_at", "ends_at": <RFC 3339 or null, optional>,
+ *  "per_buyer_limit": <1..1000, optional, default 1>} */
 sk_status json_io_parse_item_spec(const char *body, size_t len, item_spec *spec, const char **why);
 
-/* {"stock": <integer >= 0>} */
-sk_status json_io_parse_reset(const char *body, size_t len, int64_t *stock, const char **why);
+/* {"stock": <0..10^12>, and the sale terms of item_spec, each optional} */
+sk_status json_io_parse_reset(const char *body, size_t len, item_reset *reset, const char **why);
+
+/* {"add": <1..10^12>} */
+sk_status json_io_parse_restock(const char *body, size_t len, int64_t *add, const char **why);
+
+/* The window's end must come after its start; true when it does (or a bound
+ * is open). */
+int json_io_window_ok(const sale_terms *t);
 
 /* Writers into a caller's buffer return the length, or -1 when it is too
  * small. */
@@ -51,8 +115,12 @@ sk_status json_io_parse_reset(const char *body, size_t len, int64_t *stock, cons
 /* {"error": "<code of s>", "message": "<message>"} */
 int json_io_error(char *buf, size_t cap, sk_status s, const char *message);
 
-/* {"status":"queued","order_id":"<id>","remaining":N} */
-int json_io_purchase_queued(char *buf, size_t cap, int64_t order_id, int64_t remaining);
+/* {"status":"queued","order_id":"<id>","quantity":q,"remaining":N} */
+int json_io_purchase_queued(char *buf, size_t cap, int64_t order_id, int quantity,
+                            int64_t remaining);
+
+/* {"error": ..., "message": ..., and the refusal's own fields} */
+int json_io_purchase_refused(char *buf, size_t cap, const purchase_refusal *r);
 
 /* Allocating writers: the caller frees the result with free(); NULL when
  * out of memory. */
@@ -61,7 +129,11 @@ char *json_io_item(const item_view *v);
 /* {"items":[<item>, ...]} of n views (GET /api/v1/items). */
 char *json_io_item_list(const item_view *v, size_t n);
 
-/* {"order_id":"..","status":"queued|persisted","item_id":..,"user_id":..} */
+/* {"order_id":"..","status":"queued|persisted","item_id":..,"user_id":"..","round":..,
+ *  "quantity":..,"created_at":".."} */
 char *json_io_order(const order *o, const char *status);
+
+/* The state an item view shows: upcoming, ended, sold_out or on_sale. */
+const char *json_io_item_state(const item_view *v);
 
 #endif

@@ -14,11 +14,6 @@ int keys_item_buyers(char *buf, size_t len, int64_t item)
     return snprintf(buf, len, "{item:%" PRId64 "}:buyers", item);
 }
 
-int keys_buyer_lock(char *buf, size_t len, int64_t item, int64_t user)
-{
-    return snprintf(buf, len, "{item:%" PRId64 "}:lock:%" PRId64, item, user);
-}
-
 int keys_processing(char *buf, size_t len, const char *worker_id)
 {
     return snprintf(buf, len, KEYS_PROCESSING_PREFIX "%s", worker_id);

@@ -27,12 +27,11 @@
  * the recovery sweep; its value says who holds it. */
 #define KEYS_SWEEP_LOCK "seckill:sweep"
 
-/* Hash {stock, initial, round} of an item. Each returns snprintf's length. */
+/* Hash of an item's round {stock, initial, round, restocks, restocked,
+ * starts, ends, limit} (lua/item_reset.lua). Each returns snprintf's length. */
 int keys_item_state(char *buf, size_t len, int64_t item);
-/* Hash {user_id -> order_id} of the item's buyers this round. */
+/* Hash {user_id -> units bought} of the item's buyers this round. */
 int keys_item_buyers(char *buf, size_t len, int64_t item);
-/* The per-buyer lock around order creation. */
-int keys_buyer_lock(char *buf, size_t len, int64_t item, int64_t user);
 /* A worker's processing list. */
 int keys_processing(char *buf, size_t len, const char *worker_id);
 /* A worker's heartbeat: exists (with a TTL, holding the run's token) while

@@ -14,8 +14,12 @@ typedef enum metrics_outcome {
     METRICS_QUEUED = 0,
     METRICS_SOLD_OUT,
     METRICS_SOLD_OUT_FLAG, /* answered from the in-memory flag, no Redis */
-    METRICS_ALREADY_PURCHASED,
-    METRICS_IN_PROGRESS,
+    METRICS_NOT_STARTED,
+    METRICS_NOT_STARTED_MEMORY, /* answered from memory: the start is surely ahead */
+    METRICS_ENDED,
+    METRICS_ENDED_MEMORY, /* answered from memory: the end surely passed */
+    METRICS_LIMIT_REACHED,
+    METRICS_INSUFFICIENT_STOCK,
     METRICS_UNKNOWN_ITEM,
     METRICS_QUEUE_FULL,   /* refused: too many orders wait for PostgreSQL */
     METRICS_RATE_LIMITED, /* refused: the buyer's token bucket was empty */

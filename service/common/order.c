@@ -36,8 +36,10 @@ int order_encode(const order *o, char *buf, size_t len)
 {
     int n = snprintf(buf, len,
                      "{\"order_id\":\"%" PRId64 "\",\"item_id\":%" PRId64 ",\"user_id\":%" PRId64
-                     ",\"round\":%" PRId64 ",\"created_ms\":%" PRId64 "}",
-                     o->id, o->item_id, o->user_id, o->round, o->created_ms);
+                     ",\"round\":%" PRId64 ",\"created_ms\":%" PRId64
+                     ",\"quantity\":%d,\"first_unit\":%" PRId64 "}",
+                     o->id, o->item_id, o->user_id, o->round, o->created_ms, o->quantity,
+                     o->first_unit);
     return n < 0 || (size_t)n >= len ? -1 : n;
 }
 
@@ -48,10 +50,14 @@ int order_decode(const char *text, size_t len, order *o)
     if (!root)
         return -1;
     const char *id;
-    json_int_t item, user, round, created;
-    int rc = json_unpack(root, "{s:s, s:I, s:I, s:I, s:I}", "order_id", &id, "item_id", &item,
-                         "user_id", &user, "round", &round, "created_ms", &created);
-    if (rc == 0 && validate_i64(id, strlen(id), &o->id) == 0 && o->id > 0 && item > 0 && user > 0) {
+    json_int_t item, user, round, created, quantity = 1, first_unit = 1;
+    int rc = json_unpack(root, "{s:s, s:I, s:I, s:I, s:I, s?I, s?I}", "order_id", &id, "item_id",
+                         &item, "user_id", &user, "round", &round, "created_ms", &created,
+                         "quantity", &quantity, "first_unit", &first_unit);
+    if (rc == 0 && validate_i64(id, strlen(id), &o->id) == 0 && o->id > 0 && item > 0 && user > 0 &&
+        quantity >= 1 && quantity <= ORDER_QUANTITY_MAX && first_unit >= 1) {
+        o->quantity = (int)quantity;
+        o->first_unit = first_unit;
         o->item_id = item;
         o->user_id = user;
         o->round = round;

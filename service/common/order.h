@@ -1,7 +1,10 @@
 /* order.h: an accepted order, its unique 64-bit id, and its wire format on
  * the Redis queue:
- *   {"order_id":"<id>","item_id":<n>,"user_id":<n>,"round":<n>,"created_ms":<n>}
- * The reserve script (lua/reserve.lua) writes exactly this shape. */
+ *   {"order_id":"<id>","item_id":<n>,"user_id":<n>,"round":<n>,"created_ms":<n>,
+ *    "quantity":<n>,"first_unit":<n>}
+ * The reserve script (lua/reserve_batch.lua) writes exactly this shape.
+ * Orders queued before quantities existed lack the last two: one unit, the
+ * buyer's first. */
 #ifndef SECKILL_ORDER_H
 #define SECKILL_ORDER_H
 
@@ -9,12 +12,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The most units one order holds (an item's per_buyer_limit is at most this). */
+#define ORDER_QUANTITY_MAX 1000
+
 typedef struct order {
     int64_t id;
     int64_t item_id;
     int64_t user_id;
     int64_t round;      /* the item's sale round; a reset starts a new one */
     int64_t created_ms; /* Unix time of acceptance, in milliseconds */
+    int quantity;       /* units */
+    int64_t first_unit; /* the buyer's units of the round before this order, plus one */
 } order;
 
 /* Order ids: 41 bits of milliseconds since ORDER_EPOCH_MS, 12 bits of

@@ -1,7 +1,6 @@
-/* reserve.h: one call of the reserve script (lua/reserve.lua), the purchase's
- * only step in Redis, built and read in one place for every caller: the
- * product's purchase path and the laboratory's lua_reserve strategy. Pure:
- * it fills argument vectors and reads replies, and sends nothing. */
+/* reserve.h: what the reserve script (lua/reserve_batch.lua) decides, read in
+ * one place for every caller: the product's purchase path and the
+ * laboratory's lua_reserve strategy. Pure. */
 #ifndef SECKILL_RESERVE_H
 #define SECKILL_RESERVE_H
 
@@ -9,51 +8,55 @@
 
 #include <hiredis/hiredis.h>
 
-#include "keys.h"
 #include "status.h"
 
 /* What the script decided for one buyer. */
 typedef enum reserve_outcome {
-    RESERVE_QUEUED,            /* a unit taken, the order queued */
-    RESERVE_SOLD_OUT,          /* no stock left */
-    RESERVE_ALREADY_PURCHASED, /* the buyer has an order of this round */
-    RESERVE_IN_PROGRESS,       /* the buyer's lock is another request's */
-    RESERVE_QUEUE_FULL,        /* max_pending_orders orders wait for PostgreSQL */
-    RESERVE_UNKNOWN_ITEM,      /* no round of this item in Redis */
-    RESERVE_BAD_REPLY          /* not an answer of the script */
+    RESERVE_QUEUED,             /* the units taken, the order queued */
+    RESERVE_NOT_STARTED,        /* before the sale window's start, by Redis's clock */
+    RESERVE_ENDED,              /* at or after the window's end */
+    RESERVE_SOLD_OUT,           /* no stock left */
+    RESERVE_LIMIT_REACHED,      /* the buyer's units would pass per_buyer_limit */
+    RESERVE_INSUFFICIENT_STOCK, /* fewer units left than the quantity */
+    RESERVE_QUEUE_FULL,         /* max_pending_orders orders wait for PostgreSQL */
+    RESERVE_UNKNOWN_ITEM,       /* no round of this item in Redis */
+    RESERVE_BAD_REPLY           /* not an answer of the script */
 } reserve_outcome;
 
-#define RESERVE_NKEYS 5
-#define RESERVE_NARGS 8
+/* What a reply says of the item, once a call. */
+typedef struct reserve_item {
+    int64_t now_ms;    /* Redis's clock when the script ran (Unix ms) */
+    int64_t round;     /* the sale round */
+    int64_t restocks;  /* restocks of the round so far */
+    int64_t starts_ms; /* the sale window, Unix ms; 0: no bound */
+    int64_t ends_ms;
+    int64_t per_buyer_limit;
+} reserve_item;
 
-/* The keys and arguments of one call, and the text they point to. */
-typedef struct reserve_call {
-    const char *keys_args[RESERVE_NKEYS + RESERVE_NARGS];
-    char state_key[KEYS_MAX], buyers_key[KEYS_MAX], lock_key[KEYS_MAX];
-    char item_s[24], user_s[24], order_s[24], time_s[24], bound_s[24];
-} reserve_call;
+/* One buyer's answer. */
+typedef struct reserve_answer {
+    reserve_outcome outcome;
+    int64_t remaining; /* the item's stock after this buyer */
+    int64_t bought;    /* the buyer's units of the round after this buyer */
+} reserve_answer;
 
-/* Fills c for buyer user (ignored when anonymous: the order id stands for
- * the buyer) of item: the order id is also the lock's token, now_ms the
- * acceptance time, max_pending the bound of orders waiting for PostgreSQL
- * (0: none). With release_lock the script frees the buyer's lock before it
- * returns. c must not move while keys_args is in use. */
-void reserve_call_init(reserve_call *c, int64_t item, int64_t user, int anonymous, int64_t order_id,
-                       int64_t now_ms, int max_pending, int release_lock);
-
-/* The buyer's id as the script sees it (the order id for an anonymous one). */
-int64_t reserve_buyer(int64_t user, int anonymous, int64_t order_id);
-
-/* Reads the script's reply {outcome, remaining, round}. Returns the outcome
- * with *remaining and *round set, or RESERVE_BAD_REPLY (r NULL, an error,
- * another shape or an unknown outcome). */
-reserve_outcome reserve_parse(const redisReply *r, int64_t *remaining, int64_t *round);
-
-/* The same for the three entries from e[0] (outcome, remaining, round): one
- * buyer's answer in a reply of the batch script too. */
-reserve_outcome reserve_parse_triple(redisReply *const *e, int64_t *remaining, int64_t *round);
+/* Entries of a reply before the buyers' answers, and a buyer's entries. */
+#define RESERVE_REPLY_ITEM 6
+#define RESERVE_REPLY_BUYER 3
 
 /* The domain outcome of a reserve outcome (RESERVE_QUEUED: SK_QUEUED). */
 sk_status reserve_status(reserve_outcome o);
+
+/* The outcome the script calls name; RESERVE_BAD_REPLY for none. */
+reserve_outcome reserve_outcome_named(const char *name);
+
+/* Restocks one round takes at most (store.c refuses more): the low bits of
+ * a stock version. */
+#define RESERVE_RESTOCKS_BITS 20
+#define RESERVE_RESTOCKS_MAX ((1 << RESERVE_RESTOCKS_BITS) - 1)
+
+/* The version of an item's stock that sold-out flags belong to: it grows
+ * with every round and every restock within a round. */
+int64_t reserve_stock_version(int64_t round, int64_t restocks);
 
 #endif

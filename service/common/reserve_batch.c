@@ -1,4 +1,4 @@
-/* reserve_batch.c: the batch reserve script's arguments and answers. */
+/* reserve_batch.c: the reserve script's arguments and answers. */
 #include "reserve_batch.h"
 
 #include <inttypes.h>
@@ -15,22 +15,24 @@ void reserve_batch_init(reserve_batch *b, int64_t item, int max_pending)
     snprintf(b->bound_s, sizeof(b->bound_s), "%d", max_pending);
 }
 
-int reserve_batch_add(reserve_batch *b, int64_t user, int anonymous, int64_t order_id,
-                      int64_t now_ms)
+int64_t reserve_buyer(int64_t user, int anonymous, int64_t order_id)
+{
+    return anonymous ? order_id : user;
+}
+
+int reserve_batch_add(reserve_batch *b, int64_t user, int anonymous, int64_t order_id, int quantity)
 {
     if (b->n >= RESERVE_BATCH_MAX)
         return -1;
     reserve_batch_buyer *u = &b->buyer[b->n];
-    int64_t buyer = reserve_buyer(user, anonymous, order_id);
-    keys_buyer_lock(u->lock_key, sizeof(u->lock_key), b->item, buyer);
-    snprintf(u->user_s, sizeof(u->user_s), "%" PRId64, buyer);
+    snprintf(u->user_s, sizeof(u->user_s), "%" PRId64, reserve_buyer(user, anonymous, order_id));
     snprintf(u->order_s, sizeof(u->order_s), "%" PRId64, order_id);
-    snprintf(u->time_s, sizeof(u->time_s), "%" PRId64, now_ms);
+    snprintf(u->quantity_s, sizeof(u->quantity_s), "%d", quantity);
     u->anonymous = anonymous;
     return b->n++;
 }
 
-int reserve_batch_argv(reserve_batch *b, const script *sc, int by_text)
+int reserve_batch_keys_args(reserve_batch *b)
 {
     const char **ka = b->keys_args;
     int n = 0;
@@ -38,26 +40,54 @@ int reserve_batch_argv(reserve_batch *b, const script *sc, int by_text)
     ka[n++] = b->buyers_key;
     ka[n++] = KEYS_QUEUE;
     ka[n++] = KEYS_PENDING;
-    for (int i = 0; i < b->n; i++)
-        ka[n++] = b->buyer[i].lock_key;
-    int nkeys = n;
     ka[n++] = b->item_s;
     ka[n++] = b->bound_s;
     for (int i = 0; i < b->n; i++) {
         ka[n++] = b->buyer[i].user_s;
         ka[n++] = b->buyer[i].order_s;
-        ka[n++] = b->buyer[i].time_s;
         ka[n++] = b->buyer[i].anonymous ? "1" : "0";
+        ka[n++] = b->buyer[i].quantity_s;
     }
-    return scripts_argv(sc, by_text, nkeys, n - nkeys, ka, b->argv, b->lens, RESERVE_BATCH_ARGV,
-                        b->numkeys);
+    return n - RESERVE_BATCH_NKEYS;
 }
 
-reserve_outcome reserve_batch_parse(const redisReply *r, int n, int i, int64_t *remaining,
-                                    int64_t *round)
+int reserve_batch_argv(reserve_batch *b, const script *sc, int by_text)
 {
-    if (!r || r->type != REDIS_REPLY_ARRAY || n < 1 || i < 0 || i >= n ||
-        r->elements != (size_t)n * 3)
+    int nargs = reserve_batch_keys_args(b);
+    return scripts_argv(sc, by_text, RESERVE_BATCH_NKEYS, nargs, b->keys_args, b->argv, b->lens,
+                        RESERVE_BATCH_ARGV, b->numkeys);
+}
+
+static int reply_shape(const redisReply *r, int n)
+{
+    return r && r->type == REDIS_REPLY_ARRAY && n >= 1 &&
+           r->elements == (size_t)(RESERVE_REPLY_ITEM + RESERVE_REPLY_BUYER * n);
+}
+
+int reserve_batch_item(const redisReply *r, int n, reserve_item *item)
+{
+    if (!reply_shape(r, n))
+        return -1;
+    int64_t v[RESERVE_REPLY_ITEM];
+    for (int i = 0; i < RESERVE_REPLY_ITEM; i++) {
+        if (r->element[i]->type != REDIS_REPLY_INTEGER)
+            return -1;
+        v[i] = r->element[i]->integer;
+    }
+    *item = (reserve_item){v[0], v[1], v[2], v[3], v[4], v[5]};
+    return 0;
+}
+
+reserve_outcome reserve_batch_answer(const redisReply *r, int n, int i, reserve_answer *a)
+{
+    if (!reply_shape(r, n) || i < 0 || i >= n)
         return RESERVE_BAD_REPLY;
-    return reserve_parse_triple(r->element + 3 * i, remaining, round);
+    redisReply *const *e = r->element + RESERVE_REPLY_ITEM + RESERVE_REPLY_BUYER * i;
+    if (e[0]->type != REDIS_REPLY_STRING || e[1]->type != REDIS_REPLY_INTEGER ||
+        e[2]->type != REDIS_REPLY_INTEGER)
+        return RESERVE_BAD_REPLY;
+    a->outcome = reserve_outcome_named(e[0]->str);
+    a->remaining = e[1]->integer;
+    a->bought = e[2]->integer;
+    return a->outcome;
 }

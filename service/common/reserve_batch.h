@@ -1,4 +1,4 @@
-/* reserve_batch.h: one call of the batch reserve script (lua/reserve_batch.lua):
+/* reserve_batch.h: one call of the reserve script (lua/reserve_batch.lua):
  * the purchases of one item that a loop turn gathered, sent to Redis as one
  * script call and answered buyer by buyer (group commit). Pure: it fills the
  * argument vector and reads the reply, and sends nothing. */
@@ -16,19 +16,18 @@
 
 /* The most buyers of one call. Redis's cost per buyer falls from one buyer a
  * call to a few dozen and rises again past that (docs/PERFORMANCE.md); the
- * configured batch size is at most this. Every argument is a number or a key
- * of KEYS_MAX bytes, so a call is at most about 200 bytes a buyer. */
+ * configured batch size is at most this. */
 #define RESERVE_BATCH_MAX 64
 
 typedef struct reserve_batch_buyer {
-    char lock_key[KEYS_MAX];
-    char user_s[24], order_s[24], time_s[24];
+    char user_s[24], order_s[24], quantity_s[12];
     int anonymous;
 } reserve_batch_buyer;
 
-/* EVALSHA, digest, numkeys, 4 keys, 2 arguments, then a key and four
- * arguments a buyer. */
-#define RESERVE_BATCH_ARGV (9 + 5 * RESERVE_BATCH_MAX)
+/* EVALSHA, digest, numkeys, 4 keys, 2 arguments, then four arguments a
+ * buyer. */
+#define RESERVE_BATCH_NKEYS 4
+#define RESERVE_BATCH_ARGV (3 + RESERVE_BATCH_NKEYS + 2 + 4 * RESERVE_BATCH_MAX)
 
 typedef struct reserve_batch {
     int64_t item;
@@ -42,24 +41,33 @@ typedef struct reserve_batch {
 } reserve_batch;
 
 /* An empty batch of item; max_pending bounds the orders waiting for
- * PostgreSQL (0: none), as in reserve_call_init. */
+ * PostgreSQL (0: none). */
 void reserve_batch_init(reserve_batch *b, int64_t item, int max_pending);
 
 /* Adds a buyer (user, ignored when anonymous: the order id stands for the
- * buyer) whose order id is order_id, accepted at now_ms. Returns the buyer's
- * index in the batch, or -1 when the batch is full. */
+ * buyer) asking for quantity units (>= 1) under order id order_id. Returns
+ * the buyer's index in the batch, or -1 when the batch is full. */
 int reserve_batch_add(reserve_batch *b, int64_t user, int anonymous, int64_t order_id,
-                      int64_t now_ms);
+                      int quantity);
+
+/* The buyer's id as the script sees it (the order id for an anonymous one). */
+int64_t reserve_buyer(int64_t user, int anonymous, int64_t order_id);
+
+/* Fills b->keys_args: RESERVE_BATCH_NKEYS keys, then the arguments, whose
+ * number it returns (for a caller with a script call of its own). */
+int reserve_batch_keys_args(reserve_batch *b);
 
 /* Fills b->argv and b->lens for a call of sc (EVALSHA, or EVAL with the text
  * when by_text: Redis forgot the script). Returns argc. b must not move while
  * the vector is in use. */
 int reserve_batch_argv(reserve_batch *b, const script *sc, int by_text);
 
-/* Reads buyer i's answer from the script's reply r to a batch of n buyers:
- * the outcome with *remaining and *round set, or RESERVE_BAD_REPLY (r NULL,
- * an error, another shape). */
-reserve_outcome reserve_batch_parse(const redisReply *r, int n, int i, int64_t *remaining,
-                                    int64_t *round);
+/* Reads what the reply r to a batch of n buyers says of the item. Returns 0,
+ * or -1 when r is not such a reply (NULL, an error, another shape). */
+int reserve_batch_item(const redisReply *r, int n, reserve_item *item);
+
+/* Reads buyer i's answer from the reply r to a batch of n buyers: the
+ * outcome (RESERVE_BAD_REPLY when r is not such a reply) with *a set. */
+reserve_outcome reserve_batch_answer(const redisReply *r, int n, int i, reserve_answer *a);
 
 #endif

@@ -5,10 +5,10 @@
 #include <string.h>
 
 static const char *names[SCRIPT_COUNT] = {
-    [SCRIPT_RESERVE] = "reserve",
     [SCRIPT_RESERVE_BATCH] = "reserve_batch",
     [SCRIPT_LOCK_RELEASE] = "lock_release",
     [SCRIPT_ITEM_RESET] = "item_reset",
+    [SCRIPT_RESTOCK] = "restock",
     [SCRIPT_QUEUE_MOVE] = "queue_move",
     [SCRIPT_HEARTBEAT] = "heartbeat",
     [SCRIPT_SWEEP_RECOVER] = "sweep_recover",

@@ -16,10 +16,10 @@ typedef struct scripts_source {
 extern const scripts_source scripts_embedded[];
 
 typedef enum script_id {
-    SCRIPT_RESERVE = 0,
-    SCRIPT_RESERVE_BATCH,
+    SCRIPT_RESERVE_BATCH = 0,
     SCRIPT_LOCK_RELEASE,
     SCRIPT_ITEM_RESET,
+    SCRIPT_RESTOCK,
     SCRIPT_QUEUE_MOVE,
     SCRIPT_HEARTBEAT,
     SCRIPT_SWEEP_RECOVER,

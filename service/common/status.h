@@ -8,10 +8,12 @@ typedef enum sk_status {
     SK_QUEUED,  /* purchase accepted, order on the queue */
     SK_CREATED, /* item created */
     SK_SOLD_OUT,
-    SK_ALREADY_PURCHASED,
-    SK_IN_PROGRESS, /* the buyer's lock is held by another request */
-    SK_BUSY,        /* a lab lock not won within its wait, or too many conflicts */
-    SK_FENCED,      /* a lab write refused: its fencing token is older than one seen */
+    SK_LIMIT_REACHED,      /* the buyer's units would pass the item's per_buyer_limit */
+    SK_INSUFFICIENT_STOCK, /* fewer units remain than the quantity asked for */
+    SK_NOT_STARTED,        /* before the sale window's start */
+    SK_ENDED,              /* at or after the sale window's end */
+    SK_BUSY,               /* a lab lock not won within its wait, or too many conflicts */
+    SK_FENCED,             /* a lab write refused: its fencing token is older than one seen */
     SK_NOT_FOUND,
     SK_ITEM_EXISTS,
     SK_INVALID, /* bad input */

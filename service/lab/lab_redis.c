@@ -9,7 +9,7 @@
 #include "backend.h"
 #include "keys.h"
 #include "lab_keys.h"
-#include "reserve.h"
+#include "reserve_batch.h"
 
 /* An integer reply, or the number in a string reply. */
 static int reply_int(const redisReply *r, int64_t *out)
@@ -156,22 +156,26 @@ sk_status lab_redis_watch(lab_ctx *c, const lab_request *r, int64_t *remaining)
 
 sk_status lab_redis_lua_reserve(lab_ctx *c, const lab_request *r, int64_t *remaining)
 {
-    int64_t now = backend_now_ms();
-    reserve_call call;
-    /* Anonymous: the order id is the buyer, as in the production path, so
-     * that the worker's one-unit-per-buyer rule never drops a lab order. The
-     * same call as the product's purchase, bound of pending orders included. */
-    reserve_call_init(&call, r->item, 0, 1, order_id_next(c->ids, now), now,
-                      c->cfg->max_pending_orders, 0);
+    /* The product's reserve call with one buyer, bound of pending orders
+     * included. Anonymous: the order id is the buyer, so that the worker's
+     * one-unit-per-buyer rule never drops a lab order. */
+    reserve_batch *b = malloc(sizeof(*b));
+    if (!b)
+        return SK_INTERNAL;
+    reserve_batch_init(b, r->item, c->cfg->max_pending_orders);
+    reserve_batch_add(b, 0, 1, order_id_next(c->ids, backend_now_ms()), 1);
+    int nargs = reserve_batch_keys_args(b);
     redisReply *rep =
-        lab_ctx_script(c, SCRIPT_RESERVE, RESERVE_NKEYS, RESERVE_NARGS, call.keys_args);
+        lab_ctx_script(c, SCRIPT_RESERVE_BATCH, RESERVE_BATCH_NKEYS, nargs, b->keys_args);
+    free(b);
     if (!rep)
         return SK_BACKEND_DOWN;
-    int64_t round;
-    reserve_outcome o = reserve_parse(rep, remaining, &round);
+    reserve_answer a;
+    reserve_outcome o = reserve_batch_answer(rep, 1, 0, &a);
     freeReplyObject(rep);
     if (o == RESERVE_BAD_REPLY)
         return SK_BACKEND_DOWN;
+    *remaining = a.remaining;
     if (o != RESERVE_QUEUED)
         return reserve_status(o);
     lab_work(r);

@@ -37,10 +37,11 @@ typedef struct pool_request {
     app *a;
     http_exchange *ex;
     route_id route;
-    int64_t id;     /* item or order id */
-    item_spec spec; /* ROUTE_ITEM_CREATE */
-    int64_t stock;  /* ROUTE_ITEM_RESET */
-    int with_lab;   /* ROUTE_ITEM_LIST: ?lab=1 */
+    int64_t id;       /* item or order id */
+    item_spec spec;   /* ROUTE_ITEM_CREATE */
+    item_reset reset; /* ROUTE_ITEM_RESET */
+    int64_t add;      /* ROUTE_ITEM_RESTOCK */
+    int with_lab;     /* ROUTE_ITEM_LIST: ?lab=1 */
 } pool_request;
 
 static void reply_item(http_exchange *ex, int status, const item_view *v)
@@ -58,7 +59,7 @@ static void reply_item(http_exchange *ex, int status, const item_view *v)
  * this pool thread's connection). */
 static void reply_metrics(app *a, store *s, http_exchange *ex)
 {
-    metrics_gauges g = {.soldout_flags = soldout_count(a->soldout), -1, -1, -1, -1};
+    metrics_gauges g = {.soldout_flags = gate_sold_out_count(a->gate), -1, -1, -1, -1};
     if (s)
         store_gauges(s, &g);
     char *text = metrics_render(a->metrics, &g);
@@ -83,7 +84,7 @@ static void run_in_pool(void *thread_ctx, void *arg)
     item_view *list = NULL;
     size_t nlist = 0;
     order o;
-    const char *where = NULL;
+    const char *where = NULL, *why = NULL;
     sk_status st = SK_BACKEND_DOWN;
 
     if (s) {
@@ -95,7 +96,10 @@ static void run_in_pool(void *thread_ctx, void *arg)
             st = store_item_create(s, &r->spec, &view);
             break;
         case ROUTE_ITEM_RESET:
-            st = store_item_reset(s, r->id, r->stock, &view);
+            st = store_item_reset(s, r->id, &r->reset, &view, &why);
+            break;
+        case ROUTE_ITEM_RESTOCK:
+            st = store_item_restock(s, r->id, r->add, &view, &why);
             break;
         case ROUTE_ITEM_GET:
             st = store_item_get(s, r->id, &view);
@@ -126,7 +130,7 @@ static void run_in_pool(void *thread_ctx, void *arg)
                     view.id);
     }
     if (st != SK_OK && st != SK_CREATED) {
-        http_exchange_reply_error(r->ex, st, NULL);
+        http_exchange_reply_error(r->ex, st, why);
     } else if (r->route == ROUTE_READY) {
         static const char ready[] = "{\"status\":\"ready\"}";
         http_exchange_reply(r->ex, 200, ready, sizeof(ready) - 1, NULL);
@@ -162,22 +166,33 @@ static void to_pool(app *a, http_exchange *ex, const pool_request *req)
     }
 }
 
-/* The buyer: user_id in the JSON body, or ?user_id=, or anonymous (0). */
-static sk_status purchase_buyer(app *a, http_exchange *ex, int64_t *user, const char **why)
+/* The buyer and the quantity: in the JSON body, or ?user_id=&quantity=;
+ * no buyer is anonymous (0) where the config allows it. */
+static sk_status purchase_request_of(app *a, http_exchange *ex, purchase_request *req,
+                                     const char **why)
 {
     size_t len;
     const char *body = http_exchange_body(ex, &len);
-    const char *query = http_exchange_query(ex, "user_id");
-    *user = 0;
+    const char *user = http_exchange_query(ex, "user_id");
+    const char *quantity = http_exchange_query(ex, "quantity");
+    int64_t q = 1;
+    req->user_id = 0;
+    req->quantity = 1;
     if (len > 0) {
-        if (json_io_parse_purchase(body, len, user, why) != SK_OK)
+        if (json_io_parse_purchase(body, len, req, why) != SK_OK)
             return SK_INVALID;
-    } else if (query) {
-        if (validate_id(query, strlen(query), user) < 0) {
+    } else {
+        if (user && validate_id(user, strlen(user), &req->user_id) < 0) {
             *why = "user_id must be a positive integer";
             return SK_INVALID;
         }
-    } else if (!a->cfg->allow_anonymous) {
+        if (quantity && (validate_id(quantity, strlen(quantity), &q) < 0 || q > SALE_LIMIT_MAX)) {
+            *why = "quantity must be an integer from 1 to 1000";
+            return SK_INVALID;
+        }
+        req->quantity = (int)q;
+    }
+    if (req->user_id == 0 && !a->cfg->allow_anonymous) {
         *why = "user_id is required (in the JSON body or the query)";
         return SK_INVALID;
     }
@@ -225,7 +240,8 @@ void api_handle(void *ctx, http_exchange *ex)
     }
     req.route = m.route;
     req.id = m.route == ROUTE_ORDER_GET ? m.order_id : m.item_id;
-    if ((m.route == ROUTE_ITEM_CREATE || m.route == ROUTE_ITEM_RESET) &&
+    if ((m.route == ROUTE_ITEM_CREATE || m.route == ROUTE_ITEM_RESET ||
+         m.route == ROUTE_ITEM_RESTOCK) &&
         !api_authorized(http_exchange_header(ex, "Authorization"), a->cfg->admin_token)) {
         http_exchange_reply_error(ex, SK_UNAUTHORIZED, NULL);
         return;
@@ -239,12 +255,12 @@ void api_handle(void *ctx, http_exchange *ex)
         return;
     }
     case ROUTE_PURCHASE: {
-        int64_t user;
-        if (purchase_buyer(a, ex, &user, &why) != SK_OK) {
+        purchase_request pr;
+        if (purchase_request_of(a, ex, &pr, &why) != SK_OK) {
             http_exchange_reply_error(ex, SK_INVALID, why);
             return;
         }
-        purchase_start(a, ex, m.item_id, user);
+        purchase_start(a, ex, m.item_id, pr.user_id, pr.quantity);
         return;
     }
     case ROUTE_PAGE:
@@ -272,7 +288,10 @@ void api_handle(void *ctx, http_exchange *ex)
         st = json_io_parse_item_spec(body, len, &req.spec, &why);
         break;
     case ROUTE_ITEM_RESET:
-        st = json_io_parse_reset(body, len, &req.stock, &why);
+        st = json_io_parse_reset(body, len, &req.reset, &why);
+        break;
+    case ROUTE_ITEM_RESTOCK:
+        st = json_io_parse_restock(body, len, &req.add, &why);
         break;
     case ROUTE_ITEM_LIST: {
         const char *lab = http_exchange_query(ex, "lab");

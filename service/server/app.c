@@ -6,6 +6,7 @@
 
 #include "backend.h"
 #include "keys.h"
+#include "reserve.h"
 #include "log.h"
 #include "store.h"
 
@@ -35,20 +36,21 @@ static void free_store(void *s)
     store_free(s);
 }
 
-/* A sale round began (on any instance): the flags and the plugin's state of
- * older rounds stop counting. */
-static void on_round(void *ctx, int64_t item, int64_t round)
+/* A sale round began or a restock happened (on any instance): the sold-out
+ * flags of older stock versions, and on a new round the plugin's state of
+ * older rounds, stop counting. */
+static void on_message(void *ctx, const events_message *m)
 {
     app *a = ctx;
-    soldout_new_round(a->soldout, item, round);
-    if (a->plugin.new_round)
-        a->plugin.new_round(a->plugin.ctx, item, round);
+    gate_new_version(a->gate, m->item, reserve_stock_version(m->round, m->restocks));
+    if (m->kind == EVENTS_ROUND && a->plugin.new_round)
+        a->plugin.new_round(a->plugin.ctx, m->item, m->round);
 }
 
 static void on_resync(void *ctx)
 {
     app *a = ctx;
-    soldout_clear_all(a->soldout);
+    gate_clear_all(a->gate);
     if (a->plugin.resync)
         a->plugin.resync(a->plugin.ctx);
 }
@@ -72,6 +74,7 @@ app *app_create(const config *cfg, char *err, size_t errlen)
         return NULL;
     }
     a->cfg = cfg;
+    redis_clock_init(&a->clock);
     if (scripts_init(&a->scripts) < 0) {
         snprintf(err, errlen, "a Lua script is missing from the build");
         goto fail;
@@ -103,9 +106,9 @@ app *app_create(const config *cfg, char *err, size_t errlen)
             goto fail;
         }
     }
-    a->soldout = soldout_create(65536);
+    a->gate = gate_create(65536);
     a->loops = calloc((size_t)cfg->io_threads, sizeof(*a->loops));
-    if (!a->soldout || !a->loops) {
+    if (!a->gate || !a->loops) {
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
@@ -132,7 +135,7 @@ void app_plug(app *a, const app_plugin *p)
 
 int app_start(app *a, http_handler handler, char *err, size_t errlen)
 {
-    events_handler h = {on_round, on_resync, a};
+    events_handler h = {on_message, on_resync, a};
     a->events = events_create(a->cfg, &h);
     if (!a->events) {
         snprintf(err, errlen, "cannot start the events subscriber");
@@ -171,7 +174,8 @@ void app_free(app *a)
     if (a->plugin.free)
         a->plugin.free(a->plugin.ctx); /* its own threads answer what they hold */
     http_server_free(a->http);
-    soldout_free(a->soldout);
+    gate_free(a->gate);
+    redis_clock_destroy(&a->clock);
     metrics_free(a->metrics);
     ratelimit_free(a->ratelimit);
     free(a->loops);

@@ -18,10 +18,11 @@
 #include "order.h"
 #include "pool.h"
 #include "ratelimit.h"
+#include "redis_clock.h"
 #include "redis_loop.h"
 #include "router.h"
 #include "scripts.h"
-#include "soldout.h"
+#include "gate.h"
 #include "status.h"
 
 /* A part plugged into the server (the laboratory). Every callback may be
@@ -50,7 +51,8 @@ typedef struct app {
     const config *cfg;
     scripts scripts;
     order_id_gen ids;
-    soldout *soldout;
+    gate *gate;
+    redis_clock clock; /* bounds on Redis's clock, from the reserve calls */
     redis_loop **loops;
     int nloops;
     atomic_uint next_loop;

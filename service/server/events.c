@@ -24,18 +24,34 @@ struct events {
     atomic_int stop;
 };
 
-int events_parse_round(const char *msg, size_t len, int64_t *item, int64_t *round)
+/* Reads n space-separated positive integers that follow prefix. */
+static int parse_ids(const char *msg, size_t len, const char *prefix, int64_t *out, int n)
 {
-    if (len < 6 || memcmp(msg, "round ", 6) != 0)
+    size_t plen = strlen(prefix);
+    if (len < plen || memcmp(msg, prefix, plen) != 0)
         return -1;
-    const char *a = msg + 6, *end = msg + len;
-    const char *space = memchr(a, ' ', (size_t)(end - a));
-    if (!space)
-        return -1;
-    if (validate_id(a, (size_t)(space - a), item) < 0 ||
-        validate_id(space + 1, (size_t)(end - space - 1), round) < 0)
-        return -1;
+    const char *a = msg + plen, *end = msg + len;
+    for (int i = 0; i < n; i++) {
+        const char *stop = i + 1 < n ? memchr(a, ' ', (size_t)(end - a)) : end;
+        if (!stop || validate_id(a, (size_t)(stop - a), &out[i]) < 0)
+            return -1;
+        a = stop + 1;
+    }
     return 0;
+}
+
+int events_parse(const char *msg, size_t len, events_message *m)
+{
+    int64_t v[3];
+    if (parse_ids(msg, len, "round ", v, 2) == 0) {
+        *m = (events_message){EVENTS_ROUND, v[0], v[1], 0};
+        return 0;
+    }
+    if (parse_ids(msg, len, "restock ", v, 3) == 0) {
+        *m = (events_message){EVENTS_RESTOCK, v[0], v[1], v[2]};
+        return 0;
+    }
+    return -1;
 }
 
 static void handle(events *e, redisReply *r)
@@ -44,9 +60,9 @@ static void handle(events *e, redisReply *r)
     if (r->type != REDIS_REPLY_ARRAY || r->elements != 3 || !r->element[0]->str ||
         strcmp(r->element[0]->str, "message") != 0)
         return;
-    int64_t item, round;
-    if (events_parse_round(r->element[2]->str, r->element[2]->len, &item, &round) == 0)
-        e->h.on_round(e->h.ctx, item, round);
+    events_message m;
+    if (events_parse(r->element[2]->str, r->element[2]->len, &m) == 0)
+        e->h.on_message(e->h.ctx, &m);
     else
         log_msg(LOG_WARN, "events", "unknown event '%.*s'", (int)r->element[2]->len,
                 r->element[2]->str);

@@ -1,6 +1,8 @@
 /* events.h: listens to the cross-instance channel (KEYS_EVENTS) so that a
  * round started on one server reaches all of them (sold-out flags, the
- * laboratory's in-process counters). Messages: "round <item> <round>". */
+ * laboratory's in-process counters) and a restock reaches all of them
+ * (sold-out flags). Messages: "round <item> <round>" and
+ * "restock <item> <round> <restocks of the round>". */
 #ifndef SECKILL_EVENTS_H
 #define SECKILL_EVENTS_H
 
@@ -11,13 +13,22 @@
 
 typedef struct events events;
 
-/* Parses one message. Returns 0 with item and round set, or -1. Pure. */
-int events_parse_round(const char *msg, size_t len, int64_t *item, int64_t *round);
+typedef enum events_kind { EVENTS_ROUND, EVENTS_RESTOCK } events_kind;
+
+typedef struct events_message {
+    events_kind kind;
+    int64_t item;
+    int64_t round;    /* the round that began, or the one restocked */
+    int64_t restocks; /* EVENTS_RESTOCK: the round's restocks counting this one */
+} events_message;
+
+/* Parses one message. Returns 0 with *m set, or -1. Pure. */
+int events_parse(const char *msg, size_t len, events_message *m);
 
 /* What the subscriber calls, on its own thread. */
 typedef struct events_handler {
-    /* Round `round` of item began. */
-    void (*on_round)(void *ctx, int64_t item, int64_t round);
+    /* A round began or a restock happened. */
+    void (*on_message)(void *ctx, const events_message *m);
     /* (Re)subscribed: announcements may have been missed, forget every round. */
     void (*on_resync)(void *ctx);
     void *ctx;

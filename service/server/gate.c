@@ -1,45 +1,53 @@
-/* soldout.c: open addressing over a fixed array; slots are claimed with a
+/* gate.c: open addressing over a fixed array; slots are claimed with a
  * compare-and-swap on the item id and never released, so readers need no
  * lock. */
-#include "soldout.h"
+#include "gate.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "reserve.h"
+
 typedef struct slot {
-    _Atomic int64_t item;       /* 0: free */
-    _Atomic int64_t sold_round; /* round in which it sold out, 0: none */
-    _Atomic int64_t live_round; /* latest round announced */
+    _Atomic int64_t item;         /* 0: free */
+    _Atomic int64_t sold_version; /* version at which it sold out, 0: none */
+    _Atomic int64_t live_version; /* latest version announced */
+    /* The window of round window_round (0: none known). A writer clears the
+     * round, writes the bounds, then sets the round; a reader that sees the
+     * same round before and after reading the bounds read one writer's. */
+    _Atomic int64_t window_round;
+    _Atomic int64_t starts_ms;
+    _Atomic int64_t ends_ms;
 } slot;
 
-struct soldout {
+struct gate {
     unsigned mask;
     slot *slots;
 };
 
-soldout *soldout_create(unsigned capacity)
+gate *gate_create(unsigned capacity)
 {
     unsigned n = 16;
     while (n < capacity * 2) /* keep probes short: at most half full */
         n <<= 1;
-    soldout *s = calloc(1, sizeof(*s));
-    if (!s)
+    gate *g = calloc(1, sizeof(*g));
+    if (!g)
         return NULL;
-    s->slots = calloc(n, sizeof(slot));
-    if (!s->slots) {
-        free(s);
+    g->slots = calloc(n, sizeof(slot));
+    if (!g->slots) {
+        free(g);
         return NULL;
     }
-    s->mask = n - 1;
-    return s;
+    g->mask = n - 1;
+    return g;
 }
 
-void soldout_free(soldout *s)
+void gate_free(gate *g)
 {
-    if (!s)
+    if (!g)
         return;
-    free(s->slots);
-    free(s);
+    free(g->slots);
+    free(g);
 }
 
 static uint64_t mix(int64_t item)
@@ -50,11 +58,11 @@ static uint64_t mix(int64_t item)
 
 /* The slot of item; claims a free one when create is set. NULL when absent
  * (or the table is full). */
-static slot *find(soldout *s, int64_t item, int create)
+static slot *find(gate *g, int64_t item, int create)
 {
-    for (unsigned i = 0, at = (unsigned)mix(item) & s->mask; i <= s->mask;
-         i++, at = (at + 1) & s->mask) {
-        slot *sl = &s->slots[at];
+    for (unsigned i = 0, at = (unsigned)mix(item) & g->mask; i <= g->mask;
+         i++, at = (at + 1) & g->mask) {
+        slot *sl = &g->slots[at];
         int64_t cur = atomic_load_explicit(&sl->item, memory_order_acquire);
         if (cur == item)
             return sl;
@@ -76,41 +84,75 @@ static void raise_to(_Atomic int64_t *v, int64_t to)
         ;
 }
 
-void soldout_set(soldout *s, int64_t item, int64_t round)
+void gate_set_sold_out(gate *g, int64_t item, int64_t version)
 {
-    slot *sl = find(s, item, 1);
+    slot *sl = find(g, item, 1);
     if (sl)
-        raise_to(&sl->sold_round, round);
+        raise_to(&sl->sold_version, version);
 }
 
-void soldout_new_round(soldout *s, int64_t item, int64_t round)
+void gate_new_version(gate *g, int64_t item, int64_t version)
 {
-    slot *sl = find(s, item, 1);
+    slot *sl = find(g, item, 1);
     if (sl)
-        raise_to(&sl->live_round, round);
+        raise_to(&sl->live_version, version);
 }
 
-void soldout_clear_all(soldout *s)
+void gate_clear_all(gate *g)
 {
-    for (unsigned i = 0; i <= s->mask; i++)
-        atomic_store(&s->slots[i].sold_round, 0);
+    for (unsigned i = 0; i <= g->mask; i++) {
+        atomic_store(&g->slots[i].sold_version, 0);
+        atomic_store(&g->slots[i].window_round, 0);
+    }
 }
 
-int64_t soldout_count(soldout *s)
+int64_t gate_sold_out_count(gate *g)
 {
     int64_t n = 0;
-    for (unsigned i = 0; i <= s->mask; i++) {
-        int64_t item = atomic_load_explicit(&s->slots[i].item, memory_order_acquire);
-        n += item != 0 && soldout_is_set(s, item);
+    for (unsigned i = 0; i <= g->mask; i++) {
+        int64_t item = atomic_load_explicit(&g->slots[i].item, memory_order_acquire);
+        n += item != 0 && gate_is_sold_out(g, item);
     }
     return n;
 }
 
-int soldout_is_set(soldout *s, int64_t item)
+int gate_is_sold_out(gate *g, int64_t item)
 {
-    slot *sl = find(s, item, 0);
+    slot *sl = find(g, item, 0);
     if (!sl)
         return 0;
-    int64_t sold = atomic_load_explicit(&sl->sold_round, memory_order_relaxed);
-    return sold != 0 && sold >= atomic_load_explicit(&sl->live_round, memory_order_relaxed);
+    int64_t sold = atomic_load_explicit(&sl->sold_version, memory_order_relaxed);
+    return sold != 0 && sold >= atomic_load_explicit(&sl->live_version, memory_order_relaxed);
+}
+
+/* The round of the latest version announced (0: none yet). */
+static int64_t live_round(slot *sl)
+{
+    return atomic_load_explicit(&sl->live_version, memory_order_relaxed) >> RESERVE_RESTOCKS_BITS;
+}
+
+void gate_set_window(gate *g, int64_t item, int64_t round, int64_t starts_ms, int64_t ends_ms)
+{
+    slot *sl = find(g, item, 1);
+    if (!sl || round < live_round(sl) ||
+        (atomic_load(&sl->window_round) == round && atomic_load(&sl->starts_ms) == starts_ms &&
+         atomic_load(&sl->ends_ms) == ends_ms))
+        return;
+    atomic_store(&sl->window_round, 0);
+    atomic_store(&sl->starts_ms, starts_ms);
+    atomic_store(&sl->ends_ms, ends_ms);
+    atomic_store(&sl->window_round, round);
+}
+
+int gate_window(gate *g, int64_t item, int64_t *starts_ms, int64_t *ends_ms)
+{
+    slot *sl = find(g, item, 0);
+    if (!sl)
+        return 0;
+    int64_t round = atomic_load(&sl->window_round);
+    if (round == 0 || round < live_round(sl))
+        return 0;
+    *starts_ms = atomic_load(&sl->starts_ms);
+    *ends_ms = atomic_load(&sl->ends_ms);
+    return atomic_load(&sl->window_round) == round;
 }

@@ -1,33 +1,49 @@
-/* soldout.h: the in-memory sold-out flags of one server instance. Once Redis
- * said an item is sold out, purchases of it are answered 409 without a round
- * trip. A flag belongs to a sale round: a reset announces the new round and
- * a flag of an older round no longer counts, even if it is set late by a
- * request that was still in flight during the reset. Lock-free. */
-#ifndef SECKILL_SOLDOUT_H
-#define SECKILL_SOLDOUT_H
+/* gate.h: what one server instance knows of an item without asking Redis,
+ * so that the storms around a sale cost Redis nothing:
+ *   - sold out: once Redis said an item is sold out, purchases of it are
+ *     answered 409 from memory. The flag belongs to a stock version (a round,
+ *     and the restocks within it, reserve_stock_version()): a reset or a
+ *     restock announces a newer version and older flags stop counting, even
+ *     one set late by a request that was in flight during the change.
+ *   - the sale window: the start and end Redis's answers carried, for the
+ *     round they came from, so that the pre-start storm is answered
+ *     not_started from memory (purchase.c decides with Redis's clock).
+ * Lock-free. */
+#ifndef SECKILL_GATE_H
+#define SECKILL_GATE_H
 
 #include <stdint.h>
 
-typedef struct soldout soldout;
+typedef struct gate gate;
 
 /* capacity: items tracked at most (rounded up to a power of two); items past
- * it are simply never flagged, which costs speed, not correctness. */
-soldout *soldout_create(unsigned capacity);
-void soldout_free(soldout *s);
+ * it are simply never remembered, which costs speed, not correctness. */
+gate *gate_create(unsigned capacity);
+void gate_free(gate *g);
 
-/* Redis said item is sold out in round. */
-void soldout_set(soldout *s, int64_t item, int64_t round);
+/* Redis said item is sold out at stock version `version`. */
+void gate_set_sold_out(gate *g, int64_t item, int64_t version);
 
-/* Round `round` of item began: flags of older rounds stop counting. */
-void soldout_new_round(soldout *s, int64_t item, int64_t round);
+/* Stock version `version` of item began (a round or a restock): flags of
+ * older versions stop counting. */
+void gate_new_version(gate *g, int64_t item, int64_t version);
 
-/* Forgets every flag (after missed announcements, e.g. a lost subscription). */
-void soldout_clear_all(soldout *s);
+/* Forgets every flag and window (after missed announcements, e.g. a lost
+ * subscription). */
+void gate_clear_all(gate *g);
 
 /* How many items are flagged sold out now (for the metrics). */
-int64_t soldout_count(soldout *s);
+int64_t gate_sold_out_count(gate *g);
 
-/* True when item is flagged sold out in its latest known round. */
-int soldout_is_set(soldout *s, int64_t item);
+/* True when item is flagged sold out at its latest known version. */
+int gate_is_sold_out(gate *g, int64_t item);
+
+/* Redis said item's round `round` sells from starts_ms to ends_ms (Unix ms,
+ * 0: no bound). */
+void gate_set_window(gate *g, int64_t item, int64_t round, int64_t starts_ms, int64_t ends_ms);
+
+/* The window of item's latest known round: 1 with *starts_ms and *ends_ms
+ * set, or 0 when unknown. */
+int gate_window(gate *g, int64_t item, int64_t *starts_ms, int64_t *ends_ms);
 
 #endif

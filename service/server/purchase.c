@@ -4,14 +4,19 @@
  * batch as one call of lua/reserve_batch.lua (group commit): Redis pays for
  * a script call once a batch instead of once a buyer, which was the largest
  * part of its work (docs/PERFORMANCE.md). Each buyer gets its own answer;
- * the buyer's lock keeps its meaning inside the script (a twin request or a
- * lock held by another request: in_progress), and no lock is written, so
- * none can outlive its request.
+ * a buyer who comes twice in one batch is settled twice, one after the other,
+ * exactly as in two calls.
  *
  * A batch is sent when the loop's turn ends (an event made active by the
  * first purchase of the turn runs after the turn's jobs) or when it is full
  * (purchase_batch buyers): under light load a batch is one purchase and
- * costs no waiting; under heavy load a turn holds many. */
+ * costs no waiting; under heavy load a turn holds many.
+ *
+ * Before Redis, memory answers what it surely knows: an item sold out at its
+ * current stock version, and a sale window Redis's answers carried, judged by
+ * bounds on Redis's clock (redis_clock.h): the pre-start storm and the
+ * buyers who come after the end cost Redis nothing. Near the start (within
+ * PURCHASE_START_MARGIN_MS) every purchase goes to Redis, which decides. */
 #include "purchase.h"
 
 #include <inttypes.h>
@@ -32,14 +37,18 @@ _Static_assert(RESERVE_BATCH_MAX == 64, "config.c bounds purchase_batch by RESER
  * sends the oldest batch first. */
 #define PURCHASE_OPEN_ITEMS 8
 
+/* Purchases this close to the start, by the upper bound of Redis's clock, go
+ * to Redis rather than being refused from memory. */
+#define PURCHASE_START_MARGIN_MS 5
+
 typedef struct purchase {
     app *a;
     http_exchange *ex;
     redis_loop *loop;
     int64_t item;
     int64_t user; /* 0: anonymous */
+    int quantity;
     int64_t order_id;
-    int64_t now_ms;
 } purchase;
 
 typedef struct batcher batcher;
@@ -47,7 +56,8 @@ typedef struct batcher batcher;
 /* The purchases of one item on their way to Redis as one call. */
 typedef struct batch {
     batcher *owner;
-    int by_text; /* Redis forgot the script: its text is sent */
+    int by_text;     /* Redis forgot the script: its text is sent */
+    int64_t sent_ms; /* local monotonic: the bounds of Redis's clock */
     purchase *p[RESERVE_BATCH_MAX];
     reserve_batch call;
 } batch;
@@ -64,9 +74,11 @@ struct batcher {
 /* Each outcome's counter in /metrics. */
 static const metrics_outcome counted[] = {
     [RESERVE_QUEUED] = METRICS_QUEUED,
+    [RESERVE_NOT_STARTED] = METRICS_NOT_STARTED,
+    [RESERVE_ENDED] = METRICS_ENDED,
     [RESERVE_SOLD_OUT] = METRICS_SOLD_OUT,
-    [RESERVE_ALREADY_PURCHASED] = METRICS_ALREADY_PURCHASED,
-    [RESERVE_IN_PROGRESS] = METRICS_IN_PROGRESS,
+    [RESERVE_LIMIT_REACHED] = METRICS_LIMIT_REACHED,
+    [RESERVE_INSUFFICIENT_STOCK] = METRICS_INSUFFICIENT_STOCK,
     [RESERVE_QUEUE_FULL] = METRICS_QUEUE_FULL,
     [RESERVE_UNKNOWN_ITEM] = METRICS_UNKNOWN_ITEM,
 };
@@ -80,25 +92,44 @@ static void fail(purchase *p)
     free(p);
 }
 
-static void answer(purchase *p, reserve_outcome outcome, int64_t remaining, int64_t round)
+/* A refusal with what the buyer needs to know of it. */
+static void reply_refusal(http_exchange *ex, const purchase_refusal *r)
+{
+    char body[512];
+    int n = json_io_purchase_refused(body, sizeof(body), r);
+    if (n < 0)
+        http_exchange_reply_error(ex, r->status, NULL);
+    else
+        http_exchange_reply(ex, sk_status_http(r->status), body, (size_t)n, NULL);
+}
+
+static void answer(purchase *p, const reserve_item *it, const reserve_answer *ans)
 {
     app *a = p->a;
-    if (outcome == RESERVE_BAD_REPLY) {
-        fail(p);
+    metrics_purchase(a->metrics, counted[ans->outcome]);
+    if ((ans->outcome == RESERVE_QUEUED && ans->remaining <= 0) || ans->outcome == RESERVE_SOLD_OUT)
+        gate_set_sold_out(a->gate, p->item, reserve_stock_version(it->round, it->restocks));
+    if (ans->outcome == RESERVE_QUEUED) {
+        char body[192];
+        int n =
+            json_io_purchase_queued(body, sizeof(body), p->order_id, p->quantity, ans->remaining);
+        http_exchange_reply(p->ex, sk_status_http(SK_QUEUED), body, (size_t)n, NULL);
+        free(p);
         return;
     }
-    metrics_purchase(a->metrics, counted[outcome]);
-    if ((outcome == RESERVE_QUEUED && remaining == 0) || outcome == RESERVE_SOLD_OUT)
-        soldout_set(a->soldout, p->item, round);
-    if (outcome == RESERVE_QUEUED) {
-        char body[192];
-        int n = json_io_purchase_queued(body, sizeof(body), p->order_id, remaining);
-        http_exchange_reply(p->ex, sk_status_http(SK_QUEUED), body, (size_t)n, NULL);
-    } else if (outcome == RESERVE_UNKNOWN_ITEM) {
+    if (ans->outcome == RESERVE_UNKNOWN_ITEM) {
         http_exchange_reply_error(p->ex, SK_NOT_FOUND, "no such item");
-    } else {
-        http_exchange_reply_error(p->ex, reserve_status(outcome), NULL);
+        free(p);
+        return;
     }
+    purchase_refusal r = {.status = reserve_status(ans->outcome),
+                          .remaining = ans->remaining,
+                          .bought = ans->bought,
+                          .per_buyer_limit = it->per_buyer_limit,
+                          .starts_ms = it->starts_ms,
+                          .starts_in_ms = it->starts_ms - it->now_ms,
+                          .ends_ms = it->ends_ms};
+    reply_refusal(p->ex, &r);
     free(p);
 }
 
@@ -131,12 +162,22 @@ static void on_batch_reply(redisAsyncContext *ac, void *reply, void *privdata)
         batch_fail(b);
         return;
     }
+    reserve_item it;
+    if (reserve_batch_item(r, b->call.n, &it) < 0) {
+        log_msg(LOG_ERROR, "purchase", "reserve_batch: an answer of another shape");
+        batch_fail(b);
+        return;
+    }
+    app *a = b->owner->a;
+    redis_clock_sample(&a->clock, b->sent_ms, backend_mono_ms(), it.now_ms);
+    if (it.round > 0)
+        gate_set_window(a->gate, b->call.item, it.round, it.starts_ms, it.ends_ms);
     for (int i = 0; i < b->call.n; i++) {
-        int64_t remaining = 0, round = 0;
-        reserve_outcome o = reserve_batch_parse(r, b->call.n, i, &remaining, &round);
-        if (o == RESERVE_BAD_REPLY && i == 0)
-            log_msg(LOG_ERROR, "purchase", "reserve_batch: an answer of another shape");
-        answer(b->p[i], o, remaining, round);
+        reserve_answer ans;
+        if (reserve_batch_answer(r, b->call.n, i, &ans) == RESERVE_BAD_REPLY)
+            fail(b->p[i]);
+        else
+            answer(b->p[i], &it, &ans);
     }
     free(b);
 }
@@ -148,6 +189,7 @@ static int batch_send(batch *b)
     if (!ac)
         return -1;
     metrics_purchase_batch(b->owner->a->metrics, b->call.n);
+    b->sent_ms = backend_mono_ms();
     int argc =
         reserve_batch_argv(&b->call, &b->owner->a->scripts.s[SCRIPT_RESERVE_BATCH], b->by_text);
     return redisAsyncCommandArgv(ac, on_batch_reply, b, argc, b->call.argv, b->call.lens) ==
@@ -227,7 +269,7 @@ static int batcher_add(batcher *bt, purchase *p)
         bt->open[i] = b;
     }
     batch *b = bt->open[i];
-    int at = reserve_batch_add(&b->call, p->user, p->user == 0, p->order_id, p->now_ms);
+    int at = reserve_batch_add(&b->call, p->user, p->user == 0, p->order_id, p->quantity);
     b->p[at] = p;
     if (b->call.n >= bt->a->cfg->purchase_batch)
         batcher_send(bt, i);
@@ -244,13 +286,38 @@ static void run_on_loop(redisAsyncContext *ac, void *arg)
         fail(p);
 }
 
-void purchase_start(app *a, http_exchange *ex, int64_t item, int64_t user)
+/* Answers from memory what it surely knows: sold out at the item's current
+ * stock version, or outside the window by the bounds of Redis's clock.
+ * Returns 1 when answered. */
+static int answered_from_memory(app *a, http_exchange *ex, int64_t item)
 {
-    if (soldout_is_set(a->soldout, item)) {
+    if (gate_is_sold_out(a->gate, item)) {
         metrics_purchase(a->metrics, METRICS_SOLD_OUT_FLAG);
         http_exchange_reply_error(ex, SK_SOLD_OUT, NULL);
-        return;
+        return 1;
     }
+    int64_t starts, ends, lo, hi;
+    if (!gate_window(a->gate, item, &starts, &ends) || (starts == 0 && ends == 0) ||
+        !redis_clock_bounds(&a->clock, backend_mono_ms(), &lo, &hi))
+        return 0;
+    purchase_refusal r = {.starts_ms = starts, .starts_in_ms = starts - hi, .ends_ms = ends};
+    if (starts > 0 && starts - hi > PURCHASE_START_MARGIN_MS) {
+        metrics_purchase(a->metrics, METRICS_NOT_STARTED_MEMORY);
+        r.status = SK_NOT_STARTED;
+    } else if (ends > 0 && lo >= ends) {
+        metrics_purchase(a->metrics, METRICS_ENDED_MEMORY);
+        r.status = SK_ENDED;
+    } else {
+        return 0;
+    }
+    reply_refusal(ex, &r);
+    return 1;
+}
+
+void purchase_start(app *a, http_exchange *ex, int64_t item, int64_t user, int quantity)
+{
+    if (answered_from_memory(a, ex, item))
+        return;
     if (a->ratelimit && user != 0) {
         int64_t wait_ms = ratelimit_take(a->ratelimit, user, backend_mono_ms());
         if (wait_ms > 0) {
@@ -269,9 +336,8 @@ void purchase_start(app *a, http_exchange *ex, int64_t item, int64_t user)
     p->ex = ex;
     p->item = item;
     p->user = user;
-    /* One clock reading: the order id and the acceptance time agree. */
-    p->now_ms = backend_now_ms();
-    p->order_id = order_id_next(&a->ids, p->now_ms);
+    p->quantity = quantity;
+    p->order_id = order_id_next(&a->ids, backend_now_ms());
     p->loop = app_next_loop(a);
 
     http_exchange_defer(ex);

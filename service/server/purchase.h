@@ -7,10 +7,11 @@
 #include "app.h"
 #include "http_server.h"
 
-/* Buys one unit of item for user (0: anonymous, a new buyer) and answers ex:
- * 202 queued, 409 sold_out / already_purchased, 429 in_progress, 404, 503.
- * Sold-out items are answered from memory; otherwise the exchange is
- * deferred and answered from a Redis loop. */
-void purchase_start(app *a, http_exchange *ex, int64_t item, int64_t user);
+/* Buys quantity units of item for user (0: anonymous, a new buyer) and
+ * answers ex: 202 queued; 409 not_started, ended, sold_out, limit_reached,
+ * insufficient_stock; 429 rate_limited; 404; 503. What memory surely knows
+ * (sold out, outside the window) is answered at once; otherwise the exchange
+ * is deferred and answered from a Redis loop. */
+void purchase_start(app *a, http_exchange *ex, int64_t item, int64_t user, int quantity);
 
 #endif

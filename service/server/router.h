@@ -24,6 +24,7 @@ typedef enum route_id {
     ROUTE_PAGE,         /* GET /, /lab, /static/{file}: the web pages */
     ROUTE_LAB_RESULTS,  /* GET /lab/results.json: `make experiments`' results */
     ROUTE_METRICS,      /* GET /metrics: Prometheus text format */
+    ROUTE_ITEM_RESTOCK, /* POST /api/v1/items/{id}/stock */
     ROUTE_COUNT
 } route_id;
 

@@ -29,11 +29,22 @@ sk_status store_ready(store *s);
  * SK_ITEM_EXISTS, or SK_BACKEND_DOWN. */
 sk_status store_item_create(store *s, const item_spec *spec, item_view *out);
 
-/* A new round: stock back to `stock`, the item's orders deleted, buyers
- * cleared, and the round announced to every server (pub/sub: their sold-out
- * flags of the item reset).
- * SK_OK, SK_NOT_FOUND, or SK_BACKEND_DOWN (safe to call again). */
-sk_status store_item_reset(store *s, int64_t item, int64_t stock, item_view *out);
+/* A new round: stock to r->stock, the terms r names changed (the others
+ * kept), no restocks, no buyers, and the round announced to every server
+ * (pub/sub: their sold-out flags of the item reset). The orders of earlier
+ * rounds stay, under their round. SK_OK, SK_NOT_FOUND, SK_INVALID with *why
+ * (the window with a kept bound would end before it starts), or
+ * SK_BACKEND_DOWN (safe to call again). */
+sk_status store_item_reset(store *s, int64_t item, const item_reset *r, item_view *out,
+                           const char **why);
+
+/* Adds add units to the item's running round: PostgreSQL's restocked total
+ * and Redis's stock move together (the items row stays locked while Redis
+ * applies it; lua/restock.lua applies a restock once), and the restock is
+ * announced (every server's sold-out flag of the item stops counting).
+ * SK_OK, SK_NOT_FOUND, SK_INVALID with *why (past 10^12 units, or too many
+ * restocks in one round), or SK_BACKEND_DOWN (nothing changed). */
+sk_status store_item_restock(store *s, int64_t item, int64_t add, item_view *out, const char **why);
 
 /* The stock detail of an item. SK_OK, SK_NOT_FOUND, SK_BACKEND_DOWN. */
 sk_status store_item_get(store *s, int64_t item, item_view *out);

@@ -64,8 +64,8 @@ typedef struct worker_stats {
     _Atomic int64_t batches;  /* batches committed and acknowledged */
     _Atomic int64_t inserted; /* rows the inserts added */
     _Atomic int64_t
-        skipped;          /* decoded orders not inserted: duplicates, old rounds, unknown items */
-    _Atomic int64_t dead; /* payloads moved to the dead-letter list */
+        skipped; /* decoded orders not inserted: repeats, units already held, unknown items */
+    _Atomic int64_t dead;         /* payloads moved to the dead-letter list */
     _Atomic int64_t last_batch;   /* orders in the last acknowledged batch */
     _Atomic int64_t lag_ms;       /* its oldest order's age when it was acknowledged */
     _Atomic int64_t pg_errors;    /* failed inserts and connects */
@@ -292,7 +292,7 @@ static int batch_persist(worker *w)
                 w->stats.skipped += skipped;
                 log_msg(LOG_DEBUG, COMPONENT,
                         "batch of %zu: inserted %" PRId64 ", skipped %" PRId64
-                        " (duplicates, old rounds, unknown items), dead %zu",
+                        " (repeats, units already held, unknown items), dead %zu",
                         b->n, inserted, skipped, b->ndead);
                 return 0;
             }

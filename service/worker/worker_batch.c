@@ -120,6 +120,8 @@ void worker_batch_sort(worker_batch *b)
             array_add(&b->columns[2], o.user_id);
             array_add(&b->columns[3], o.round);
             array_add(&b->columns[4], o.created_ms);
+            array_add(&b->columns[5], o.quantity);
+            array_add(&b->columns[6], o.first_unit);
             continue;
         }
         b->dead_argv[2 + b->ndead] = b->payload[i];

@@ -9,8 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* id, item_id, user_id, round, created_ms: one bigint[] each. */
-#define WORKER_BATCH_COLUMNS 5
+/* id, item_id, user_id, round, created_ms, quantity, first_unit: one
+ * bigint[] each. */
+#define WORKER_BATCH_COLUMNS 7
 
 /* Latest acceptance time PostgreSQL's timestamptz takes from us
  * (9999-12-31T23:59:59.999Z); later ones would fail the whole batch forever. */

@@ -14,28 +14,22 @@
  * success and leaves nothing behind when it fails, one round trip instead of
  * three (BEGIN, INSERT, COMMIT).
  *
- * The join on items drops orders of an item's previous round (an admin reset
- * deleted them and started a new round) and of deleted items. Without a lock
- * a reset could slip between our snapshot and our commit: the reset's UPDATE
- * (round + 1) and DELETE of the item's orders run in one transaction; if our
- * statement read the old round before that transaction committed, and the
- * DELETE ran before our rows were committed, the DELETE would miss them and
- * old-round rows would outlive the reset. FOR SHARE on the items rows closes
- * the gap both ways: if the reset holds the row, we wait for its commit and
- * READ COMMITTED re-reads the row, now in the new round, so nothing joins;
- * if we hold it first, the reset's UPDATE waits for our commit, and its
- * DELETE, a later statement with a later snapshot, sees and removes our rows.
- * (That relies on the reset updating the items row before deleting orders.)
- * Each item is locked once, in id order, so two workers never deadlock on
- * each other, and share locks never block each other. */
+ * Every accepted order is kept, whatever its round: a reset starts a new
+ * round and never deletes the orders of the old one, so an order of an older
+ * round still on the queue is persisted under its own round. The join on
+ * items drops only orders of items that no longer exist. ON CONFLICT DO
+ * NOTHING makes a repeat harmless (the order id is the primary key) and
+ * refuses units of a buyer's round that an order already holds
+ * (orders_units_once: a Redis that forgot its buyers can never have a unit
+ * persisted twice). */
 static const char insert_sql[] =
-    "WITH o AS (SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[],"
-    "                                $5::bigint[]) AS o(id, item_id, user_id, round, created_ms)),"
-    "     i AS (SELECT id, round FROM items WHERE id IN (SELECT item_id FROM o)"
-    "           ORDER BY id FOR SHARE)"
-    " INSERT INTO orders (id, item_id, user_id, round, created_at)"
-    " SELECT o.id, o.item_id, o.user_id, o.round, to_timestamp(o.created_ms / 1000.0)"
-    " FROM o JOIN i ON i.id = o.item_id AND i.round = o.round"
+    "INSERT INTO orders (id, item_id, user_id, round, created_at, quantity, first_unit)"
+    " SELECT o.id, o.item_id, o.user_id, o.round, to_timestamp(o.created_ms / 1000.0),"
+    "        o.quantity, o.first_unit"
+    " FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[],"
+    "             $6::int[], $7::bigint[])"
+    "      AS o(id, item_id, user_id, round, created_ms, quantity, first_unit)"
+    " JOIN items i ON i.id = o.item_id"
     " ON CONFLICT DO NOTHING";
 
 PGconn *worker_pg_connect(const config *cfg)

@@ -1,7 +1,8 @@
-/* integration_reserve_batch.c: the batch reserve script (lua/reserve_batch.lua)
+/* integration_reserve_batch.c: the reserve script (lua/reserve_batch.lua)
  * called as the server calls it (reserve_batch.c builds the call), against
- * the test run's Redis: each buyer answered as reserve.lua would answer it,
- * one write per key, the lock's meaning kept. */
+ * the test run's Redis: the sale window by Redis's clock, limits and
+ * quantities, each buyer answered as one call at a time would answer it, one
+ * write per key; and the restock script (lua/restock.lua). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +18,6 @@
 #include "scripts.h"
 
 #define ITEM 42
-#define CREATED_MS 1795327200000LL
 
 static redisContext *redis;
 static scripts sc;
@@ -35,55 +35,52 @@ static void teardown(void)
 
 TestSuite(reserve_batch, .init = setup, .fini = teardown, .timeout = 30);
 
-typedef struct answer {
-    reserve_outcome outcome;
-    int64_t remaining;
-    int64_t round;
-} answer;
-
 static void item_reset(int64_t item, long long stock, long long round)
 {
     harness_item_reset(redis, &sc, item, stock, round);
 }
 
-/* One call for the buyers users[0..n) (0: anonymous) of item, order ids
- * first_order, first_order + 1, ...; their answers in out. */
-static void call_batch(int64_t item, const int64_t *users, int n, int64_t first_order, int bound,
-                       answer *out)
+/* Redis's clock, Unix ms. */
+static int64_t redis_now(void)
+{
+    redisReply *r = redisCommand(redis, "TIME");
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2);
+    int64_t ms =
+        strtoll(r->element[0]->str, NULL, 10) * 1000 + strtoll(r->element[1]->str, NULL, 10) / 1000;
+    freeReplyObject(r);
+    return ms;
+}
+
+/* One call for the buyers users[0..n) (0: anonymous) of item asking
+ * quantities[i] units (NULL: one each), order ids first_order,
+ * first_order + 1, ...; their answers in out, the item's in *it. */
+static void call_batch_q(int64_t item, const int64_t *users, const int *quantities, int n,
+                         int64_t first_order, int bound, reserve_answer *out, reserve_item *it)
 {
     reserve_batch *b = malloc(sizeof(*b));
     cr_assert(b);
     reserve_batch_init(b, item, bound);
     for (int i = 0; i < n; i++)
-        cr_assert_eq(reserve_batch_add(b, users[i], users[i] == 0, first_order + i, CREATED_MS), i);
+        cr_assert_eq(reserve_batch_add(b, users[i], users[i] == 0, first_order + i,
+                                       quantities ? quantities[i] : 1),
+                     i);
     int argc = reserve_batch_argv(b, &sc.s[SCRIPT_RESERVE_BATCH], 0);
     redisReply *r = redisCommandArgv(redis, argc, b->argv, b->lens);
     cr_assert(r && r->type == REDIS_REPLY_ARRAY, "reserve_batch: %s",
               r && r->type == REDIS_REPLY_ERROR ? r->str : "not an array");
-    for (int i = 0; i < n; i++) {
-        out[i].outcome = reserve_batch_parse(r, n, i, &out[i].remaining, &out[i].round);
-        cr_assert_neq(out[i].outcome, RESERVE_BAD_REPLY, "buyer %d's answer", i);
-    }
+    reserve_item ignored;
+    cr_assert_eq(reserve_batch_item(r, n, it ? it : &ignored), 0, "the item's entries");
+    for (int i = 0; i < n; i++)
+        cr_assert_neq(reserve_batch_answer(r, n, i, &out[i]), RESERVE_BAD_REPLY,
+                      "buyer %d's answer", i);
     freeReplyObject(r);
     free(b);
 }
 
-/* The same buyers one reserve.lua call at a time, each under its own lock
- * as the server took it before batches (SET NX, the script frees it). */
-static void call_one_by_one(int64_t item, const int64_t *users, int n, int64_t first_order,
-                            answer *out)
+static void call_batch(int64_t item, const int64_t *users, int n, int64_t first_order, int bound,
+                       reserve_answer *out)
 {
-    for (int i = 0; i < n; i++) {
-        reserve_call c;
-        reserve_call_init(&c, item, users[i], users[i] == 0, first_order + i, CREATED_MS, 0, 1);
-        if (users[i] != 0)
-            freeReplyObject(redisCommand(redis, "SET %s %s NX PX 5000", c.lock_key, c.order_s));
-        redisReply *r =
-            scripts_call(redis, &sc.s[SCRIPT_RESERVE], RESERVE_NKEYS, RESERVE_NARGS, c.keys_args);
-        out[i].outcome = reserve_parse(r, &out[i].remaining, &out[i].round);
-        cr_assert_neq(out[i].outcome, RESERVE_BAD_REPLY, "reserve of buyer %d", i);
-        freeReplyObject(r);
-    }
+    call_batch_q(item, users, NULL, n, first_order, bound, out, NULL);
 }
 
 static long long state_field(int64_t item, const char *field)
@@ -110,16 +107,35 @@ static void queued_order(long index, order *o)
     freeReplyObject(r);
 }
 
+static long long buyer_units(int64_t item, int64_t user)
+{
+    char buyers[KEYS_MAX];
+    keys_item_buyers(buyers, sizeof(buyers), item);
+    redisReply *r = redisCommand(redis, "HGET %s %" PRId64, buyers, user);
+    cr_assert(r);
+    long long v = r->type == REDIS_REPLY_STRING ? strtoll(r->str, NULL, 10) : 0;
+    freeReplyObject(r);
+    return v;
+}
+
 Test(reserve_batch, a_batch_of_new_buyers_sells_to_each_in_order_and_queues_each_order)
 {
     int64_t users[] = {7, 8, 9};
-    answer a[3];
+    reserve_answer a[3];
+    reserve_item it;
     item_reset(ITEM, 10, 4);
-    call_batch(ITEM, users, 3, 5000, 0, a);
+    int64_t before = redis_now();
+    call_batch_q(ITEM, users, NULL, 3, 5000, 0, a, &it);
+    int64_t after = redis_now();
+    cr_assert_eq(it.round, 4);
+    cr_assert(it.now_ms >= before && it.now_ms <= after, "the reply carries Redis's clock");
+    cr_assert_eq(it.per_buyer_limit, 1);
+    cr_assert_eq(it.starts_ms, 0);
     for (int i = 0; i < 3; i++) {
         cr_expect_eq(a[i].outcome, RESERVE_QUEUED, "buyer %d", i);
         cr_expect_eq(a[i].remaining, 9 - i, "each buyer sees the stock after its own unit");
-        cr_expect_eq(a[i].round, 4);
+        cr_expect_eq(a[i].bought, 1);
+        cr_expect_eq(buyer_units(ITEM, users[i]), 1);
     }
     cr_assert_eq(state_field(ITEM, "stock"), 7);
     cr_assert_eq(state_field(ITEM, "initial"), 10, "initial stock is not touched");
@@ -134,14 +150,16 @@ Test(reserve_batch, a_batch_of_new_buyers_sells_to_each_in_order_and_queues_each
         cr_expect_eq(o.user_id, users[i]);
         cr_expect_eq(o.item_id, ITEM);
         cr_expect_eq(o.round, 4);
-        cr_expect_eq(o.created_ms, CREATED_MS);
+        cr_expect_eq(o.created_ms, it.now_ms, "accepted at Redis's time");
+        cr_expect_eq(o.quantity, 1);
+        cr_expect_eq(o.first_unit, 1);
     }
 }
 
 Test(reserve_batch, the_last_units_go_to_the_first_buyers_and_the_rest_are_sold_out)
 {
     int64_t users[] = {1, 2, 3, 4, 5};
-    answer a[5];
+    reserve_answer a[5];
     item_reset(ITEM, 3, 1);
     call_batch(ITEM, users, 5, 100, 0, a);
     for (int i = 0; i < 3; i++)
@@ -153,45 +171,102 @@ Test(reserve_batch, the_last_units_go_to_the_first_buyers_and_the_rest_are_sold_
     cr_assert_eq(harness_redis_int(redis, "LLEN", KEYS_QUEUE), 3);
 }
 
-Test(reserve_batch, a_twin_in_the_same_batch_is_in_progress_and_an_earlier_buyer_already_purchased)
+Test(reserve_batch, a_buyer_reaches_the_limit_and_no_further_even_twice_in_one_batch)
 {
     int64_t first[] = {7};
-    int64_t users[] = {7, 8, 8};
-    answer a[3];
-    item_reset(ITEM, 10, 1);
-    call_batch(ITEM, first, 1, 100, 0, a);
-    call_batch(ITEM, users, 3, 200, 0, a);
-    cr_expect_eq(a[0].outcome, RESERVE_ALREADY_PURCHASED, "bought in an earlier batch");
-    cr_expect_eq(a[1].outcome, RESERVE_QUEUED);
-    cr_expect_eq(a[2].outcome, RESERVE_IN_PROGRESS, "the twin of a request under way");
-    cr_assert_eq(state_field(ITEM, "stock"), 8, "one unit each for buyers 7 and 8");
-    cr_assert_eq(harness_redis_int(redis, "LLEN", KEYS_QUEUE), 2);
+    int q2[] = {2};
+    int64_t users[] = {7, 8, 7, 7};
+    int quantities[] = {1, 3, 1, 1};
+    reserve_answer a[4];
+    reserve_item it;
+    harness_item_round(redis, &sc, ITEM, 100, 1, 0, 0, 3);
+    call_batch_q(ITEM, first, q2, 1, 100, 0, a, &it);
+    cr_assert_eq(a[0].outcome, RESERVE_QUEUED);
+    cr_assert_eq(a[0].bought, 2);
+    call_batch_q(ITEM, users, quantities, 4, 200, 0, a, &it);
+    cr_expect_eq(it.per_buyer_limit, 3);
+    cr_expect_eq(a[0].outcome, RESERVE_QUEUED, "2 + 1 is the limit");
+    cr_expect_eq(a[0].bought, 3);
+    cr_expect_eq(a[1].outcome, RESERVE_QUEUED, "3 units at once for a new buyer");
+    cr_expect_eq(a[1].bought, 3);
+    cr_expect_eq(a[2].outcome, RESERVE_LIMIT_REACHED, "a twin in the same batch");
+    cr_expect_eq(a[2].bought, 3, "what the buyer has");
+    cr_expect_eq(a[3].outcome, RESERVE_LIMIT_REACHED);
+    cr_assert_eq(state_field(ITEM, "stock"), 100 - 2 - 1 - 3);
+    cr_assert_eq(buyer_units(ITEM, 7), 3);
+    cr_assert_eq(buyer_units(ITEM, 8), 3);
+    /* Buyer 7's orders hold its units 1-2 and 3: the newest is the head. */
+    order o;
+    queued_order(1, &o);
+    cr_expect_eq(o.user_id, 7);
+    cr_expect_eq(o.quantity, 1);
+    cr_expect_eq(o.first_unit, 3);
+    queued_order(2, &o);
+    cr_expect_eq(o.quantity, 2);
+    cr_expect_eq(o.first_unit, 1);
 }
 
-Test(reserve_batch, a_buyer_whose_lock_another_request_holds_is_in_progress_and_the_lock_stays)
+Test(reserve_batch, a_repeat_buyer_under_the_default_limit_is_limit_reached)
 {
-    char lock[KEYS_MAX];
-    int64_t users[] = {7, 8};
-    answer a[2];
+    int64_t users[] = {7, 7};
+    reserve_answer a[2];
     item_reset(ITEM, 10, 1);
-    keys_buyer_lock(lock, sizeof(lock), ITEM, 7);
-    freeReplyObject(redisCommand(redis, "SET %s other-request NX PX 5000", lock));
     call_batch(ITEM, users, 2, 100, 0, a);
-    cr_expect_eq(a[0].outcome, RESERVE_IN_PROGRESS);
-    cr_expect_eq(a[1].outcome, RESERVE_QUEUED, "another buyer's purchase is not failed by it");
-    redisReply *r = redisCommand(redis, "GET %s", lock);
-    cr_assert(r && r->type == REDIS_REPLY_STRING);
-    cr_expect_str_eq(r->str, "other-request", "the other request's lock is not touched");
-    freeReplyObject(r);
-    char lock8[KEYS_MAX];
-    keys_buyer_lock(lock8, sizeof(lock8), ITEM, 8);
-    cr_expect_eq(harness_redis_int(redis, "EXISTS", lock8), 0, "the batch leaves no lock");
+    cr_expect_eq(a[0].outcome, RESERVE_QUEUED);
+    cr_expect_eq(a[1].outcome, RESERVE_LIMIT_REACHED);
+    cr_expect_eq(reserve_status(a[1].outcome), SK_LIMIT_REACHED);
+    call_batch(ITEM, users, 1, 300, 0, a);
+    cr_expect_eq(a[0].outcome, RESERVE_LIMIT_REACHED, "in a later batch too");
+    cr_assert_eq(state_field(ITEM, "stock"), 9);
+}
+
+Test(reserve_batch, a_quantity_above_what_remains_takes_nothing)
+{
+    int64_t users[] = {7, 8};
+    int quantities[] = {3, 2};
+    reserve_answer a[2];
+    harness_item_round(redis, &sc, ITEM, 2, 1, 0, 0, 5);
+    call_batch_q(ITEM, users, quantities, 2, 100, 0, a, NULL);
+    cr_expect_eq(a[0].outcome, RESERVE_INSUFFICIENT_STOCK, "no partial fill");
+    cr_expect_eq(a[0].remaining, 2);
+    cr_expect_eq(a[0].bought, 0);
+    cr_expect_eq(a[1].outcome, RESERVE_QUEUED, "the next buyer's quantity fits");
+    cr_expect_eq(a[1].remaining, 0);
+    cr_assert_eq(buyer_units(ITEM, 7), 0, "the refused buyer is not recorded");
+    cr_assert_eq(harness_redis_int(redis, "LLEN", KEYS_QUEUE), 1);
+}
+
+Test(reserve_batch, nothing_is_taken_before_the_start_or_from_the_end_by_redis_clock)
+{
+    int64_t users[] = {1, 2};
+    reserve_answer a[2];
+    reserve_item it;
+    int64_t now = redis_now();
+    harness_item_round(redis, &sc, ITEM, 10, 1, now + 60000, now + 120000, 2);
+    call_batch_q(ITEM, users, NULL, 2, 100, 0, a, &it);
+    cr_expect_eq(a[0].outcome, RESERVE_NOT_STARTED);
+    cr_expect_eq(a[1].outcome, RESERVE_NOT_STARTED);
+    cr_expect_eq(it.starts_ms, now + 60000);
+    cr_expect_eq(it.ends_ms, now + 120000);
+    cr_expect_eq(it.per_buyer_limit, 2);
+    cr_expect(it.starts_ms - it.now_ms > 59000, "the time left by Redis's clock");
+    cr_assert_eq(state_field(ITEM, "stock"), 10);
+    cr_assert_eq(harness_redis_int(redis, "LLEN", KEYS_QUEUE), 0);
+
+    harness_item_round(redis, &sc, ITEM, 10, 2, now - 120000, now - 1, 1);
+    call_batch(ITEM, users, 2, 200, 0, a);
+    cr_expect_eq(a[0].outcome, RESERVE_ENDED);
+    cr_expect_eq(a[1].outcome, RESERVE_ENDED);
+    harness_item_round(redis, &sc, ITEM, 10, 3, now - 1000, now + 60000, 1);
+    call_batch(ITEM, users, 2, 300, 0, a);
+    cr_expect_eq(a[0].outcome, RESERVE_QUEUED, "inside the window");
+    cr_assert_eq(state_field(ITEM, "stock"), 8);
 }
 
 Test(reserve_batch, at_the_pending_bound_the_rest_of_the_batch_is_queue_full_and_changes_nothing)
 {
     int64_t users[] = {1, 2, 3};
-    answer a[3];
+    reserve_answer a[3];
     item_reset(ITEM, 10, 1);
     freeReplyObject(redisCommand(redis, "HSET %s 999 waiting", KEYS_PENDING));
     call_batch(ITEM, users, 3, 100, 2, a);
@@ -207,7 +282,7 @@ Test(reserve_batch, at_the_pending_bound_the_rest_of_the_batch_is_queue_full_and
 Test(reserve_batch, an_unknown_item_answers_unknown_item_to_every_buyer_and_creates_nothing)
 {
     int64_t users[] = {1, 2};
-    answer a[2];
+    reserve_answer a[2];
     call_batch(ITEM, users, 2, 100, 0, a);
     cr_expect_eq(a[0].outcome, RESERVE_UNKNOWN_ITEM);
     cr_expect_eq(a[1].outcome, RESERVE_UNKNOWN_ITEM);
@@ -220,7 +295,7 @@ Test(reserve_batch, an_unknown_item_answers_unknown_item_to_every_buyer_and_crea
 Test(reserve_batch, anonymous_buyers_each_buy_without_a_buyer_record)
 {
     int64_t users[] = {0, 0, 0};
-    answer a[3];
+    reserve_answer a[3];
     item_reset(ITEM, 10, 1);
     call_batch(ITEM, users, 3, 100, 0, a);
     for (int i = 0; i < 3; i++)
@@ -233,64 +308,116 @@ Test(reserve_batch, anonymous_buyers_each_buy_without_a_buyer_record)
     cr_expect_eq(o.user_id, o.id, "the order id stands for an anonymous buyer");
 }
 
-Test(reserve_batch, every_buyer_gets_the_answer_reserve_gives_one_call_at_a_time)
+Test(reserve_batch, a_buyer_of_a_round_started_before_quantities_has_one_unit)
 {
-    /* Repeat buyers, anonymous ones and more buyers than stock, in batches
-     * of every size up to the most: item 1 by batches, item 2 one by one. */
+    int64_t users[] = {7};
+    reserve_answer a[1];
+    harness_item_round(redis, &sc, ITEM, 10, 1, 0, 0, 2);
+    char buyers[KEYS_MAX];
+    keys_item_buyers(buyers, sizeof(buyers), ITEM);
+    freeReplyObject(redisCommand(redis, "HSET %s 7 117867792258039809", buyers));
+    call_batch(ITEM, users, 1, 100, 0, a);
+    cr_expect_eq(a[0].outcome, RESERVE_QUEUED, "its order id counts as one unit of two");
+    cr_expect_eq(a[0].bought, 2);
+    call_batch(ITEM, users, 1, 200, 0, a);
+    cr_expect_eq(a[0].outcome, RESERVE_LIMIT_REACHED);
+}
+
+Test(reserve_batch, every_buyer_gets_the_answer_it_gets_one_call_at_a_time)
+{
+    /* Repeat buyers (twins in one batch included), anonymous ones,
+     * quantities 1-3 under a limit of 4 and more units asked than exist, in
+     * batches of every size up to the most: item 1 by batches, item 2 one
+     * buyer a call. */
     enum { N = 400 };
     int64_t users[N];
-    answer batched[N], single[N];
+    int quantities[N];
+    reserve_answer batched[N], single[N];
     srand(11);
-    for (int i = 0; i < N; i++)
-        users[i] = rand() % 5 == 0 ? 0 : 1 + rand() % 150;
-    item_reset(1, 150, 3);
-    item_reset(2, 150, 3);
+    for (int i = 0; i < N; i++) {
+        users[i] = rand() % 5 == 0 ? 0 : 1 + rand() % 120;
+        quantities[i] = 1 + rand() % 3;
+    }
+    harness_item_round(redis, &sc, 1, 300, 3, 0, 0, 4);
+    harness_item_round(redis, &sc, 2, 300, 3, 0, 0, 4);
     for (int i = 0, size = 1; i < N; i += size, size = size % RESERVE_BATCH_MAX + 1) {
         int n = i + size <= N ? size : N - i;
-        /* No twins inside one call: those are in_progress in a batch, which
-         * one call at a time cannot be. */
-        int64_t part[RESERVE_BATCH_MAX];
-        int m = 0;
-        for (int k = 0; k < n; k++) {
-            int twin = 0;
-            for (int j = 0; j < m; j++)
-                twin |= users[i + k] != 0 && part[j] == users[i + k];
-            if (twin)
-                break;
-            part[m++] = users[i + k];
-        }
-        call_batch(1, part, m, 10000 + i, 0, batched + i);
-        call_one_by_one(2, part, m, 20000 + i, single + i);
-        size = m;
+        call_batch_q(1, users + i, quantities + i, n, 10000 + i, 0, batched + i, NULL);
+        for (int k = 0; k < n; k++)
+            call_batch_q(2, users + i + k, quantities + i + k, 1, 20000 + i + k, 0, single + i + k,
+                         NULL);
     }
+    int refusals = 0;
     for (int i = 0; i < N; i++) {
         cr_expect_eq(batched[i].outcome, single[i].outcome, "buyer %d (user %" PRId64 ")", i,
                      users[i]);
         cr_expect_eq(batched[i].remaining, single[i].remaining, "buyer %d", i);
-        cr_expect_eq(batched[i].round, single[i].round, "buyer %d", i);
+        cr_expect_eq(batched[i].bought, single[i].bought, "buyer %d", i);
+        refusals += batched[i].outcome == RESERVE_LIMIT_REACHED ||
+                    batched[i].outcome == RESERVE_INSUFFICIENT_STOCK;
     }
+    cr_assert_gt(refusals, 0, "the mix exercises the refusals");
     cr_assert_eq(state_field(1, "stock"), state_field(2, "stock"));
-    cr_assert_eq(state_field(1, "stock"), 0, "more buyers than units: sold out");
+    cr_assert_eq(state_field(1, "stock"), 0, "more units asked than exist: sold out");
 }
 
 Test(reserve_batch, after_a_script_flush_the_call_by_text_works)
 {
-    int64_t users[] = {7};
     item_reset(ITEM, 10, 1);
     freeReplyObject(redisCommand(redis, "SCRIPT FLUSH"));
     reserve_batch *b = malloc(sizeof(*b));
     cr_assert(b);
     reserve_batch_init(b, ITEM, 0);
-    reserve_batch_add(b, users[0], 0, 100, CREATED_MS);
+    reserve_batch_add(b, 7, 0, 100, 1);
     int argc = reserve_batch_argv(b, &sc.s[SCRIPT_RESERVE_BATCH], 0);
     redisReply *r = redisCommandArgv(redis, argc, b->argv, b->lens);
     cr_assert(scripts_is_noscript(r), "EVALSHA after a flush");
     freeReplyObject(r);
     argc = reserve_batch_argv(b, &sc.s[SCRIPT_RESERVE_BATCH], 1);
     r = redisCommandArgv(redis, argc, b->argv, b->lens);
-    int64_t remaining, round;
-    cr_assert_eq(reserve_batch_parse(r, 1, 0, &remaining, &round), RESERVE_QUEUED);
-    cr_expect_eq(remaining, 9);
+    reserve_answer a;
+    cr_assert_eq(reserve_batch_answer(r, 1, 0, &a), RESERVE_QUEUED);
+    cr_expect_eq(a.remaining, 9);
     freeReplyObject(r);
     free(b);
+}
+
+/* One call of lua/restock.lua; its outcome's text into out. */
+static long long restock(int64_t item, long long round, long long restocks, long long add,
+                         long long total, char *out, size_t len)
+{
+    char state[KEYS_MAX];
+    keys_item_state(state, sizeof(state), item);
+    redisReply *r = redisCommand(redis, "EVALSHA %s 1 %s %lld %lld %lld %lld",
+                                 sc.s[SCRIPT_RESTOCK].sha, state, round, restocks, add, total);
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2, "restock: %s",
+              r && r->type == REDIS_REPLY_ERROR ? r->str : "not an answer");
+    snprintf(out, len, "%s", r->element[0]->str);
+    long long remaining = r->element[1]->integer;
+    freeReplyObject(r);
+    return remaining;
+}
+
+Test(reserve_batch, a_restock_is_applied_once_and_only_to_its_round)
+{
+    char what[32];
+    item_reset(ITEM, 10, 5);
+    cr_assert_eq(restock(ITEM, 5, 1, 7, 7, what, sizeof(what)), 17);
+    cr_assert_str_eq(what, "added");
+    cr_assert_eq(restock(ITEM, 5, 1, 7, 7, what, sizeof(what)), 17, "a repeat adds nothing");
+    cr_assert_str_eq(what, "already");
+    cr_assert_eq(restock(ITEM, 5, 2, 3, 10, what, sizeof(what)), 20);
+    cr_assert_str_eq(what, "added");
+    cr_assert_eq(state_field(ITEM, "restocked"), 10);
+    cr_assert_eq(state_field(ITEM, "restocks"), 2);
+    restock(ITEM, 4, 3, 3, 13, what, sizeof(what));
+    cr_assert_str_eq(what, "other_round", "a restock of an older round changes nothing");
+    cr_assert_eq(state_field(ITEM, "stock"), 20);
+    restock(99, 1, 1, 3, 3, what, sizeof(what));
+    cr_assert_str_eq(what, "unknown_item");
+    int64_t users[] = {7};
+    reserve_answer a[1];
+    reserve_item it;
+    call_batch_q(ITEM, users, NULL, 1, 100, 0, a, &it);
+    cr_assert_eq(it.restocks, 2, "the reserve reply carries the stock version");
 }

@@ -88,11 +88,18 @@ void harness_reset_backends(void)
 void harness_item_reset(redisContext *c, const scripts *sc, int64_t item, long long stock,
                         long long round)
 {
+    harness_item_round(c, sc, item, stock, round, 0, 0, 1);
+}
+
+void harness_item_round(redisContext *c, const scripts *sc, int64_t item, long long stock,
+                        long long round, long long starts_ms, long long ends_ms, int limit)
+{
     char state[KEYS_MAX], buyers[KEYS_MAX];
     keys_item_state(state, sizeof(state), item);
     keys_item_buyers(buyers, sizeof(buyers), item);
-    redisReply *r = redisCommand(c, "EVALSHA %s 2 %s %s %lld %lld", sc->s[SCRIPT_ITEM_RESET].sha,
-                                 state, buyers, stock, round);
+    redisReply *r =
+        redisCommand(c, "EVALSHA %s 2 %s %s %lld %lld %lld %lld %d", sc->s[SCRIPT_ITEM_RESET].sha,
+                     state, buyers, stock, round, starts_ms, ends_ms, limit);
     cr_assert(r && r->type == REDIS_REPLY_INTEGER && r->integer == 1, "item_reset: %s",
               r && r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
     freeReplyObject(r);
@@ -112,7 +119,7 @@ void harness_push_orders(redisContext *c, const char *key, int64_t first_id, int
 {
     char buf[256];
     for (int i = 0; i < n; i++) {
-        order o = {first_id + i, item, first_user + i, round, created_ms + i};
+        order o = {first_id + i, item, first_user + i, round, created_ms + i, 1, 1};
         cr_assert(order_encode(&o, buf, sizeof(buf)) > 0);
         redisAppendCommand(c, "LPUSH %s %s", key, buf);
     }

@@ -35,6 +35,11 @@ redisContext *harness_redis_with_scripts(scripts *sc);
 void harness_item_reset(redisContext *c, const scripts *sc, int64_t item, long long stock,
                         long long round);
 
+/* The same with the round's terms: its window (Unix ms, 0: no bound) and
+ * per-buyer limit. */
+void harness_item_round(redisContext *c, const scripts *sc, int64_t item, long long stock,
+                        long long round, long long starts_ms, long long ends_ms, int limit);
+
 /* Runs "<cmd> <key>" (LLEN, EXISTS, HLEN...) and returns its integer reply;
  * aborts the test on anything else. */
 long long harness_redis_int(redisContext *c, const char *cmd, const char *key);

@@ -1,96 +1,149 @@
-/* unit_soldout.c: sold-out flags belong to a round; announcements parse. */
+/* unit_gate.c: sold-out flags belong to a stock version, windows to a round; announcements parse.
+ */
 #include <pthread.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
 
 #include "events.h"
-#include "soldout.h"
+#include "gate.h"
+#include "reserve.h"
 
-Test(soldout, an_item_is_not_sold_out_until_flagged)
+Test(gate, an_item_is_not_sold_out_until_flagged)
 {
-    soldout *s = soldout_create(16);
-    cr_assert_not(soldout_is_set(s, 1));
-    soldout_set(s, 1, 5);
-    cr_assert(soldout_is_set(s, 1));
-    cr_assert_not(soldout_is_set(s, 2));
-    soldout_free(s);
+    gate *s = gate_create(16);
+    cr_assert_not(gate_is_sold_out(s, 1));
+    gate_set_sold_out(s, 1, 5);
+    cr_assert(gate_is_sold_out(s, 1));
+    cr_assert_not(gate_is_sold_out(s, 2));
+    gate_free(s);
 }
 
-Test(soldout, a_new_round_clears_the_flag_of_the_old_one)
+Test(gate, a_new_round_clears_the_flag_of_the_old_one)
 {
-    soldout *s = soldout_create(16);
-    soldout_set(s, 1, 5);
-    soldout_new_round(s, 1, 6);
-    cr_assert_not(soldout_is_set(s, 1));
-    soldout_set(s, 1, 6);
-    cr_assert(soldout_is_set(s, 1));
-    soldout_free(s);
+    gate *s = gate_create(16);
+    gate_set_sold_out(s, 1, 5);
+    gate_new_version(s, 1, 6);
+    cr_assert_not(gate_is_sold_out(s, 1));
+    gate_set_sold_out(s, 1, 6);
+    cr_assert(gate_is_sold_out(s, 1));
+    gate_free(s);
 }
 
-Test(soldout, a_late_flag_of_an_old_round_does_not_count)
+Test(gate, a_late_flag_of_an_old_round_does_not_count)
 {
-    soldout *s = soldout_create(16);
-    soldout_new_round(s, 1, 7);
-    soldout_set(s, 1, 6); /* a request still in flight during the reset */
-    cr_assert_not(soldout_is_set(s, 1));
-    soldout_free(s);
+    gate *s = gate_create(16);
+    gate_new_version(s, 1, 7);
+    gate_set_sold_out(s, 1, 6); /* a request still in flight during the reset */
+    cr_assert_not(gate_is_sold_out(s, 1));
+    gate_free(s);
 }
 
-Test(soldout, clear_all_forgets_every_flag)
+Test(gate, clear_all_forgets_every_flag)
 {
-    soldout *s = soldout_create(16);
+    gate *s = gate_create(16);
     for (int64_t i = 1; i <= 10; i++)
-        soldout_set(s, i, 1);
-    soldout_clear_all(s);
+        gate_set_sold_out(s, i, 1);
+    gate_clear_all(s);
     for (int64_t i = 1; i <= 10; i++)
-        cr_expect_not(soldout_is_set(s, i));
-    soldout_free(s);
+        cr_expect_not(gate_is_sold_out(s, i));
+    gate_free(s);
 }
 
-Test(soldout, a_full_table_never_flags_an_item_it_has_no_room_for)
+Test(gate, a_full_table_never_flags_an_item_it_has_no_room_for)
 {
-    soldout *s = soldout_create(4); /* 16 slots */
+    gate *s = gate_create(4); /* 16 slots */
     for (int64_t i = 1; i <= 100; i++)
-        soldout_set(s, i, 1);
+        gate_set_sold_out(s, i, 1);
     int flagged = 0;
     for (int64_t i = 1; i <= 100; i++)
-        flagged += soldout_is_set(s, i);
+        flagged += gate_is_sold_out(s, i);
     cr_assert_leq(flagged, 16);
-    cr_assert_not(soldout_is_set(s, 1000));
-    soldout_free(s);
+    cr_assert_not(gate_is_sold_out(s, 1000));
+    gate_free(s);
 }
 
 static void *flag_many(void *arg)
 {
-    soldout *s = arg;
+    gate *s = arg;
     for (int64_t i = 1; i <= 1000; i++)
-        soldout_set(s, i, 1);
+        gate_set_sold_out(s, i, 1);
     return NULL;
 }
 
-Test(soldout, threads_flagging_the_same_items_claim_one_slot_each)
+Test(gate, threads_flagging_the_same_items_claim_one_slot_each)
 {
-    soldout *s = soldout_create(2048);
+    gate *s = gate_create(2048);
     pthread_t t[4];
     for (int i = 0; i < 4; i++)
         pthread_create(&t[i], NULL, flag_many, s);
     for (int i = 0; i < 4; i++)
         pthread_join(t[i], NULL);
     for (int64_t i = 1; i <= 1000; i++)
-        cr_assert(soldout_is_set(s, i), "item %lld", (long long)i);
-    soldout_free(s);
+        cr_assert(gate_is_sold_out(s, i), "item %lld", (long long)i);
+    gate_free(s);
 }
 
-Test(events, a_round_announcement_parses)
+Test(gate, a_restock_version_clears_the_flag_of_the_stock_before_it)
 {
-    int64_t item, round;
-    const char *m = "round 42 7";
-    cr_assert_eq(events_parse_round(m, strlen(m), &item, &round), 0);
-    cr_assert_eq(item, 42);
-    cr_assert_eq(round, 7);
-    const char *bad[] = {"round",      "round 42",    "round x 7", "round 42 -7",
-                         "reset 42 7", "round 42  7", "round 0 7"};
+    gate *s = gate_create(16);
+    gate_new_version(s, 1, reserve_stock_version(6, 0));
+    gate_set_sold_out(s, 1, reserve_stock_version(6, 0));
+    cr_assert(gate_is_sold_out(s, 1));
+    gate_new_version(s, 1, reserve_stock_version(6, 1)); /* a restock */
+    cr_assert_not(gate_is_sold_out(s, 1));
+    gate_set_sold_out(s, 1, reserve_stock_version(6, 0)); /* in flight during the restock */
+    cr_assert_not(gate_is_sold_out(s, 1));
+    gate_set_sold_out(s, 1, reserve_stock_version(6, 1));
+    cr_assert(gate_is_sold_out(s, 1));
+    gate_new_version(s, 1, reserve_stock_version(7, 0)); /* a new round beats every restock */
+    cr_assert_not(gate_is_sold_out(s, 1));
+    cr_assert_gt(reserve_stock_version(7, 0), reserve_stock_version(6, RESERVE_RESTOCKS_MAX));
+    gate_free(s);
+}
+
+Test(gate, a_window_counts_for_its_round_only)
+{
+    gate *s = gate_create(16);
+    int64_t starts = -1, ends = -1;
+    cr_assert_not(gate_window(s, 1, &starts, &ends), "nothing known yet");
+    gate_set_window(s, 1, 6, 1000, 2000);
+    cr_assert(gate_window(s, 1, &starts, &ends));
+    cr_assert_eq(starts, 1000);
+    cr_assert_eq(ends, 2000);
+    gate_new_version(s, 1, reserve_stock_version(6, 3)); /* a restock keeps the window */
+    cr_assert(gate_window(s, 1, &starts, &ends));
+    gate_new_version(s, 1, reserve_stock_version(7, 0)); /* a reset may change it */
+    cr_assert_not(gate_window(s, 1, &starts, &ends));
+    gate_set_window(s, 1, 6, 1000, 2000); /* a late answer of the old round */
+    cr_assert_not(gate_window(s, 1, &starts, &ends));
+    gate_set_window(s, 1, 7, 5000, 0);
+    cr_assert(gate_window(s, 1, &starts, &ends));
+    cr_assert_eq(starts, 5000);
+    cr_assert_eq(ends, 0);
+    gate_clear_all(s);
+    cr_assert_not(gate_window(s, 1, &starts, &ends));
+    gate_free(s);
+}
+
+Test(events, announcements_parse)
+{
+    events_message m;
+    const char *round = "round 42 7";
+    cr_assert_eq(events_parse(round, strlen(round), &m), 0);
+    cr_assert_eq(m.kind, EVENTS_ROUND);
+    cr_assert_eq(m.item, 42);
+    cr_assert_eq(m.round, 7);
+    cr_assert_eq(m.restocks, 0);
+    const char *restock = "restock 42 7 3";
+    cr_assert_eq(events_parse(restock, strlen(restock), &m), 0);
+    cr_assert_eq(m.kind, EVENTS_RESTOCK);
+    cr_assert_eq(m.item, 42);
+    cr_assert_eq(m.round, 7);
+    cr_assert_eq(m.restocks, 3);
+    const char *bad[] = {"round",        "round 42",      "round x 7",     "round 42 -7",
+                         "reset 42 7",   "round 42  7",   "round 0 7",     "round 42 7 1",
+                         "restock 42 7", "restock 42 7 ", "restock 42 7 x"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-        cr_expect_eq(events_parse_round(bad[i], strlen(bad[i]), &item, &round), -1, "%s", bad[i]);
+        cr_expect_eq(events_parse(bad[i], strlen(bad[i]), &m), -1, "%s", bad[i]);
 }

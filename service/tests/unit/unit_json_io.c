@@ -7,28 +7,38 @@
 
 #include "json_io.h"
 
-#define PARSE_PURCHASE(text, user, why) json_io_parse_purchase(text, strlen(text), user, why)
+#define PARSE_PURCHASE(text, req, why) json_io_parse_purchase(text, strlen(text), req, why)
 
-Test(json_io, a_purchase_body_gives_its_user_id)
+Test(json_io, a_purchase_body_gives_its_user_id_and_quantity)
 {
-    int64_t user = 0;
+    purchase_request req;
     const char *why = NULL;
-    cr_assert_eq(PARSE_PURCHASE("{\"user_id\": 42}", &user, &why), SK_OK);
-    cr_assert_eq(user, 42);
-    cr_assert_eq(PARSE_PURCHASE("{\"user_id\": 9223372036854775807, \"x\": 1}", &user, &why),
-                 SK_OK);
-    cr_assert_eq(user, INT64_MAX);
+    cr_assert_eq(PARSE_PURCHASE("{\"user_id\": 42}", &req, &why), SK_OK);
+    cr_assert_eq(req.user_id, 42);
+    cr_assert_eq(req.quantity, 1, "one unit unless asked");
+    cr_assert_eq(PARSE_PURCHASE("{\"user_id\": 9223372036854775807, \"x\": 1}", &req, &why), SK_OK);
+    cr_assert_eq(req.user_id, INT64_MAX);
+    cr_assert_eq(
+        PARSE_PURCHASE("{\"user_id\": \"9223372036854775807\", \"quantity\": 1000}", &req, &why),
+        SK_OK, "ids go out as strings and come back as strings");
+    cr_assert_eq(req.user_id, INT64_MAX);
+    cr_assert_eq(req.quantity, 1000);
+    cr_assert_eq(PARSE_PURCHASE("{\"quantity\": 3}", &req, &why), SK_OK);
+    cr_assert_eq(req.user_id, 0, "no buyer: the caller decides whether anonymous is allowed");
+    cr_assert_eq(req.quantity, 3);
 }
 
-Test(json_io, purchase_bodies_that_are_not_a_positive_integer_user_are_invalid)
+Test(json_io, purchase_bodies_with_a_wrong_field_are_invalid)
 {
     const char *bad[] = {
         "",
         "{",
         "null",
         "[]",
-        "{}",
-        "{\"user_id\": \"42\"}",
+        "{\"user_id\": \"\"}",
+        "{\"user_id\": \"4 2\"}",
+        "{\"user_id\": \"042\"}",
+        "{\"user_id\": \"9223372036854775808\"}",
         "{\"user_id\": 0}",
         "{\"user_id\": -3}",
         "{\"user_id\": 4.0}",
@@ -38,13 +48,41 @@ Test(json_io, purchase_bodies_that_are_not_a_positive_integer_user_are_invalid)
         "{\"user_id\": 1} trailing",
         "{\"user_id\": 1, \"n\": \"\\u0000\"}",
         "{\"user_id\": 1, \"n\": \"\xff\"}",
+        "{\"user_id\": 1, \"quantity\": 0}",
+        "{\"user_id\": 1, \"quantity\": 1001}",
+        "{\"user_id\": 1, \"quantity\": \"2\"}",
+        "{\"user_id\": 1, \"quantity\": 1.5}",
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        int64_t user = 0;
+        purchase_request req;
         const char *why = NULL;
-        cr_expect_eq(PARSE_PURCHASE(bad[i], &user, &why), SK_INVALID, "accepted: %s", bad[i]);
+        cr_expect_eq(PARSE_PURCHASE(bad[i], &req, &why), SK_INVALID, "accepted: %s", bad[i]);
         cr_expect_not_null(why);
     }
+}
+
+Test(json_io, a_nul_byte_in_a_body_is_refused_not_cut_at)
+{
+    purchase_request req;
+    const char *why = NULL;
+    static const char body[] = "{\"user_id\":1\0}";
+    cr_assert_eq(json_io_parse_purchase(body, sizeof(body) - 1, &req, &why), SK_INVALID);
+    cr_assert_str_eq(why, "body contains a NUL byte");
+    static const char spec[] = "{\"name\":\"x\",\"stock\":1}\0";
+    item_spec is;
+    cr_assert_eq(json_io_parse_item_spec(spec, sizeof(spec) - 1, &is, &why), SK_INVALID);
+}
+
+Test(json_io, a_number_out_of_range_says_so)
+{
+    purchase_request req;
+    const char *why = NULL;
+    cr_assert_eq(PARSE_PURCHASE("{\"user_id\": 92233720368547758070}", &req, &why), SK_INVALID);
+    cr_assert(strstr(why, "out of range"), "%s", why);
+    item_spec spec;
+    const char *big = "{\"name\": \"x\", \"stock\": 9223372036854775807}";
+    cr_assert_eq(json_io_parse_item_spec(big, strlen(big), &spec, &why), SK_INVALID);
+    cr_assert(strstr(why, "out of range"), "%s", why);
 }
 
 Test(json_io, deep_nesting_is_refused_without_a_crash)
@@ -54,9 +92,9 @@ Test(json_io, deep_nesting_is_refused_without_a_crash)
     memset(text, '[', depth);
     memset(text + depth, ']', depth);
     text[depth * 2] = '\0';
-    int64_t user;
+    purchase_request req;
     const char *why;
-    cr_assert_eq(json_io_parse_purchase(text, depth * 2, &user, &why), SK_INVALID);
+    cr_assert_eq(json_io_parse_purchase(text, depth * 2, &req, &why), SK_INVALID);
     free(text);
 }
 
@@ -72,6 +110,17 @@ Test(json_io, an_item_spec_needs_a_name_and_a_stock_and_may_carry_an_id)
     const char *with_id = "{\"name\": \"x\", \"stock\": 0, \"id\": 7}";
     cr_assert_eq(json_io_parse_item_spec(with_id, strlen(with_id), &spec, &why), SK_OK);
     cr_assert_eq(spec.id, 7);
+    cr_assert_eq(spec.terms.per_buyer_limit, 1, "one unit a buyer unless said");
+    cr_assert_eq(spec.terms.starts_ms, 0);
+    const char *sale = "{\"name\": \"x\", \"stock\": 1000000000000, \"starts_at\": "
+                       "\"2026-11-22T20:00:00Z\", \"ends_at\": \"2026-11-22T22:00:00+01:00\", "
+                       "\"per_buyer_limit\": 1000, \"id\": 9007199254740991}";
+    cr_assert_eq(json_io_parse_item_spec(sale, strlen(sale), &spec, &why), SK_OK, "%s", why);
+    cr_assert_eq(spec.stock, 1000000000000LL);
+    cr_assert_eq(spec.terms.starts_ms, 1795377600000LL);
+    cr_assert_eq(spec.terms.ends_ms, 1795377600000LL + 3600000, "22:00+01:00 is 21:00Z");
+    cr_assert_eq(spec.terms.per_buyer_limit, 1000);
+    cr_assert_eq(spec.terms.given, SALE_STARTS | SALE_ENDS | SALE_LIMIT);
 
     char long_name[300];
     memset(long_name, 'a', 201);
@@ -84,20 +133,95 @@ Test(json_io, an_item_spec_needs_a_name_and_a_stock_and_may_carry_an_id)
                          "{\"name\": \"x\"}",
                          "{\"name\": \"x\", \"stock\": -1}",
                          "{\"name\": \"x\", \"stock\": 1, \"id\": 0}",
+                         "{\"name\": \"x\", \"stock\": 1, \"id\": 9007199254740992}",
+                         "{\"name\": \"x\", \"stock\": 1000000000001}",
+                         "{\"name\": \"x\", \"stock\": 1, \"per_buyer_limit\": 0}",
+                         "{\"name\": \"x\", \"stock\": 1, \"per_buyer_limit\": 1001}",
+                         "{\"name\": \"x\", \"stock\": 1, \"per_buyer_limit\": \"2\"}",
+                         "{\"name\": \"x\", \"stock\": 1, \"starts_at\": \"tomorrow\"}",
+                         "{\"name\": \"x\", \"stock\": 1, \"starts_at\": 1795377600000}",
+                         "{\"name\": \"x\", \"stock\": 1, \"ends_at\": \"2026-11-22\"}",
+                         "{\"name\": \"x\", \"stock\": 1, \"starts_at\": "
+                         "\"2026-11-22T20:00:00Z\", \"ends_at\": \"2026-11-22T20:00:00Z\"}",
+                         "{\"name\": \"x\", \"stock\": 1, \"lab\": 1}",
                          too_long};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         cr_expect_eq(json_io_parse_item_spec(bad[i], strlen(bad[i]), &spec, &why), SK_INVALID,
                      "accepted: %s", bad[i]);
 }
 
-Test(json_io, a_reset_needs_a_stock_of_zero_or_more)
+Test(json_io, a_reset_needs_a_stock_and_names_the_terms_it_changes)
 {
-    int64_t stock;
+    item_reset r;
     const char *why;
-    cr_assert_eq(json_io_parse_reset("{\"stock\": 0}", 12, &stock, &why), SK_OK);
-    cr_assert_eq(stock, 0);
-    cr_assert_eq(json_io_parse_reset("{\"stock\": -1}", 13, &stock, &why), SK_INVALID);
-    cr_assert_eq(json_io_parse_reset("{}", 2, &stock, &why), SK_INVALID);
+    cr_assert_eq(json_io_parse_reset("{\"stock\": 0}", 12, &r, &why), SK_OK);
+    cr_assert_eq(r.stock, 0);
+    cr_assert_eq(r.terms.given, 0, "nothing named: every term kept");
+    const char *clear = "{\"stock\": 5, \"starts_at\": null, \"per_buyer_limit\": 2}";
+    cr_assert_eq(json_io_parse_reset(clear, strlen(clear), &r, &why), SK_OK);
+    cr_assert_eq(r.terms.given, SALE_STARTS | SALE_LIMIT);
+    cr_assert_eq(r.terms.starts_ms, 0, "null clears the bound");
+    cr_assert_eq(r.terms.per_buyer_limit, 2);
+    cr_assert_eq(json_io_parse_reset("{\"stock\": -1}", 13, &r, &why), SK_INVALID);
+    cr_assert_eq(json_io_parse_reset("{}", 2, &r, &why), SK_INVALID);
+}
+
+Test(json_io, a_restock_adds_one_to_ten_to_the_twelfth_units)
+{
+    int64_t add;
+    const char *why;
+    cr_assert_eq(json_io_parse_restock("{\"add\": 5}", 10, &add, &why), SK_OK);
+    cr_assert_eq(add, 5);
+    const char *bad[] = {"{}", "{\"add\": 0}", "{\"add\": -2}", "{\"add\": 1000000000001}",
+                         "{\"add\": \"5\"}"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        cr_expect_eq(json_io_parse_restock(bad[i], strlen(bad[i]), &add, &why), SK_INVALID, "%s",
+                     bad[i]);
+}
+
+Test(json_io, refusals_carry_what_the_buyer_needs)
+{
+    char buf[512];
+    purchase_refusal r = {
+        .status = SK_NOT_STARTED, .starts_ms = 1795377600000LL, .starts_in_ms = 1500};
+    cr_assert_gt(json_io_purchase_refused(buf, sizeof(buf), &r), 0);
+    json_error_t e;
+    json_t *v = json_loads(buf, 0, &e);
+    cr_assert_not_null(v, "%s", buf);
+    cr_assert_str_eq(json_string_value(json_object_get(v, "error")), "not_started");
+    cr_assert_str_eq(json_string_value(json_object_get(v, "starts_at")), "2026-11-22T20:00:00Z");
+    cr_assert_eq(json_integer_value(json_object_get(v, "starts_in_ms")), 1500);
+    json_decref(v);
+    r = (purchase_refusal){.status = SK_LIMIT_REACHED, .bought = 2, .per_buyer_limit = 3};
+    cr_assert_gt(json_io_purchase_refused(buf, sizeof(buf), &r), 0);
+    v = json_loads(buf, 0, &e);
+    cr_assert_not_null(v, "%s", buf);
+    cr_assert_eq(json_integer_value(json_object_get(v, "bought")), 2);
+    cr_assert_eq(json_integer_value(json_object_get(v, "per_buyer_limit")), 3);
+    json_decref(v);
+    r = (purchase_refusal){.status = SK_INSUFFICIENT_STOCK, .remaining = 1};
+    cr_assert_gt(json_io_purchase_refused(buf, sizeof(buf), &r), 0);
+    cr_assert(strstr(buf, "\"remaining\":1}"), "%s", buf);
+    r = (purchase_refusal){.status = SK_ENDED, .ends_ms = 1795377600000LL};
+    cr_assert_gt(json_io_purchase_refused(buf, sizeof(buf), &r), 0);
+    cr_assert(strstr(buf, "\"ends_at\":\"2026-11-22T20:00:00Z\""), "%s", buf);
+    r = (purchase_refusal){.status = SK_SOLD_OUT};
+    cr_assert_gt(json_io_purchase_refused(buf, sizeof(buf), &r), 0);
+    cr_assert_str_eq(buf, "{\"error\":\"sold_out\",\"message\":\"the item is sold out\"}");
+}
+
+Test(json_io, an_item_view_says_its_state_by_redis_clock)
+{
+    item_view v = {.remaining = 5, .starts_ms = 2000, .ends_ms = 3000, .now_ms = 1999};
+    cr_assert_str_eq(json_io_item_state(&v), "upcoming");
+    v.now_ms = 2000;
+    cr_assert_str_eq(json_io_item_state(&v), "on_sale");
+    v.remaining = 0;
+    cr_assert_str_eq(json_io_item_state(&v), "sold_out");
+    v.now_ms = 3000;
+    cr_assert_str_eq(json_io_item_state(&v), "ended");
+    item_view open = {.remaining = 1, .now_ms = 5};
+    cr_assert_str_eq(json_io_item_state(&open), "on_sale");
 }
 
 Test(json_io, an_error_body_is_json_even_with_quotes_in_the_message)
@@ -117,16 +241,23 @@ Test(json_io, an_error_body_is_json_even_with_quotes_in_the_message)
 Test(json_io, the_queued_answer_carries_the_order_id_as_a_string)
 {
     char buf[128];
-    int n = json_io_purchase_queued(buf, sizeof(buf), 117867792258039809LL, 41);
-    cr_assert_str_eq(
-        buf, "{\"status\":\"queued\",\"order_id\":\"117867792258039809\",\"remaining\":41}");
+    int n = json_io_purchase_queued(buf, sizeof(buf), 117867792258039809LL, 2, 41);
+    cr_assert_str_eq(buf, "{\"status\":\"queued\",\"order_id\":\"117867792258039809\","
+                          "\"quantity\":2,\"remaining\":41}");
     cr_assert_eq(n, (int)strlen(buf));
 }
 
 Test(json_io, item_and_order_views_are_complete_objects)
 {
-    item_view v = {
-        .id = 3, .initial_stock = 10, .remaining = 4, .sold = 6, .queued = 1, .persisted = 5};
+    item_view v = {.id = 3,
+                   .initial_stock = 10,
+                   .remaining = 4,
+                   .sold = 6,
+                   .queued = 1,
+                   .persisted = 5,
+                   .starts_ms = 1795377600000LL,
+                   .now_ms = 1795377590000LL,
+                   .per_buyer_limit = 2};
     strcpy(v.name, "tv \"55\"");
     char *text = json_io_item(&v);
     json_error_t e;
@@ -134,13 +265,24 @@ Test(json_io, item_and_order_views_are_complete_objects)
     cr_assert_not_null(o, "%s", text);
     cr_assert_str_eq(json_string_value(json_object_get(o, "name")), "tv \"55\"");
     cr_assert_eq(json_integer_value(json_object_get(o, "persisted")), 5);
+    cr_assert_str_eq(json_string_value(json_object_get(o, "starts_at")), "2026-11-22T20:00:00Z");
+    cr_assert(json_is_null(json_object_get(o, "ends_at")));
+    cr_assert_str_eq(json_string_value(json_object_get(o, "state")), "upcoming");
+    cr_assert_eq(json_integer_value(json_object_get(o, "starts_in_ms")), 10000);
+    cr_assert_eq(json_integer_value(json_object_get(o, "per_buyer_limit")), 2);
     json_decref(o);
     free(text);
 
-    order ord = {.id = 99, .item_id = 3, .user_id = 8};
+    order ord = {.id = 99,
+                 .item_id = 3,
+                 .user_id = INT64_MAX,
+                 .round = 4,
+                 .quantity = 2,
+                 .created_ms = 1795377600000LL};
     text = json_io_order(&ord, "queued");
-    cr_assert_str_eq(text,
-                     "{\"order_id\":\"99\",\"status\":\"queued\",\"item_id\":3,\"user_id\":8}");
+    cr_assert_str_eq(text, "{\"order_id\":\"99\",\"status\":\"queued\",\"item_id\":3,"
+                           "\"user_id\":\"9223372036854775807\",\"round\":4,\"quantity\":2,"
+                           "\"created_at\":\"2026-11-22T20:00:00Z\"}");
     free(text);
 }
 

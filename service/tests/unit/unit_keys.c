@@ -47,23 +47,11 @@ Test(keys, item_buyers_carries_the_hash_tag)
     expect_tag(buf, "item:42");
 }
 
-Test(keys, buyer_lock_names_item_and_user_under_the_hash_tag)
-{
-    char buf[KEYS_MAX];
-    int n = keys_buyer_lock(buf, sizeof(buf), 42, 7);
-    cr_assert_str_eq(buf, "{item:42}:lock:7");
-    cr_assert_eq(n, (int)strlen(buf));
-    expect_tag(buf, "item:42");
-}
-
-Test(keys, different_items_and_buyers_get_different_keys)
+Test(keys, different_items_get_different_keys)
 {
     char a[KEYS_MAX], b[KEYS_MAX];
-    keys_buyer_lock(a, sizeof(a), 1, 23);
-    keys_buyer_lock(b, sizeof(b), 12, 3);
-    cr_assert_str_neq(a, b);
-    keys_buyer_lock(a, sizeof(a), 5, 6);
-    keys_buyer_lock(b, sizeof(b), 5, 7);
+    keys_item_buyers(a, sizeof(a), 1);
+    keys_item_buyers(b, sizeof(b), 12);
     cr_assert_str_neq(a, b);
     keys_item_state(a, sizeof(a), 5);
     keys_item_buyers(b, sizeof(b), 5);
@@ -76,9 +64,9 @@ Test(keys, different_items_and_buyers_get_different_keys)
 Test(keys, the_largest_ids_fit_keys_max)
 {
     char buf[KEYS_MAX];
-    int n = keys_buyer_lock(buf, sizeof(buf), INT64_MAX, INT64_MAX);
+    int n = keys_item_buyers(buf, sizeof(buf), INT64_MAX);
     cr_assert_lt(n, KEYS_MAX);
-    cr_assert_str_eq(buf, "{item:9223372036854775807}:lock:9223372036854775807");
+    cr_assert_str_eq(buf, "{item:9223372036854775807}:buyers");
     expect_tag(buf, "item:9223372036854775807");
     cr_assert_lt(keys_item_state(buf, sizeof(buf), INT64_MAX), KEYS_MAX);
     cr_assert_lt(keys_item_buyers(buf, sizeof(buf), INT64_MAX), KEYS_MAX);

@@ -6,7 +6,7 @@
 #include <criterion/criterion.h>
 
 #include "metrics.h"
-#include "soldout.h"
+#include "gate.h"
 
 static const char *names[] = {"health", "purchase"};
 
@@ -80,10 +80,10 @@ Test(metrics, outcomes_errors_and_gauges_are_exposed_with_help_and_type)
 
 Test(metrics, soldout_count_counts_the_flags_of_live_rounds)
 {
-    soldout *s = soldout_create(16);
-    soldout_set(s, 1, 3);
-    soldout_set(s, 2, 3);
-    soldout_new_round(s, 2, 4);
-    cr_assert_eq(soldout_count(s), 1);
-    soldout_free(s);
+    gate *s = gate_create(16);
+    gate_set_sold_out(s, 1, 3);
+    gate_set_sold_out(s, 2, 3);
+    gate_new_version(s, 2, 4);
+    cr_assert_eq(gate_sold_out_count(s), 1);
+    gate_free(s);
 }

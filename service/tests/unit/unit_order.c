@@ -181,14 +181,18 @@ Test(order_id, ids_from_four_threads_at_once_are_unique)
     free(ids);
 }
 
-/* The exact text lua/reserve.lua pushes for one order. */
+/* The exact text lua/reserve_batch.lua pushes for one order. */
 #define LUA_PAYLOAD                                                                                \
+    "{\"order_id\":\"1234567890123\",\"item_id\":42,\"user_id\":7,\"round\":3,"                    \
+    "\"created_ms\":1795327200000,\"quantity\":2,\"first_unit\":3}"
+/* An order queued before quantities existed. */
+#define OLD_PAYLOAD                                                                                \
     "{\"order_id\":\"1234567890123\",\"item_id\":42,\"user_id\":7,\"round\":3,"                    \
     "\"created_ms\":1795327200000}"
 
 Test(order_codec, encode_writes_the_queue_format)
 {
-    order o = {1234567890123LL, 42, 7, 3, 1795327200000LL};
+    order o = {1234567890123LL, 42, 7, 3, 1795327200000LL, 2, 3};
     char buf[256];
     int n = order_encode(&o, buf, sizeof(buf));
     cr_assert_eq(n, (int)strlen(LUA_PAYLOAD));
@@ -198,10 +202,10 @@ Test(order_codec, encode_writes_the_queue_format)
 Test(order_codec, encode_decode_round_trip)
 {
     order cases[] = {
-        {1, 1, 1, 0, 0},
-        {1234567890123LL, 42, 7, 3, 1795327200000LL},
-        {INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX},
-        {987654321, 5, 1000000, 1, ORDER_EPOCH_MS},
+        {1, 1, 1, 0, 0, 1, 1},
+        {1234567890123LL, 42, 7, 3, 1795327200000LL, 2, 3},
+        {INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX, ORDER_QUANTITY_MAX, INT64_MAX},
+        {987654321, 5, 1000000, 1, ORDER_EPOCH_MS, 7, 994},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char buf[256];
@@ -215,12 +219,14 @@ Test(order_codec, encode_decode_round_trip)
         cr_assert_eq(back.user_id, cases[i].user_id);
         cr_assert_eq(back.round, cases[i].round);
         cr_assert_eq(back.created_ms, cases[i].created_ms);
+        cr_assert_eq(back.quantity, cases[i].quantity);
+        cr_assert_eq(back.first_unit, cases[i].first_unit);
     }
 }
 
 Test(order_codec, encode_into_a_short_buffer_fails)
 {
-    order o = {1234567890123LL, 42, 7, 3, 1795327200000LL};
+    order o = {1234567890123LL, 42, 7, 3, 1795327200000LL, 2, 3};
     char buf[256];
     size_t need = strlen(LUA_PAYLOAD);
     cr_assert_eq(order_encode(&o, buf, need), -1, "no room for the NUL");
@@ -237,6 +243,8 @@ Test(order_codec, decode_reads_the_lua_payload)
     cr_assert_eq(o.user_id, 7);
     cr_assert_eq(o.round, 3);
     cr_assert_eq(o.created_ms, 1795327200000LL);
+    cr_assert_eq(o.quantity, 2);
+    cr_assert_eq(o.first_unit, 3);
 }
 
 Test(order_codec, decode_reads_only_len_bytes)
@@ -313,4 +321,18 @@ Test(order_codec, decode_refuses_item_or_user_that_is_not_positive)
     expect_refused("{\"order_id\":\"1\",\"item_id\":0,\"user_id\":1,\"round\":1,\"created_ms\":1}");
     expect_refused("{\"order_id\":\"1\",\"item_id\":1,\"user_id\":-3,\"round\":1,"
                    "\"created_ms\":1}");
+}
+
+Test(order_codec, an_order_queued_before_quantities_is_one_unit)
+{
+    order o;
+    cr_assert_eq(order_decode(OLD_PAYLOAD, strlen(OLD_PAYLOAD), &o), 0);
+    cr_assert_eq(o.quantity, 1);
+    cr_assert_eq(o.first_unit, 1);
+    expect_refused("{\"order_id\":\"1\",\"item_id\":4,\"user_id\":7,\"round\":3,"
+                   "\"created_ms\":1,\"quantity\":0}");
+    expect_refused("{\"order_id\":\"1\",\"item_id\":4,\"user_id\":7,\"round\":3,"
+                   "\"created_ms\":1,\"quantity\":1001}");
+    expect_refused("{\"order_id\":\"1\",\"item_id\":4,\"user_id\":7,\"round\":3,"
+                   "\"created_ms\":1,\"first_unit\":0}");
 }

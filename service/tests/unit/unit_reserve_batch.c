@@ -18,31 +18,29 @@ Test(reserve_batch, a_batch_takes_at_most_reserve_batch_max_buyers)
     cr_assert_eq(b.n, RESERVE_BATCH_MAX);
 }
 
-Test(reserve_batch, the_call_names_the_item_keys_then_each_buyers_lock_then_their_arguments)
+Test(reserve_batch, the_call_names_the_item_keys_then_each_buyers_arguments)
 {
     static reserve_batch b;
     reserve_batch_init(&b, 42, 1000);
-    reserve_batch_add(&b, 7, 0, 501, 1700000000000LL);
-    reserve_batch_add(&b, 0, 1, 502, 1700000000001LL);
+    reserve_batch_add(&b, 7, 0, 501, 3);
+    reserve_batch_add(&b, 0, 1, 502, 1);
     int argc = reserve_batch_argv(&b, &fake, 0);
     const char *want[] = {"EVALSHA",
                           fake.sha,
-                          "6",
+                          "4",
                           "{item:42}:state",
                           "{item:42}:buyers",
                           "seckill:queue",
                           "seckill:pending",
-                          "{item:42}:lock:7",
-                          "{item:42}:lock:502",
                           "42",
                           "1000",
                           "7",
                           "501",
-                          "1700000000000",
                           "0",
+                          "3",
                           "502",
                           "502",
-                          "1700000000001",
+                          "1",
                           "1"};
     cr_assert_eq(argc, (int)(sizeof(want) / sizeof(want[0])));
     for (int i = 0; i < argc; i++) {
@@ -69,19 +67,26 @@ static redisReply *reply(int type)
     return r;
 }
 
-/* {outcome, remaining, round} n times, as the script answers. */
+/* The item's six entries, then {outcome, remaining, bought} n times, as
+ * the script answers. */
 static redisReply *answers(const char *outcome, int n)
 {
     redisReply *r = reply(REDIS_REPLY_ARRAY);
-    r->elements = (size_t)n * 3;
+    r->elements = RESERVE_REPLY_ITEM + (size_t)n * RESERVE_REPLY_BUYER;
     r->element = calloc(r->elements, sizeof(*r->element));
+    const long long item[RESERVE_REPLY_ITEM] = {1795377600123LL, 3, 2, 1795377600000LL, 0, 5};
+    for (int i = 0; i < RESERVE_REPLY_ITEM; i++) {
+        r->element[i] = reply(REDIS_REPLY_INTEGER);
+        r->element[i]->integer = item[i];
+    }
     for (int i = 0; i < n; i++) {
-        r->element[3 * i] = reply(REDIS_REPLY_STRING);
-        r->element[3 * i]->str = (char *)outcome;
-        r->element[3 * i + 1] = reply(REDIS_REPLY_INTEGER);
-        r->element[3 * i + 1]->integer = 10 - i;
-        r->element[3 * i + 2] = reply(REDIS_REPLY_INTEGER);
-        r->element[3 * i + 2]->integer = 3;
+        redisReply **e = r->element + RESERVE_REPLY_ITEM + RESERVE_REPLY_BUYER * i;
+        e[0] = reply(REDIS_REPLY_STRING);
+        e[0]->str = (char *)outcome;
+        e[1] = reply(REDIS_REPLY_INTEGER);
+        e[1]->integer = 10 - i;
+        e[2] = reply(REDIS_REPLY_INTEGER);
+        e[2]->integer = i;
     }
     return r;
 }
@@ -94,31 +99,58 @@ static void answers_free(redisReply *r)
     free(r);
 }
 
-Test(reserve_batch, each_buyers_answer_is_read_from_its_place)
+Test(reserve_batch, the_item_and_each_buyers_answer_are_read_from_their_places)
 {
     redisReply *r = answers("queued", 3);
-    int64_t remaining, round;
-    cr_assert_eq(reserve_batch_parse(r, 3, 2, &remaining, &round), RESERVE_QUEUED);
-    cr_assert_eq(remaining, 8);
-    cr_assert_eq(round, 3);
+    reserve_item it;
+    cr_assert_eq(reserve_batch_item(r, 3, &it), 0);
+    cr_assert_eq(it.now_ms, 1795377600123LL);
+    cr_assert_eq(it.round, 3);
+    cr_assert_eq(it.restocks, 2);
+    cr_assert_eq(it.starts_ms, 1795377600000LL);
+    cr_assert_eq(it.ends_ms, 0);
+    cr_assert_eq(it.per_buyer_limit, 5);
+    reserve_answer a;
+    cr_assert_eq(reserve_batch_answer(r, 3, 2, &a), RESERVE_QUEUED);
+    cr_assert_eq(a.outcome, RESERVE_QUEUED);
+    cr_assert_eq(a.remaining, 8);
+    cr_assert_eq(a.bought, 2);
     answers_free(r);
+    const char *names[] = {"not_started",        "ended",      "sold_out",    "limit_reached",
+                           "insufficient_stock", "queue_full", "unknown_item"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        r = answers(names[i], 1);
+        cr_expect_neq(reserve_batch_answer(r, 1, 0, &a), RESERVE_BAD_REPLY, "%s", names[i]);
+        cr_expect_neq(reserve_status(a.outcome), SK_INTERNAL, "%s", names[i]);
+        answers_free(r);
+    }
 }
 
 Test(reserve_batch, an_answer_of_another_shape_is_a_bad_reply)
 {
-    int64_t remaining, round;
+    reserve_answer a;
+    reserve_item it;
     redisReply *r = answers("queued", 2);
-    cr_expect_eq(reserve_batch_parse(r, 3, 0, &remaining, &round), RESERVE_BAD_REPLY,
-                 "fewer answers than buyers");
-    cr_expect_eq(reserve_batch_parse(r, 2, 2, &remaining, &round), RESERVE_BAD_REPLY,
-                 "past the last buyer");
-    cr_expect_eq(reserve_batch_parse(NULL, 2, 0, &remaining, &round), RESERVE_BAD_REPLY);
+    cr_expect_eq(reserve_batch_answer(r, 3, 0, &a), RESERVE_BAD_REPLY, "fewer answers than buyers");
+    cr_expect_eq(reserve_batch_item(r, 3, &it), -1);
+    cr_expect_eq(reserve_batch_answer(r, 2, 2, &a), RESERVE_BAD_REPLY, "past the last buyer");
+    cr_expect_eq(reserve_batch_answer(NULL, 2, 0, &a), RESERVE_BAD_REPLY);
+    r->element[1]->type = REDIS_REPLY_STRING;
+    r->element[1]->str = (char *)"3";
+    cr_expect_eq(reserve_batch_item(r, 2, &it), -1, "the round as text");
+    r->element[1]->type = REDIS_REPLY_INTEGER;
     answers_free(r);
     r = answers("sold", 1);
-    cr_expect_eq(reserve_batch_parse(r, 1, 0, &remaining, &round), RESERVE_BAD_REPLY,
-                 "an unknown outcome");
+    cr_expect_eq(reserve_batch_answer(r, 1, 0, &a), RESERVE_BAD_REPLY, "an unknown outcome");
     answers_free(r);
     r = reply(REDIS_REPLY_ERROR);
-    cr_expect_eq(reserve_batch_parse(r, 1, 0, &remaining, &round), RESERVE_BAD_REPLY);
+    cr_expect_eq(reserve_batch_answer(r, 1, 0, &a), RESERVE_BAD_REPLY);
+    cr_expect_eq(reserve_batch_item(r, 1, &it), -1);
     free(r);
+}
+
+Test(reserve_batch, stock_versions_grow_with_rounds_and_restocks)
+{
+    cr_assert_lt(reserve_stock_version(5, 0), reserve_stock_version(5, 1));
+    cr_assert_lt(reserve_stock_version(5, RESERVE_RESTOCKS_MAX), reserve_stock_version(6, 0));
 }

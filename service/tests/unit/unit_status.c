@@ -32,10 +32,17 @@ Test(status, purchase_outcomes)
     cr_assert_str_eq(sk_status_code(SK_QUEUED), "queued");
     cr_assert_eq(sk_status_http(SK_SOLD_OUT), 409);
     cr_assert_str_eq(sk_status_code(SK_SOLD_OUT), "sold_out");
-    cr_assert_eq(sk_status_http(SK_ALREADY_PURCHASED), 409);
-    cr_assert_str_eq(sk_status_code(SK_ALREADY_PURCHASED), "already_purchased");
-    cr_assert_eq(sk_status_http(SK_IN_PROGRESS), 429);
-    cr_assert_str_eq(sk_status_code(SK_IN_PROGRESS), "in_progress");
+    const struct {
+        sk_status s;
+        const char *code;
+    } refusals[] = {{SK_LIMIT_REACHED, "limit_reached"},
+                    {SK_INSUFFICIENT_STOCK, "insufficient_stock"},
+                    {SK_NOT_STARTED, "not_started"},
+                    {SK_ENDED, "ended"}};
+    for (size_t i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++) {
+        cr_assert_eq(sk_status_http(refusals[i].s), 409);
+        cr_assert_str_eq(sk_status_code(refusals[i].s), refusals[i].code);
+    }
 }
 
 Test(status, other_outcomes)

@@ -13,7 +13,7 @@
 static void add_order(worker_batch *b, int64_t id, int64_t item, int64_t user, int64_t round,
                       int64_t created_ms)
 {
-    order o = {id, item, user, round, created_ms};
+    order o = {id, item, user, round, created_ms, (int)(id % 3) + 1, 1};
     char text[256];
     int n = order_encode(&o, text, sizeof(text));
     cr_assert_gt(n, 0);
@@ -34,6 +34,8 @@ Test(worker_batch, orders_become_one_array_per_column_in_postgresqls_text_form)
     cr_expect_str_eq(b.columns[2].text, "{100,200}");
     cr_expect_str_eq(b.columns[3].text, "{7,8}");
     cr_expect_str_eq(b.columns[4].text, "{1700000000000,1600000000000}");
+    cr_expect_str_eq(b.columns[5].text, "{3,1}", "the quantities");
+    cr_expect_str_eq(b.columns[6].text, "{1,1}", "the first units");
     cr_expect_eq(b.columns[0].len, strlen("{11,12}"));
     cr_expect_eq(b.oldest_ms, 1600000000000, "the oldest acceptance time is the lag's start");
     /* HDEL pending <ids>: the acknowledgement's argument vector. */

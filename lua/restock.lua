@@ -1,0 +1,27 @@
+-- restock.lua: adds units to the running round of an item, once.
+--
+-- PostgreSQL decides first (store.c: the items row's restocks count and
+-- restocked total, in a transaction still open while this runs); this
+-- script applies that restock to Redis unless it already did, so a repeated
+-- call adds nothing twice.
+--
+-- KEYS[1] item state hash
+-- ARGV[1] round, ARGV[2] the round's restocks counting this one,
+-- ARGV[3] the units this restock adds, ARGV[4] the round's restocked total
+--
+-- Returns {outcome, remaining}: added, already (this restock was applied
+-- before), other_round (a reset came in between: nothing changed) or
+-- unknown_item.
+local s = redis.call('HMGET', KEYS[1], 'stock', 'round', 'restocks')
+if not s[1] then
+    return {'unknown_item', 0}
+end
+if s[2] ~= ARGV[1] then
+    return {'other_round', tonumber(s[1])}
+end
+if (tonumber(s[3] or '0') or 0) >= tonumber(ARGV[2]) then
+    return {'already', tonumber(s[1])}
+end
+local remaining = redis.call('HINCRBY', KEYS[1], 'stock', ARGV[3])
+redis.call('HSET', KEYS[1], 'restocks', ARGV[2], 'restocked', ARGV[4])
+return {'added', remaining}
