@@ -120,9 +120,10 @@ start_worker() {
     echo $! >"$dir/worker.pid"
 }
 
-# item_create NAME STOCK: prints the new item's id.
+# item_create NAME STOCK [MEMBERS]: prints the new item's id; MEMBERS are more JSON members.
 item_create() {
-    curl -sf -X POST -H "Authorization: Bearer $token" -d "{\"name\":\"$1\",\"stock\":$2}" \
+    curl -sf -X POST -H "Authorization: Bearer $token" \
+        -d "{\"name\":\"$1\",\"stock\":$2${3:+,$3}}" \
         "$url/api/v1/items" | sed -E 's/.*"id":([0-9]+).*/\1/'
 }
 item_field() { curl -sf "$url/api/v1/items/$1" | sed -E "s/.*\"$2\":(-?[0-9]+).*/\\1/"; }
@@ -218,10 +219,12 @@ mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 log "memory: RSS $(mib "$rss_idle") MiB idle, $(mib "$rss_conns") MiB with $mem_conns connections open"
 sleep 1 # let the server close them
 
-# ---- 1-3: ceiling, purchase, sell-out storm in alternating rounds ---------------------
+# ---- 1-3: ceiling, purchase, sell-out and pre-start storms in alternating rounds -------
 
 big=$(item_create bench-big 10000000)
 storm=$(item_create bench-storm 1000)
+# A sale that opens in an hour: every buyer of the pre-start storm is early.
+upcoming=$(item_create bench-upcoming 1000 "\"starts_at\":\"$(date -u -d '+1 hour' '+%Y-%m-%dT%H:%M:%SZ')\"")
 storm_sold=()
 start_worker # draining what the rounds sell, as in production
 for ((round = 1; round <= rounds; round++)); do
@@ -232,11 +235,13 @@ for ((round = 1; round <= rounds; round++)); do
     sleep 0.2 # the reset's announcement clears the sold-out flag
     run_wrk storm "$url" "$storm" $((round * 100000000 + 1))
     storm_sold+=("$(item_field "$storm" sold)")
+    run_wrk prestart "$url" "$upcoming" $((round * 100000000 + 1))
     log "round $round: ceiling $(echo "${rps[ceiling]}" | awk "{ print \$NF }"), health $(echo "${rps[health]}" | awk '{ print $NF }'), purchase $(echo "${rps[purchase]}" | awk '{ print $NF }')," \
-        "sell-out $(echo "${rps[storm]}" | awk '{ print $NF }'), sold ${storm_sold[-1]}"
+        "sell-out $(echo "${rps[storm]}" | awk '{ print $NF }'), sold ${storm_sold[-1]}," \
+        "pre-start $(echo "${rps[prestart]}" | awk '{ print $NF }')"
 done
 declare -A med_rps med_p50 med_p99 med_cpu
-for n in ceiling health purchase storm; do
+for n in ceiling health purchase storm prestart; do
     # shellcheck disable=SC2086
     med_rps[$n]=$(median ${rps[$n]}) med_p50[$n]=$(median ${p50[$n]}) med_p99[$n]=$(median ${p99[$n]})
     for p in server redis worker pg nginx wrk; do
@@ -269,6 +274,7 @@ if [[ ${BENCH_STRACE:-1} == 1 ]]; then
 fi
 sold_ok=yes
 for s in "${storm_sold[@]}"; do [[ $s == 1000 ]] || sold_ok=no; done
+early_sold=$(item_field "$upcoming" sold)
 
 # ---- 5: the documents' ab run --------------------------------------------------------
 
@@ -354,6 +360,7 @@ pass() { if awk "BEGIN { exit !($1) }"; then echo yes; else echo "**no**"; fi; }
 r_health=$(ratio "${med_rps[health]}" "${med_rps[ceiling]}")
 r_purchase=$(ratio "${med_rps[purchase]}" "${med_rps[ceiling]}")
 r_storm=$(ratio "${med_rps[storm]}" "${med_rps[ceiling]}")
+r_prestart=$(ratio "${med_rps[prestart]}" "${med_rps[ceiling]}")
 r_copy=$(ratio "$drain_rate" "$copy_rate")
 fmt() { awk -v v="$1" 'BEGIN { printf "%.0f", v }' | sed -E ':a; s/([0-9])([0-9]{3})($|,)/\1,\2\3/; ta'; }
 table=$(
@@ -364,6 +371,7 @@ table=$(
 | 1b | GET /health: our HTTP layer alone | $(fmt "${med_rps[health]}") req/s (**$r_health** of the ceiling), p50 ${med_p50[health]} ms, p99 ${med_p99[health]} ms | >= 0.8 | $(pass "$r_health >= 0.8") |
 | 2 | purchase, stock 10,000,000, $conns connections, the worker draining | $(fmt "${med_rps[purchase]}") req/s (**$r_purchase** of the ceiling), p50 ${med_p50[purchase]} ms, p99 ${med_p99[purchase]} ms | >= 0.5, p99 <= 10 ms | $(pass "$r_purchase >= 0.5 && ${med_p99[purchase]} <= 10") |
 | 3 | sell-out storm, stock 1000 | $(fmt "${med_rps[storm]}") req/s (**$r_storm** of the ceiling), p99 ${med_p99[storm]} ms; sold per round: ${storm_sold[*]} | >= 0.9, exactly 1000 sold | $(pass "$r_storm >= 0.9 && \"$sold_ok\" == \"yes\"") |
+| 3b | pre-start storm: every buyer before the start | $(fmt "${med_rps[prestart]}") req/s (**$r_prestart** of the ceiling), p99 ${med_p99[prestart]} ms; sold before the start: $early_sold | >= 0.9, nothing sold | $(pass "$r_prestart >= 0.9 && $early_sold == 0") |
 | 4 | worker drain, $(fmt "$drain_orders") orders | $(fmt "$drain_rate") orders/s ($drain_s s, $drained rows); raw COPY $(fmt "$copy_rate") rows/s ($copy_s s): **$r_copy** | >= 100,000/s, >= 0.5 of COPY | $(pass "$drain_rate >= 100000 && $r_copy >= 0.5 && $drained == $drain_orders") |
 | 5 | ab -c 10000 -n 20000, stock 10,000 | ${ab_time:-?} s, ${ab_failed:-?} failed, ${ab_complete:-?} complete (${ab_non2xx:-0} answered 409 sold_out), sold $ab_sold, oversold $ab_oversold | < 3 s, 0 failed, 0 oversold | $(pass "${ab_time:-999} < 3 && ${ab_failed:-1} == 0 && $ab_oversold == 0 && ${ab_complete:-0} == 20000") |
 | 6 | server RSS, 10,000 idle connections | $(mib "$rss_conns") MiB with $mem_conns open ($(mib "$rss_idle") MiB before) | <= 64 MiB | $(pass "$rss_conns <= 65536 && $mem_conns >= 10000") |
@@ -385,10 +393,11 @@ $(cpu_row ceiling "1 ceiling (nginx)")
 $(cpu_row health "1b GET /health")
 $(cpu_row purchase "2 purchase")
 $(cpu_row storm "3 sell-out storm")
+$(cpu_row prestart "3b pre-start storm")
 TABLE
 )
 rounds_detail=$(
-    for n in ceiling health purchase storm; do
+    for n in ceiling health purchase storm prestart; do
         echo "- $n: req/s ${rps[$n]% }; p50 ms ${p50[$n]% }; p99 ms ${p99[$n]% }; socket errors ${errs[$n]% }"
     done
 )
