@@ -343,7 +343,8 @@ sk_status store_item_restock(store *s, int64_t item, int64_t add, item_view *out
         PGresult *found =
             pg_exec(s, "SELECT 1 FROM items WHERE id = $1", 1, q, PGRES_TUPLES_OK, NULL);
         st = !found ? SK_BACKEND_DOWN : PQntuples(found) ? SK_INVALID : SK_NOT_FOUND;
-        *why = "this round has had as many restocks as it may; reset the item";
+        if (st == SK_INVALID)
+            *why = "this round has had as many restocks as it may; reset the item";
         PQclear(found);
     }
     if (st != SK_OK) {
