@@ -15,7 +15,7 @@ common=service/common server=service/server
 clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
     -fno-sanitize-recover=all -I"$common" -I"$server" \
     service/tests/fuzz/fuzz_request.c \
-    "$common"/*.c "$server"/{events,http_framing,router,soldout}.c \
+    "$common"/*.c "$server"/{events,http_framing,router,gate}.c \
     build/generated/scripts_embedded.c \
     $(pkg-config --cflags --libs hiredis jansson libpq) -lpthread \
     -o "$out/fuzz_request"

@@ -1,7 +1,7 @@
 /* fuzz_request.c: libFuzzer target over everything that parses bytes from
- * outside: the router, the number validators, the JSON bodies, the queue
- * format of an order, the config text, the pub/sub messages and the
- * request framing rules (header names, NUL-separated). The first
+ * outside: the router, the number validators and times, the JSON bodies,
+ * the queue format of an order, the config text, the pub/sub messages and
+ * the request framing rules (header names, NUL-separated). The first
  * byte picks the parser, the rest is its input. Built by scripts/fuzz.sh
  * with clang -fsanitize=fuzzer,address,undefined. */
 #include <stdint.h>
@@ -13,6 +13,7 @@
 #include "http_framing.h"
 #include "json_io.h"
 #include "order.h"
+#include "rfc3339.h"
 #include "router.h"
 #include "validate.h"
 
@@ -31,18 +32,25 @@ static void fuzz_bodies(const char *text, size_t len)
 {
     int64_t n;
     const char *why;
+    purchase_request req;
     item_spec spec;
-    json_io_parse_purchase(text, len, &n, &why);
+    item_reset reset;
+    json_io_parse_purchase(text, len, &req, &why);
     json_io_parse_item_spec(text, len, &spec, &why);
-    json_io_parse_reset(text, len, &n, &why);
+    json_io_parse_reset(text, len, &reset, &why);
+    json_io_parse_restock(text, len, &n, &why);
 }
 
 static void fuzz_numbers(const char *text, size_t len)
 {
-    int64_t n, item, round;
+    int64_t n;
+    events_message m;
+    char back[RFC3339_MAX];
     validate_i64(text, len, &n);
     validate_id(text, len, &n);
-    events_parse_round(text, len, &item, &round);
+    events_parse(text, len, &m);
+    if (rfc3339_parse(text, len, &n) == 0 && rfc3339_format(n, back, sizeof(back)) < 0)
+        abort(); /* every time parsed can be written back */
 }
 
 static void fuzz_order(const char *text, size_t len)
