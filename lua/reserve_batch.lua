@@ -28,8 +28,9 @@
 --
 -- An order's acceptance time is now_ms, and first_unit numbers its units
 -- among the buyer's of the round (1 for the first): PostgreSQL keeps
--- (item, round, buyer, first_unit) unique, so an order Redis accepted twice
--- for the same units can never be persisted twice.
+-- (item, round, buyer, first_unit) unique, so two orders starting at the
+-- same unit of a buyer (a Redis that forgot its buyers) are never both
+-- persisted.
 local n = (#ARGV - 2) / 4
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)

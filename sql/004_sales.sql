@@ -18,8 +18,11 @@ ALTER TABLE items
 
 -- An order holds quantity units, the buyer's units first_unit to
 -- first_unit + quantity - 1 of its round. A reset no longer deletes orders:
--- they keep their round, and "no buyer twice" becomes "no unit of a buyer's
--- round twice": with a limit of one, one order per buyer and round, as before.
+-- they keep their round, and "no buyer twice" becomes "no two orders of a
+-- buyer's round starting at the same unit": with a limit of one, one order
+-- per buyer and round, as before. (With larger quantities, orders made by a
+-- Redis that forgot its buyers could still overlap from their second unit;
+-- such a Redis is what seckill-admin reconcile reports.)
 ALTER TABLE orders
     ADD COLUMN quantity integer NOT NULL DEFAULT 1 CHECK (quantity BETWEEN 1 AND 1000),
     ADD COLUMN first_unit bigint NOT NULL DEFAULT 1 CHECK (first_unit >= 1),

@@ -50,11 +50,70 @@ static int for_each_pending(redisContext *redis, pending_fn fn, void *ctx)
     return 0;
 }
 
-static void count_pending(void *ctx, const order *o)
+/* Keeps a copy of every pending order in r->waiting. */
+static void keep_pending(void *ctx, const order *o)
 {
-    reconcile_item *it = find_item(ctx, o->item_id);
-    if (it && o->round == it->round)
-        it->pending += o->quantity;
+    reconcile_report *r = ctx;
+    if (r->nwaiting == r->waiting_cap) {
+        size_t cap = r->waiting_cap ? r->waiting_cap * 2 : 256;
+        order *grown = realloc(r->waiting, cap * sizeof(*grown));
+        if (!grown) {
+            r->waiting_failed = 1;
+            return;
+        }
+        r->waiting = grown;
+        r->waiting_cap = cap;
+    }
+    r->waiting[r->nwaiting++] = *o;
+}
+
+/* An order stays in seckill:pending a moment after its commit (until the
+ * worker's acknowledgement, or the sweep's for a dead worker): drops from
+ * r->waiting the orders PostgreSQL already holds, so none is counted twice.
+ * Returns 0, or -1 when PostgreSQL fails. */
+#define RECONCILE_ID_CHUNK 5000
+static int drop_persisted(PGconn *pg, reconcile_report *r)
+{
+    char *ids = malloc(RECONCILE_ID_CHUNK * 21 + 3);
+    if (!ids)
+        return -1;
+    size_t kept = 0;
+    for (size_t from = 0; from < r->nwaiting; from += RECONCILE_ID_CHUNK) {
+        size_t to =
+            from + RECONCILE_ID_CHUNK < r->nwaiting ? from + RECONCILE_ID_CHUNK : r->nwaiting;
+        size_t len = 0;
+        ids[len++] = '{';
+        for (size_t i = from; i < to; i++)
+            len += (size_t)sprintf(ids + len, "%s%" PRId64, i > from ? "," : "", r->waiting[i].id);
+        ids[len++] = '}';
+        ids[len] = '\0';
+        const char *p[] = {ids};
+        PGresult *res =
+            PQexecParams(pg, "SELECT id FROM orders WHERE id = ANY($1::bigint[]) ORDER BY id", 1,
+                         NULL, p, NULL, NULL, 0);
+        if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+            PQclear(res);
+            free(ids);
+            return -1;
+        }
+        int rows = PQntuples(res);
+        for (size_t i = from; i < to; i++) {
+            int lo = 0, hi = rows; /* the ids come sorted: a binary search */
+            while (lo < hi) {
+                int mid = (lo + hi) / 2;
+                if (strtoll(PQgetvalue(res, mid, 0), NULL, 10) < r->waiting[i].id)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo == rows || strtoll(PQgetvalue(res, lo, 0), NULL, 10) != r->waiting[i].id)
+                r->waiting[kept++] = r->waiting[i];
+        }
+        PQclear(res);
+    }
+    r->nwaiting = kept;
+    free(ids);
+    return 0;
 }
 
 static int64_t redis_int(redisContext *redis, const char *cmd, const char *key, int *ok)
@@ -151,7 +210,17 @@ int reconcile_scan(redisContext *redis, PGconn *pg, reconcile_report *out, char 
     int ok = 1;
     for (size_t i = 0; i < out->nitems && ok; i++)
         ok = read_redis_item(redis, &out->items[i]) == 0;
-    ok = ok && for_each_pending(redis, count_pending, out) == 0;
+    ok = ok && for_each_pending(redis, keep_pending, out) == 0 && !out->waiting_failed;
+    if (ok && drop_persisted(pg, out) < 0) {
+        snprintf(err, errlen, "postgresql: %s", PQerrorMessage(pg));
+        reconcile_report_free(out);
+        return -1;
+    }
+    for (size_t i = 0; ok && i < out->nwaiting; i++) {
+        reconcile_item *it = find_item(out, out->waiting[i].item_id);
+        if (it && out->waiting[i].round == it->round)
+            it->pending += out->waiting[i].quantity;
+    }
     if (ok) {
         out->queue = redis_int(redis, "LLEN", KEYS_QUEUE, &ok);
         out->pending = redis_int(redis, "HLEN", KEYS_PENDING, &ok);
@@ -179,6 +248,7 @@ void reconcile_report_free(reconcile_report *r)
     if (!r)
         return;
     free(r->items);
+    free(r->waiting);
     memset(r, 0, sizeof(*r));
 }
 
@@ -243,46 +313,14 @@ void reconcile_print(const reconcile_report *r, int json, FILE *out)
             r->queue, r->processing, r->pending, r->dead, r->drifting);
 }
 
-/* The buyers of an item's pending orders, collected before the MULTI. */
-typedef struct buyer_list {
-    const reconcile_item *item;
-    int64_t (*pairs)[2]; /* user id, units */
-    size_t n, cap;
-    int failed;
-} buyer_list;
-
-static void collect_buyer(void *ctx, const order *o)
-{
-    buyer_list *l = ctx;
-    if (o->item_id != l->item->id || o->round != l->item->round || l->failed)
-        return;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 64;
-        void *grown = realloc(l->pairs, cap * sizeof(*l->pairs));
-        if (!grown) {
-            l->failed = 1;
-            return;
-        }
-        l->pairs = grown;
-        l->cap = cap;
-    }
-    l->pairs[l->n][0] = o->user_id;
-    l->pairs[l->n][1] = o->quantity;
-    l->n++;
-}
-
 /* Rewrites one item's state and buyers in one MULTI, from the persisted
  * orders of its round and its pending ones: each buyer's units. */
-static int rebuild_item(redisContext *redis, PGconn *pg, const reconcile_item *it)
+static int rebuild_item(redisContext *redis, PGconn *pg, const reconcile_report *rep,
+                        const reconcile_item *it)
 {
     char state[KEYS_MAX], buyers[KEYS_MAX], sql[160];
     keys_item_state(state, sizeof(state), it->id);
     keys_item_buyers(buyers, sizeof(buyers), it->id);
-    buyer_list pending = {.item = it};
-    if (for_each_pending(redis, collect_buyer, &pending) < 0 || pending.failed) {
-        free(pending.pairs);
-        return -1;
-    }
     snprintf(sql, sizeof(sql),
              "SELECT user_id, sum(quantity) FROM orders WHERE item_id = %" PRId64
              " AND round = %" PRId64 " GROUP BY user_id",
@@ -290,14 +328,11 @@ static int rebuild_item(redisContext *redis, PGconn *pg, const reconcile_item *i
     PGresult *res = PQexec(pg, sql);
     if (PQresultStatus(res) != PGRES_TUPLES_OK) {
         PQclear(res);
-        free(pending.pairs);
         return -1;
     }
     int persisted = PQntuples(res);
-    int64_t pending_units = 0;
-    for (size_t i = 0; i < pending.n; i++)
-        pending_units += pending.pairs[i][1];
-    int64_t remaining = it->initial + it->restocked - it->persisted - pending_units;
+    int64_t remaining = it->initial + it->restocked - it->persisted - it->pending;
+    size_t npending = 0;
     redisAppendCommand(redis, "MULTI");
     redisAppendCommand(redis, "DEL %s %s", state, buyers);
     redisAppendCommand(redis,
@@ -309,13 +344,16 @@ static int rebuild_item(redisContext *redis, PGconn *pg, const reconcile_item *i
     for (int i = 0; i < persisted; i++)
         redisAppendCommand(redis, "HINCRBY %s %s %s", buyers, PQgetvalue(res, i, 0),
                            PQgetvalue(res, i, 1));
-    for (size_t i = 0; i < pending.n; i++)
-        redisAppendCommand(redis, "HINCRBY %s %lld %lld", buyers, (long long)pending.pairs[i][0],
-                           (long long)pending.pairs[i][1]);
+    for (size_t i = 0; i < rep->nwaiting; i++) {
+        const order *o = &rep->waiting[i];
+        if (o->item_id != it->id || o->round != it->round)
+            continue;
+        redisAppendCommand(redis, "HINCRBY %s %lld %d", buyers, (long long)o->user_id, o->quantity);
+        npending++;
+    }
     redisAppendCommand(redis, "EXEC");
     PQclear(res);
-    size_t replies = 4 + (size_t)persisted + pending.n;
-    free(pending.pairs);
+    size_t replies = 4 + (size_t)persisted + npending;
     int ok = 1;
     for (size_t i = 0; i < replies; i++) {
         redisReply *r = NULL;
@@ -336,7 +374,7 @@ int reconcile_rebuild(redisContext *redis, PGconn *pg, const reconcile_report *r
         const reconcile_item *it = &r->items[i];
         if (reconcile_item_ok(it))
             continue;
-        if (rebuild_item(redis, pg, it) < 0) {
+        if (rebuild_item(redis, pg, r, it) < 0) {
             snprintf(err, errlen, "rebuilding item %" PRId64 " failed: %s", it->id,
                      redis->err ? redis->errstr : PQerrorMessage(pg));
             return -1;

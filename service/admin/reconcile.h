@@ -15,6 +15,8 @@
 #include <hiredis/hiredis.h>
 #include <libpq-fe.h>
 
+#include "order.h"
+
 typedef struct reconcile_item {
     int64_t id;
     int64_t round;              /* PostgreSQL's current round */
@@ -41,6 +43,9 @@ typedef struct reconcile_report {
     int64_t pending;    /* all of seckill:pending */
     int64_t dead;       /* seckill:dead */
     int64_t drifting;   /* items whose drift is not 0, or unknown to Redis */
+    order *waiting;     /* the orders of seckill:pending not yet in PostgreSQL */
+    size_t nwaiting, waiting_cap;
+    int waiting_failed; /* out of memory while reading them */
 } reconcile_report;
 
 /* Reads the books. Returns 0, or -1 with err set (a backend failed). The

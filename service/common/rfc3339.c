@@ -100,7 +100,9 @@ int rfc3339_parse(const char *s, size_t len, int64_t *ms)
         return -1;
     int64_t t = days_from_civil(y, mo, d) * MS_PER_DAY +
                 ((int64_t)h * 3600 + mi * 60 + sec - (int64_t)offset_min * 60) * 1000 + frac;
-    if (t < 0 || t >= RFC3339_END_MS)
+    /* 0 stands for "no bound" wherever a time is kept: the epoch itself is
+     * not a time one can give. */
+    if (t <= 0 || t >= RFC3339_END_MS)
         return -1;
     *ms = t;
     return 0;

@@ -13,7 +13,8 @@
 /* Parses exactly len bytes of an RFC 3339 date-time (a "T" or "t" between
  * date and time, seconds required, an optional fraction of which the first
  * three digits count, "Z" or an offset +HH:MM / -HH:MM) into Unix ms.
- * Years 1970 to 9999 only. Returns 0, or -1 when the text is not such a
+ * After 1970-01-01T00:00:00Z (0 means "no bound" to the callers) and
+ * before the year 10000. Returns 0, or -1 when the text is not such a
  * time or names a day that does not exist (February 30, a leap second). */
 int rfc3339_parse(const char *s, size_t len, int64_t *ms);
 

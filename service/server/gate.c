@@ -11,10 +11,14 @@
 typedef struct slot {
     _Atomic int64_t item;         /* 0: free */
     _Atomic int64_t sold_version; /* version at which it sold out, 0: none */
-    _Atomic int64_t live_version; /* latest version announced */
-    /* The window of round window_round (0: none known). A writer clears the
-     * round, writes the bounds, then sets the round; a reader that sees the
-     * same round before and after reading the bounds read one writer's. */
+    _Atomic int64_t live_version; /* latest version announced or answered */
+    _Atomic int64_t probe_ms;     /* when a flagged purchase last went to Redis */
+    /* The window of round window_round (0: none known), under a sequence
+     * lock: a writer makes window_seq odd, writes, makes it even again; a
+     * reader that sees the same even sequence before and after its reads
+     * read one writer's values. A writer that finds it odd gives up (the
+     * next answer writes it). */
+    _Atomic uint64_t window_seq;
     _Atomic int64_t window_round;
     _Atomic int64_t starts_ms;
     _Atomic int64_t ends_ms;
@@ -98,31 +102,57 @@ void gate_new_version(gate *g, int64_t item, int64_t version)
         raise_to(&sl->live_version, version);
 }
 
+/* Writes a window under the slot's sequence lock; 0 when another writer
+ * holds it. */
+static int window_write(slot *sl, int64_t round, int64_t starts_ms, int64_t ends_ms)
+{
+    uint64_t seq = atomic_load(&sl->window_seq);
+    if ((seq & 1) || !atomic_compare_exchange_strong(&sl->window_seq, &seq, seq + 1))
+        return 0;
+    atomic_store(&sl->window_round, round);
+    atomic_store(&sl->starts_ms, starts_ms);
+    atomic_store(&sl->ends_ms, ends_ms);
+    atomic_store(&sl->window_seq, seq + 2);
+    return 1;
+}
+
 void gate_clear_all(gate *g)
 {
     for (unsigned i = 0; i <= g->mask; i++) {
         atomic_store(&g->slots[i].sold_version, 0);
-        atomic_store(&g->slots[i].window_round, 0);
+        while (!window_write(&g->slots[i], 0, 0, 0))
+            ;
     }
+}
+
+static int flagged(slot *sl)
+{
+    int64_t sold = atomic_load_explicit(&sl->sold_version, memory_order_relaxed);
+    return sold != 0 && sold >= atomic_load_explicit(&sl->live_version, memory_order_relaxed);
 }
 
 int64_t gate_sold_out_count(gate *g)
 {
     int64_t n = 0;
-    for (unsigned i = 0; i <= g->mask; i++) {
-        int64_t item = atomic_load_explicit(&g->slots[i].item, memory_order_acquire);
-        n += item != 0 && gate_is_sold_out(g, item);
-    }
+    for (unsigned i = 0; i <= g->mask; i++)
+        n += atomic_load_explicit(&g->slots[i].item, memory_order_acquire) != 0 &&
+             flagged(&g->slots[i]);
     return n;
 }
 
-int gate_is_sold_out(gate *g, int64_t item)
+int gate_is_sold_out(gate *g, int64_t item, int64_t now_ms)
 {
     slot *sl = find(g, item, 0);
-    if (!sl)
+    if (!sl || !flagged(sl))
         return 0;
-    int64_t sold = atomic_load_explicit(&sl->sold_version, memory_order_relaxed);
-    return sold != 0 && sold >= atomic_load_explicit(&sl->live_version, memory_order_relaxed);
+    /* Once a GATE_PROBE_MS one purchase goes to Redis all the same: its
+     * answer carries the stock version, so a restock or a reset whose
+     * announcement never came clears the flag within a second. */
+    int64_t last = atomic_load_explicit(&sl->probe_ms, memory_order_relaxed);
+    if (now_ms - last >= GATE_PROBE_MS &&
+        atomic_compare_exchange_strong(&sl->probe_ms, &last, now_ms))
+        return 0;
+    return 1;
 }
 
 /* The round of the latest version announced (0: none yet). */
@@ -134,14 +164,13 @@ static int64_t live_round(slot *sl)
 void gate_set_window(gate *g, int64_t item, int64_t round, int64_t starts_ms, int64_t ends_ms)
 {
     slot *sl = find(g, item, 1);
-    if (!sl || round < live_round(sl) ||
-        (atomic_load(&sl->window_round) == round && atomic_load(&sl->starts_ms) == starts_ms &&
-         atomic_load(&sl->ends_ms) == ends_ms))
+    if (!sl || round < live_round(sl))
         return;
-    atomic_store(&sl->window_round, 0);
-    atomic_store(&sl->starts_ms, starts_ms);
-    atomic_store(&sl->ends_ms, ends_ms);
-    atomic_store(&sl->window_round, round);
+    int64_t have_starts, have_ends;
+    if (gate_window(g, item, &have_starts, &have_ends) && atomic_load(&sl->window_round) == round &&
+        have_starts == starts_ms && have_ends == ends_ms)
+        return; /* the common case: nothing to write */
+    window_write(sl, round, starts_ms, ends_ms);
 }
 
 int gate_window(gate *g, int64_t item, int64_t *starts_ms, int64_t *ends_ms)
@@ -149,10 +178,14 @@ int gate_window(gate *g, int64_t item, int64_t *starts_ms, int64_t *ends_ms)
     slot *sl = find(g, item, 0);
     if (!sl)
         return 0;
-    int64_t round = atomic_load(&sl->window_round);
-    if (round == 0 || round < live_round(sl))
+    uint64_t seq = atomic_load(&sl->window_seq);
+    if (seq & 1)
         return 0;
-    *starts_ms = atomic_load(&sl->starts_ms);
-    *ends_ms = atomic_load(&sl->ends_ms);
-    return atomic_load(&sl->window_round) == round;
+    int64_t round = atomic_load(&sl->window_round);
+    int64_t starts = atomic_load(&sl->starts_ms), ends = atomic_load(&sl->ends_ms);
+    if (atomic_load(&sl->window_seq) != seq || round == 0 || round < live_round(sl))
+        return 0;
+    *starts_ms = starts;
+    *ends_ms = ends;
+    return 1;
 }

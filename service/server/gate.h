@@ -4,7 +4,9 @@
  *     answered 409 from memory. The flag belongs to a stock version (a round,
  *     and the restocks within it, reserve_stock_version()): a reset or a
  *     restock announces a newer version and older flags stop counting, even
- *     one set late by a request that was in flight during the change.
+ *     one set late by a request that was in flight during the change; and
+ *     once a second a purchase goes to Redis all the same, whose answer
+ *     carries the current version, should an announcement be lost.
  *   - the sale window: the start and end Redis's answers carried, for the
  *     round they came from, so that the pre-start storm is answered
  *     not_started from memory (purchase.c decides with Redis's clock).
@@ -24,8 +26,8 @@ void gate_free(gate *g);
 /* Redis said item is sold out at stock version `version`. */
 void gate_set_sold_out(gate *g, int64_t item, int64_t version);
 
-/* Stock version `version` of item began (a round or a restock): flags of
- * older versions stop counting. */
+/* Stock version `version` of item began (a round or a restock, announced
+ * or carried by a reserve answer): flags of older versions stop counting. */
 void gate_new_version(gate *g, int64_t item, int64_t version);
 
 /* Forgets every flag and window (after missed announcements, e.g. a lost
@@ -35,8 +37,14 @@ void gate_clear_all(gate *g);
 /* How many items are flagged sold out now (for the metrics). */
 int64_t gate_sold_out_count(gate *g);
 
-/* True when item is flagged sold out at its latest known version. */
-int gate_is_sold_out(gate *g, int64_t item);
+/* A flagged item lets one purchase through to Redis this often, so that a
+ * lost announcement costs a second at most. */
+#define GATE_PROBE_MS 1000
+
+/* True when item is flagged sold out at its latest known version, except
+ * for one call a GATE_PROBE_MS (now_ms: a monotonic clock), which goes to
+ * Redis to learn the current version. */
+int gate_is_sold_out(gate *g, int64_t item, int64_t now_ms);
 
 /* Redis said item's round `round` sells from starts_ms to ends_ms (Unix ms,
  * 0: no bound). */

@@ -40,6 +40,9 @@ _Static_assert(RESERVE_BATCH_MAX == 64, "config.c bounds purchase_batch by RESER
 /* Purchases this close to the start, by the upper bound of Redis's clock, go
  * to Redis rather than being refused from memory. */
 #define PURCHASE_START_MARGIN_MS 5
+/* Redis's TIME and our clock are read to the millisecond: the bounds may be
+ * this far off, so the end is judged from memory only past it. */
+#define PURCHASE_CLOCK_SLACK_MS 2
 
 typedef struct purchase {
     app *a;
@@ -170,8 +173,10 @@ static void on_batch_reply(redisAsyncContext *ac, void *reply, void *privdata)
     }
     app *a = b->owner->a;
     redis_clock_sample(&a->clock, b->sent_ms, backend_mono_ms(), it.now_ms);
-    if (it.round > 0)
+    if (it.round > 0) {
+        gate_new_version(a->gate, b->call.item, reserve_stock_version(it.round, it.restocks));
         gate_set_window(a->gate, b->call.item, it.round, it.starts_ms, it.ends_ms);
+    }
     for (int i = 0; i < b->call.n; i++) {
         reserve_answer ans;
         if (reserve_batch_answer(r, b->call.n, i, &ans) == RESERVE_BAD_REPLY)
@@ -291,7 +296,7 @@ static void run_on_loop(redisAsyncContext *ac, void *arg)
  * Returns 1 when answered. */
 static int answered_from_memory(app *a, http_exchange *ex, int64_t item)
 {
-    if (gate_is_sold_out(a->gate, item)) {
+    if (gate_is_sold_out(a->gate, item, backend_mono_ms())) {
         metrics_purchase(a->metrics, METRICS_SOLD_OUT_FLAG);
         http_exchange_reply_error(ex, SK_SOLD_OUT, NULL);
         return 1;
@@ -304,7 +309,7 @@ static int answered_from_memory(app *a, http_exchange *ex, int64_t item)
     if (starts > 0 && starts - hi > PURCHASE_START_MARGIN_MS) {
         metrics_purchase(a->metrics, METRICS_NOT_STARTED_MEMORY);
         r.status = SK_NOT_STARTED;
-    } else if (ends > 0 && lo >= ends) {
+    } else if (ends > 0 && lo - PURCHASE_CLOCK_SLACK_MS >= ends) {
         metrics_purchase(a->metrics, METRICS_ENDED_MEMORY);
         r.status = SK_ENDED;
     } else {

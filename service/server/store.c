@@ -119,13 +119,19 @@ static int pg_command(store *s, const char *sql)
     return res ? 0 : -1;
 }
 
-/* Publishes one cross-instance event (events.h). Returns 0 or -1. */
-static int publish(store *s, const char *event)
+/* Publishes one cross-instance event (events.h), tried three times. A lost
+ * one costs a server's stale sold-out flag a second at most (gate.h), so it
+ * is logged, not failed. */
+static void announce(store *s, const char *event)
 {
     const char *pub[] = {"PUBLISH", KEYS_EVENTS, event};
-    redisReply *r = redis_argv(s, 3, pub);
-    freeReplyObject(r);
-    return r ? 0 : -1;
+    for (int tries = 0; tries < 3; tries++) {
+        redisReply *r = redis_argv(s, 3, pub);
+        freeReplyObject(r);
+        if (r)
+            return;
+    }
+    log_msg(LOG_WARN, "store", "announcing '%s' failed: servers learn it from Redis", event);
 }
 
 /* Starts the round in Redis with its terms and tells every server about it. */
@@ -145,7 +151,8 @@ static int start_round_in_redis(store *s, int64_t item, int64_t stock, int64_t r
     if (run_script(s, SCRIPT_ITEM_RESET, 2, 5, keys_args) < 0)
         return -1;
     snprintf(event, sizeof(event), "round %" PRId64 " %" PRId64, item, round);
-    return publish(s, event);
+    announce(s, event);
+    return 0;
 }
 
 /* A time parameter: Unix ms as text into buf, or NULL (SQL NULL) for 0. */
@@ -284,10 +291,51 @@ sk_status store_item_reset(store *s, int64_t item, const item_reset *r, item_vie
     return store_item_get(s, item, out);
 }
 
+/* Where restock number `restocks` of a round (restocked units in all)
+ * stands in Redis. */
+typedef enum restock_state {
+    RESTOCK_APPLIED,     /* Redis holds exactly this restock */
+    RESTOCK_NOT_APPLIED, /* Redis holds the restock before it */
+    RESTOCK_CONFLICT,    /* another round or other totals: reconcile's to repair */
+    RESTOCK_UNKNOWN      /* Redis does not answer */
+} restock_state;
+
+/* Judges what Redis holds (its round, restocks and restocked total) against
+ * this restock. */
+static restock_state restock_judge(int64_t round, int64_t restocks, int64_t restocked,
+                                   int64_t redis_round, int64_t redis_restocks,
+                                   int64_t redis_restocked)
+{
+    if (redis_round != round)
+        return RESTOCK_CONFLICT;
+    if (redis_restocks == restocks)
+        return redis_restocked == restocked ? RESTOCK_APPLIED : RESTOCK_CONFLICT;
+    return redis_restocks == restocks - 1 ? RESTOCK_NOT_APPLIED : RESTOCK_CONFLICT;
+}
+
+/* Reads the item's round, restocks and restocked total from Redis. */
+static restock_state restock_read_back(store *s, const char *state, int64_t round, int64_t restocks,
+                                       int64_t restocked)
+{
+    const char *argv[] = {"HMGET", state, "round", "restocks", "restocked"};
+    redisReply *r = redis_argv(s, 5, argv);
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 3) {
+        freeReplyObject(r);
+        return RESTOCK_UNKNOWN;
+    }
+    int64_t v[3] = {0, 0, 0};
+    for (int i = 0; i < 3; i++)
+        if (r->element[i]->type == REDIS_REPLY_STRING)
+            v[i] = strtoll(r->element[i]->str, NULL, 10);
+    freeReplyObject(r);
+    return restock_judge(round, restocks, restocked, v[0], v[1], v[2]);
+}
+
 /* Applies restock number `restocks` of round (adding add units, restocked
- * in all) to Redis. Returns the script's outcome, or NULL when Redis failed. */
-static const char *restock_in_redis(store *s, int64_t item, int64_t round, int64_t restocks,
-                                    int64_t add, int64_t restocked)
+ * in all) to Redis, and says where it stands afterwards. A call whose answer
+ * was lost is judged by reading the state back: it may have run. */
+static restock_state restock_in_redis(store *s, int64_t item, int64_t round, int64_t restocks,
+                                      int64_t add, int64_t restocked)
 {
     char state[KEYS_MAX], round_s[24], restocks_s[24], add_s[24], total_s[24];
     keys_item_state(state, sizeof(state), item);
@@ -296,22 +344,24 @@ static const char *restock_in_redis(store *s, int64_t item, int64_t round, int64
     snprintf(add_s, sizeof(add_s), "%" PRId64, add);
     snprintf(total_s, sizeof(total_s), "%" PRId64, restocked);
     const char *keys_args[] = {state, round_s, restocks_s, add_s, total_s};
-    if (ensure_redis(s) < 0)
-        return NULL;
-    redisReply *r =
-        backend_redis_script(&s->redis, &s->sc->s[SCRIPT_RESTOCK], 1, 4, keys_args, "store");
-    const char *outcome = NULL;
-    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-        r->element[0]->type == REDIS_REPLY_STRING) {
-        static const char *known[] = {"added", "already", "other_round", "unknown_item"};
-        for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
-            if (strcmp(r->element[0]->str, known[i]) == 0)
-                outcome = known[i];
-    }
-    if (!outcome)
+    redisReply *r = NULL;
+    if (ensure_redis(s) == 0)
+        r = backend_redis_script(&s->redis, &s->sc->s[SCRIPT_RESTOCK], 1, 4, keys_args, "store");
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 4 ||
+        r->element[0]->type != REDIS_REPLY_STRING) {
         metrics_backend_error(s->metrics, METRICS_REDIS);
+        freeReplyObject(r);
+        return restock_read_back(s, state, round, restocks, restocked);
+    }
+    restock_state st = RESTOCK_CONFLICT;
+    if (strcmp(r->element[0]->str, "added") == 0 || strcmp(r->element[0]->str, "already") == 0)
+        st = restock_judge(round, restocks, restocked, round, r->element[2]->integer,
+                           r->element[3]->integer);
+    if (st != RESTOCK_APPLIED)
+        log_msg(LOG_WARN, "store", "restock %" PRId64 " of item %" PRId64 ": redis says %s",
+                restocks, item, r->element[0]->str);
     freeReplyObject(r);
-    return outcome;
+    return st;
 }
 
 sk_status store_item_restock(store *s, int64_t item, int64_t add, item_view *out, const char **why)
@@ -327,7 +377,8 @@ sk_status store_item_restock(store *s, int64_t item, int64_t add, item_view *out
      * item take their turns, and a reset waits for this one. */
     PGresult *res = pg_exec(s,
                             "UPDATE items SET restocked = restocked + $2, restocks = restocks + 1 "
-                            "WHERE id = $1 AND restocks < $3 RETURNING round, restocks, restocked",
+                            "WHERE id = $1 AND restocks < $3 AND NOT lab "
+                            "RETURNING round, restocks, restocked",
                             3, p, PGRES_TUPLES_OK, state);
     sk_status st = SK_OK;
     if (!res) {
@@ -341,10 +392,12 @@ sk_status store_item_restock(store *s, int64_t item, int64_t add, item_view *out
         res = NULL;
         const char *q[] = {id_s};
         PGresult *found =
-            pg_exec(s, "SELECT 1 FROM items WHERE id = $1", 1, q, PGRES_TUPLES_OK, NULL);
+            pg_exec(s, "SELECT lab FROM items WHERE id = $1", 1, q, PGRES_TUPLES_OK, NULL);
         st = !found ? SK_BACKEND_DOWN : PQntuples(found) ? SK_INVALID : SK_NOT_FOUND;
         if (st == SK_INVALID)
-            *why = "this round has had as many restocks as it may; reset the item";
+            *why = PQgetvalue(found, 0, 0)[0] == 't'
+                       ? "a laboratory item is reset, not restocked"
+                       : "this round has had as many restocks as it may; reset the item";
         PQclear(found);
     }
     if (st != SK_OK) {
@@ -355,13 +408,15 @@ sk_status store_item_restock(store *s, int64_t item, int64_t add, item_view *out
     int64_t restocks = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
     int64_t restocked = strtoll(PQgetvalue(res, 0, 2), NULL, 10);
     PQclear(res);
-    const char *done = restock_in_redis(s, item, round, restocks, add, restocked);
-    if (!done || strcmp(done, "added") != 0) {
-        /* Redis did not take it (down, or without the round PostgreSQL
-         * has): nothing happened. */
+    restock_state in_redis = restock_in_redis(s, item, round, restocks, add, restocked);
+    if (in_redis != RESTOCK_APPLIED) {
         pg_command(s, "ROLLBACK");
-        if (done)
-            log_msg(LOG_WARN, "store", "restock of item %" PRId64 ": redis says %s", item, done);
+        if (in_redis == RESTOCK_CONFLICT)
+            *why = "Redis and PostgreSQL disagree on the item's round or restocks: nothing was "
+                   "added; `seckill-admin reconcile --rebuild` sets Redis back from PostgreSQL";
+        else if (in_redis == RESTOCK_UNKNOWN)
+            *why = "Redis did not answer: the restock may be in Redis but not in PostgreSQL; "
+                   "`seckill-admin reconcile` shows it";
         return SK_BACKEND_DOWN;
     }
     if (pg_command(s, "COMMIT") < 0) {
@@ -369,12 +424,14 @@ sk_status store_item_restock(store *s, int64_t item, int64_t add, item_view *out
                 "restock of item %" PRId64 " is in redis but its commit failed: "
                 "`seckill-admin reconcile` shows the difference",
                 item);
+        *why = "the restock is in Redis but its commit failed: `seckill-admin reconcile "
+               "--rebuild` sets Redis back from PostgreSQL";
         return SK_BACKEND_DOWN;
     }
     char event[96];
     snprintf(event, sizeof(event), "restock %" PRId64 " %" PRId64 " %" PRId64, item, round,
              restocks);
-    publish(s, event);
+    announce(s, event);
     return store_item_get(s, item, out);
 }
 

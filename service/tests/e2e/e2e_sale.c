@@ -169,10 +169,10 @@ Test(sale, a_storm_from_before_the_start_takes_nothing_early_and_exactly_the_sto
     /* A sale that ended refuses everyone, with stock left. */
     int64_t now = backend_now_ms();
     snprintf(terms, sizeof(terms), "\"starts_at\":\"%s\",\"ends_at\":\"%s\"", when(now - 5000, a),
-             when(now + 400, b));
+             when(now + 1500, b));
     int64_t short_sale = create_item(100, terms);
     cr_expect_eq(buy(short_sale, 1, 1), 202, "%s", resp);
-    sleep_until(now + 500);
+    sleep_until(now + 1600);
     for (int64_t u = 2; u < 50; u++) {
         cr_expect_eq(buy(short_sale, u, 1), 409, "%s", resp);
         cr_expect(strstr(resp, "\"error\":\"ended\"") && strstr(resp, "\"ends_at\":\""), "%s",
@@ -462,6 +462,11 @@ Test(sale, bad_input_is_400_and_changes_nothing)
                               resp, sizeof(resp)),
                  404, "%s", resp);
     snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/reset", item);
+    const char *resets[] = {"{\"stock\":5,\"per_buyer_limit\":0}", "{\"stock\":5,\"starts_at\":5}",
+                            "{\"stock\":-5}", "{\"stock\":5,\"ends_at\":\"yesterday\"}"};
+    for (size_t i = 0; i < sizeof(resets) / sizeof(resets[0]); i++)
+        cr_expect_eq(harness_http(port, "POST", path, TOKEN, resets[i], resp, sizeof(resp)), 400,
+                     "%s: %s", resets[i], resp);
     char body[160];
     snprintf(body, sizeof(body), "{\"stock\":5,\"ends_at\":\"%s\"}",
              when(backend_now_ms() - 120000, a));
@@ -471,5 +476,60 @@ Test(sale, bad_input_is_400_and_changes_nothing)
     cr_assert_eq(get_item(item), 200);
     cr_expect_eq(member("remaining"), 10, "nothing changed: %s", resp);
     cr_expect_eq(member("restocked"), 0, "%s", resp);
+
+    char lab_body[] = "{\"name\":\"lab\",\"stock\":5,\"lab\":true}";
+    cr_assert_eq(harness_http(port, "POST", "/api/v1/items", TOKEN, lab_body, resp, sizeof(resp)),
+                 201, "%s", resp);
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/stock", member("id"));
+    cr_expect_eq(harness_http(port, "POST", path, TOKEN, "{\"add\":1}", resp, sizeof(resp)), 400,
+                 "a laboratory item: %s", resp);
+    stop_system();
+}
+
+/* Sets the item's restocks and restocked total in Redis alone, adding
+ * `add` to its stock: a restock that reached Redis and not PostgreSQL. */
+static void restock_behind_postgresql(int64_t item, int restocks, int restocked, int add)
+{
+    redisContext *c = harness_redis();
+    redisReply *r = redisCommand(c, "HSET {item:%lld}:state restocks %d restocked %d",
+                                 (long long)item, restocks, restocked);
+    cr_assert(r && r->type == REDIS_REPLY_INTEGER);
+    freeReplyObject(r);
+    r = redisCommand(c, "HINCRBY {item:%lld}:state stock %d", (long long)item, add);
+    cr_assert(r && r->type == REDIS_REPLY_INTEGER);
+    freeReplyObject(r);
+    redisFree(c);
+}
+
+Test(sale, a_restock_that_reached_redis_alone_is_completed_once_or_refused_until_reconciled)
+{
+    int64_t item = create_item(10, "");
+    char path[96];
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/stock", item);
+    /* An earlier try of +5 reached Redis, its answer was lost and
+     * PostgreSQL rolled back: the admin's retry completes it, adding nothing
+     * twice. */
+    restock_behind_postgresql(item, 1, 5, 5);
+    cr_assert_eq(harness_http(port, "POST", path, TOKEN, "{\"add\":5}", resp, sizeof(resp)), 200,
+                 "%s", resp);
+    cr_expect_eq(member("restocked"), 5, "%s", resp);
+    cr_expect_eq(member("remaining"), 15, "not 20: %s", resp);
+    /* Redis holds a restock PostgreSQL does not know, of other units: the
+     * restock is refused and reconcile repairs it. */
+    restock_behind_postgresql(item, 2, 9, 4);
+    cr_assert_eq(harness_http(port, "POST", path, TOKEN, "{\"add\":3}", resp, sizeof(resp)), 503,
+                 "%s", resp);
+    cr_expect(strstr(resp, "reconcile"), "the message says what to do: %s", resp);
+    static char out[8192];
+    char *check[] = {"reconcile", NULL};
+    cr_expect_neq(harness_admin(check, out, sizeof(out)), 0, "reconcile sees it: %s", out);
+    cr_expect(strstr(out, "restock differs"), "%s", out);
+    char *rebuild[] = {"reconcile", "--rebuild", NULL};
+    cr_expect_eq(harness_admin(rebuild, out, sizeof(out)), 0, "%s", out);
+    cr_assert_eq(harness_http(port, "POST", path, TOKEN, "{\"add\":3}", resp, sizeof(resp)), 200,
+                 "%s", resp);
+    cr_expect_eq(member("restocked"), 8, "%s", resp);
+    cr_expect_eq(member("remaining"), 18, "%s", resp);
+    cr_expect_eq(harness_admin(check, out, sizeof(out)), 0, "%s", out);
     stop_system();
 }

@@ -390,10 +390,12 @@ static long long restock(int64_t item, long long round, long long restocks, long
     keys_item_state(state, sizeof(state), item);
     redisReply *r = redisCommand(redis, "EVALSHA %s 1 %s %lld %lld %lld %lld",
                                  sc.s[SCRIPT_RESTOCK].sha, state, round, restocks, add, total);
-    cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2, "restock: %s",
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 4, "restock: %s",
               r && r->type == REDIS_REPLY_ERROR ? r->str : "not an answer");
     snprintf(out, len, "%s", r->element[0]->str);
     long long remaining = r->element[1]->integer;
+    if (strcmp(out, "added") == 0 || strcmp(out, "already") == 0)
+        cr_assert_eq(r->element[2]->integer, restocks, "what Redis holds after the call");
     freeReplyObject(r);
     return remaining;
 }
@@ -406,6 +408,12 @@ Test(reserve_batch, a_restock_is_applied_once_and_only_to_its_round)
     cr_assert_str_eq(what, "added");
     cr_assert_eq(restock(ITEM, 5, 1, 7, 7, what, sizeof(what)), 17, "a repeat adds nothing");
     cr_assert_str_eq(what, "already");
+    char state[KEYS_MAX];
+    keys_item_state(state, sizeof(state), ITEM);
+    redisReply *r = redisCommand(redis, "EVALSHA %s 1 %s 5 1 7 7", sc.s[SCRIPT_RESTOCK].sha, state);
+    cr_assert(r && r->elements == 4);
+    cr_assert_eq(r->element[3]->integer, 7, "the total Redis holds, for the caller to compare");
+    freeReplyObject(r);
     cr_assert_eq(restock(ITEM, 5, 2, 3, 10, what, sizeof(what)), 20);
     cr_assert_str_eq(what, "added");
     cr_assert_eq(state_field(ITEM, "restocked"), 10);

@@ -1,6 +1,7 @@
 /* unit_gate.c: sold-out flags belong to a stock version, windows to a round; announcements parse.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
@@ -12,10 +13,10 @@
 Test(gate, an_item_is_not_sold_out_until_flagged)
 {
     gate *s = gate_create(16);
-    cr_assert_not(gate_is_sold_out(s, 1));
+    cr_assert_not(gate_is_sold_out(s, 1, 0));
     gate_set_sold_out(s, 1, 5);
-    cr_assert(gate_is_sold_out(s, 1));
-    cr_assert_not(gate_is_sold_out(s, 2));
+    cr_assert(gate_is_sold_out(s, 1, 0));
+    cr_assert_not(gate_is_sold_out(s, 2, 0));
     gate_free(s);
 }
 
@@ -24,9 +25,9 @@ Test(gate, a_new_round_clears_the_flag_of_the_old_one)
     gate *s = gate_create(16);
     gate_set_sold_out(s, 1, 5);
     gate_new_version(s, 1, 6);
-    cr_assert_not(gate_is_sold_out(s, 1));
+    cr_assert_not(gate_is_sold_out(s, 1, 0));
     gate_set_sold_out(s, 1, 6);
-    cr_assert(gate_is_sold_out(s, 1));
+    cr_assert(gate_is_sold_out(s, 1, 0));
     gate_free(s);
 }
 
@@ -35,7 +36,7 @@ Test(gate, a_late_flag_of_an_old_round_does_not_count)
     gate *s = gate_create(16);
     gate_new_version(s, 1, 7);
     gate_set_sold_out(s, 1, 6); /* a request still in flight during the reset */
-    cr_assert_not(gate_is_sold_out(s, 1));
+    cr_assert_not(gate_is_sold_out(s, 1, 0));
     gate_free(s);
 }
 
@@ -46,7 +47,7 @@ Test(gate, clear_all_forgets_every_flag)
         gate_set_sold_out(s, i, 1);
     gate_clear_all(s);
     for (int64_t i = 1; i <= 10; i++)
-        cr_expect_not(gate_is_sold_out(s, i));
+        cr_expect_not(gate_is_sold_out(s, i, 0));
     gate_free(s);
 }
 
@@ -57,9 +58,9 @@ Test(gate, a_full_table_never_flags_an_item_it_has_no_room_for)
         gate_set_sold_out(s, i, 1);
     int flagged = 0;
     for (int64_t i = 1; i <= 100; i++)
-        flagged += gate_is_sold_out(s, i);
+        flagged += gate_is_sold_out(s, i, 0);
     cr_assert_leq(flagged, 16);
-    cr_assert_not(gate_is_sold_out(s, 1000));
+    cr_assert_not(gate_is_sold_out(s, 1000, 0));
     gate_free(s);
 }
 
@@ -80,7 +81,7 @@ Test(gate, threads_flagging_the_same_items_claim_one_slot_each)
     for (int i = 0; i < 4; i++)
         pthread_join(t[i], NULL);
     for (int64_t i = 1; i <= 1000; i++)
-        cr_assert(gate_is_sold_out(s, i), "item %lld", (long long)i);
+        cr_assert(gate_is_sold_out(s, i, 0), "item %lld", (long long)i);
     gate_free(s);
 }
 
@@ -89,16 +90,31 @@ Test(gate, a_restock_version_clears_the_flag_of_the_stock_before_it)
     gate *s = gate_create(16);
     gate_new_version(s, 1, reserve_stock_version(6, 0));
     gate_set_sold_out(s, 1, reserve_stock_version(6, 0));
-    cr_assert(gate_is_sold_out(s, 1));
+    cr_assert(gate_is_sold_out(s, 1, 0));
     gate_new_version(s, 1, reserve_stock_version(6, 1)); /* a restock */
-    cr_assert_not(gate_is_sold_out(s, 1));
+    cr_assert_not(gate_is_sold_out(s, 1, 0));
     gate_set_sold_out(s, 1, reserve_stock_version(6, 0)); /* in flight during the restock */
-    cr_assert_not(gate_is_sold_out(s, 1));
+    cr_assert_not(gate_is_sold_out(s, 1, 0));
     gate_set_sold_out(s, 1, reserve_stock_version(6, 1));
-    cr_assert(gate_is_sold_out(s, 1));
+    cr_assert(gate_is_sold_out(s, 1, 0));
     gate_new_version(s, 1, reserve_stock_version(7, 0)); /* a new round beats every restock */
-    cr_assert_not(gate_is_sold_out(s, 1));
+    cr_assert_not(gate_is_sold_out(s, 1, 0));
     cr_assert_gt(reserve_stock_version(7, 0), reserve_stock_version(6, RESERVE_RESTOCKS_MAX));
+    gate_free(s);
+}
+
+Test(gate, a_flag_lets_one_purchase_a_second_through_to_learn_the_version)
+{
+    gate *s = gate_create(16);
+    gate_set_sold_out(s, 1, reserve_stock_version(6, 0));
+    cr_assert(gate_is_sold_out(s, 1, 500));
+    cr_assert_not(gate_is_sold_out(s, 1, 1000), "a second on: one goes to Redis");
+    cr_assert(gate_is_sold_out(s, 1, 1001), "and only one");
+    cr_assert(gate_is_sold_out(s, 1, 1999));
+    /* Its answer says a restock happened whose announcement was lost. */
+    gate_new_version(s, 1, reserve_stock_version(6, 1));
+    cr_assert_not(gate_is_sold_out(s, 1, 2000));
+    cr_assert_eq(gate_sold_out_count(s), 0);
     gate_free(s);
 }
 
@@ -123,6 +139,37 @@ Test(gate, a_window_counts_for_its_round_only)
     cr_assert_eq(ends, 0);
     gate_clear_all(s);
     cr_assert_not(gate_window(s, 1, &starts, &ends));
+    gate_free(s);
+}
+
+static atomic_int writers_done;
+
+static void *write_windows(void *arg)
+{
+    gate *s = arg;
+    for (int64_t r = 1; r <= 200000; r++)
+        gate_set_window(s, 1, 1 + r % 7, r * 10, r * 10 + 1);
+    atomic_fetch_add(&writers_done, 1);
+    return NULL;
+}
+
+Test(gate, a_reader_never_sees_two_writers_windows_mixed)
+{
+    gate *s = gate_create(16);
+    pthread_t t[2];
+    atomic_store(&writers_done, 0);
+    for (int i = 0; i < 2; i++)
+        pthread_create(&t[i], NULL, write_windows, s);
+    int64_t starts, ends;
+    while (atomic_load(&writers_done) < 2) {
+        if (gate_window(s, 1, &starts, &ends))
+            cr_assert_eq(ends, starts + 1, "bounds of two writes: %lld, %lld", (long long)starts,
+                         (long long)ends);
+    }
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    cr_assert(gate_window(s, 1, &starts, &ends), "a window once the writers are done");
+    cr_assert_eq(ends, starts + 1);
     gate_free(s);
 }
 
