@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "items.h"
 #include "json_io.h"
 #include "log.h"
 #include "purchase.h"
@@ -93,21 +94,20 @@ static void run_in_pool(void *thread_ctx, void *arg)
             st = store_ready(s);
             break;
         case ROUTE_ITEM_CREATE:
-            st = store_item_create(s, &r->spec, &view);
+            st = items_create(s, &r->spec, &view);
             break;
         case ROUTE_ITEM_RESET:
-            st = store_item_reset(s, r->id, &r->reset, &view, &why);
+            st = items_reset(s, r->id, &r->reset, &view, &why);
             break;
         case ROUTE_ITEM_RESTOCK:
-            st = store_item_restock(s, r->id, r->add, &view, &why);
+            st = items_restock(s, r->id, r->add, &view, &why);
             break;
         case ROUTE_ITEM_GET:
-            st = store_item_get(s, r->id, &view);
+            st = items_get(s, r->id, &view);
             break;
         case ROUTE_ITEM_LIST:
-            list = malloc(STORE_ITEM_LIST_MAX * sizeof(*list));
-            st = list ? store_item_list(s, r->with_lab, list, STORE_ITEM_LIST_MAX, &nlist)
-                      : SK_INTERNAL;
+            list = malloc(ITEMS_LIST_MAX * sizeof(*list));
+            st = list ? items_list(s, r->with_lab, list, ITEMS_LIST_MAX, &nlist) : SK_INTERNAL;
             break;
         case ROUTE_ORDER_GET:
             st = store_order_get(s, r->id, &o, &where);

@@ -175,7 +175,7 @@ void app_free(app *a)
         a->plugin.free(a->plugin.ctx); /* its own threads answer what they hold */
     http_server_free(a->http);
     gate_free(a->gate);
-    redis_clock_destroy(&a->clock);
+    redis_clock_close(&a->clock);
     metrics_free(a->metrics);
     ratelimit_free(a->ratelimit);
     free(a->loops);

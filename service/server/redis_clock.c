@@ -14,7 +14,7 @@ void redis_clock_init(redis_clock *c)
     atomic_init(&c->valid_until, 0);
 }
 
-void redis_clock_destroy(redis_clock *c)
+void redis_clock_close(redis_clock *c)
 {
     pthread_mutex_destroy(&c->lock);
 }

@@ -27,7 +27,7 @@ typedef struct redis_clock {
 } redis_clock;
 
 void redis_clock_init(redis_clock *c);
-void redis_clock_destroy(redis_clock *c);
+void redis_clock_close(redis_clock *c);
 
 /* One call: sent and received at local monotonic ms, Redis's clock read
  * redis_ms meanwhile. */

@@ -1,11 +1,15 @@
-/* store.h: the blocking operations behind the admin and read routes, over
- * one synchronous Redis connection and one PostgreSQL connection (a pool
- * thread's own). Connections are made lazily and remade after an error. */
+/* store.h: one synchronous Redis connection and one PostgreSQL connection
+ * (a pool thread's own) and the blocking calls over them, for the admin and
+ * read routes (the items' operations are items.h's). Connections are made
+ * lazily and remade after an error. */
 #ifndef SECKILL_STORE_H
 #define SECKILL_STORE_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include <hiredis/hiredis.h>
+#include <libpq-fe.h>
 
 #include "config.h"
 #include "json_io.h"
@@ -24,36 +28,38 @@ void store_free(store *s);
 /* SK_OK when Redis and PostgreSQL both answer, else SK_BACKEND_DOWN. */
 sk_status store_ready(store *s);
 
-/* Creates the item in PostgreSQL, then its round in Redis (undoing the row
- * if Redis fails) and announces the round. SK_CREATED with *out filled,
- * SK_ITEM_EXISTS, or SK_BACKEND_DOWN. */
-sk_status store_item_create(store *s, const item_spec *spec, item_view *out);
+/* The calls over the connections, for the store's users (items.c). Each
+ * makes its connection when it has none and drops it after a failure,
+ * counting backend errors in the metrics. */
 
-/* A new round: stock to r->stock, the terms r names changed (the others
- * kept), no restocks, no buyers, and the round announced to every server
- * (pub/sub: their sold-out flags of the item reset). The orders of earlier
- * rounds stay, under their round. SK_OK, SK_NOT_FOUND, SK_INVALID with *why
- * (the window with a kept bound would end before it starts), or
- * SK_BACKEND_DOWN (safe to call again). */
-sk_status store_item_reset(store *s, int64_t item, const item_reset *r, item_view *out,
-                           const char **why);
+/* Makes the Redis connection if there is none. Returns 0 or -1. */
+int store_redis_ensure(store *s);
 
-/* Adds add units to the item's running round: PostgreSQL's restocked total
- * and Redis's stock move together (the items row stays locked while Redis
- * applies it; lua/restock.lua applies a restock once), and the restock is
- * announced (every server's sold-out flag of the item stops counting).
- * SK_OK, SK_NOT_FOUND, SK_INVALID with *why (past 10^12 units, or too many
- * restocks in one round), or SK_BACKEND_DOWN (nothing changed). */
-sk_status store_item_restock(store *s, int64_t item, int64_t add, item_view *out, const char **why);
+/* An argv-style Redis command. Returns the reply (the caller frees it), or
+ * NULL (the connection dropped) on failure or an error reply. */
+redisReply *store_redis(store *s, int argc, const char **argv);
 
-/* The stock detail of an item. SK_OK, SK_NOT_FOUND, SK_BACKEND_DOWN. */
-sk_status store_item_get(store *s, int64_t item, item_view *out);
+/* A call of script id (EVALSHA, EVAL after NOSCRIPT). Returns the reply as
+ * it came (the caller judges and frees it), NULL when Redis failed. */
+redisReply *store_script(store *s, script_id id, int nkeys, int nargs, const char **keys_args);
 
-/* The newest items (highest ids first), at most cap, into out[]; *n gets
- * how many. The laboratory's items only when with_lab. SK_OK or
- * SK_BACKEND_DOWN. */
-#define STORE_ITEM_LIST_MAX 100
-sk_status store_item_list(store *s, int with_lab, item_view *out, size_t cap, size_t *n);
+/* A parameterized statement. Returns the result when its status is want,
+ * else NULL (logged unless a constraint, class 23, refused it); *sqlstate
+ * (6 bytes, may be NULL) gets the error's SQLSTATE. The caller PQclear()s. */
+PGresult *store_pg(store *s, const char *sql, int n, const char *const *params, ExecStatusType want,
+                   char *sqlstate);
+
+/* A statement without parameters or rows (BEGIN, COMMIT). Returns 0 or -1. */
+int store_pg_command(store *s, const char *sql);
+
+/* Publishes one cross-instance event (events.h), tried three times. A lost
+ * one costs a server's stale sold-out flag a second at most (gate.h), so it
+ * is logged, not failed. */
+void store_announce(store *s, const char *event);
+
+/* Redis's clock (Unix ms), the sale window's authority; -1 when Redis
+ * fails. */
+int64_t store_redis_now_ms(store *s);
 
 /* An order and where it is: *status is "queued" (accepted, on its way) or
  * "persisted". SK_OK, SK_NOT_FOUND, SK_BACKEND_DOWN. */

@@ -13,7 +13,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-    redis_clock_destroy(&c);
+    redis_clock_close(&c);
 }
 
 TestSuite(redis_clock, .init = setup, .fini = teardown);

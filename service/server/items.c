@@ -1,0 +1,389 @@
+/* items.c: an item's rounds, kept in PostgreSQL (the truth: the item, its
+ * terms, its restocks, its persisted orders) and in Redis (the live stock of
+ * the round): create, reset, restock, and the view that joins both. */
+#include "items.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "keys.h"
+#include "log.h"
+#include "reserve.h"
+
+/* Starts the round in Redis with its terms and tells every server about it. */
+static int start_round_in_redis(store *s, int64_t item, int64_t stock, int64_t round,
+                                const sale_terms *t)
+{
+    char state[KEYS_MAX], buyers[KEYS_MAX], stock_s[24], round_s[24], starts_s[24], ends_s[24],
+        limit_s[12], event[80];
+    keys_item_state(state, sizeof(state), item);
+    keys_item_buyers(buyers, sizeof(buyers), item);
+    snprintf(stock_s, sizeof(stock_s), "%" PRId64, stock);
+    snprintf(round_s, sizeof(round_s), "%" PRId64, round);
+    snprintf(starts_s, sizeof(starts_s), "%" PRId64, t->starts_ms);
+    snprintf(ends_s, sizeof(ends_s), "%" PRId64, t->ends_ms);
+    snprintf(limit_s, sizeof(limit_s), "%d", t->per_buyer_limit);
+    const char *keys_args[] = {state, buyers, stock_s, round_s, starts_s, ends_s, limit_s};
+    redisReply *r = store_script(s, SCRIPT_ITEM_RESET, 2, 5, keys_args);
+    freeReplyObject(r);
+    if (!r)
+        return -1;
+    snprintf(event, sizeof(event), "round %" PRId64 " %" PRId64, item, round);
+    store_announce(s, event);
+    return 0;
+}
+
+/* A time parameter: Unix ms as text into buf, or NULL (SQL NULL) for 0. */
+static const char *time_param(int64_t ms, char *buf, size_t len)
+{
+    if (ms == 0)
+        return NULL;
+    snprintf(buf, len, "%" PRId64, ms);
+    return buf;
+}
+
+/* The columns of a round's terms in a result, from column `at` on:
+ * starts and ends in Unix ms (0: null), per_buyer_limit. */
+#define TERMS_COLUMNS                                                                              \
+    "coalesce((extract(epoch FROM starts_at) * 1000)::bigint, 0), "                                \
+    "coalesce((extract(epoch FROM ends_at) * 1000)::bigint, 0), per_buyer_limit"
+
+static void read_terms(PGresult *res, int row, int at, sale_terms *t)
+{
+    t->starts_ms = strtoll(PQgetvalue(res, row, at), NULL, 10);
+    t->ends_ms = strtoll(PQgetvalue(res, row, at + 1), NULL, 10);
+    t->per_buyer_limit = (int)strtol(PQgetvalue(res, row, at + 2), NULL, 10);
+}
+
+sk_status items_create(store *s, const item_spec *spec, item_view *out)
+{
+    char id_s[24], stock_s[24], starts_s[24], ends_s[24], limit_s[12], state[6];
+    snprintf(id_s, sizeof(id_s), "%" PRId64, spec->id);
+    snprintf(stock_s, sizeof(stock_s), "%" PRId64, spec->stock);
+    snprintf(limit_s, sizeof(limit_s), "%d", spec->terms.per_buyer_limit);
+    /* An explicit id must also move the identity past it, or a later create
+     * without id would collide with it. */
+    const char *p[] = {spec->id > 0 ? id_s : NULL,
+                       spec->name,
+                       stock_s,
+                       spec->lab ? "true" : "false",
+                       time_param(spec->terms.starts_ms, starts_s, sizeof(starts_s)),
+                       time_param(spec->terms.ends_ms, ends_s, sizeof(ends_s)),
+                       limit_s};
+    PGresult *res = store_pg(
+        s,
+        "WITH ins AS (INSERT INTO items (id, name, initial_stock, lab, starts_at, ends_at, "
+        "                                per_buyer_limit) "
+        "  VALUES (coalesce($1::bigint, nextval(pg_get_serial_sequence('items', 'id'))), $2, $3, "
+        "          $4, to_timestamp($5::bigint / 1000.0), to_timestamp($6::bigint / 1000.0), $7) "
+        "  RETURNING id, round) "
+        "SELECT id, round, CASE WHEN $1::bigint IS NULL THEN 0 ELSE "
+        "  setval(pg_get_serial_sequence('items', 'id'), "
+        "         GREATEST(id, (SELECT coalesce(max(id), 1) FROM items))) END FROM ins",
+        7, p, PGRES_TUPLES_OK, state);
+    if (!res)
+        return strcmp(state, "23505") == 0 ? SK_ITEM_EXISTS : SK_BACKEND_DOWN;
+    int64_t id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+    int64_t round = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
+    PQclear(res);
+    snprintf(id_s, sizeof(id_s), "%" PRId64, id);
+    if (start_round_in_redis(s, id, spec->stock, round, &spec->terms) < 0) {
+        /* Without its Redis state nobody can buy the item; take the row back
+         * so that the admin's retry is a clean create. */
+        const char *d[] = {id_s};
+        PQclear(store_pg(s, "DELETE FROM items WHERE id = $1", 1, d, PGRES_COMMAND_OK, NULL));
+        return SK_BACKEND_DOWN;
+    }
+    if (items_get(s, id, out) != SK_OK) {
+        /* Created all the same: answer what we know. */
+        memset(out, 0, sizeof(*out));
+        out->id = id;
+        out->round = round;
+        snprintf(out->name, sizeof(out->name), "%s", spec->name);
+        out->initial_stock = out->remaining = spec->stock;
+        out->starts_ms = spec->terms.starts_ms;
+        out->ends_ms = spec->terms.ends_ms;
+        out->per_buyer_limit = spec->terms.per_buyer_limit;
+        out->lab = spec->lab;
+    }
+    return SK_CREATED;
+}
+
+sk_status items_reset(store *s, int64_t item, const item_reset *r, item_view *out, const char **why)
+{
+    char id_s[24], stock_s[24], starts_s[24], ends_s[24], limit_s[12], given[3][6], state[6];
+    const sale_terms *t = &r->terms;
+    snprintf(id_s, sizeof(id_s), "%" PRId64, item);
+    snprintf(stock_s, sizeof(stock_s), "%" PRId64, r->stock);
+    snprintf(limit_s, sizeof(limit_s), "%d", t->per_buyer_limit);
+    snprintf(given[0], sizeof(given[0]), "%s", t->given & SALE_STARTS ? "true" : "false");
+    snprintf(given[1], sizeof(given[1]), "%s", t->given & SALE_ENDS ? "true" : "false");
+    snprintf(given[2], sizeof(given[2]), "%s", t->given & SALE_LIMIT ? "true" : "false");
+    /* A new round in one statement: the orders of the old one stay (they
+     * keep their round); the terms the body did not name stay as they were. */
+    const char *p[] = {id_s,     stock_s,
+                       given[0], time_param(t->starts_ms, starts_s, 24),
+                       given[1], time_param(t->ends_ms, ends_s, 24),
+                       given[2], limit_s};
+    PGresult *res = store_pg(
+        s,
+        "UPDATE items SET initial_stock = $2, round = nextval('item_rounds'), restocked = 0, "
+        "  restocks = 0, "
+        "  starts_at = CASE WHEN $3 THEN to_timestamp($4::bigint / 1000.0) ELSE starts_at END, "
+        "  ends_at = CASE WHEN $5 THEN to_timestamp($6::bigint / 1000.0) ELSE ends_at END, "
+        "  per_buyer_limit = CASE WHEN $7 THEN $8::integer ELSE per_buyer_limit END "
+        "WHERE id = $1 RETURNING round, " TERMS_COLUMNS,
+        8, p, PGRES_TUPLES_OK, state);
+    if (!res) {
+        if (strcmp(state, "23514") == 0) {
+            *why = "ends_at must come after starts_at (with the item's other bound kept)";
+            return SK_INVALID;
+        }
+        return SK_BACKEND_DOWN;
+    }
+    if (PQntuples(res) == 0) {
+        PQclear(res);
+        return SK_NOT_FOUND;
+    }
+    int64_t round = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+    sale_terms now;
+    read_terms(res, 0, 1, &now);
+    PQclear(res);
+    /* PostgreSQL is the truth: if Redis fails now, a repeated reset
+     * completes a newer round. */
+    if (start_round_in_redis(s, item, r->stock, round, &now) < 0)
+        return SK_BACKEND_DOWN;
+    return items_get(s, item, out);
+}
+
+/* Where restock number `restocks` of a round (restocked units in all)
+ * stands in Redis. */
+typedef enum restock_state {
+    RESTOCK_APPLIED,     /* Redis holds exactly this restock */
+    RESTOCK_NOT_APPLIED, /* Redis holds the restock before it */
+    RESTOCK_CONFLICT,    /* another round or other totals: reconcile's to repair */
+    RESTOCK_UNKNOWN      /* Redis does not answer */
+} restock_state;
+
+/* Judges what Redis holds (its round, restocks and restocked total) against
+ * this restock. */
+static restock_state restock_judge(int64_t round, int64_t restocks, int64_t restocked,
+                                   int64_t redis_round, int64_t redis_restocks,
+                                   int64_t redis_restocked)
+{
+    if (redis_round != round)
+        return RESTOCK_CONFLICT;
+    if (redis_restocks == restocks)
+        return redis_restocked == restocked ? RESTOCK_APPLIED : RESTOCK_CONFLICT;
+    return redis_restocks == restocks - 1 ? RESTOCK_NOT_APPLIED : RESTOCK_CONFLICT;
+}
+
+/* Reads the item's round, restocks and restocked total from Redis. */
+static restock_state restock_read_back(store *s, const char *state, int64_t round, int64_t restocks,
+                                       int64_t restocked)
+{
+    const char *argv[] = {"HMGET", state, "round", "restocks", "restocked"};
+    redisReply *r = store_redis(s, 5, argv);
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 3) {
+        freeReplyObject(r);
+        return RESTOCK_UNKNOWN;
+    }
+    int64_t v[3] = {0, 0, 0};
+    for (int i = 0; i < 3; i++)
+        if (r->element[i]->type == REDIS_REPLY_STRING)
+            v[i] = strtoll(r->element[i]->str, NULL, 10);
+    freeReplyObject(r);
+    return restock_judge(round, restocks, restocked, v[0], v[1], v[2]);
+}
+
+/* Applies restock number `restocks` of round (adding add units, restocked
+ * in all) to Redis, and says where it stands afterwards. A call whose answer
+ * was lost is judged by reading the state back: it may have run. */
+static restock_state restock_in_redis(store *s, int64_t item, int64_t round, int64_t restocks,
+                                      int64_t add, int64_t restocked)
+{
+    char state[KEYS_MAX], round_s[24], restocks_s[24], add_s[24], total_s[24];
+    keys_item_state(state, sizeof(state), item);
+    snprintf(round_s, sizeof(round_s), "%" PRId64, round);
+    snprintf(restocks_s, sizeof(restocks_s), "%" PRId64, restocks);
+    snprintf(add_s, sizeof(add_s), "%" PRId64, add);
+    snprintf(total_s, sizeof(total_s), "%" PRId64, restocked);
+    const char *keys_args[] = {state, round_s, restocks_s, add_s, total_s};
+    redisReply *r = store_script(s, SCRIPT_RESTOCK, 1, 4, keys_args);
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 4 ||
+        r->element[0]->type != REDIS_REPLY_STRING) {
+        freeReplyObject(r);
+        return restock_read_back(s, state, round, restocks, restocked);
+    }
+    restock_state st = RESTOCK_CONFLICT;
+    if (strcmp(r->element[0]->str, "added") == 0 || strcmp(r->element[0]->str, "already") == 0)
+        st = restock_judge(round, restocks, restocked, round, r->element[2]->integer,
+                           r->element[3]->integer);
+    if (st != RESTOCK_APPLIED)
+        log_msg(LOG_WARN, "store", "restock %" PRId64 " of item %" PRId64 ": redis says %s",
+                restocks, item, r->element[0]->str);
+    freeReplyObject(r);
+    return st;
+}
+
+sk_status items_restock(store *s, int64_t item, int64_t add, item_view *out, const char **why)
+{
+    char id_s[24], add_s[24], max_s[24], state[6];
+    snprintf(id_s, sizeof(id_s), "%" PRId64, item);
+    snprintf(add_s, sizeof(add_s), "%" PRId64, add);
+    snprintf(max_s, sizeof(max_s), "%d", RESERVE_RESTOCKS_MAX);
+    const char *p[] = {id_s, add_s, max_s};
+    if (store_pg_command(s, "BEGIN") < 0)
+        return SK_BACKEND_DOWN;
+    /* The row stays locked until Redis has the restock: two restocks of one
+     * item take their turns, and a reset waits for this one. */
+    PGresult *res = store_pg(s,
+                             "UPDATE items SET restocked = restocked + $2, restocks = restocks + 1 "
+                             "WHERE id = $1 AND restocks < $3 AND NOT lab "
+                             "RETURNING round, restocks, restocked",
+                             3, p, PGRES_TUPLES_OK, state);
+    sk_status st = SK_OK;
+    if (!res) {
+        st = SK_BACKEND_DOWN;
+        if (strcmp(state, "23514") == 0) {
+            st = SK_INVALID;
+            *why = "the item would hold more than 10^12 units this round";
+        }
+    } else if (PQntuples(res) == 0) {
+        PQclear(res);
+        res = NULL;
+        const char *q[] = {id_s};
+        PGresult *found =
+            store_pg(s, "SELECT lab FROM items WHERE id = $1", 1, q, PGRES_TUPLES_OK, NULL);
+        st = !found ? SK_BACKEND_DOWN : PQntuples(found) ? SK_INVALID : SK_NOT_FOUND;
+        if (st == SK_INVALID)
+            *why = PQgetvalue(found, 0, 0)[0] == 't'
+                       ? "a laboratory item is reset, not restocked"
+                       : "this round has had as many restocks as it may; reset the item";
+        PQclear(found);
+    }
+    if (st != SK_OK) {
+        store_pg_command(s, "ROLLBACK");
+        return st;
+    }
+    int64_t round = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+    int64_t restocks = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
+    int64_t restocked = strtoll(PQgetvalue(res, 0, 2), NULL, 10);
+    PQclear(res);
+    restock_state in_redis = restock_in_redis(s, item, round, restocks, add, restocked);
+    if (in_redis != RESTOCK_APPLIED) {
+        store_pg_command(s, "ROLLBACK");
+        if (in_redis == RESTOCK_CONFLICT)
+            *why = "Redis and PostgreSQL disagree on the item's round or restocks: nothing was "
+                   "added; `seckill-admin reconcile --rebuild` sets Redis back from PostgreSQL";
+        else if (in_redis == RESTOCK_UNKNOWN)
+            *why = "Redis did not answer: the restock may be in Redis but not in PostgreSQL; "
+                   "`seckill-admin reconcile` shows it";
+        return SK_BACKEND_DOWN;
+    }
+    if (store_pg_command(s, "COMMIT") < 0) {
+        log_msg(LOG_ERROR, "store",
+                "restock of item %" PRId64 " is in redis but its commit failed: "
+                "`seckill-admin reconcile` shows the difference",
+                item);
+        *why = "the restock is in Redis but its commit failed: `seckill-admin reconcile "
+               "--rebuild` sets Redis back from PostgreSQL";
+        return SK_BACKEND_DOWN;
+    }
+    char event[96];
+    snprintf(event, sizeof(event), "restock %" PRId64 " %" PRId64 " %" PRId64, item, round,
+             restocks);
+    store_announce(s, event);
+    return items_get(s, item, out);
+}
+
+/* Completes a view read from PostgreSQL with the remaining stock in Redis
+ * and what follows from it. */
+static sk_status item_stock(store *s, item_view *out)
+{
+    char state[KEYS_MAX];
+    keys_item_state(state, sizeof(state), out->id);
+    const char *argv[] = {"HGET", state, "stock"};
+    redisReply *r = store_redis(s, 3, argv);
+    if (!r)
+        return SK_BACKEND_DOWN;
+    /* No Redis state (a Redis that lost its data): nothing can be sold. */
+    out->remaining = r->type == REDIS_REPLY_STRING ? strtoll(r->str, NULL, 10) : 0;
+    freeReplyObject(r);
+    out->sold = out->initial_stock + out->restocked - out->remaining;
+    out->queued = out->sold > out->persisted ? out->sold - out->persisted : 0;
+    return SK_OK;
+}
+
+/* The view's columns, read from an items row i and its orders of the round. */
+#define VIEW_SELECT                                                                                \
+    "SELECT i.id, i.name, i.round, i.initial_stock, i.restocked, i.lab, "                          \
+    "  coalesce(u.units, 0), coalesce(u.orders, 0), "                                              \
+    "  coalesce((extract(epoch FROM i.starts_at) * 1000)::bigint, 0), "                            \
+    "  coalesce((extract(epoch FROM i.ends_at) * 1000)::bigint, 0), i.per_buyer_limit "            \
+    "FROM items i LEFT JOIN LATERAL (SELECT sum(quantity) AS units, count(*) AS orders "           \
+    "  FROM orders o WHERE o.item_id = i.id AND o.round = i.round) u ON true "
+
+static void read_view(PGresult *res, int row, item_view *v)
+{
+    memset(v, 0, sizeof(*v));
+    v->id = strtoll(PQgetvalue(res, row, 0), NULL, 10);
+    snprintf(v->name, sizeof(v->name), "%s", PQgetvalue(res, row, 1));
+    v->round = strtoll(PQgetvalue(res, row, 2), NULL, 10);
+    v->initial_stock = strtoll(PQgetvalue(res, row, 3), NULL, 10);
+    v->restocked = strtoll(PQgetvalue(res, row, 4), NULL, 10);
+    v->lab = PQgetvalue(res, row, 5)[0] == 't';
+    v->persisted = strtoll(PQgetvalue(res, row, 6), NULL, 10);
+    v->orders = strtoll(PQgetvalue(res, row, 7), NULL, 10);
+    v->starts_ms = strtoll(PQgetvalue(res, row, 8), NULL, 10);
+    v->ends_ms = strtoll(PQgetvalue(res, row, 9), NULL, 10);
+    v->per_buyer_limit = (int)strtol(PQgetvalue(res, row, 10), NULL, 10);
+}
+
+sk_status items_get(store *s, int64_t item, item_view *out)
+{
+    char id_s[24];
+    snprintf(id_s, sizeof(id_s), "%" PRId64, item);
+    const char *p[] = {id_s};
+    PGresult *res = store_pg(s, VIEW_SELECT "WHERE i.id = $1", 1, p, PGRES_TUPLES_OK, NULL);
+    if (!res)
+        return SK_BACKEND_DOWN;
+    if (PQntuples(res) == 0) {
+        PQclear(res);
+        return SK_NOT_FOUND;
+    }
+    read_view(res, 0, out);
+    PQclear(res);
+    out->now_ms = store_redis_now_ms(s);
+    if (out->now_ms < 0)
+        return SK_BACKEND_DOWN;
+    return item_stock(s, out);
+}
+
+sk_status items_list(store *s, int with_lab, item_view *out, size_t cap, size_t *n)
+{
+    char limit[24];
+    snprintf(limit, sizeof(limit), "%zu", cap);
+    const char *p[] = {limit, with_lab ? "true" : "false"};
+    *n = 0;
+    PGresult *res = store_pg(s, VIEW_SELECT "WHERE $2 OR NOT i.lab ORDER BY i.id DESC LIMIT $1", 2,
+                             p, PGRES_TUPLES_OK, NULL);
+    if (!res)
+        return SK_BACKEND_DOWN;
+    size_t rows = (size_t)PQntuples(res);
+    for (size_t i = 0; i < rows && i < cap; i++)
+        read_view(res, (int)i, &out[i]);
+    PQclear(res);
+    int64_t now = store_redis_now_ms(s);
+    if (now < 0)
+        return SK_BACKEND_DOWN;
+    for (size_t i = 0; i < rows && i < cap; i++) {
+        out[i].now_ms = now;
+        if (item_stock(s, &out[i]) != SK_OK)
+            return SK_BACKEND_DOWN;
+    }
+    *n = rows < cap ? rows : cap;
+    return SK_OK;
+}
