@@ -4,10 +4,14 @@ set -euo pipefail
 
 packages=(build-essential cmake pkg-config curl libmicrohttpd-dev libhiredis-dev libjansson-dev
     libpq-dev libcriterion-dev libevent-dev redis-server postgresql wrk apache2-utils nginx-light
-    valgrind chromium zookeeper libzookeeper-mt-dev "$@")
+    valgrind chromium nodejs npm zookeeper libzookeeper-mt-dev "$@")
 
+# A package whose command is already there from elsewhere counts as present: a nodejs from
+# NodeSource carries npm and conflicts with Debian's npm package.
+declare -A command_of=([nodejs]=node [npm]=npm)
 missing=()
 for p in "${packages[@]}"; do
+    [[ -n ${command_of[$p]:-} ]] && command -v "${command_of[$p]}" >/dev/null && continue
     status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
     [[ $status == installed ]] || missing+=("$p")
 done

@@ -36,15 +36,18 @@ int main(int argc, char **argv)
             pass[rest++] = argv[i];
     }
     pass[rest] = NULL;
-    int wants_info = 0;
-    for (int i = 1; i < rest; i++)
-        wants_info |= !strcmp(pass[i], "--help") || !strcmp(pass[i], "--version") ||
-                      !strcmp(pass[i], "--print-config");
-    if (!command && !wants_info) {
+    int wants_info = 0, wants_help = 0;
+    for (int i = 1; i < rest; i++) {
+        wants_help |= !strcmp(pass[i], "--help");
+        wants_info |= !strcmp(pass[i], "--version") || !strcmp(pass[i], "--print-config");
+    }
+    if (!command && !wants_info && !wants_help) {
         usage(stderr);
         return 2;
     }
-    if (!command || (rest > 1 && !strcmp(pass[1], "--help")))
+    /* The tool's own usage before the config's keys; --version says only
+     * the version. */
+    if (wants_help)
         usage(stdout);
 
     config cfg;

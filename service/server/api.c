@@ -228,7 +228,8 @@ void api_handle(void *ctx, http_exchange *ex)
     pool_request req = {0};
     const char *why = NULL;
     sk_status st = router_match(http_exchange_method(ex), http_exchange_path(ex), &m);
-    http_exchange_tag(ex, st == SK_OK ? (int)m.route : ROUTE_NONE);
+    /* A wrong method on a known path counts under that path's route. */
+    http_exchange_tag(ex, st == SK_OK || st == SK_METHOD_NOT_ALLOWED ? (int)m.route : ROUTE_NONE);
 
     if (st == SK_METHOD_NOT_ALLOWED) {
         http_exchange_reply_error_allow(ex, st, NULL, m.allow);

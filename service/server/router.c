@@ -128,10 +128,13 @@ sk_status router_match(const char *method, const char *path, route_match *m)
         if (match_pattern(routes[i].pattern, path, ids, &seen) < 0)
             continue;
         if (strcmp(routes[i].method, as) != 0) {
+            if (!path_known)
+                m->route = routes[i].route; /* the 405's route, for the metrics */
             path_known = 1;
             allow = allow_by_route[routes[i].route];
             continue;
         }
+        memset(m, 0, sizeof(*m));
         m->route = routes[i].route;
         m->name = seen.name;
         m->name_len = seen.name_len;
@@ -145,6 +148,7 @@ sk_status router_match(const char *method, const char *path, route_match *m)
         m->allow = allow;
         return SK_METHOD_NOT_ALLOWED;
     }
+    m->route = ROUTE_NONE;
     return SK_NOT_FOUND;
 }
 

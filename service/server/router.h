@@ -43,7 +43,8 @@ typedef struct route_match {
 /* Matches method and path (no query string). Returns SK_OK with m filled,
  * SK_NOT_FOUND for an unknown path, an id that is not a positive integer or
  * a name that is not 1..ROUTER_NAME_MAX of [a-z0-9_], or
- * SK_METHOD_NOT_ALLOWED with m->allow set. m->name points into path. */
+ * SK_METHOD_NOT_ALLOWED with m->allow set and m->route the path's route (for
+ * the metrics). m->name points into path. */
 sk_status router_match(const char *method, const char *path, route_match *m);
 
 /* The route table, for the test that holds it against docs/openapi.yaml:

@@ -38,6 +38,8 @@ Test(cli, help_and_version_answer_and_exit_0_on_every_binary)
         cr_expect(strstr(out, "Usage:") && strstr(out, "--redis-port"), "%s", out);
         cr_expect_eq(run("", bins[i], "--version"), 0, "%s", out);
         cr_expect(strstr(out, SECKILL_VERSION), "%s --version: %s", bins[i], out);
+        cr_expect_not(strstr(out, "Usage:"), "%s --version says only the version: %s", bins[i],
+                      out);
     }
 }
 

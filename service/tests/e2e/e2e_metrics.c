@@ -75,6 +75,9 @@ Test(metrics, a_scrape_under_load_is_valid_prometheus_text_that_counts_the_answe
     sale_init(&s, port, sale_create_item(port, TOKEN, "metered", 500), 2000, 50, 1, 2000);
     cr_assert_eq(sale_run(&s), 0, "%s", s.result.errstr);
     cr_assert_eq(s.naccepted, 500);
+    char path[96];
+    snprintf(path, sizeof(path), "/api/v1/items/%lld/purchase", (long long)s.item);
+    cr_assert_eq(harness_http(port, "GET", path, NULL, NULL, resp, sizeof(resp)), 405);
     sale_free(&s);
 
     cr_assert_eq(harness_http(port, "GET", "/metrics", NULL, NULL, resp, sizeof(resp)), 200);
@@ -90,8 +93,10 @@ Test(metrics, a_scrape_under_load_is_valid_prometheus_text_that_counts_the_answe
     cr_expect_eq(sample(resp, "seckill_http_requests_total{route=\"purchase\",code=\"202\"}"), 500);
     cr_expect_eq(sample(resp, "seckill_http_requests_total{route=\"purchase\",code=\"409\"}"),
                  1500);
+    cr_expect_eq(sample(resp, "seckill_http_requests_total{route=\"purchase\",code=\"405\"}"), 1,
+                 "a wrong method counts under its path's route");
     cr_expect_eq(sample(resp, "seckill_http_request_duration_seconds_count{route=\"purchase\"}"),
-                 2000);
+                 2001);
     cr_expect(strstr(resp, "\nseckill_pending_orders "), "%s", resp);
     cr_expect(strstr(resp, "\nseckill_soldout_flags 1\n"), "%s", resp);
 

@@ -102,6 +102,17 @@ Test(router, wrong_method_answers_405_with_allow)
     expect_not_allowed("POST", "/api/v1/orders/3", "GET, HEAD");
 }
 
+Test(router, a_405_names_the_route_of_its_path_for_the_metrics)
+{
+    route_match m;
+    cr_assert_eq(router_match("GET", "/api/v1/items/3/purchase", &m), SK_METHOD_NOT_ALLOWED);
+    cr_assert_eq(m.route, ROUTE_PURCHASE);
+    cr_assert_eq(router_match("DELETE", "/metrics", &m), SK_METHOD_NOT_ALLOWED);
+    cr_assert_eq(m.route, ROUTE_METRICS);
+    cr_assert_eq(router_match("POST", "/api/v1/items/3/stock", &m), SK_OK);
+    cr_assert_eq(m.route, ROUTE_ITEM_RESTOCK);
+}
+
 Test(router, methods_are_case_sensitive)
 {
     expect_not_allowed("get", "/health", "GET, HEAD");
