@@ -1,12 +1,22 @@
 #!/usr/bin/env bash
 # lint.sh: `make lint`: shellcheck of every script, clang-format check of the C sources, the
-# include graph (no cycle, each part includes only what it may), and docker-compose.yml validated
-# by `docker-compose config` (no Docker engine needed for that).
+# include graph (no cycle, each part includes only what it may), docker-compose.yml validated by
+# `docker-compose config` (no Docker engine needed for that), and the systemd units of
+# deploy/systemd verified by systemd-analyze (pointed at build/'s binaries; any warning fails).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-scripts/deps.sh shellcheck clang-format docker-compose python3
+scripts/deps.sh shellcheck clang-format docker-compose python3 systemd
 shellcheck scripts/*.sh .ci/run service/tests/browser/run.sh
 find service -name '*.[ch]' -print0 | xargs -0 clang-format --dry-run --Werror
 scripts/include_graph.sh
 SECKILL_PG_PASSWORD=lint SECKILL_ADMIN_TOKEN=lint docker-compose -f docker-compose.yml config -q
-echo "lint: scripts, format, include graph and docker-compose.yml are clean"
+units=$(mktemp -d)
+trap 'rm -rf "$units"' EXIT
+for f in deploy/systemd/*.service; do
+    sed "s#/usr/local/bin/#$PWD/build/#" "$f" >"$units/${f##*/}"
+done
+mv "$units/seckill-worker@.service" "$units/seckill-worker@1.service" # a template: verify an instance
+[[ -x build/seckill-server && -x build/seckill-worker ]] || scripts/build.sh >/dev/null
+verified=$(systemd-analyze verify "$units"/*.service 2>&1) || { echo "$verified" >&2; exit 1; }
+[[ -z $verified ]] || { echo "systemd-analyze: $verified" >&2; exit 1; }
+echo "lint: scripts, format, include graph, docker-compose.yml and the systemd units are clean"

@@ -74,12 +74,20 @@ if [[ -z ${SECKILL_ADMIN_TOKEN:-} ]]; then
     SECKILL_ADMIN_TOKEN=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 fi
 export SECKILL_PORT=$port SECKILL_ADMIN_TOKEN SECKILL_ALLOW_ANONYMOUS=true SECKILL_ACCESS_LOG=true
-build/seckill-server >"$dir/server.log" 2>&1 &
-server_pid=$!
-echo "$server_pid" >"$dir/server.pid"
-build/seckill-worker >"$dir/worker.log" 2>&1 &
-worker_pid=$!
-echo "$worker_pid" >"$dir/worker.pid"
+: >"$dir/server.log"
+: >"$dir/worker.log"
+
+# start NAME: starts seckill-NAME in the background; its pid goes to NAME_pid and
+# run/dev/NAME.pid, the time it started (bash's SECONDS) to NAME_since.
+start() {
+    build/seckill-"$1" >>"$dir/$1.log" 2>&1 &
+    printf -v "$1_pid" '%s' $!
+    printf -v "$1_since" '%s' "$SECONDS"
+    echo $! >"$dir/$1.pid"
+}
+server_pid='' worker_pid=''
+start server
+start worker
 
 url=http://127.0.0.1:$port
 # Up to 60 s: a start on a loaded machine is slower, never a failure. Alive is asked of the
@@ -106,11 +114,33 @@ admin token: $SECKILL_ADMIN_TOKEN
   curl -X POST -d '{"user_id":1}' $url/api/v1/items/1/purchase
   curl $url/api/v1/items/1
 
-Ctrl-C here (or 'make stop' from another terminal) stops everything.
+Ctrl-C here (or 'make stop' from another terminal) stops everything. A server or worker that
+dies is started again: kill -9 the worker mid-sale and watch every accepted order arrive.
 
 EOF
 tail -n +1 -F "$dir/server.log" "$dir/worker.log" &
 tail_pid=$!
-# Returns when the server or the worker exits, or when a signal arrives.
-wait -n "$server_pid" "$worker_pid" || true
-die "the server or the worker exited (logs: $dir/server.log, $dir/worker.log)"
+
+# Supervision, as systemd's Restart=on-failure does it (deploy/systemd/): a process that exits
+# is logged and started again after a back-off of 1 s, doubling up to 30 s, back to 1 s once it
+# has lived a minute. The sleep is waited on in the background so that Ctrl-C and 'make stop'
+# are handled at once.
+declare -A backoff=([server]=1 [worker]=1)
+for (( ; ; )); do
+    done_pid=
+    status=0
+    wait -n -p done_pid "$server_pid" "$worker_pid" || status=$?
+    [[ -n $done_pid ]] || continue
+    name=server
+    [[ $done_pid == "$worker_pid" ]] && name=worker
+    since=${name}_since
+    ((SECONDS - ${!since} < 60)) || backoff[$name]=1
+    delay=${backoff[$name]}
+    # Into its log, which the terminal follows.
+    echo "run.sh: seckill-$name (pid $done_pid) exited with status $status; starting it again in $delay s" \
+        >>"$dir/$name.log"
+    sleep "$delay" &
+    wait $!
+    backoff[$name]=$((delay * 2 > 30 ? 30 : delay * 2))
+    start "$name"
+done
