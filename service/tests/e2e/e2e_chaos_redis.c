@@ -20,36 +20,31 @@
 
 #define TOKEN "chaos-admin-token"
 
-static int port;
-static pid_t server_pid, worker_pid;
+static harness_system sys;
 static char resp[1 << 16];
 
 static void start_system(void)
 {
-    harness_reset_backends();
     char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=chaos", NULL};
-    server_pid = harness_start_server(&port, env, "chaos-server.log");
-    worker_pid = harness_start_worker(env, "chaos-worker.log");
+    harness_system_start(&sys, env, "chaos");
 }
 
 /* The end of every test: both stop cleanly (no leak under valgrind). */
 static void stop_system(void)
 {
-    harness_stop_clean(&server_pid, "server");
-    harness_stop_clean(&worker_pid, "worker");
+    harness_system_stop(&sys);
 }
 
 static void kill_leftovers(void)
 {
-    harness_kill_leftover(&server_pid);
-    harness_kill_leftover(&worker_pid);
+    harness_system_kill(&sys);
 }
 
 TestSuite(chaos_redis, .init = start_system, .fini = kill_leftovers, .timeout = 300);
 
 static int64_t create_item(int64_t stock)
 {
-    return sale_create_item(port, TOKEN, "chaos", stock);
+    return sale_create_item(sys.port, TOKEN, "chaos", stock);
 }
 
 Test(chaos_redis, redis_killed_mid_sale_and_restarted_loses_no_accepted_order)
@@ -61,7 +56,7 @@ Test(chaos_redis, redis_killed_mid_sale_and_restarted_loses_no_accepted_order)
     freeReplyObject(r);
     redisFree(c);
     sale s;
-    sale_init(&s, port, create_item(STOCK), BUYERS, 64, 1, 2 * BUYERS);
+    sale_init(&s, sys.port, create_item(STOCK), BUYERS, 64, 1, 2 * BUYERS);
     sale_start(&s);
     /* Kill Redis once the sale is well under way. */
     sale_wait_sold(s.item, 500, 30000);
@@ -76,7 +71,7 @@ Test(chaos_redis, redis_killed_mid_sale_and_restarted_loses_no_accepted_order)
 
     /* The sale goes on once Redis is back (it forgot the scripts: the
      * server reloads them on NOSCRIPT) and sells out exactly. */
-    cr_assert_eq(harness_wait_http(port, "/ready", 10000), 0);
+    cr_assert_eq(harness_wait_http(sys.port, "/ready", 10000), 0);
     s.first_user = BUYERS + 1;
     sale_run(&s);
     cr_log_info("after the restart: accepted %zu in all", s.naccepted);
@@ -102,7 +97,7 @@ static int buy(int64_t item, int64_t user)
     char path[96], body[48];
     snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/purchase", item);
     snprintf(body, sizeof(body), "{\"user_id\":%" PRId64 "}", user);
-    return harness_http(port, "POST", path, NULL, body, resp, sizeof(resp));
+    return harness_http(sys.port, "POST", path, NULL, body, resp, sizeof(resp));
 }
 
 Test(chaos_redis, a_redis_that_forgot_sales_is_caught_and_rebuilt_by_reconcile)
@@ -132,7 +127,7 @@ Test(chaos_redis, a_redis_that_forgot_sales_is_caught_and_rebuilt_by_reconcile)
 
     char path[64];
     snprintf(path, sizeof(path), "/api/v1/items/%" PRId64, item);
-    cr_assert_eq(harness_http(port, "GET", path, NULL, NULL, resp, sizeof(resp)), 200);
+    cr_assert_eq(harness_http(sys.port, "GET", path, NULL, NULL, resp, sizeof(resp)), 200);
     cr_expect(strstr(resp, "\"remaining\":40,"), "%s", resp);
     cr_expect_eq(buy(item, 3), 409, "buyer 3 bought again after the rebuild: %s", resp);
     cr_expect(strstr(resp, "limit_reached"), "%s", resp);

@@ -20,31 +20,27 @@
 
 #define TOKEN "chaos-admin-token"
 
-static int port;
-static pid_t server_pid, worker_pid;
+static harness_system sys;
 static char resp[1 << 16];
 static char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=chaos", NULL};
 
 static void start_system(void)
 {
-    harness_reset_backends();
-    server_pid = harness_start_server(&port, env, "chaos-server.log");
-    worker_pid = harness_start_worker(env, "chaos-worker.log");
+    harness_system_start(&sys, env, "chaos");
 }
 
 /* The end of every test: what still runs stops cleanly (the killed server
  * of the first test is gone already). */
 static void stop_system(void)
 {
-    if (server_pid > 0)
-        harness_stop_clean(&server_pid, "server");
-    harness_stop_clean(&worker_pid, "worker");
+    if (sys.server > 0)
+        harness_stop_clean(&sys.server, "server");
+    harness_stop_clean(&sys.worker, "worker");
 }
 
 static void kill_leftovers(void)
 {
-    harness_kill_leftover(&server_pid);
-    harness_kill_leftover(&worker_pid);
+    harness_system_kill(&sys);
 }
 
 TestSuite(chaos_server, .init = start_system, .fini = kill_leftovers, .timeout = 300);
@@ -66,12 +62,12 @@ Test(chaos_server, a_server_killed_under_load_leaves_no_reservation_without_its_
 {
     enum { STOCK = 5000, BUYERS = 20000 };
     sale s;
-    sale_init(&s, port, create_item(port, STOCK), BUYERS, 100, 1, BUYERS);
+    sale_init(&s, sys.port, create_item(sys.port, STOCK), BUYERS, 100, 1, BUYERS);
     s.spec.timeout_ms = 60000;
     sale_start(&s);
     sale_wait_sold(s.item, 1000, 30000);
-    harness_stop(server_pid, SIGKILL);
-    server_pid = 0;
+    harness_stop(sys.server, SIGKILL);
+    sys.server = 0;
     sale_join(&s);
     cr_log_info("accepted %zu before the kill; %zu answers lost with it", s.naccepted,
                 s.result.lost);
@@ -90,20 +86,20 @@ Test(chaos_server, a_server_killed_under_load_leaves_no_reservation_without_its_
 
 Test(chaos_server, a_server_stopped_mid_request_and_resumed_does_not_sell_twice_to_one_buyer)
 {
-    int64_t item = create_item(port, 10);
+    int64_t item = create_item(sys.port, 10);
     int other_port;
     pid_t other = harness_start_server(&other_port, env, "chaos-server-b.log");
     /* Buyer 9 presses buy on server A, which is frozen (SIGSTOP) before it
      * reads the request; after a while the buyer tries server B. */
-    kill(server_pid, SIGSTOP);
+    kill(sys.server, SIGSTOP);
     pid_t child = fork();
     if (child == 0) {
-        int status = buy(port, item, 9);
+        int status = buy(sys.port, item, 9);
         _exit(status == 409 ? 0 : status == 202 ? 2 : 1);
     }
     usleep(300 * 1000);
     cr_expect_eq(buy(other_port, item, 9), 202, "server B: %s", resp);
-    kill(server_pid, SIGCONT);
+    kill(sys.server, SIGCONT);
     int status;
     waitpid(child, &status, 0);
     cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0,

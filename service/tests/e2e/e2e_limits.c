@@ -14,29 +14,24 @@
 
 #define TOKEN "limits-admin-token"
 
-static int port;
-static pid_t server_pid, worker_pid;
+static harness_system sys;
 static char resp[1 << 16];
 
 static void start_system(void)
 {
-    harness_reset_backends();
     char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=limits",
                    "SECKILL_RATE_LIMIT_PER_S=1", "SECKILL_RATE_LIMIT_BURST=3", NULL};
-    server_pid = harness_start_server(&port, env, "limits-server.log");
-    worker_pid = harness_start_worker(env, "limits-worker.log");
+    harness_system_start(&sys, env, "limits");
 }
 
 static void stop_system(void)
 {
-    harness_stop_clean(&server_pid, "server");
-    harness_stop_clean(&worker_pid, "worker");
+    harness_system_stop(&sys);
 }
 
 static void kill_leftovers(void)
 {
-    harness_kill_leftover(&server_pid);
-    harness_kill_leftover(&worker_pid);
+    harness_system_kill(&sys);
 }
 
 TestSuite(limits, .init = start_system, .fini = kill_leftovers, .timeout = 180);
@@ -49,12 +44,12 @@ static int buy(int64_t item, int64_t user)
                      "POST /api/v1/items/%" PRId64 "/purchase?user_id=%" PRId64 " HTTP/1.1\r\n"
                      "Host: t\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
                      item, user);
-    return harness_raw(port, req, (size_t)n, 5000, resp, sizeof(resp));
+    return harness_raw(sys.port, req, (size_t)n, 5000, resp, sizeof(resp));
 }
 
 Test(limits, a_flooding_buyer_gets_429_with_retry_after_while_others_buy)
 {
-    int64_t item = sale_create_item(port, TOKEN, "limited", 100);
+    int64_t item = sale_create_item(sys.port, TOKEN, "limited", 100);
     cr_assert_eq(buy(item, 5), 202, "%s", resp);
     cr_assert_eq(buy(item, 5), 409, "%s", resp); /* already purchased: a token all the same */
     cr_assert_eq(buy(item, 5), 409, "%s", resp);
@@ -74,7 +69,8 @@ Test(limits, ten_thousand_buyers_on_ten_thousand_connections_are_all_answered)
 {
     enum { BUYERS = 10000, STOCK = 5000 };
     sale s;
-    sale_init(&s, port, sale_create_item(port, TOKEN, "crowd", STOCK), BUYERS, BUYERS, 1, BUYERS);
+    sale_init(&s, sys.port, sale_create_item(sys.port, TOKEN, "crowd", STOCK), BUYERS, BUYERS, 1,
+              BUYERS);
     cr_assert_eq(sale_run(&s), 0, "%s", s.result.errstr);
     cr_log_info("10,000 connections: %zu connects, %" PRId64 " ms", s.result.connects,
                 s.result.elapsed_ms);
@@ -86,6 +82,6 @@ Test(limits, ten_thousand_buyers_on_ten_thousand_connections_are_all_answered)
     sale_assert_exactly_persisted(&s, pg);
     PQfinish(pg);
     sale_free(&s);
-    cr_expect_eq(harness_http(port, "GET", "/health", NULL, NULL, resp, sizeof(resp)), 200);
+    cr_expect_eq(harness_http(sys.port, "GET", "/health", NULL, NULL, resp, sizeof(resp)), 200);
     stop_system();
 }

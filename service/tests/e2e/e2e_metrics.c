@@ -15,33 +15,29 @@
 
 #define TOKEN "metrics-admin-token"
 
-static int port, worker_port;
-static pid_t server_pid, worker_pid;
+static harness_system sys;
+static int worker_port;
 static char resp[1 << 17];
 
 static void start_system(void)
 {
-    harness_reset_backends();
     static char worker_port_env[48];
     worker_port = harness_free_port();
     snprintf(worker_port_env, sizeof(worker_port_env), "SECKILL_WORKER_METRICS_PORT=%d",
              worker_port);
     char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=metrics", worker_port_env,
                    NULL};
-    server_pid = harness_start_server(&port, env, "metrics-server.log");
-    worker_pid = harness_start_worker(env, "metrics-worker.log");
+    harness_system_start(&sys, env, "metrics");
 }
 
 static void stop_system(void)
 {
-    harness_stop_clean(&server_pid, "server");
-    harness_stop_clean(&worker_pid, "worker");
+    harness_system_stop(&sys);
 }
 
 static void kill_leftovers(void)
 {
-    harness_kill_leftover(&server_pid);
-    harness_kill_leftover(&worker_pid);
+    harness_system_kill(&sys);
 }
 
 TestSuite(metrics, .init = start_system, .fini = kill_leftovers, .timeout = 120);
@@ -61,42 +57,38 @@ static int promtool_check(const char *text, const char *name)
 }
 
 /* The value of the sample line that starts with `series ` (0 when absent). */
-static long long sample(const char *text, const char *series)
-{
-    char needle[256];
-    snprintf(needle, sizeof(needle), "\n%s ", series);
-    const char *at = strstr(text, needle);
-    return at ? atoll(at + strlen(needle)) : 0;
-}
-
 Test(metrics, a_scrape_under_load_is_valid_prometheus_text_that_counts_the_answers)
 {
     sale s;
-    sale_init(&s, port, sale_create_item(port, TOKEN, "metered", 500), 2000, 50, 1, 2000);
+    sale_init(&s, sys.port, sale_create_item(sys.port, TOKEN, "metered", 500), 2000, 50, 1, 2000);
     cr_assert_eq(sale_run(&s), 0, "%s", s.result.errstr);
     cr_assert_eq(s.naccepted, 500);
     char path[96];
     snprintf(path, sizeof(path), "/api/v1/items/%lld/purchase", (long long)s.item);
-    cr_assert_eq(harness_http(port, "GET", path, NULL, NULL, resp, sizeof(resp)), 405);
+    cr_assert_eq(harness_http(sys.port, "GET", path, NULL, NULL, resp, sizeof(resp)), 405);
     sale_free(&s);
 
-    cr_assert_eq(harness_http(port, "GET", "/metrics", NULL, NULL, resp, sizeof(resp)), 200);
+    cr_assert_eq(harness_http(sys.port, "GET", "/metrics", NULL, NULL, resp, sizeof(resp)), 200);
     cr_expect_eq(promtool_check(resp, "metrics-server.txt"), 0,
                  "promtool check metrics failed: see %s.check", harness_path("metrics-server.txt"));
 
-    cr_expect_eq(sample(resp, "seckill_purchases_total{outcome=\"queued\"}"), 500, "%s", resp);
-    cr_expect_eq(sample(resp, "seckill_purchases_total{outcome=\"sold_out\"}") +
-                     sample(resp, "seckill_purchases_total{outcome=\"sold_out_flag\"}"),
+    cr_expect_eq(harness_metric(resp, "seckill_purchases_total{outcome=\"queued\"}"), 500, "%s",
+                 resp);
+    cr_expect_eq(harness_metric(resp, "seckill_purchases_total{outcome=\"sold_out\"}") +
+                     harness_metric(resp, "seckill_purchases_total{outcome=\"sold_out_flag\"}"),
                  1500, "%s", resp);
-    cr_expect_gt(sample(resp, "seckill_purchases_total{outcome=\"sold_out_flag\"}"), 0,
+    cr_expect_gt(harness_metric(resp, "seckill_purchases_total{outcome=\"sold_out_flag\"}"), 0,
                  "the in-memory flag answered none: %s", resp);
-    cr_expect_eq(sample(resp, "seckill_http_requests_total{route=\"purchase\",code=\"202\"}"), 500);
-    cr_expect_eq(sample(resp, "seckill_http_requests_total{route=\"purchase\",code=\"409\"}"),
-                 1500);
-    cr_expect_eq(sample(resp, "seckill_http_requests_total{route=\"purchase\",code=\"405\"}"), 1,
-                 "a wrong method counts under its path's route");
-    cr_expect_eq(sample(resp, "seckill_http_request_duration_seconds_count{route=\"purchase\"}"),
-                 2001);
+    cr_expect_eq(
+        harness_metric(resp, "seckill_http_requests_total{route=\"purchase\",code=\"202\"}"), 500);
+    cr_expect_eq(
+        harness_metric(resp, "seckill_http_requests_total{route=\"purchase\",code=\"409\"}"), 1500);
+    cr_expect_eq(
+        harness_metric(resp, "seckill_http_requests_total{route=\"purchase\",code=\"405\"}"), 1,
+        "a wrong method counts under its path's route");
+    cr_expect_eq(
+        harness_metric(resp, "seckill_http_request_duration_seconds_count{route=\"purchase\"}"),
+        2001);
     cr_expect(strstr(resp, "\nseckill_pending_orders "), "%s", resp);
     cr_expect(strstr(resp, "\nseckill_soldout_flags 1\n"), "%s", resp);
 
@@ -108,7 +100,7 @@ Test(metrics, a_scrape_under_load_is_valid_prometheus_text_that_counts_the_answe
     for (int i = 0; i < 200 && inserted < 500; i++) {
         cr_assert_eq(harness_http(worker_port, "GET", "/metrics", NULL, NULL, resp, sizeof(resp)),
                      200);
-        inserted = sample(resp, series);
+        inserted = harness_metric(resp, series);
         if (inserted < 500)
             usleep(50 * 1000);
     }
@@ -118,7 +110,7 @@ Test(metrics, a_scrape_under_load_is_valid_prometheus_text_that_counts_the_answe
 
     /* Every answer names its request. */
     static const char get[] = "GET /health HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n";
-    cr_assert_eq(harness_raw(port, get, sizeof(get) - 1, 5000, resp, sizeof(resp)), 200);
+    cr_assert_eq(harness_raw(sys.port, get, sizeof(get) - 1, 5000, resp, sizeof(resp)), 200);
     cr_expect(strstr(resp, "X-Request-Id: "), "%s", resp);
     stop_system();
 }

@@ -17,28 +17,23 @@
 
 #define TOKEN "e2e-admin-token"
 
-static int port;
-static pid_t server_pid, worker_pid;
+static harness_system sys;
 
 static void start_system(void)
 {
-    harness_reset_backends();
     char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=e2e", NULL};
-    server_pid = harness_start_server(&port, env, "e2e-server.log");
-    worker_pid = harness_start_worker(env, "e2e-worker.log");
+    harness_system_start(&sys, env, "e2e");
 }
 
 /* The end of every test: both stop cleanly (no leak under valgrind). */
 static void stop_system(void)
 {
-    harness_stop_clean(&server_pid, "server");
-    harness_stop_clean(&worker_pid, "worker");
+    harness_system_stop(&sys);
 }
 
 static void kill_leftovers(void)
 {
-    harness_kill_leftover(&server_pid);
-    harness_kill_leftover(&worker_pid);
+    harness_system_kill(&sys);
 }
 
 TestSuite(purchase, .init = start_system, .fini = kill_leftovers, .timeout = 300);
@@ -47,7 +42,7 @@ static int64_t create_item(const char *name, int64_t stock)
 {
     char body[128], resp[512];
     snprintf(body, sizeof(body), "{\"name\":\"%s\",\"stock\":%" PRId64 "}", name, stock);
-    int status = harness_http(port, "POST", "/api/v1/items", TOKEN, body, resp, sizeof(resp));
+    int status = harness_http(sys.port, "POST", "/api/v1/items", TOKEN, body, resp, sizeof(resp));
     cr_assert_eq(status, 201, "create item: %d %s", status, resp);
     int64_t id = 0;
     cr_assert_eq(sscanf(resp, "{\"id\":%" SCNd64, &id), 1, "create item: %s", resp);
@@ -59,7 +54,7 @@ static int buy(int64_t item, int64_t user, char *resp, size_t cap)
     char path[96], body[64];
     snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/purchase", item);
     snprintf(body, sizeof(body), "{\"user_id\":%" PRId64 "}", user);
-    return harness_http(port, "POST", path, NULL, body, resp, cap);
+    return harness_http(sys.port, "POST", path, NULL, body, resp, cap);
 }
 
 /* Waits until PostgreSQL holds `rows` orders of item and nothing of it is
@@ -88,7 +83,7 @@ Test(purchase, a_storm_of_buyers_sells_exactly_the_stock_and_every_accepted_orde
 {
     enum { STOCK = 1000, REQUESTS = 20000, CONNECTIONS = 200 };
     sale s;
-    sale_init(&s, port, create_item("storm", STOCK), REQUESTS, CONNECTIONS, 1, REQUESTS);
+    sale_init(&s, sys.port, create_item("storm", STOCK), REQUESTS, CONNECTIONS, 1, REQUESTS);
     cr_assert_eq(sale_run(&s), 0, "load: %s", s.result.errstr);
 
     cr_expect_eq(s.naccepted, STOCK, "answered 202: %zu", s.naccepted);
@@ -102,7 +97,7 @@ Test(purchase, a_storm_of_buyers_sells_exactly_the_stock_and_every_accepted_orde
 
     char resp[512], path[64];
     snprintf(path, sizeof(path), "/api/v1/items/%" PRId64, s.item);
-    cr_assert_eq(harness_http(port, "GET", path, NULL, NULL, resp, sizeof(resp)), 200);
+    cr_assert_eq(harness_http(sys.port, "GET", path, NULL, NULL, resp, sizeof(resp)), 200);
     cr_expect(strstr(resp, "\"remaining\":0,") && strstr(resp, "\"sold\":1000,") &&
                   strstr(resp, "\"persisted\":1000"),
               "item detail: %s", resp);
@@ -134,7 +129,7 @@ static size_t build_same_buyer(void *ctx, size_t index, char *buf, size_t cap)
 Test(purchase, one_buyer_pressing_buy_on_many_connections_at_once_gets_one_unit)
 {
     int64_t item = create_item("eager", 100);
-    blast_spec spec = {.port = port,
+    blast_spec spec = {.port = sys.port,
                        .connections = 50,
                        .requests = 500,
                        .timeout_ms = 30000,
@@ -171,28 +166,28 @@ Test(purchase, bad_requests_get_clear_4xx_and_change_nothing)
         {"{\"user_id\":99999999999999999999}", 400},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        int status = harness_http(port, "POST", path, NULL, cases[i].body, resp, sizeof(resp));
+        int status = harness_http(sys.port, "POST", path, NULL, cases[i].body, resp, sizeof(resp));
         cr_expect_eq(status, cases[i].status, "%s -> %d %s", cases[i].body, status, resp);
         cr_expect(cases[i].status != 400 || strstr(resp, "\"error\":\"invalid_request\""),
                   "%s -> %s", cases[i].body, resp);
     }
     cr_expect_eq(buy(987654, 1, resp, sizeof(resp)), 404, "unknown item: %s", resp);
-    cr_expect_eq(
-        harness_http(port, "POST", "/api/v1/items/abc/purchase", NULL, "{}", resp, sizeof(resp)),
-        404);
-    cr_expect_eq(harness_http(port, "GET", path, NULL, NULL, resp, sizeof(resp)), 405);
-    cr_expect_eq(harness_http(port, "POST", "/api/v1/items", NULL, "{\"name\":\"x\",\"stock\":1}",
-                              resp, sizeof(resp)),
-                 401);
-    cr_expect_eq(harness_http(port, "POST", "/api/v1/items", "wrong",
+    cr_expect_eq(harness_http(sys.port, "POST", "/api/v1/items/abc/purchase", NULL, "{}", resp,
+                              sizeof(resp)),
+                 404);
+    cr_expect_eq(harness_http(sys.port, "GET", path, NULL, NULL, resp, sizeof(resp)), 405);
+    cr_expect_eq(harness_http(sys.port, "POST", "/api/v1/items", NULL,
                               "{\"name\":\"x\",\"stock\":1}", resp, sizeof(resp)),
                  401);
-    cr_expect_eq(
-        harness_http(port, "POST", "/api/v1/items", TOKEN, "{\"name\":\"x\"}", resp, sizeof(resp)),
-        400);
+    cr_expect_eq(harness_http(sys.port, "POST", "/api/v1/items", "wrong",
+                              "{\"name\":\"x\",\"stock\":1}", resp, sizeof(resp)),
+                 401);
+    cr_expect_eq(harness_http(sys.port, "POST", "/api/v1/items", TOKEN, "{\"name\":\"x\"}", resp,
+                              sizeof(resp)),
+                 400);
     /* Nothing above sold anything. */
     snprintf(path, sizeof(path), "/api/v1/items/%" PRId64, item);
-    cr_assert_eq(harness_http(port, "GET", path, NULL, NULL, resp, sizeof(resp)), 200);
+    cr_assert_eq(harness_http(sys.port, "GET", path, NULL, NULL, resp, sizeof(resp)), 200);
     cr_expect(strstr(resp, "\"remaining\":5,"), "%s", resp);
     stop_system();
 }
@@ -204,8 +199,8 @@ Test(purchase, a_reset_starts_a_new_round_on_a_sold_out_item)
     cr_assert_eq(buy(item, 1, resp, sizeof(resp)), 202, "%s", resp);
     cr_assert_eq(buy(item, 2, resp, sizeof(resp)), 409, "%s", resp); /* sets the flag */
     snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/reset", item);
-    cr_assert_eq(harness_http(port, "POST", path, TOKEN, "{\"stock\":2}", resp, sizeof(resp)), 200,
-                 "%s", resp);
+    cr_assert_eq(harness_http(sys.port, "POST", path, TOKEN, "{\"stock\":2}", resp, sizeof(resp)),
+                 200, "%s", resp);
     /* The flag is cleared by the announcement, which travels by pub/sub. */
     int status = 0;
     for (int i = 0; i < 100 && status != 202; i++) {
@@ -236,7 +231,7 @@ Test(purchase, an_order_can_be_followed_until_it_is_persisted)
     snprintf(path, sizeof(path), "/api/v1/orders/%lld", strtoll(id + 12, NULL, 10));
     int persisted = 0;
     for (int i = 0; i < 200 && !persisted; i++) {
-        cr_assert_eq(harness_http(port, "GET", path, NULL, NULL, resp, sizeof(resp)), 200, "%s",
+        cr_assert_eq(harness_http(sys.port, "GET", path, NULL, NULL, resp, sizeof(resp)), 200, "%s",
                      resp);
         persisted = strstr(resp, "\"persisted\"") != NULL;
         cr_assert(persisted || strstr(resp, "\"queued\""), "%s", resp);
@@ -245,7 +240,7 @@ Test(purchase, an_order_can_be_followed_until_it_is_persisted)
     }
     cr_expect(persisted, "never persisted: %s", resp);
     cr_expect(strstr(resp, "\"user_id\":\"5\""), "the id as a string: %s", resp);
-    cr_expect_eq(harness_http(port, "GET", "/api/v1/orders/12345", NULL, NULL, resp, sizeof(resp)),
-                 404);
+    cr_expect_eq(
+        harness_http(sys.port, "GET", "/api/v1/orders/12345", NULL, NULL, resp, sizeof(resp)), 404);
     stop_system();
 }

@@ -20,28 +20,23 @@
 
 #define TOKEN "e2e-admin-token"
 
-static int port;
-static pid_t server_pid, worker_pid;
+static harness_system sys;
 static char resp[4096];
 static char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=e2e-sale", NULL};
 
 static void start_system(void)
 {
-    harness_reset_backends();
-    server_pid = harness_start_server(&port, env, "e2e-sale-server.log");
-    worker_pid = harness_start_worker(env, "e2e-sale-worker.log");
+    harness_system_start(&sys, env, "e2e-sale");
 }
 
 static void stop_system(void)
 {
-    harness_stop_clean(&server_pid, "server");
-    harness_stop_clean(&worker_pid, "worker");
+    harness_system_stop(&sys);
 }
 
 static void kill_leftovers(void)
 {
-    harness_kill_leftover(&server_pid);
-    harness_kill_leftover(&worker_pid);
+    harness_system_kill(&sys);
 }
 
 TestSuite(sale, .init = start_system, .fini = kill_leftovers, .timeout = 300);
@@ -52,7 +47,7 @@ static int64_t create_item(int64_t stock, const char *terms)
     char body[512];
     snprintf(body, sizeof(body), "{\"name\":\"sale\",\"stock\":%" PRId64 "%s%s}", stock,
              terms[0] ? "," : "", terms);
-    int status = harness_http(port, "POST", "/api/v1/items", TOKEN, body, resp, sizeof(resp));
+    int status = harness_http(sys.port, "POST", "/api/v1/items", TOKEN, body, resp, sizeof(resp));
     cr_assert_eq(status, 201, "create item: %d %s", status, resp);
     int64_t id = 0;
     cr_assert_eq(sscanf(resp, "{\"id\":%" SCNd64, &id), 1, "create item: %s", resp);
@@ -76,14 +71,14 @@ static int buy_on(int on_port, int64_t item, int64_t user, int quantity)
 
 static int buy(int64_t item, int64_t user, int quantity)
 {
-    return buy_on(port, item, user, quantity);
+    return buy_on(sys.port, item, user, quantity);
 }
 
 static int get_item(int64_t item)
 {
     char path[64];
     snprintf(path, sizeof(path), "/api/v1/items/%" PRId64, item);
-    return harness_http(port, "GET", path, NULL, NULL, resp, sizeof(resp));
+    return harness_http(sys.port, "GET", path, NULL, NULL, resp, sizeof(resp));
 }
 
 /* The integer member `"name":N` of resp; aborts when absent. */
@@ -108,10 +103,9 @@ static int64_t outcome_count(int on_port, const char *outcome)
 {
     static char text[65536];
     cr_assert_eq(harness_http(on_port, "GET", "/metrics", NULL, NULL, text, sizeof(text)), 200);
-    char key[96];
-    snprintf(key, sizeof(key), "seckill_purchases_total{outcome=\"%s\"} ", outcome);
-    const char *at = strstr(text, key);
-    return at ? strtoll(at + strlen(key), NULL, 10) : 0;
+    char series[96];
+    snprintf(series, sizeof(series), "seckill_purchases_total{outcome=\"%s\"}", outcome);
+    return harness_metric(text, series);
 }
 
 static void sleep_until(int64_t wall_ms)
@@ -136,7 +130,7 @@ Test(sale, a_storm_from_before_the_start_takes_nothing_early_and_exactly_the_sto
     /* 5,000 buyers in ten waves of 500 from 200 connections, one every
      * 200 ms from 1 s before the start. */
     sale s;
-    sale_init(&s, port, item, PER_CHUNK, CONNECTIONS, 1, CHUNKS * PER_CHUNK);
+    sale_init(&s, sys.port, item, PER_CHUNK, CONNECTIONS, 1, CHUNKS * PER_CHUNK);
     size_t before_start = 0;
     for (int k = 0; k < CHUNKS; k++) {
         sleep_until(starts - 1000 + k * 200);
@@ -150,7 +144,7 @@ Test(sale, a_storm_from_before_the_start_takes_nothing_early_and_exactly_the_sto
     cr_expect_eq(s.unavailable + s.queue_full, 0);
     cr_expect_geq(before_start, 4 * PER_CHUNK - 5, "the waves before the start: not_started");
     cr_expect_eq(s.naccepted + s.sold_out + s.other, CHUNKS * PER_CHUNK);
-    cr_expect_gt(outcome_count(port, "not_started_memory"), PER_CHUNK,
+    cr_expect_gt(outcome_count(sys.port, "not_started_memory"), PER_CHUNK,
                  "the pre-start storm was answered from memory");
 
     PGconn *pg = harness_pg();
@@ -229,7 +223,7 @@ Test(sale, concurrent_buyers_with_quantities_never_pass_their_limit_and_sell_the
 {
     enum { STOCK = 600 };
     limit_run l = {.item = create_item(STOCK, "\"per_buyer_limit\":3")};
-    blast_spec spec = {.port = port,
+    blast_spec spec = {.port = sys.port,
                        .connections = 200,
                        .requests = 4 * LIMIT_BUYERS,
                        .timeout_ms = 60000,
@@ -297,7 +291,7 @@ Test(sale, a_restock_during_a_sell_out_is_sold_exactly_and_clears_the_flag_of_bo
     pid_t other = harness_start_server(&other_port, env, "e2e-sale-server-b.log");
     int64_t item = create_item(STOCK, "");
     sale on_a, on_b;
-    sale_init(&on_a, port, item, 3000, 100, 1, 3000);
+    sale_init(&on_a, sys.port, item, 3000, 100, 1, 3000);
     sale_init(&on_b, other_port, item, 3000, 100, 100001, 3000);
     sale_start(&on_a);
     sale_start(&on_b);
@@ -305,7 +299,7 @@ Test(sale, a_restock_during_a_sell_out_is_sold_exactly_and_clears_the_flag_of_bo
     char path[96], body[64];
     snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/stock", item);
     snprintf(body, sizeof(body), "{\"add\":%d}", ADD);
-    cr_assert_eq(harness_http(port, "POST", path, TOKEN, body, resp, sizeof(resp)), 200, "%s",
+    cr_assert_eq(harness_http(sys.port, "POST", path, TOKEN, body, resp, sizeof(resp)), 200, "%s",
                  resp);
     cr_expect_eq(member("restocked"), ADD, "%s", resp);
     cr_expect_eq(member("initial_stock"), STOCK, "%s", resp);
@@ -315,7 +309,7 @@ Test(sale, a_restock_during_a_sell_out_is_sold_exactly_and_clears_the_flag_of_bo
     /* Both servers flagged the item sold out before the restock; the
      * announcement clears both flags. A second wave sells what is left. */
     sale again_a, again_b;
-    sale_init(&again_a, port, item, 1000, 50, 200001, 1000);
+    sale_init(&again_a, sys.port, item, 1000, 50, 200001, 1000);
     sale_init(&again_b, other_port, item, 1000, 50, 300001, 1000);
     sale_start(&again_a);
     sale_start(&again_b);
@@ -339,7 +333,7 @@ Test(sale, a_restock_during_a_sell_out_is_sold_exactly_and_clears_the_flag_of_bo
     /* Sold out again; one more restock reaches a server whose flag is set. */
     cr_expect_eq(buy_on(other_port, item, 999999, 1), 409, "%s", resp);
     snprintf(body, sizeof(body), "{\"add\":1}");
-    cr_assert_eq(harness_http(port, "POST", path, TOKEN, body, resp, sizeof(resp)), 200, "%s",
+    cr_assert_eq(harness_http(sys.port, "POST", path, TOKEN, body, resp, sizeof(resp)), 200, "%s",
                  resp);
     int status = 0;
     for (int tries = 0; tries < 100 && status != 202; tries++) {
@@ -376,15 +370,15 @@ Test(sale, a_reset_keeps_the_previous_rounds_orders_and_the_same_buyer_buys_agai
 
     char path[96];
     snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/reset", item);
-    cr_assert_eq(harness_http(port, "POST", path, TOKEN, "{\"stock\":5}", resp, sizeof(resp)), 200,
-                 "%s", resp);
+    cr_assert_eq(harness_http(sys.port, "POST", path, TOKEN, "{\"stock\":5}", resp, sizeof(resp)),
+                 200, "%s", resp);
     cr_expect_gt(member("round"), old_round);
     cr_expect_eq(member("persisted"), 0, "the detail counts the current round: %s", resp);
     cr_expect_eq(member("orders"), 0, "%s", resp);
     cr_expect_eq(member("remaining"), 5, "%s", resp);
 
     snprintf(path, sizeof(path), "/api/v1/orders/%s", order_id);
-    cr_assert_eq(harness_http(port, "GET", path, NULL, NULL, resp, sizeof(resp)), 200,
+    cr_assert_eq(harness_http(sys.port, "GET", path, NULL, NULL, resp, sizeof(resp)), 200,
                  "an order of the previous round: %s", resp);
     cr_expect(strstr(resp, "\"status\":\"persisted\"") && strstr(resp, "\"user_id\":\"7\""), "%s",
               resp);
@@ -420,12 +414,13 @@ Test(sale, bad_input_is_400_and_changes_nothing)
     };
     for (size_t i = 0; i < sizeof(creates) / sizeof(creates[0]); i++) {
         cr_expect_eq(
-            harness_http(port, "POST", "/api/v1/items", TOKEN, creates[i], resp, sizeof(resp)), 400,
-            "%s: %s", creates[i], resp);
+            harness_http(sys.port, "POST", "/api/v1/items", TOKEN, creates[i], resp, sizeof(resp)),
+            400, "%s: %s", creates[i], resp);
         cr_expect(strstr(resp, "\"message\":"), "%s", resp);
     }
-    cr_expect_eq(harness_http(port, "POST", "/api/v1/items", TOKEN, creates[0], resp, sizeof(resp)),
-                 400);
+    cr_expect_eq(
+        harness_http(sys.port, "POST", "/api/v1/items", TOKEN, creates[0], resp, sizeof(resp)),
+        400);
     cr_expect(strstr(resp, "out of range"), "a number out of range says so: %s", resp);
 
     char a[RFC3339_MAX], terms[96];
@@ -438,8 +433,8 @@ Test(sale, bad_input_is_400_and_changes_nothing)
                                "{\"user_id\":92233720368547758070}"};
     snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/purchase", item);
     for (size_t i = 0; i < sizeof(purchases) / sizeof(purchases[0]); i++)
-        cr_expect_eq(harness_http(port, "POST", path, NULL, purchases[i], resp, sizeof(resp)), 400,
-                     "%s: %s", purchases[i], resp);
+        cr_expect_eq(harness_http(sys.port, "POST", path, NULL, purchases[i], resp, sizeof(resp)),
+                     400, "%s: %s", purchases[i], resp);
     /* A NUL byte inside the body: today's jansson would stop at it. */
     char raw[256];
     static const char nul_body[] = "{\"user_id\":1\0}";
@@ -448,29 +443,30 @@ Test(sale, bad_input_is_400_and_changes_nothing)
                         "Content-Length: %zu\r\nConnection: close\r\n\r\n",
                         path, sizeof(nul_body) - 1);
     memcpy(raw + head, nul_body, sizeof(nul_body) - 1);
-    harness_raw(port, raw, (size_t)head + sizeof(nul_body) - 1, 5000, resp, sizeof(resp));
+    harness_raw(sys.port, raw, (size_t)head + sizeof(nul_body) - 1, 5000, resp, sizeof(resp));
     cr_expect(strstr(resp, " 400 ") && strstr(resp, "NUL"), "%s", resp);
 
     snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/stock", item);
     const char *restocks[] = {"{\"add\":0}", "{\"add\":-1}", "{\"add\":1000000000001}", "{}",
                               "{\"add\":999999999991}"};
     for (size_t i = 0; i < sizeof(restocks) / sizeof(restocks[0]); i++)
-        cr_expect_eq(harness_http(port, "POST", path, TOKEN, restocks[i], resp, sizeof(resp)), 400,
-                     "%s: %s", restocks[i], resp);
-    cr_expect_eq(harness_http(port, "POST", path, NULL, "{\"add\":1}", resp, sizeof(resp)), 401);
-    cr_expect_eq(harness_http(port, "POST", "/api/v1/items/999999/stock", TOKEN, "{\"add\":1}",
+        cr_expect_eq(harness_http(sys.port, "POST", path, TOKEN, restocks[i], resp, sizeof(resp)),
+                     400, "%s: %s", restocks[i], resp);
+    cr_expect_eq(harness_http(sys.port, "POST", path, NULL, "{\"add\":1}", resp, sizeof(resp)),
+                 401);
+    cr_expect_eq(harness_http(sys.port, "POST", "/api/v1/items/999999/stock", TOKEN, "{\"add\":1}",
                               resp, sizeof(resp)),
                  404, "%s", resp);
     snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/reset", item);
     const char *resets[] = {"{\"stock\":5,\"per_buyer_limit\":0}", "{\"stock\":5,\"starts_at\":5}",
                             "{\"stock\":-5}", "{\"stock\":5,\"ends_at\":\"yesterday\"}"};
     for (size_t i = 0; i < sizeof(resets) / sizeof(resets[0]); i++)
-        cr_expect_eq(harness_http(port, "POST", path, TOKEN, resets[i], resp, sizeof(resp)), 400,
-                     "%s: %s", resets[i], resp);
+        cr_expect_eq(harness_http(sys.port, "POST", path, TOKEN, resets[i], resp, sizeof(resp)),
+                     400, "%s: %s", resets[i], resp);
     char body[160];
     snprintf(body, sizeof(body), "{\"stock\":5,\"ends_at\":\"%s\"}",
              when(backend_now_ms() - 120000, a));
-    cr_expect_eq(harness_http(port, "POST", path, TOKEN, body, resp, sizeof(resp)), 400,
+    cr_expect_eq(harness_http(sys.port, "POST", path, TOKEN, body, resp, sizeof(resp)), 400,
                  "an end before the kept start: %s", resp);
 
     cr_assert_eq(get_item(item), 200);
@@ -478,11 +474,12 @@ Test(sale, bad_input_is_400_and_changes_nothing)
     cr_expect_eq(member("restocked"), 0, "%s", resp);
 
     char lab_body[] = "{\"name\":\"lab\",\"stock\":5,\"lab\":true}";
-    cr_assert_eq(harness_http(port, "POST", "/api/v1/items", TOKEN, lab_body, resp, sizeof(resp)),
-                 201, "%s", resp);
+    cr_assert_eq(
+        harness_http(sys.port, "POST", "/api/v1/items", TOKEN, lab_body, resp, sizeof(resp)), 201,
+        "%s", resp);
     snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/stock", member("id"));
-    cr_expect_eq(harness_http(port, "POST", path, TOKEN, "{\"add\":1}", resp, sizeof(resp)), 400,
-                 "a laboratory item: %s", resp);
+    cr_expect_eq(harness_http(sys.port, "POST", path, TOKEN, "{\"add\":1}", resp, sizeof(resp)),
+                 400, "a laboratory item: %s", resp);
     stop_system();
 }
 
@@ -510,15 +507,15 @@ Test(sale, a_restock_that_reached_redis_alone_is_completed_once_or_refused_until
      * PostgreSQL rolled back: the admin's retry completes it, adding nothing
      * twice. */
     restock_behind_postgresql(item, 1, 5, 5);
-    cr_assert_eq(harness_http(port, "POST", path, TOKEN, "{\"add\":5}", resp, sizeof(resp)), 200,
-                 "%s", resp);
+    cr_assert_eq(harness_http(sys.port, "POST", path, TOKEN, "{\"add\":5}", resp, sizeof(resp)),
+                 200, "%s", resp);
     cr_expect_eq(member("restocked"), 5, "%s", resp);
     cr_expect_eq(member("remaining"), 15, "not 20: %s", resp);
     /* Redis holds a restock PostgreSQL does not know, of other units: the
      * restock is refused and reconcile repairs it. */
     restock_behind_postgresql(item, 2, 9, 4);
-    cr_assert_eq(harness_http(port, "POST", path, TOKEN, "{\"add\":3}", resp, sizeof(resp)), 503,
-                 "%s", resp);
+    cr_assert_eq(harness_http(sys.port, "POST", path, TOKEN, "{\"add\":3}", resp, sizeof(resp)),
+                 503, "%s", resp);
     cr_expect(strstr(resp, "reconcile"), "the message says what to do: %s", resp);
     static char out[8192];
     char *check[] = {"reconcile", NULL};
@@ -526,8 +523,8 @@ Test(sale, a_restock_that_reached_redis_alone_is_completed_once_or_refused_until
     cr_expect(strstr(out, "restock differs"), "%s", out);
     char *rebuild[] = {"reconcile", "--rebuild", NULL};
     cr_expect_eq(harness_admin(rebuild, out, sizeof(out)), 0, "%s", out);
-    cr_assert_eq(harness_http(port, "POST", path, TOKEN, "{\"add\":3}", resp, sizeof(resp)), 200,
-                 "%s", resp);
+    cr_assert_eq(harness_http(sys.port, "POST", path, TOKEN, "{\"add\":3}", resp, sizeof(resp)),
+                 200, "%s", resp);
     cr_expect_eq(member("restocked"), 8, "%s", resp);
     cr_expect_eq(member("remaining"), 18, "%s", resp);
     cr_expect_eq(harness_admin(check, out, sizeof(out)), 0, "%s", out);

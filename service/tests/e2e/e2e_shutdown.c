@@ -23,22 +23,18 @@
 
 #define TOKEN "shutdown-admin-token"
 
-static int port;
-static pid_t server_pid, worker_pid;
+static harness_system sys;
 static char resp[1 << 16];
 static char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=shutdown", NULL};
 
 static void start_system(void)
 {
-    harness_reset_backends();
-    server_pid = harness_start_server(&port, env, "shutdown-server.log");
-    worker_pid = harness_start_worker(env, "shutdown-worker.log");
+    harness_system_start(&sys, env, "shutdown");
 }
 
 static void kill_leftovers(void)
 {
-    harness_kill_leftover(&server_pid);
-    harness_kill_leftover(&worker_pid);
+    harness_system_kill(&sys);
 }
 
 TestSuite(shutdown, .init = start_system, .fini = kill_leftovers, .timeout = 300);
@@ -47,19 +43,20 @@ Test(shutdown, sigterm_under_load_stops_both_cleanly_and_loses_nothing)
 {
     enum { STOCK = 20000, BUYERS = 30000 };
     sale s;
-    sale_init(&s, port, sale_create_item(port, TOKEN, "stop", STOCK), BUYERS, 100, 1, BUYERS);
+    sale_init(&s, sys.port, sale_create_item(sys.port, TOKEN, "stop", STOCK), BUYERS, 100, 1,
+              BUYERS);
     s.spec.timeout_ms = 60000;
     sale_start(&s);
     sale_wait_sold(s.item, 2000, 30000);
     /* Both stop in the middle of the sale: the worker holds a batch, the
      * server has requests in flight. */
-    harness_stop_clean(&worker_pid, "worker");
-    harness_stop_clean(&server_pid, "server");
+    harness_stop_clean(&sys.worker, "worker");
+    harness_stop_clean(&sys.server, "server");
     sale_join(&s);
     cr_log_info("accepted %zu; %zu requests got no answer", s.naccepted, s.result.lost);
 
     /* A new worker finishes what the old one kept. */
-    worker_pid = harness_start_worker(env, "shutdown-worker.log");
+    sys.worker = harness_start_worker(env, "shutdown-worker.log");
     sale_wait_drained(60000);
     char *args[] = {"reconcile", NULL};
     cr_expect_eq(harness_admin(args, resp, sizeof(resp)), 0, "%s", resp);
@@ -70,7 +67,7 @@ Test(shutdown, sigterm_under_load_stops_both_cleanly_and_loses_nothing)
     cr_expect_eq(s.result.lost, 0, "%zu requests in flight at the stop got no answer",
                  s.result.lost);
     sale_free(&s);
-    harness_stop_clean(&worker_pid, "worker");
+    harness_stop_clean(&sys.worker, "worker");
 }
 
 /* Reads one response from fd into buf (headers and a Content-Length body).
@@ -101,7 +98,7 @@ Test(shutdown, a_request_on_an_idle_keepalive_connection_is_answered_while_stopp
 {
     static const char req[] = "GET /health HTTP/1.1\r\nHost: x\r\n\r\n";
     int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)sys.port)};
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     cr_assert_eq(connect(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
     cr_assert_eq(write(fd, req, sizeof(req) - 1), (ssize_t)sizeof(req) - 1);
@@ -109,7 +106,7 @@ Test(shutdown, a_request_on_an_idle_keepalive_connection_is_answered_while_stopp
 
     /* The connection is idle; the server starts stopping; then the buyer's
      * next request arrives on it. */
-    cr_assert_eq(kill(server_pid, SIGTERM), 0);
+    cr_assert_eq(kill(sys.server, SIGTERM), 0);
     harness_sleep_ms(300);
     cr_assert_eq(write(fd, req, sizeof(req) - 1), (ssize_t)sizeof(req) - 1);
     cr_expect_eq(read_response(fd, resp, sizeof(resp)), 200,
@@ -118,8 +115,8 @@ Test(shutdown, a_request_on_an_idle_keepalive_connection_is_answered_while_stopp
     close(fd);
 
     int status = 0;
-    cr_assert_eq(waitpid(server_pid, &status, 0), server_pid);
-    server_pid = 0;
+    cr_assert_eq(waitpid(sys.server, &status, 0), sys.server);
+    sys.server = 0;
     cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "server status %d", status);
-    harness_stop_clean(&worker_pid, "worker");
+    harness_stop_clean(&sys.worker, "worker");
 }

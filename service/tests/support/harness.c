@@ -564,6 +564,36 @@ void harness_kill_leftover(pid_t *pid)
     *pid = 0;
 }
 
+long long harness_metric(const char *text, const char *series)
+{
+    char needle[256];
+    snprintf(needle, sizeof(needle), "\n%s ", series);
+    const char *at = strstr(text, needle);
+    return at ? atoll(at + strlen(needle)) : 0;
+}
+
+void harness_system_start(harness_system *s, char *const extra_env[], const char *name)
+{
+    char log[128];
+    harness_reset_backends();
+    snprintf(log, sizeof(log), "%s-server.log", name);
+    s->server = harness_start_server(&s->port, extra_env, log);
+    snprintf(log, sizeof(log), "%s-worker.log", name);
+    s->worker = harness_start_worker(extra_env, log);
+}
+
+void harness_system_stop(harness_system *s)
+{
+    harness_stop_clean(&s->server, "server");
+    harness_stop_clean(&s->worker, "worker");
+}
+
+void harness_system_kill(harness_system *s)
+{
+    harness_kill_leftover(&s->server);
+    harness_kill_leftover(&s->worker);
+}
+
 const char *harness_path(const char *name)
 {
     static char path[512];

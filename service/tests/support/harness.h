@@ -142,6 +142,29 @@ void harness_stop_clean(pid_t *pid, const char *what);
 /* For .fini: SIGKILLs *pid if a test ended early and left it running. */
 void harness_kill_leftover(pid_t *pid);
 
+/* The value of one sample of a Prometheus text exposition (the whole
+ * series, labels included: "seckill_purchases_total{outcome=\"queued\"}");
+ * 0 when absent. */
+long long harness_metric(const char *text, const char *series);
+
+/* A server and a worker on the run's backends, as most end-to-end suites
+ * run them. */
+typedef struct harness_system {
+    int port; /* the server's */
+    pid_t server, worker;
+} harness_system;
+
+/* Empties the backends (harness_reset_backends) and starts a server and a
+ * worker with extra_env (as harness_start_server), logging to
+ * <name>-server.log and <name>-worker.log. */
+void harness_system_start(harness_system *s, char *const extra_env[], const char *name);
+
+/* The end of a test: both stop cleanly (harness_stop_clean). */
+void harness_system_stop(harness_system *s);
+
+/* For .fini: kills what a test that ended early left running. */
+void harness_system_kill(harness_system *s);
+
 /* Sends sig to pid and reaps it; returns its wait status. */
 int harness_stop(pid_t pid, int sig);
 
