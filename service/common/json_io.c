@@ -75,6 +75,8 @@ static int get_time(json_t *obj, const char *key, int64_t *ms)
     return 1;
 }
 
+static const char why_quantity[] = "quantity must be an integer from 1 to 1000";
+
 sk_status json_io_parse_purchase(const char *body, size_t len, purchase_request *req,
                                  const char **why)
 {
@@ -87,12 +89,30 @@ sk_status json_io_parse_purchase(const char *body, size_t len, purchase_request 
     if (get_id(root, "user_id", &req->user_id) < 0)
         *why = "user_id must be a positive integer (a number or a decimal string)";
     else if (get_int(root, "quantity", 1, SALE_LIMIT_MAX, &quantity) < 0)
-        *why = "quantity must be an integer from 1 to 1000";
+        *why = why_quantity;
     else
         st = SK_OK;
     req->quantity = (int)quantity;
     json_decref(root);
     return st;
+}
+
+sk_status json_io_parse_purchase_query(const char *user, const char *quantity,
+                                       purchase_request *req, const char **why)
+{
+    int64_t q = 1;
+    req->user_id = 0;
+    req->quantity = 1;
+    if (user && validate_id(user, strlen(user), &req->user_id) < 0) {
+        *why = "user_id must be a positive integer";
+        return SK_INVALID;
+    }
+    if (quantity && (validate_id(quantity, strlen(quantity), &q) < 0 || q > SALE_LIMIT_MAX)) {
+        *why = why_quantity;
+        return SK_INVALID;
+    }
+    req->quantity = (int)q;
+    return SK_OK;
 }
 
 /* The optional sale terms of a create or a reset; marks those named in

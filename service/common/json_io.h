@@ -94,6 +94,11 @@ typedef struct purchase_refusal {
 sk_status json_io_parse_purchase(const char *body, size_t len, purchase_request *req,
                                  const char **why);
 
+/* The same from a query's user_id and quantity (NULL: not given), both
+ * decimal text. */
+sk_status json_io_parse_purchase_query(const char *user, const char *quantity,
+                                       purchase_request *req, const char **why);
+
 /* {"name": <1..200 bytes>, "stock": <0..10^12>, "id": <1..2^53-1, optional>,
  *  "lab": <boolean, optional>, "starts_at", "ends_at": <RFC 3339 or null, optional>,
  *  "per_buyer_limit": <1..1000, optional, default 1>} */

@@ -14,7 +14,6 @@
 #include "purchase.h"
 #include "router.h"
 #include "store.h"
-#include "validate.h"
 #include "web.h"
 
 int api_authorized(const char *header, const char *token)
@@ -173,25 +172,12 @@ static sk_status purchase_request_of(app *a, http_exchange *ex, purchase_request
 {
     size_t len;
     const char *body = http_exchange_body(ex, &len);
-    const char *user = http_exchange_query(ex, "user_id");
-    const char *quantity = http_exchange_query(ex, "quantity");
-    int64_t q = 1;
-    req->user_id = 0;
-    req->quantity = 1;
-    if (len > 0) {
-        if (json_io_parse_purchase(body, len, req, why) != SK_OK)
-            return SK_INVALID;
-    } else {
-        if (user && validate_id(user, strlen(user), &req->user_id) < 0) {
-            *why = "user_id must be a positive integer";
-            return SK_INVALID;
-        }
-        if (quantity && (validate_id(quantity, strlen(quantity), &q) < 0 || q > SALE_LIMIT_MAX)) {
-            *why = "quantity must be an integer from 1 to 1000";
-            return SK_INVALID;
-        }
-        req->quantity = (int)q;
-    }
+    sk_status st =
+        len > 0 ? json_io_parse_purchase(body, len, req, why)
+                : json_io_parse_purchase_query(http_exchange_query(ex, "user_id"),
+                                               http_exchange_query(ex, "quantity"), req, why);
+    if (st != SK_OK)
+        return SK_INVALID;
     if (req->user_id == 0 && !a->cfg->allow_anonymous) {
         *why = "user_id is required (in the JSON body or the query)";
         return SK_INVALID;

@@ -161,13 +161,26 @@ static int64_t live_round(slot *sl)
     return atomic_load_explicit(&sl->live_version, memory_order_relaxed) >> RESERVE_RESTOCKS_BITS;
 }
 
+/* Reads a slot's window under its sequence lock. Returns 1 with the round
+ * and bounds of one writer, 0 while a writer holds it. */
+static int window_read(slot *sl, int64_t *round, int64_t *starts_ms, int64_t *ends_ms)
+{
+    uint64_t seq = atomic_load(&sl->window_seq);
+    if (seq & 1)
+        return 0;
+    *round = atomic_load(&sl->window_round);
+    *starts_ms = atomic_load(&sl->starts_ms);
+    *ends_ms = atomic_load(&sl->ends_ms);
+    return atomic_load(&sl->window_seq) == seq;
+}
+
 void gate_set_window(gate *g, int64_t item, int64_t round, int64_t starts_ms, int64_t ends_ms)
 {
     slot *sl = find(g, item, 1);
     if (!sl || round < live_round(sl))
         return;
-    int64_t have_starts, have_ends;
-    if (gate_window(g, item, &have_starts, &have_ends) && atomic_load(&sl->window_round) == round &&
+    int64_t have_round, have_starts, have_ends;
+    if (window_read(sl, &have_round, &have_starts, &have_ends) && have_round == round &&
         have_starts == starts_ms && have_ends == ends_ms)
         return; /* the common case: nothing to write */
     window_write(sl, round, starts_ms, ends_ms);
@@ -176,14 +189,8 @@ void gate_set_window(gate *g, int64_t item, int64_t round, int64_t starts_ms, in
 int gate_window(gate *g, int64_t item, int64_t *starts_ms, int64_t *ends_ms)
 {
     slot *sl = find(g, item, 0);
-    if (!sl)
-        return 0;
-    uint64_t seq = atomic_load(&sl->window_seq);
-    if (seq & 1)
-        return 0;
-    int64_t round = atomic_load(&sl->window_round);
-    int64_t starts = atomic_load(&sl->starts_ms), ends = atomic_load(&sl->ends_ms);
-    if (atomic_load(&sl->window_seq) != seq || round == 0 || round < live_round(sl))
+    int64_t round, starts, ends;
+    if (!sl || !window_read(sl, &round, &starts, &ends) || round == 0 || round < live_round(sl))
         return 0;
     *starts_ms = starts;
     *ends_ms = ends;

@@ -42,7 +42,7 @@ void store_free(store *s)
     free(s);
 }
 
-int store_redis_ensure(store *s)
+static int ensure_redis(store *s)
 {
     if (backend_redis_ensure(&s->redis, s->cfg, "store") == 0)
         return 0;
@@ -60,7 +60,7 @@ static int ensure_pg(store *s)
 
 redisReply *store_redis(store *s, int argc, const char **argv)
 {
-    if (store_redis_ensure(s) < 0)
+    if (ensure_redis(s) < 0)
         return NULL;
     redisReply *r = redisCommandArgv(s->redis, argc, argv, NULL);
     if (!r)
@@ -70,7 +70,7 @@ redisReply *store_redis(store *s, int argc, const char **argv)
 
 redisReply *store_script(store *s, script_id id, int nkeys, int nargs, const char **keys_args)
 {
-    if (store_redis_ensure(s) < 0)
+    if (ensure_redis(s) < 0)
         return NULL;
     redisReply *r =
         backend_redis_script(&s->redis, &s->sc->s[id], nkeys, nargs, keys_args, "store");
@@ -225,7 +225,7 @@ void store_gauges(store *s, metrics_gauges *g)
     char pattern[KEYS_MAX];
     snprintf(pattern, sizeof(pattern), "%s*", KEYS_PROCESSING_PREFIX);
     processing_sum sum = {s, 0};
-    if (store_redis_ensure(s) < 0 ||
+    if (ensure_redis(s) < 0 ||
         backend_redis_scan(s->redis, pattern, add_processing, &sum, "store") != 0)
         g->processing = -1;
     else

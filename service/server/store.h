@@ -32,9 +32,6 @@ sk_status store_ready(store *s);
  * makes its connection when it has none and drops it after a failure,
  * counting backend errors in the metrics. */
 
-/* Makes the Redis connection if there is none. Returns 0 or -1. */
-int store_redis_ensure(store *s);
-
 /* An argv-style Redis command. Returns the reply (the caller frees it), or
  * NULL (the connection dropped) on failure or an error reply. */
 redisReply *store_redis(store *s, int argc, const char **argv);

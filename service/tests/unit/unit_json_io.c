@@ -61,6 +61,22 @@ Test(json_io, purchase_bodies_with_a_wrong_field_are_invalid)
     }
 }
 
+Test(json_io, a_purchase_query_has_the_bodys_bounds)
+{
+    purchase_request req;
+    const char *why = NULL;
+    cr_assert_eq(json_io_parse_purchase_query("42", "3", &req, &why), SK_OK);
+    cr_assert_eq(req.user_id, 42);
+    cr_assert_eq(req.quantity, 3);
+    cr_assert_eq(json_io_parse_purchase_query(NULL, NULL, &req, &why), SK_OK);
+    cr_assert_eq(req.user_id, 0);
+    cr_assert_eq(req.quantity, 1);
+    const char *bad[][2] = {{"0", NULL}, {"x", NULL}, {"1", "0"}, {"1", "1001"}, {"1", "-2"}};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        cr_expect_eq(json_io_parse_purchase_query(bad[i][0], bad[i][1], &req, &why), SK_INVALID,
+                     "%s, %s", bad[i][0], bad[i][1] ? bad[i][1] : "-");
+}
+
 Test(json_io, a_nul_byte_in_a_body_is_refused_not_cut_at)
 {
     purchase_request req;
