@@ -9,7 +9,7 @@
 FROM debian:12 AS build
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         build-essential cmake pkg-config libmicrohttpd-dev libhiredis-dev libjansson-dev \
-        libpq-dev libevent-dev libzookeeper-mt-dev \
+        libpq-dev libssl-dev libevent-dev libzookeeper-mt-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt ./
@@ -23,8 +23,8 @@ RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DSECKILL_TESTS=OFF \
 
 FROM debian:12-slim
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-        libmicrohttpd12 libhiredis0.14 libjansson4 libpq5 libevent-2.1-7 libevent-pthreads-2.1-7 \
-        libzookeeper-mt2 \
+        libmicrohttpd12 libhiredis0.14 libjansson4 libpq5 libssl3 libevent-2.1-7 \
+        libevent-pthreads-2.1-7 libzookeeper-mt2 \
         postgresql-client curl \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --no-create-home --shell /usr/sbin/nologin seckill

@@ -3,8 +3,8 @@
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config curl libmicrohttpd-dev libhiredis-dev libjansson-dev
-    libpq-dev libcriterion-dev libevent-dev redis-server postgresql wrk apache2-utils nginx-light
-    valgrind chromium nodejs npm zookeeper libzookeeper-mt-dev "$@")
+    libpq-dev libssl-dev libcriterion-dev libevent-dev redis-server postgresql wrk apache2-utils
+    nginx-light valgrind chromium nodejs npm zookeeper libzookeeper-mt-dev "$@")
 
 # A package whose command is already there from elsewhere counts as present: a nodejs from
 # NodeSource carries npm and conflicts with Debian's npm package.
