@@ -1,13 +1,15 @@
 /* fuzz_request.c: libFuzzer target over everything that parses bytes from
  * outside: the router, the number validators and times, the JSON bodies,
- * the queue format of an order, the config text, the pub/sub messages and
- * the request framing rules (header names, NUL-separated). The first
+ * the queue format of an order, the config text, the pub/sub messages,
+ * the request framing rules (header names, NUL-separated) and the buyer
+ * tokens of the Authorization header. The first
  * byte picks the parser, the rest is its input. Built by scripts/fuzz.sh
  * with clang -fsanitize=fuzzer,address,undefined. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "buyer_token.h"
 #include "config.h"
 #include "events.h"
 #include "http_framing.h"
@@ -88,10 +90,29 @@ static void fuzz_framing(const char *text, size_t len)
     http_framing_problem(&f, version);
 }
 
+/* The text is an Authorization header. A token that verifies is the one
+ * mint writes for its buyer and expiry, byte for byte (corpus/buyer_token
+ * holds one of this secret's). */
+static void fuzz_buyer_token(const char *text, size_t len)
+{
+    static const char secret[] = "fuzz-buyer-token-secret-0123456789abcdef";
+    int64_t user = 0;
+    char again[BUYER_TOKEN_MAX];
+    (void)len;
+    if (buyer_token_verify(secret, text, 1, &user) != BUYER_TOKEN_OK)
+        return;
+    const char *token = text + strlen("Bearer ");
+    const char *expiry = strchr(token, '.') + 1;
+    if (buyer_token_mint(secret, user, strtoll(expiry, NULL, 10), again, sizeof(again)) < 0 ||
+        strcmp(again, token) != 0)
+        abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static void (*const targets[])(const char *, size_t) = {
-        fuzz_router, fuzz_bodies, fuzz_numbers, fuzz_order, fuzz_config, fuzz_framing,
+        fuzz_router, fuzz_bodies,  fuzz_numbers,     fuzz_order,
+        fuzz_config, fuzz_framing, fuzz_buyer_token,
     };
     if (size < 1)
         return 0;
