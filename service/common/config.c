@@ -10,10 +10,12 @@
 #include <string.h>
 #include <strings.h>
 
+#include "buyer_token.h"
 #include "validate.h"
 #include "version.h"
 
-typedef enum { KEY_INT, KEY_BOOL, KEY_STR } key_type;
+/* KEY_ENUM: one word of a fixed list (any case), kept as its index in an enum field. */
+typedef enum { KEY_INT, KEY_BOOL, KEY_STR, KEY_ENUM } key_type;
 
 typedef struct config_key {
     const char *name;
@@ -22,21 +24,32 @@ typedef struct config_key {
     const char *fallback;
     long min, max;
     int secret;
+    const char *const *words; /* KEY_ENUM: the enum's values by name, NULL-terminated */
     const char *help;
 } config_key;
 
 #define INT_KEY(f, d, lo, hi, h)                                                                   \
     {                                                                                              \
-#f, KEY_INT, offsetof(config, f), d, lo, hi, 0, h                                          \
+#f, KEY_INT, offsetof(config, f), d, lo, hi, 0, NULL, h                                    \
     }
 #define BOOL_KEY(f, d, h)                                                                          \
     {                                                                                              \
-#f, KEY_BOOL, offsetof(config, f), d, 0, 1, 0, h                                           \
+#f, KEY_BOOL, offsetof(config, f), d, 0, 1, 0, NULL, h                                     \
     }
 #define STR_KEY(f, d, s, h)                                                                        \
     {                                                                                              \
-#f, KEY_STR, offsetof(config, f), d, 0, 0, s, h                                            \
+#f, KEY_STR, offsetof(config, f), d, 0, 0, s, NULL, h                                      \
     }
+#define ENUM_KEY(f, d, w, h)                                                                       \
+    {                                                                                              \
+#f, KEY_ENUM, offsetof(config, f), d, 0, 0, 0, w, h                                        \
+    }
+
+/* An enum field is set through an int, as the other numbers are. */
+_Static_assert(sizeof(config_buyer_auth) == sizeof(int), "config_buyer_auth is not int-sized");
+
+/* By value: CONFIG_BUYER_AUTH_NONE, CONFIG_BUYER_AUTH_TOKEN. */
+static const char *const buyer_auth_words[] = {"none", "token", NULL};
 
 static const config_key keys[] = {
     STR_KEY(host, "127.0.0.1", 0, "address the HTTP server listens on"),
@@ -61,6 +74,16 @@ static const config_key keys[] = {
             "purchases of one item sent to Redis as one script call at most (group commit)"),
     INT_KEY(max_pending_orders, "1000000", 0, 2000000000,
             "accepted orders not yet persisted at most, then 503 queue_full (0: no bound)"),
+    ENUM_KEY(buyer_auth, "none", buyer_auth_words,
+             "how a buyer proves who they are: none (user_id in the request) or token "
+             "(Authorization: Bearer, HMAC-signed by the shop's login service)"),
+    STR_KEY(buyer_token_secret, "", 1,
+            "HMAC-SHA256 key of the buyer tokens, shared with the shop's login service (at "
+            "least 32 bytes with buyer_auth = token)"),
+    INT_KEY(payment_timeout_s, "900", 0, 86400 * 7,
+            "default seconds an order may wait for payment before it expires and its units go "
+            "back on sale (0: no payment step, orders are final once persisted); an item may set "
+            "its own"),
     STR_KEY(redis_host, "127.0.0.1", 0, "Redis host"),
     INT_KEY(redis_port, "6379", 1, 65535, "Redis port"),
     STR_KEY(redis_password, "", 1, "Redis password (AUTH), empty for none"),
@@ -119,9 +142,33 @@ static int parse_bool(const char *v, int *out)
     return -1;
 }
 
+/* "a, b or c": the words of an enum key, for its error message. */
+static void list_words(const config_key *k, char *out, size_t outlen)
+{
+    size_t at = 0;
+    out[0] = '\0';
+    for (size_t i = 0; k->words[i] && at < outlen; i++) {
+        const char *sep = i == 0 ? "" : k->words[i + 1] ? ", " : " or ";
+        int n = snprintf(out + at, outlen - at, "%s%s", sep, k->words[i]);
+        if (n < 0)
+            return;
+        at += (size_t)n;
+    }
+}
+
 static int set_key(config *cfg, const config_key *k, const char *value, char *err, size_t errlen)
 {
     char *field = (char *)cfg + k->offset;
+    if (k->type == KEY_ENUM) {
+        for (int i = 0; k->words[i]; i++) {
+            if (strcasecmp(value, k->words[i]) == 0)
+                return *(int *)field = i, 0;
+        }
+        char words[128];
+        list_words(k, words, sizeof(words));
+        snprintf(err, errlen, "%s: expected %s, got '%s'", k->name, words, value);
+        return -1;
+    }
     if (k->type == KEY_STR) {
         char *copy = strdup(value);
         if (!copy) {
@@ -172,6 +219,19 @@ void config_free(config *cfg)
         free(*field);
         *field = NULL;
     }
+}
+
+int config_check(const config *cfg, char *err, size_t errlen)
+{
+    size_t secret = cfg->buyer_token_secret ? strlen(cfg->buyer_token_secret) : 0;
+    if (cfg->buyer_auth == CONFIG_BUYER_AUTH_TOKEN && secret < BUYER_TOKEN_SECRET_MIN) {
+        snprintf(err, errlen,
+                 "buyer_token_secret: buyer_auth = token needs a secret of at least %d bytes, "
+                 "this one has %zu (e.g. openssl rand -base64 48, in SECKILL_BUYER_TOKEN_SECRET)",
+                 BUYER_TOKEN_SECRET_MIN, secret);
+        return -1;
+    }
+    return 0;
 }
 
 int config_set(config *cfg, const char *key, const char *value, char *err, size_t errlen)
@@ -394,6 +454,8 @@ config_result config_load(config *cfg, const char *program, int argc, char **arg
         if (set_key(cfg, k, value, err, errlen) < 0)
             return CONFIG_ERROR;
     }
+    if (config_check(cfg, err, errlen) < 0)
+        return CONFIG_ERROR;
     if (want_print) {
         config_print(cfg, out);
         return CONFIG_EXIT;
@@ -411,6 +473,9 @@ void config_print(const config *cfg, FILE *out)
             break;
         case KEY_BOOL:
             fprintf(out, "%s = %s\n", keys[i].name, *(const int *)field ? "true" : "false");
+            break;
+        case KEY_ENUM:
+            fprintf(out, "%s = %s\n", keys[i].name, keys[i].words[*(const int *)field]);
             break;
         case KEY_STR: {
             const char *s = *(char *const *)field;

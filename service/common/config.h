@@ -7,6 +7,12 @@
 
 #define CONFIG_ERRLEN 256
 
+/* How a buyer proves who they are (the key buyer_auth). */
+typedef enum config_buyer_auth {
+    CONFIG_BUYER_AUTH_NONE = 0, /* the user_id in the request is believed */
+    CONFIG_BUYER_AUTH_TOKEN     /* Authorization: Bearer, a buyer_token under buyer_token_secret */
+} config_buyer_auth;
+
 typedef struct config {
     /* HTTP server */
     char *host;
@@ -25,6 +31,10 @@ typedef struct config {
     int rate_limit_burst;        /* ... in bursts of at most this many */
     int purchase_batch;          /* buyers of one reserve_batch call at most */
     int max_pending_orders;      /* accepted, not yet persisted; 0: no bound */
+    /* buyers and their orders */
+    config_buyer_auth buyer_auth; /* how a buyer proves who they are */
+    char *buyer_token_secret;     /* secret; for buyer_auth token, BUYER_TOKEN_SECRET_MIN bytes */
+    int payment_timeout_s;        /* an order's default wait for payment; 0: no payment step */
     /* backends */
     char *redis_host;
     int redis_port;
@@ -67,12 +77,17 @@ void config_free(config *cfg);
 /* Sets one key from its text value. Returns 0, or -1 with err naming the key. */
 int config_set(config *cfg, const char *key, const char *value, char *err, size_t errlen);
 
+/* Checks what no key can check alone: buyer_auth = token needs a
+ * buyer_token_secret of at least BUYER_TOKEN_SECRET_MIN bytes. Returns 0, or
+ * -1 with err naming the key (never the secret). config_load calls it. */
+int config_check(const config *cfg, char *err, size_t errlen);
+
 /* Reads "key = value" lines ('#' starts a comment). Returns 0 or -1 with err. */
 int config_parse_text(config *cfg, const char *text, const char *origin, char *err, size_t errlen);
 
 /* The whole start-up: defaults, --config FILE (or SECKILL_CONFIG), environment,
- * then flags. `program` names the binary in --help. Prints help/version/config
- * to out itself; on CONFIG_ERROR err holds the message. */
+ * then flags, then config_check. `program` names the binary in --help. Prints
+ * help/version/config to out itself; on CONFIG_ERROR err holds the message. */
 config_result config_load(config *cfg, const char *program, int argc, char **argv, FILE *out,
                           char *err, size_t errlen);
 

@@ -93,6 +93,9 @@ Test(config, defaults_are_the_documented_ones)
     cr_assert_eq(cfg.worker_batch_ms, 20);
     cr_assert_eq(cfg.worker_retry_max_ms, 5000);
     cr_assert_str_eq(cfg.log_level, "info");
+    cr_assert_eq(cfg.buyer_auth, CONFIG_BUYER_AUTH_NONE);
+    cr_assert_str_eq(cfg.buyer_token_secret, "");
+    cr_assert_eq(cfg.payment_timeout_s, 900);
     config_free(&cfg);
 }
 
@@ -559,6 +562,148 @@ Test(config, help_shows_the_default_conninfo_that_holds_no_password)
     config_init(&cfg);
     cr_assert_eq(load(&cfg, argv, &out, err, sizeof(err)), CONFIG_EXIT);
     cr_assert(strstr(out, "dbname=seckill"), "%s", out);
+    free(out);
+    config_free(&cfg);
+}
+
+/* 32 bytes: the shortest buyer_token_secret buyer_auth = token takes. */
+#define SECRET_32 "0123456789abcdef0123456789abcdef"
+
+Test(config, buyer_auth_takes_none_or_token_and_nothing_else)
+{
+    config cfg;
+    char err[CONFIG_ERRLEN] = "";
+    config_init(&cfg);
+    cr_assert_eq(config_set(&cfg, "buyer_auth", "token", err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(cfg.buyer_auth, CONFIG_BUYER_AUTH_TOKEN);
+    cr_assert_eq(config_set(&cfg, "buyer_auth", "none", err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(cfg.buyer_auth, CONFIG_BUYER_AUTH_NONE);
+    cr_assert_eq(config_set(&cfg, "buyer_auth", "Token", err, sizeof(err)), 0, "any case");
+    cr_assert_eq(cfg.buyer_auth, CONFIG_BUYER_AUTH_TOKEN);
+    const char *bad[] = {"", "jwt", "tokens", "1", " token"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        err[0] = '\0';
+        cr_assert_eq(config_set(&cfg, "buyer_auth", bad[i], err, sizeof(err)), -1, "'%s'", bad[i]);
+        cr_assert(strstr(err, "buyer_auth") && strstr(err, "none or token"), "%s", err);
+    }
+    cr_assert_eq(cfg.buyer_auth, CONFIG_BUYER_AUTH_TOKEN, "a refused value leaves the old one");
+    config_free(&cfg);
+}
+
+Test(config, payment_timeout_takes_0_to_a_week)
+{
+    config cfg;
+    char err[CONFIG_ERRLEN] = "";
+    config_init(&cfg);
+    cr_assert_eq(config_set(&cfg, "payment_timeout_s", "0", err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(cfg.payment_timeout_s, 0);
+    cr_assert_eq(config_set(&cfg, "payment_timeout_s", "604800", err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(cfg.payment_timeout_s, 604800);
+    cr_assert_eq(config_set(&cfg, "payment_timeout_s", "604801", err, sizeof(err)), -1);
+    cr_assert(strstr(err, "payment_timeout_s") && strstr(err, "604800"), "%s", err);
+    cr_assert_eq(config_set(&cfg, "payment_timeout_s", "-1", err, sizeof(err)), -1);
+    cr_assert_eq(cfg.payment_timeout_s, 604800);
+    config_free(&cfg);
+}
+
+Test(config, check_wants_a_secret_of_32_bytes_only_for_token_auth)
+{
+    config cfg;
+    char err[CONFIG_ERRLEN] = "";
+    config_init(&cfg);
+    cr_assert_eq(config_check(&cfg, err, sizeof(err)), 0, "the defaults pass: %s", err);
+    cr_assert_eq(config_set(&cfg, "buyer_token_secret", "short", err, sizeof(err)), 0);
+    cr_assert_eq(config_check(&cfg, err, sizeof(err)), 0, "a short secret unused is no harm");
+    cr_assert_eq(config_set(&cfg, "buyer_auth", "token", err, sizeof(err)), 0);
+    cr_assert_eq(config_check(&cfg, err, sizeof(err)), -1);
+    cr_assert(strstr(err, "buyer_token_secret") && strstr(err, "32"), "%s", err);
+    cr_assert(strstr(err, "has 5"), "says how short it is: %s", err);
+    cr_assert_null(strstr(err, "short"), "the secret itself is not shown: %s", err);
+    cr_assert_eq(config_set(&cfg, "buyer_token_secret", "", err, sizeof(err)), 0);
+    cr_assert_eq(config_check(&cfg, err, sizeof(err)), -1);
+    cr_assert(strstr(err, "buyer_token_secret"), "%s", err);
+    cr_assert_eq(config_set(&cfg, "buyer_token_secret", SECRET_32 + 1, err, sizeof(err)), 0);
+    cr_assert_eq(config_check(&cfg, err, sizeof(err)), -1, "31 bytes are too few");
+    cr_assert_eq(config_set(&cfg, "buyer_token_secret", SECRET_32, err, sizeof(err)), 0);
+    cr_assert_eq(config_check(&cfg, err, sizeof(err)), 0, "%s", err);
+    config_free(&cfg);
+}
+
+Test(config, load_refuses_token_auth_without_its_secret)
+{
+    config cfg;
+    char err[CONFIG_ERRLEN];
+    char *argv[] = {"seckill-test", "--buyer-auth", "token", NULL};
+    config_init(&cfg);
+    cr_assert_eq(load(&cfg, argv, NULL, err, sizeof(err)), CONFIG_ERROR);
+    cr_assert(strstr(err, "buyer_token_secret") && strstr(err, "at least 32 bytes"), "%s", err);
+    config_free(&cfg);
+
+    /* --print-config too: a config that cannot start is not shown as if it could. */
+    char *print[] = {"seckill-test", "--buyer-auth=token", "--buyer-token-secret",
+                     "too-short",    "--print-config",     NULL};
+    config_init(&cfg);
+    cr_assert_eq(load(&cfg, print, NULL, err, sizeof(err)), CONFIG_ERROR);
+    cr_assert(strstr(err, "buyer_token_secret"), "%s", err);
+    cr_assert_null(strstr(err, "too-short"), "%s", err);
+    config_free(&cfg);
+}
+
+Test(config, load_takes_the_buyer_token_secret_from_the_environment_and_masks_it)
+{
+    config cfg;
+    char err[CONFIG_ERRLEN];
+    char *out;
+    char *path = temp_file("buyer_auth = token\npayment_timeout_s = 0\n");
+    setenv("SECKILL_BUYER_TOKEN_SECRET", SECRET_32, 1);
+    char *argv[] = {"seckill-test", "--config", path, "--print-config", NULL};
+    config_init(&cfg);
+    cr_assert_eq(load(&cfg, argv, &out, err, sizeof(err)), CONFIG_EXIT, "%s", err);
+    cr_assert_eq(cfg.buyer_auth, CONFIG_BUYER_AUTH_TOKEN);
+    cr_assert_str_eq(cfg.buyer_token_secret, SECRET_32);
+    cr_assert_eq(cfg.payment_timeout_s, 0);
+    cr_assert(strstr(out, "buyer_auth = token\n"), "%s", out);
+    cr_assert(strstr(out, "buyer_token_secret = ****\n"), "%s", out);
+    cr_assert(strstr(out, "payment_timeout_s = 0\n"), "%s", out);
+    cr_assert_null(strstr(out, SECRET_32), "the secret was printed: %s", out);
+    free(out);
+    config_free(&cfg);
+    unlink(path);
+    free(path);
+}
+
+Test(config, the_buyer_keys_print_and_parse_back)
+{
+    config a, b;
+    char err[CONFIG_ERRLEN] = "";
+    char *text = NULL;
+    size_t size = 0;
+    config_init(&a);
+    config_init(&b);
+    cr_assert_eq(config_set(&a, "buyer_auth", "token", err, sizeof(err)), 0);
+    cr_assert_eq(config_set(&a, "payment_timeout_s", "60", err, sizeof(err)), 0);
+    FILE *out = open_memstream(&text, &size);
+    config_print(&a, out);
+    fclose(out);
+    cr_assert_eq(config_parse_text(&b, text, "printed", err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(b.buyer_auth, CONFIG_BUYER_AUTH_TOKEN);
+    cr_assert_eq(b.payment_timeout_s, 60);
+    free(text);
+    config_free(&a);
+    config_free(&b);
+}
+
+Test(config, help_lists_the_buyer_keys)
+{
+    config cfg;
+    char err[CONFIG_ERRLEN];
+    char *out;
+    char *argv[] = {"seckill-test", "--help", NULL};
+    config_init(&cfg);
+    cr_assert_eq(load(&cfg, argv, &out, err, sizeof(err)), CONFIG_EXIT);
+    cr_assert(strstr(out, "--buyer-auth") && strstr(out, "(default: none)"), "%s", out);
+    cr_assert(strstr(out, "--buyer-token-secret"), "%s", out);
+    cr_assert(strstr(out, "--payment-timeout-s") && strstr(out, "(default: 900)"), "%s", out);
     free(out);
     config_free(&cfg);
 }
