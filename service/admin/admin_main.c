@@ -1,39 +1,145 @@
-/* admin_main.c: seckill-admin, the operator's tool. Today one command:
+/* admin_main.c: seckill-admin, the operator's tool. Two commands:
  *   seckill-admin reconcile [--json] [--rebuild] [config options]
- * Exit codes: 0 the books balance (or were rebuilt), 1 drift found,
- * 2 bad usage or config, 3 Redis or PostgreSQL unreachable. */
+ *   seckill-admin buyer-token USER [--ttl S] [config options]
+ * Exit codes: 0 the books balance (or were rebuilt), or the token was
+ * printed; 1 drift found; 2 bad usage or config; 3 Redis or PostgreSQL
+ * unreachable. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "backend.h"
+#include "buyer_token.h"
 #include "config.h"
 #include "log.h"
 #include "reconcile.h"
+#include "validate.h"
+
+/* buyer-token's --ttl: an hour by default, a year at most. */
+#define TOKEN_TTL_DEFAULT 3600
+#define TOKEN_TTL_MAX (365 * 86400)
+
+typedef enum { COMMAND_NONE, COMMAND_RECONCILE, COMMAND_BUYER_TOKEN } admin_command;
 
 static void usage(FILE *out)
 {
-    fprintf(out, "Usage: seckill-admin reconcile [--json] [--rebuild] [config options]\n\n"
-                 "Compares every item's sold units in Redis with its orders in PostgreSQL\n"
-                 "and in seckill:pending, and prints the drift. --rebuild sets the drifting\n"
-                 "items' stock and buyers in Redis back from those orders (pause the sale\n"
-                 "first). Config options as for seckill-server (--help lists them).\n"
-                 "Exit: 0 balanced or rebuilt, 1 drift, 2 usage, 3 backend unreachable.\n");
+    fprintf(out,
+            "Usage: seckill-admin reconcile [--json] [--rebuild] [config options]\n"
+            "       seckill-admin buyer-token USER [--ttl S] [config options]\n\n"
+            "reconcile compares every item's sold units in Redis with its orders in\n"
+            "PostgreSQL and in seckill:pending, and prints the drift. --rebuild sets the\n"
+            "drifting items' stock and buyers in Redis back from those orders (pause the\n"
+            "sale first).\n\n"
+            "buyer-token prints a buyer token for the buyer id USER (1 to 2^53-1), valid\n"
+            "for S seconds (default %d, at most %d), signed with buyer_token_secret\n"
+            "(SECKILL_BUYER_TOKEN_SECRET, at least %d bytes) as a shop's login service\n"
+            "signs them: for trying and testing a server with buyer_auth = token.\n\n"
+            "Config options as for seckill-server (--help lists them).\n"
+            "Exit: 0 balanced, rebuilt or printed, 1 drift, 2 usage, 3 backend unreachable.\n",
+            TOKEN_TTL_DEFAULT, TOKEN_TTL_MAX, BUYER_TOKEN_SECRET_MIN);
+}
+
+/* Prints the token of the buyer id user valid for ttl seconds (NULL: the
+ * default) from now, and a newline. Returns the exit code. */
+static int print_buyer_token(const config *cfg, const char *user, const char *ttl)
+{
+    int64_t user_id, ttl_s = TOKEN_TTL_DEFAULT;
+    if (!user) {
+        fprintf(stderr, "seckill-admin: buyer-token needs USER, a buyer id (1 to 2^53-1)\n");
+        return 2;
+    }
+    if (validate_id(user, strlen(user), &user_id) < 0 || user_id > BUYER_TOKEN_USER_MAX) {
+        fprintf(stderr,
+                "seckill-admin: buyer-token: USER must be a buyer id, 1 to 2^53-1, got '%s'\n",
+                user);
+        return 2;
+    }
+    if (ttl && (validate_id(ttl, strlen(ttl), &ttl_s) < 0 || ttl_s > TOKEN_TTL_MAX)) {
+        fprintf(stderr, "seckill-admin: buyer-token: --ttl must be seconds, 1 to %d, got '%s'\n",
+                TOKEN_TTL_MAX, ttl);
+        return 2;
+    }
+    /* A token under a shorter secret would be refused by any server that
+     * checks tokens (config_check), so none is made. */
+    size_t secret = strlen(cfg->buyer_token_secret);
+    if (secret < BUYER_TOKEN_SECRET_MIN) {
+        fprintf(stderr,
+                "seckill-admin: buyer-token needs buyer_token_secret (SECKILL_BUYER_TOKEN_SECRET), "
+                "the server's, at least %d bytes; this one has %zu\n",
+                BUYER_TOKEN_SECRET_MIN, secret);
+        return 2;
+    }
+    char token[BUYER_TOKEN_MAX];
+    if (buyer_token_mint(cfg->buyer_token_secret, user_id, (int64_t)time(NULL) + ttl_s, token,
+                         sizeof(token)) < 0) {
+        fprintf(stderr, "seckill-admin: buyer-token: signing failed (libcrypto)\n");
+        return 2;
+    }
+    printf("%s\n", token);
+    return 0;
+}
+
+/* Compares Redis with PostgreSQL and prints the drift; --rebuild mends it.
+ * Returns the exit code. */
+static int reconcile(const config *cfg, int json, int rebuild)
+{
+    char err[512];
+    int code = 3;
+    redisContext *redis = backend_redis_connect(cfg, err, sizeof(err));
+    PGconn *pg = redis ? backend_pg_connect(cfg, err, sizeof(err)) : NULL;
+    reconcile_report report;
+    if (redis && pg && reconcile_scan(redis, pg, &report, err, sizeof(err)) == 0) {
+        reconcile_print(&report, json, stdout);
+        code = report.drifting ? 1 : 0;
+        if (rebuild && report.drifting) {
+            int n = reconcile_rebuild(redis, pg, &report, err, sizeof(err));
+            if (n >= 0) {
+                fprintf(json ? stderr : stdout,
+                        "rebuilt %d item(s) from PostgreSQL and the "
+                        "pending orders\n",
+                        n);
+                code = 0;
+            } else {
+                code = 3;
+            }
+        }
+        reconcile_report_free(&report);
+    }
+    if (code == 3)
+        fprintf(stderr, "seckill-admin: %s\n", err);
+    if (redis)
+        redisFree(redis);
+    PQfinish(pg);
+    return code;
 }
 
 int main(int argc, char **argv)
 {
-    int json = 0, rebuild = 0, command = 0, rest = 1;
+    int json = 0, rebuild = 0, rest = 1;
+    admin_command command = COMMAND_NONE;
+    const char *user = NULL, *ttl = NULL;
     char *pass[argc + 1];
     pass[0] = argv[0];
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "reconcile") == 0)
-            command = 1;
-        else if (strcmp(argv[i], "--json") == 0)
+        if (command == COMMAND_NONE && strcmp(argv[i], "reconcile") == 0) {
+            command = COMMAND_RECONCILE;
+        } else if (command == COMMAND_NONE && strcmp(argv[i], "buyer-token") == 0) {
+            command = COMMAND_BUYER_TOKEN;
+            /* USER comes right after the command; a flag there means none. */
+            if (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0)
+                user = argv[++i];
+        } else if (strcmp(argv[i], "--json") == 0) {
             json = 1;
-        else if (strcmp(argv[i], "--rebuild") == 0)
+        } else if (strcmp(argv[i], "--rebuild") == 0) {
             rebuild = 1;
-        else
+        } else if (strcmp(argv[i], "--ttl") == 0) {
+            ttl = i + 1 < argc ? argv[++i] : "";
+        } else if (strncmp(argv[i], "--ttl=", 6) == 0) {
+            ttl = argv[i] + 6;
+        } else {
             pass[rest++] = argv[i];
+        }
     }
     pass[rest] = NULL;
     int wants_info = 0, wants_help = 0;
@@ -61,32 +167,18 @@ int main(int argc, char **argv)
         return cr == CONFIG_EXIT ? 0 : 2;
     }
     log_set_level(LOG_WARN);
-    int code = 3;
-    redisContext *redis = backend_redis_connect(&cfg, err, sizeof(err));
-    PGconn *pg = redis ? backend_pg_connect(&cfg, err, sizeof(err)) : NULL;
-    reconcile_report report;
-    if (redis && pg && reconcile_scan(redis, pg, &report, err, sizeof(err)) == 0) {
-        reconcile_print(&report, json, stdout);
-        code = report.drifting ? 1 : 0;
-        if (rebuild && report.drifting) {
-            int n = reconcile_rebuild(redis, pg, &report, err, sizeof(err));
-            if (n >= 0) {
-                fprintf(json ? stderr : stdout,
-                        "rebuilt %d item(s) from PostgreSQL and the "
-                        "pending orders\n",
-                        n);
-                code = 0;
-            } else {
-                code = 3;
-            }
-        }
-        reconcile_report_free(&report);
+    int code;
+    if (command == COMMAND_BUYER_TOKEN && (json || rebuild)) {
+        fprintf(stderr, "seckill-admin: --json and --rebuild belong to reconcile\n");
+        code = 2;
+    } else if (command == COMMAND_RECONCILE && ttl) {
+        fprintf(stderr, "seckill-admin: --ttl belongs to buyer-token\n");
+        code = 2;
+    } else if (command == COMMAND_BUYER_TOKEN) {
+        code = print_buyer_token(&cfg, user, ttl);
+    } else {
+        code = reconcile(&cfg, json, rebuild);
     }
-    if (code == 3)
-        fprintf(stderr, "seckill-admin: %s\n", err);
-    if (redis)
-        redisFree(redis);
-    PQfinish(pg);
     config_free(&cfg);
     return code;
 }

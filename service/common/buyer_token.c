@@ -13,8 +13,6 @@
 
 #include "validate.h"
 
-/* 2^53 - 1, the largest id every JSON parser holds exactly, as for items. */
-#define USER_ID_MAX 9007199254740991LL
 #define MAC_LEN 32 /* SHA-256 */
 /* base64url of MAC_LEN bytes without padding. */
 #define SIGNATURE_LEN 43
@@ -61,7 +59,7 @@ static int sign(const char *secret, const char *payload, size_t len, char sig[SI
 int buyer_token_mint(const char *secret, int64_t user_id, int64_t expiry_s, char *buf, size_t len)
 {
     char payload[48], sig[SIGNATURE_LEN + 1];
-    if (!buf || user_id < 1 || user_id > USER_ID_MAX || expiry_s < 1)
+    if (!buf || user_id < 1 || user_id > BUYER_TOKEN_USER_MAX || expiry_s < 1)
         return -1;
     int n =
         snprintf(payload, sizeof(payload), "%lld.%lld", (long long)user_id, (long long)expiry_s);
@@ -100,7 +98,7 @@ buyer_token_result buyer_token_verify(const char *secret, const char *authorizat
     /* validate_id takes digits only, without sign or leading zeros, and
      * above 0; a third dot or a space fails the alphabet. */
     int64_t id, expiry;
-    if (validate_id(token, id_len, &id) < 0 || id > USER_ID_MAX ||
+    if (validate_id(token, id_len, &id) < 0 || id > BUYER_TOKEN_USER_MAX ||
         validate_id(dot1 + 1, expiry_len, &expiry) < 0 || sig_len != SIGNATURE_LEN ||
         !in_alphabet(sig, sig_len))
         return BUYER_TOKEN_MALFORMED;

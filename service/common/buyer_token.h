@@ -10,6 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The largest user id: 2^53 - 1, the largest id every JSON parser holds
+ * exactly, as for items. */
+#define BUYER_TOKEN_USER_MAX 9007199254740991LL
 /* The shortest secret the config accepts with buyer_auth = token: as many
  * bytes as the hash, so the key is not the weak part. */
 #define BUYER_TOKEN_SECRET_MIN 32

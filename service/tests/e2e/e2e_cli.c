@@ -1,14 +1,16 @@
 /* e2e_cli.c: the three binaries as an operator meets them: --help,
  * --version and --print-config answer and exit 0 (secrets masked); a bad
- * setting stops start-up with exit 2 and a message naming it. No server
- * is started. */
+ * setting stops start-up with exit 2 and a message naming it; seckill-admin
+ * buyer-token prints tokens that verify. No server is started. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include <criterion/criterion.h>
 
+#include "buyer_token.h"
 #include "version.h"
 
 static char out[1 << 16];
@@ -86,4 +88,99 @@ Test(cli, a_bad_config_file_is_reported_with_its_line)
         cr_expect(strstr(out, ":3:") && strstr(out, "worker_batch_size"), "%s", out);
     }
     remove(path);
+}
+
+Test(cli, buyer_auth_token_without_a_long_secret_stops_every_binary)
+{
+    for (size_t i = 0; i < 3; i++) {
+        cr_expect_eq(
+            run("SECKILL_BUYER_AUTH=token SECKILL_BUYER_TOKEN_SECRET=short", bins[i], commands[i]),
+            2, "%s", out);
+        cr_expect(strstr(out, "buyer_token_secret") && strstr(out, "at least 32 bytes"), "%s", out);
+        cr_expect_null(strstr(out, "short"), "the secret was printed: %s", out);
+    }
+}
+
+#define TOKEN_SECRET "e2e-cli-buyer-token-secret-0123456789"
+#define TOKEN_ENV "SECKILL_BUYER_TOKEN_SECRET=" TOKEN_SECRET
+
+/* The token seckill-admin printed (out without its newline), verified at
+ * now_s; *expiry is the one it carries. */
+static buyer_token_result verify_printed(int64_t now_s, int64_t *user, int64_t *expiry)
+{
+    char token[BUYER_TOKEN_MAX + 16], header[BUYER_TOKEN_MAX + 32];
+    size_t len = strlen(out);
+    cr_assert(len > 1 && len < sizeof(token) && out[len - 1] == '\n', "one line: %s", out);
+    memcpy(token, out, len - 1);
+    token[len - 1] = '\0';
+    cr_assert_null(strchr(token, '\n'), "nothing but the token: %s", out);
+    *expiry = strtoll(strchr(token, '.') + 1, NULL, 10);
+    snprintf(header, sizeof(header), "Bearer %s", token);
+    return buyer_token_verify(TOKEN_SECRET, header, now_s, user);
+}
+
+Test(cli, admin_buyer_token_prints_a_token_the_server_accepts_for_an_hour)
+{
+    int64_t before = (int64_t)time(NULL);
+    cr_assert_eq(run(TOKEN_ENV, SECKILL_ADMIN_BIN, "buyer-token 42"), 0, "%s", out);
+    int64_t after = (int64_t)time(NULL), user = -1, expiry = 0;
+    cr_assert_eq(verify_printed(after, &user, &expiry), BUYER_TOKEN_OK, "%s", out);
+    cr_assert_eq(user, 42);
+    cr_assert(expiry >= before + 3600 && expiry <= after + 3600, "expiry %lld", (long long)expiry);
+    cr_assert_eq(verify_printed(expiry, &user, &expiry), BUYER_TOKEN_EXPIRED);
+}
+
+Test(cli, admin_buyer_token_takes_a_ttl_and_the_token_auth_config)
+{
+    int64_t before = (int64_t)time(NULL);
+    cr_assert_eq(run("SECKILL_BUYER_AUTH=token " TOKEN_ENV, SECKILL_ADMIN_BIN,
+                     "buyer-token 9007199254740991 --ttl 60"),
+                 0, "%s", out);
+    int64_t after = (int64_t)time(NULL), user = -1, expiry = 0;
+    cr_assert_eq(verify_printed(after, &user, &expiry), BUYER_TOKEN_OK, "%s", out);
+    cr_assert_eq(user, 9007199254740991LL);
+    cr_assert(expiry >= before + 60 && expiry <= after + 60, "expiry %lld", (long long)expiry);
+    cr_assert_eq(run(TOKEN_ENV, SECKILL_ADMIN_BIN, "buyer-token 7 --ttl=5"), 0, "%s", out);
+    cr_assert_eq(verify_printed(after + 6, &user, &expiry), BUYER_TOKEN_EXPIRED, "%s", out);
+}
+
+Test(cli, admin_buyer_token_without_its_secret_is_exit_2_naming_it)
+{
+    cr_assert_eq(run("", SECKILL_ADMIN_BIN, "buyer-token 42"), 2, "%s", out);
+    cr_assert(strstr(out, "buyer_token_secret") && strstr(out, "SECKILL_BUYER_TOKEN_SECRET"), "%s",
+              out);
+    cr_assert_eq(run("SECKILL_BUYER_TOKEN_SECRET=too-short", SECKILL_ADMIN_BIN, "buyer-token 42"),
+                 2, "%s", out);
+    cr_assert(strstr(out, "at least 32 bytes"), "%s", out);
+    cr_assert_null(strstr(out, "too-short"), "%s", out);
+}
+
+Test(cli, admin_buyer_token_refuses_a_bad_user_or_ttl_with_exit_2)
+{
+    const char *bad[] = {"buyer-token",
+                         "buyer-token --ttl 60",
+                         "buyer-token 0",
+                         "buyer-token -1",
+                         "buyer-token 042",
+                         "buyer-token 4x",
+                         "buyer-token 9007199254740992",
+                         "buyer-token 42 --ttl",
+                         "buyer-token 42 --ttl 0",
+                         "buyer-token 42 --ttl -5",
+                         "buyer-token 42 --ttl 1h",
+                         "buyer-token 42 --ttl 31536001",
+                         "buyer-token 42 --json",
+                         "reconcile --ttl 60"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        cr_expect_eq(run(TOKEN_ENV, SECKILL_ADMIN_BIN, bad[i]), 2, "%s: %s", bad[i], out);
+        cr_expect(strstr(out, "seckill-admin: "), "%s: %s", bad[i], out);
+        cr_expect_null(strstr(out, TOKEN_SECRET), "%s: %s", bad[i], out);
+    }
+}
+
+Test(cli, admin_help_names_buyer_token)
+{
+    cr_assert_eq(run("", SECKILL_ADMIN_BIN, "--help"), 0, "%s", out);
+    cr_assert(strstr(out, "seckill-admin buyer-token USER [--ttl S]"), "%s", out);
+    cr_assert(strstr(out, "--buyer-token-secret"), "%s", out);
 }
