@@ -1,12 +1,13 @@
 -- item_reset.lua: starts a sale round of an item in Redis (on create and on
 -- reset): the stock, the round PostgreSQL assigned, the sale window and the
--- per-buyer limit, no restocks, no buyers. Orders of an older round still on
+-- per-buyer limit, no restocks, no returns, no buyers. Orders of an older round still on
 -- the queue are persisted under their own round by the worker.
 --
--- KEYS[1] item state hash, KEYS[2] item buyers hash
+-- KEYS[1] item state hash, KEYS[2] item buyers hash, KEYS[3] the round's
+-- returned orders, KEYS[4] the units its buyers gave back
 -- ARGV[1] stock, ARGV[2] round, ARGV[3] start (Unix ms, 0: none),
 -- ARGV[4] end (Unix ms, 0: none), ARGV[5] per-buyer limit
-redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
 redis.call('HSET', KEYS[1], 'stock', ARGV[1], 'initial', ARGV[1], 'round', ARGV[2],
-    'restocks', 0, 'restocked', 0, 'starts', ARGV[3], 'ends', ARGV[4], 'limit', ARGV[5])
+    'restocks', 0, 'restocked', 0, 'returns', 0, 'returned', 0, 'starts', ARGV[3], 'ends', ARGV[4], 'limit', ARGV[5])
 return 1

@@ -11,15 +11,19 @@
 --                                                    ({item:N}:buyers)
 -- KEYS[3] the order queue                            (seckill:queue)
 -- KEYS[4] orders accepted and not yet persisted      (seckill:pending)
+-- KEYS[5] units the buyers gave back this round      ({item:N}:given_back)
+--         {user_id -> units of their cancelled and expired orders}
 -- ARGV[1] item id, ARGV[2] the most orders KEYS[4] may hold (0: no bound),
 -- then four per buyer i, from ARGV[3 + 4 * (i - 1)]: user id, order id,
 -- "1" for an anonymous buyer (its order id stands for it), quantity.
 --
 -- Returns six entries about the item, then three per buyer:
---   {now_ms, round, restocks, starts_ms, ends_ms, per_buyer_limit,
+--   {now_ms, round, changes, starts_ms, ends_ms, per_buyer_limit,
 --    outcome, remaining, bought, ...}
 -- now_ms is Redis's clock, the one authority on the sale window for every
 -- server: nothing is sold before starts_ms or from ends_ms on (0: no bound).
+-- changes counts the round's restocks and returns: with the round, the
+-- version of the stock that the servers' sold-out flags belong to.
 -- outcome: queued, not_started, ended, sold_out, limit_reached (the buyer's
 -- units plus the quantity would pass the limit), insufficient_stock (fewer
 -- remain than the quantity: no partial fills), queue_full (KEYS[4] holds
@@ -27,14 +31,15 @@
 -- stock after the buyer, bought the buyer's units of the round after it.
 --
 -- An order's acceptance time is now_ms, and first_unit numbers its units
--- among the buyer's of the round (1 for the first): PostgreSQL keeps
--- (item, round, buyer, first_unit) unique, so two orders starting at the
--- same unit of a buyer (a Redis that forgot its buyers) are never both
--- persisted.
+-- among the buyer's of the round (1 for the first), counting the units the
+-- buyer gave back (KEYS[5]): PostgreSQL keeps (item, round, buyer,
+-- first_unit) unique among live orders, so two orders starting at the same
+-- unit of a buyer (a Redis that forgot its buyers) are never both persisted.
 local n = (#ARGV - 2) / 4
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local s = redis.call('HMGET', KEYS[1], 'stock', 'round', 'restocks', 'starts', 'ends', 'limit')
+local s = redis.call('HMGET', KEYS[1], 'stock', 'round', 'restocks', 'starts', 'ends', 'limit',
+    'returns')
 local out = {now, 0, 0, 0, 0, 0}
 if not s[1] then
     for i = 1, n do
@@ -47,7 +52,8 @@ local round = tonumber(s[2])
 local starts = tonumber(s[4] or '0') or 0
 local ends = tonumber(s[5] or '0') or 0
 local limit = tonumber(s[6] or '1') or 1
-out[2], out[3], out[4], out[5], out[6] = round, tonumber(s[3] or '0') or 0, starts, ends, limit
+local changes = (tonumber(s[3] or '0') or 0) + (tonumber(s[7] or '0') or 0)
+out[2], out[3], out[4], out[5], out[6] = round, changes, starts, ends, limit
 local window = nil
 if starts > 0 and now < starts then
     window = 'not_started'
@@ -73,6 +79,14 @@ local function units_of(user)
         bought[user] = have
     end
     return have
+end
+-- Units given back are rare: read a buyer's only when the round has some.
+local any_given_back = redis.call('EXISTS', KEYS[5]) == 1
+local function numbered_after(user, have)
+    if not any_given_back then
+        return have
+    end
+    return have + (tonumber(redis.call('HGET', KEYS[5], user) or '0') or 0)
 end
 local taken = 0
 local queued, pending = {}, {}
@@ -102,7 +116,8 @@ for i = 1, n do
         local order = string.format(
             '{"order_id":"%s","item_id":%s,"user_id":%s,"round":%d,"created_ms":%d,' ..
             '"quantity":%d,"first_unit":%d}',
-            order_id, ARGV[1], user, round, now, quantity, have + 1)
+            order_id, ARGV[1], user, round, now, quantity,
+            (anonymous and 0 or numbered_after(user, have)) + 1)
         queued[#queued + 1] = order
         pending[#pending + 1] = order_id
         pending[#pending + 1] = order

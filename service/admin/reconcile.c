@@ -175,9 +175,12 @@ int reconcile_scan(redisContext *redis, PGconn *pg, reconcile_report *out, char 
 {
     memset(out, 0, sizeof(*out));
     PGresult *res =
+        /* Units out of Redis's stock: the orders that hold units and the
+         * cancelled or expired ones whose units are not confirmed back. */
         PQexec(pg, "SELECT i.id, i.round, i.initial_stock, "
                    "(SELECT coalesce(sum(quantity), 0) FROM orders o "
-                   " WHERE o.item_id = i.id AND o.round = i.round), i.restocked, i.restocks, "
+                   " WHERE o.item_id = i.id AND o.round = i.round AND o.returned_at IS NULL), "
+                   "i.restocked, i.restocks, "
                    "coalesce((extract(epoch FROM i.starts_at) * 1000)::bigint, 0), "
                    "coalesce((extract(epoch FROM i.ends_at) * 1000)::bigint, 0), "
                    "i.per_buyer_limit FROM items i ORDER BY i.id");
@@ -313,47 +316,72 @@ void reconcile_print(const reconcile_report *r, int json, FILE *out)
             r->queue, r->processing, r->pending, r->dead, r->drifting);
 }
 
-/* Rewrites one item's state and buyers in one MULTI, from the persisted
- * orders of its round and its pending ones: each buyer's units. */
+/* Rewrites one item's state, buyers and returns in one MULTI, from the
+ * orders of its round in PostgreSQL and its pending ones: each buyer's units
+ * held and given back; every cancelled or expired order counts as given back
+ * (so an owed return the sweep finishes later adds nothing again). */
 static int rebuild_item(redisContext *redis, PGconn *pg, const reconcile_report *rep,
                         const reconcile_item *it)
 {
-    char state[KEYS_MAX], buyers[KEYS_MAX], sql[160];
+    char state[KEYS_MAX], buyers[KEYS_MAX], returned[KEYS_MAX], given_back[KEYS_MAX], sql[400];
     keys_item_state(state, sizeof(state), it->id);
     keys_item_buyers(buyers, sizeof(buyers), it->id);
+    keys_item_returned(returned, sizeof(returned), it->id);
+    keys_item_given_back(given_back, sizeof(given_back), it->id);
     snprintf(sql, sizeof(sql),
-             "SELECT user_id, sum(quantity) FROM orders WHERE item_id = %" PRId64
-             " AND round = %" PRId64 " GROUP BY user_id",
-             it->id, it->round);
+             "SELECT user_id::text, "
+             "  coalesce(sum(quantity) FILTER (WHERE status IN ('persisted', 'paid')), 0), "
+             "  coalesce(sum(quantity) FILTER (WHERE status IN ('cancelled', 'expired')), 0), "
+             "  NULL, 0 FROM orders WHERE item_id = %" PRId64 " AND round = %" PRId64
+             " GROUP BY user_id "
+             "UNION ALL SELECT NULL, 0, 0, id::text, quantity FROM orders WHERE item_id = %" PRId64
+             " AND round = %" PRId64 " AND status IN ('cancelled', 'expired')",
+             it->id, it->round, it->id, it->round);
     PGresult *res = PQexec(pg, sql);
     if (PQresultStatus(res) != PGRES_TUPLES_OK) {
         PQclear(res);
         return -1;
     }
-    int persisted = PQntuples(res);
-    int64_t remaining = it->initial + it->restocked - it->persisted - it->pending;
-    size_t npending = 0;
+    int rows = PQntuples(res);
+    int64_t held = 0, back = 0;
+    for (int i = 0; i < rows; i++) {
+        held += strtoll(PQgetvalue(res, i, 1), NULL, 10);
+        back += strtoll(PQgetvalue(res, i, 2), NULL, 10);
+    }
+    int64_t remaining = it->initial + it->restocked - held - it->pending;
+    size_t commands = 0;
     redisAppendCommand(redis, "MULTI");
-    redisAppendCommand(redis, "DEL %s %s", state, buyers);
+    redisAppendCommand(redis, "DEL %s %s %s %s", state, buyers, returned, given_back);
     redisAppendCommand(redis,
                        "HSET %s stock %lld initial %lld round %lld restocks %lld restocked %lld "
-                       "starts %lld ends %lld limit %d",
+                       "returns 0 returned %lld starts %lld ends %lld limit %d",
                        state, (long long)(remaining > 0 ? remaining : 0), (long long)it->initial,
                        (long long)it->round, (long long)it->restocks, (long long)it->restocked,
-                       (long long)it->starts_ms, (long long)it->ends_ms, it->per_buyer_limit);
-    for (int i = 0; i < persisted; i++)
+                       (long long)back, (long long)it->starts_ms, (long long)it->ends_ms,
+                       it->per_buyer_limit);
+    for (int i = 0; i < rows; i++) {
+        if (PQgetisnull(res, i, 0)) { /* a cancelled or expired order */
+            redisAppendCommand(redis, "HSET %s %s %s", returned, PQgetvalue(res, i, 3),
+                               PQgetvalue(res, i, 4));
+            commands++;
+            continue;
+        }
         redisAppendCommand(redis, "HINCRBY %s %s %s", buyers, PQgetvalue(res, i, 0),
                            PQgetvalue(res, i, 1));
+        redisAppendCommand(redis, "HINCRBY %s %s %s", given_back, PQgetvalue(res, i, 0),
+                           PQgetvalue(res, i, 2));
+        commands += 2;
+    }
     for (size_t i = 0; i < rep->nwaiting; i++) {
         const order *o = &rep->waiting[i];
         if (o->item_id != it->id || o->round != it->round)
             continue;
         redisAppendCommand(redis, "HINCRBY %s %lld %d", buyers, (long long)o->user_id, o->quantity);
-        npending++;
+        commands++;
     }
     redisAppendCommand(redis, "EXEC");
     PQclear(res);
-    size_t replies = 4 + (size_t)persisted + npending;
+    size_t replies = 4 + commands;
     int ok = 1;
     for (size_t i = 0; i < replies; i++) {
         redisReply *r = NULL;

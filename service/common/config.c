@@ -110,6 +110,9 @@ static const config_key keys[] = {
     INT_KEY(worker_batch_size, "500", 1, 100000, "orders per PostgreSQL transaction at most"),
     INT_KEY(worker_batch_ms, "20", 0, 60000, "how long a batch waits to fill up"),
     INT_KEY(worker_retry_max_ms, "5000", 10, 600000, "longest backoff while PostgreSQL is down"),
+    INT_KEY(worker_expiry_ms, "1000", 0, 3600000,
+            "period of the expiry sweep: unpaid orders past their deadline expire, and their "
+            "units and returns a crash interrupted go back on sale (0: never)"),
     INT_KEY(worker_sweep_ms, "5000", 0, 3600000,
             "period of the sweep of dead workers' lists (0: never; heartbeat TTL 3 periods)"),
     INT_KEY(worker_metrics_port, "0", 0, 65535,

@@ -58,6 +58,7 @@ typedef struct config {
     int worker_batch_ms;
     int worker_retry_max_ms;
     int worker_sweep_ms;     /* period of the recovery sweep; 0: never */
+    int worker_expiry_ms;    /* period of the expiry sweep; 0: never */
     int worker_metrics_port; /* GET /metrics of the worker on host:port; 0: none */
     /* both */
     char *log_level;

@@ -167,6 +167,7 @@ sk_status json_io_parse_item_spec(const char *body, size_t len, item_spec *spec,
     if (!root)
         return SK_INVALID;
     sk_status st = SK_INVALID;
+    int64_t timeout = -1;
     memset(spec, 0, sizeof(*spec));
     json_t *name = json_object_get(root, "name");
     if (!json_is_string(name) || json_string_length(name) == 0 ||
@@ -179,8 +180,11 @@ sk_status json_io_parse_item_spec(const char *body, size_t len, item_spec *spec,
         *why = "id must be an integer from 1 to 2^53-1";
     } else if (json_object_get(root, "lab") && !json_is_boolean(json_object_get(root, "lab"))) {
         *why = "lab must be true or false";
+    } else if (get_int(root, "payment_timeout_s", 0, PAYMENT_TIMEOUT_MAX_S, &timeout) < 0) {
+        *why = "payment_timeout_s must be an integer from 0 (no payment step) to 604800";
     } else if (parse_terms(root, &spec->terms, why) == SK_OK) {
         spec->lab = json_is_true(json_object_get(root, "lab"));
+        spec->payment_timeout_s = (int)timeout;
         memcpy(spec->name, json_string_value(name), json_string_length(name));
         st = SK_OK;
     }
@@ -322,16 +326,28 @@ static json_t *item_json(const item_view *v)
 {
     int64_t starts_in = v->starts_ms > v->now_ms ? v->starts_ms - v->now_ms : 0;
     int64_t ends_in = v->ends_ms > v->now_ms ? v->ends_ms - v->now_ms : 0;
-    return json_pack("{s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:o, s:o, s:s, "
-                     "s:I, s:I, s:b}",
-                     "id", (json_int_t)v->id, "name", v->name, "round", (json_int_t)v->round,
-                     "initial_stock", (json_int_t)v->initial_stock, "restocked",
-                     (json_int_t)v->restocked, "remaining", (json_int_t)v->remaining, "sold",
-                     (json_int_t)v->sold, "queued", (json_int_t)v->queued, "persisted",
-                     (json_int_t)v->persisted, "orders", (json_int_t)v->orders, "per_buyer_limit",
-                     v->per_buyer_limit, "starts_at", time_json(v->starts_ms), "ends_at",
-                     time_json(v->ends_ms), "state", json_io_item_state(v), "starts_in_ms",
-                     (json_int_t)starts_in, "ends_in_ms", (json_int_t)ends_in, "lab", v->lab);
+    json_t *item = json_pack(
+        "{s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:o, s:o, "
+        "s:s, s:I, s:I, s:b}",
+        "id", (json_int_t)v->id, "name", v->name, "round", (json_int_t)v->round, "initial_stock",
+        (json_int_t)v->initial_stock, "restocked", (json_int_t)v->restocked, "remaining",
+        (json_int_t)v->remaining, "sold", (json_int_t)v->sold, "queued", (json_int_t)v->queued,
+        "persisted", (json_int_t)v->persisted, "orders", (json_int_t)v->orders, "per_buyer_limit",
+        v->per_buyer_limit, "starts_at", time_json(v->starts_ms), "ends_at", time_json(v->ends_ms),
+        "state", json_io_item_state(v), "starts_in_ms", (json_int_t)starts_in, "ends_in_ms",
+        (json_int_t)ends_in, "lab", v->lab);
+    /* The orders' later states (json_pack takes at most so many pairs
+     * readably: the rest are set one by one). */
+    if (item &&
+        (json_object_set_new(item, "paid", json_integer(v->paid)) < 0 ||
+         json_object_set_new(item, "cancelled", json_integer(v->cancelled)) < 0 ||
+         json_object_set_new(item, "expired", json_integer(v->expired)) < 0 ||
+         json_object_set_new(item, "returned", json_integer(v->returned)) < 0 ||
+         json_object_set_new(item, "payment_timeout_s", json_integer(v->payment_timeout_s)) < 0)) {
+        json_decref(item);
+        item = NULL;
+    }
+    return item;
 }
 
 char *json_io_item(const item_view *v)
@@ -351,13 +367,56 @@ char *json_io_item_list(const item_view *v, size_t n)
     return items ? dump_and_free(json_pack("{s:o}", "items", items)) : NULL;
 }
 
-char *json_io_order(const order *o, const char *status)
+static json_t *order_json(const order_record *r, int64_t now_ms)
 {
     char id[24], user[24];
-    snprintf(id, sizeof(id), "%" PRId64, o->id);
-    snprintf(user, sizeof(user), "%" PRId64, o->user_id);
-    return dump_and_free(json_pack("{s:s, s:s, s:I, s:s, s:I, s:i, s:o}", "order_id", id, "status",
-                                   status, "item_id", (json_int_t)o->item_id, "user_id", user,
-                                   "round", (json_int_t)o->round, "quantity", o->quantity,
-                                   "created_at", time_json(o->created_ms)));
+    snprintf(id, sizeof(id), "%" PRId64, r->o.id);
+    snprintf(user, sizeof(user), "%" PRId64, r->o.user_id);
+    int64_t pay_in =
+        r->state == ORDER_PERSISTED && r->pay_by_ms > now_ms ? r->pay_by_ms - now_ms : 0;
+    json_t *o = json_pack("{s:s, s:s, s:I, s:s, s:I, s:i, s:o}", "order_id", id, "status",
+                          order_state_name(r->state), "item_id", (json_int_t)r->o.item_id,
+                          "user_id", user, "round", (json_int_t)r->o.round, "quantity",
+                          r->o.quantity, "created_at", time_json(r->o.created_ms));
+    if (o && (json_object_set_new(o, "pay_by", time_json(r->pay_by_ms)) < 0 ||
+              json_object_set_new(o, "pay_in_ms", json_integer(pay_in)) < 0 ||
+              json_object_set_new(o, "paid_at", time_json(r->paid_ms)) < 0 ||
+              json_object_set_new(o, "ended_at", time_json(r->ended_ms)) < 0 ||
+              json_object_set_new(o, "returned", json_boolean(r->returned)) < 0)) {
+        json_decref(o);
+        o = NULL;
+    }
+    return o;
+}
+
+char *json_io_order(const order_record *r, int64_t now_ms)
+{
+    return dump_and_free(order_json(r, now_ms));
+}
+
+char *json_io_order_list(const order_record *r, size_t n, int full, int64_t now_ms)
+{
+    json_t *list = json_array();
+    for (size_t i = 0; list && i < n; i++) {
+        if (json_array_append_new(list, order_json(&r[i], now_ms)) < 0) {
+            json_decref(list);
+            list = NULL;
+        }
+    }
+    if (!list)
+        return NULL;
+    char next[24];
+    if (full && n > 0)
+        snprintf(next, sizeof(next), "%" PRId64, r[n - 1].o.id);
+    return dump_and_free(json_pack("{s:o, s:o}", "orders", list, "next_before",
+                                   full && n > 0 ? json_string(next) : json_null()));
+}
+
+char *json_io_order_refused(sk_status s, const order_record *r)
+{
+    char id[24];
+    snprintf(id, sizeof(id), "%" PRId64, r->o.id);
+    return dump_and_free(json_pack("{s:s, s:s, s:s, s:s}", "error", sk_status_code(s), "message",
+                                   sk_status_message(s), "order_id", id, "status",
+                                   order_state_name(r->state)));
 }

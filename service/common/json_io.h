@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "order.h"
+#include "order_life.h"
 #include "status.h"
 
 #define ITEM_NAME_MAX 200
@@ -42,7 +43,11 @@ typedef struct item_spec {
     int64_t stock;
     int lab; /* made by the laboratory: not a product for sale */
     sale_terms terms;
+    int payment_timeout_s; /* -1: not given (the config's default applies) */
 } item_spec;
+
+/* The longest payment window an item may have: a week. */
+#define PAYMENT_TIMEOUT_MAX_S 604800
 
 /* POST /api/v1/items/{id}/reset */
 typedef struct item_reset {
@@ -66,8 +71,13 @@ typedef struct item_view {
     int64_t remaining;
     int64_t sold;
     int64_t queued;    /* accepted, not yet in PostgreSQL */
-    int64_t persisted; /* units of the round's orders in PostgreSQL */
-    int64_t orders;    /* the round's orders in PostgreSQL */
+    int64_t persisted; /* units of the round's orders in PostgreSQL awaiting payment (or final) */
+    int64_t paid;      /* units of its paid orders */
+    int64_t cancelled; /* units of its cancelled orders */
+    int64_t expired;   /* units of its expired orders */
+    int64_t returned;  /* units of cancelled and expired orders back on sale */
+    int64_t orders;    /* the round's orders in PostgreSQL, whatever their state */
+    int payment_timeout_s;
     int64_t starts_ms; /* the window, 0: no bound */
     int64_t ends_ms;
     int per_buyer_limit;
@@ -101,7 +111,8 @@ sk_status json_io_parse_purchase_query(const char *user, const char *quantity,
 
 /* {"name": <1..200 bytes>, "stock": <0..10^12>, "id": <1..2^53-1, optional>,
  *  "lab": <boolean, optional>, "starts_at", "ends_at": <RFC 3339 or null, optional>,
- *  "per_buyer_limit": <1..1000, optional, default 1>} */
+ *  "per_buyer_limit": <1..1000, optional, default 1>,
+ *  "payment_timeout_s": <0..604800, optional>} */
 sk_status json_io_parse_item_spec(const char *body, size_t len, item_spec *spec, const char **why);
 
 /* {"stock": <0..10^12>, and the sale terms of item_spec, each optional} */
@@ -134,9 +145,19 @@ char *json_io_item(const item_view *v);
 /* {"items":[<item>, ...]} of n views (GET /api/v1/items). */
 char *json_io_item_list(const item_view *v, size_t n);
 
-/* {"order_id":"..","status":"queued|persisted","item_id":..,"user_id":"..","round":..,
- *  "quantity":..,"created_at":".."} */
-char *json_io_order(const order *o, const char *status);
+/* {"order_id":"..","status":"queued|persisted|paid|cancelled|expired","item_id":..,
+ *  "user_id":"..","round":..,"quantity":..,"created_at":"..","pay_by":<time or null>,
+ *  "pay_in_ms":<ms left to pay while awaiting payment, else 0>,"paid_at":..,"ended_at":..,
+ *  "returned":<bool>}, now_ms the clock pay_in_ms counts from. */
+char *json_io_order(const order_record *r, int64_t now_ms);
+
+/* {"orders":[<order>, ...],"next_before":"<id>" or null}: next_before is
+ * the ?before= of the next page when this one is full. */
+char *json_io_order_list(const order_record *r, size_t n, int full, int64_t now_ms);
+
+/* An error body for a refused order action, with the order's state:
+ * {"error":..,"message":..,"order_id":"..","status":".."}. */
+char *json_io_order_refused(sk_status s, const order_record *r);
 
 /* The state an item view shows: upcoming, ended, sold_out or on_sale. */
 const char *json_io_item_state(const item_view *v);

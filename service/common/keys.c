@@ -14,6 +14,16 @@ int keys_item_buyers(char *buf, size_t len, int64_t item)
     return snprintf(buf, len, "{item:%" PRId64 "}:buyers", item);
 }
 
+int keys_item_returned(char *buf, size_t len, int64_t item)
+{
+    return snprintf(buf, len, "{item:%" PRId64 "}:returned", item);
+}
+
+int keys_item_given_back(char *buf, size_t len, int64_t item)
+{
+    return snprintf(buf, len, "{item:%" PRId64 "}:given_back", item);
+}
+
 int keys_processing(char *buf, size_t len, const char *worker_id)
 {
     return snprintf(buf, len, KEYS_PROCESSING_PREFIX "%s", worker_id);

@@ -26,12 +26,22 @@
 /* The lock (SET NX PX <period>) that elects one worker per period to run
  * the recovery sweep; its value says who holds it. */
 #define KEYS_SWEEP_LOCK "seckill:sweep"
+/* The lock that elects one worker per period to expire unpaid orders and
+ * finish the returns a crash interrupted. */
+#define KEYS_EXPIRY_LOCK "seckill:expiry"
 
 /* Hash of an item's round {stock, initial, round, restocks, restocked,
- * starts, ends, limit} (lua/item_reset.lua). Each returns snprintf's length. */
+ * returns, returned, starts, ends, limit} (lua/item_reset.lua). Each returns snprintf's length. */
 int keys_item_state(char *buf, size_t len, int64_t item);
 /* Hash {user_id -> units bought} of the item's buyers this round. */
 int keys_item_buyers(char *buf, size_t len, int64_t item);
+/* Hash {order_id -> units} of the round's cancelled and expired orders
+ * whose units went back on sale (lua/order_return.lua): the return of an
+ * order happens once whoever retries it. */
+int keys_item_returned(char *buf, size_t len, int64_t item);
+/* Hash {user_id -> units} the buyer gave back this round: the buyer's next
+ * order numbers its units after every unit the buyer ever held. */
+int keys_item_given_back(char *buf, size_t len, int64_t item);
 /* A worker's processing list. */
 int keys_processing(char *buf, size_t len, const char *worker_id);
 /* A worker's heartbeat: exists (with a TTL, holding the run's token) while

@@ -31,7 +31,7 @@ reserve_outcome reserve_outcome_named(const char *name)
     return RESERVE_BAD_REPLY;
 }
 
-int64_t reserve_stock_version(int64_t round, int64_t restocks)
+int64_t reserve_stock_version(int64_t round, int64_t changes)
 {
-    return (round << RESERVE_RESTOCKS_BITS) | (restocks & ((1 << RESERVE_RESTOCKS_BITS) - 1));
+    return (round << RESERVE_CHANGES_BITS) | (changes & ((1 << RESERVE_CHANGES_BITS) - 1));
 }

@@ -27,7 +27,7 @@ typedef enum reserve_outcome {
 typedef struct reserve_item {
     int64_t now_ms;    /* Redis's clock when the script ran (Unix ms) */
     int64_t round;     /* the sale round */
-    int64_t restocks;  /* restocks of the round so far */
+    int64_t changes;   /* restocks and returns of the round so far */
     int64_t starts_ms; /* the sale window, Unix ms; 0: no bound */
     int64_t ends_ms;
     int64_t per_buyer_limit;
@@ -50,13 +50,18 @@ sk_status reserve_status(reserve_outcome o);
 /* The outcome the script calls name; RESERVE_BAD_REPLY for none. */
 reserve_outcome reserve_outcome_named(const char *name);
 
-/* Restocks one round takes at most (store.c refuses more): the low bits of
- * a stock version. */
-#define RESERVE_RESTOCKS_BITS 20
-#define RESERVE_RESTOCKS_MAX ((1 << RESERVE_RESTOCKS_BITS) - 1)
+/* Restocks one round takes at most (items.c refuses more). */
+#define RESERVE_RESTOCKS_MAX ((1 << 20) - 1)
+
+/* The low bits of a stock version: the round's changes (restocks and
+ * returns). Past 2^24 changes in one round the version wraps and compares
+ * lower: flags of that round then stop counting, and its purchases go to
+ * Redis (slower, never wrong). */
+#define RESERVE_CHANGES_BITS 24
 
 /* The version of an item's stock that sold-out flags belong to: it grows
- * with every round and every restock within a round. */
-int64_t reserve_stock_version(int64_t round, int64_t restocks);
+ * with every round and every change (a restock, a return of units) within a
+ * round. */
+int64_t reserve_stock_version(int64_t round, int64_t changes);
 
 #endif

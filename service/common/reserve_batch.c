@@ -11,6 +11,7 @@ void reserve_batch_init(reserve_batch *b, int64_t item, int max_pending)
     b->n = 0;
     keys_item_state(b->state_key, sizeof(b->state_key), item);
     keys_item_buyers(b->buyers_key, sizeof(b->buyers_key), item);
+    keys_item_given_back(b->given_back_key, sizeof(b->given_back_key), item);
     snprintf(b->item_s, sizeof(b->item_s), "%" PRId64, item);
     snprintf(b->bound_s, sizeof(b->bound_s), "%d", max_pending);
 }
@@ -40,6 +41,7 @@ int reserve_batch_keys_args(reserve_batch *b)
     ka[n++] = b->buyers_key;
     ka[n++] = KEYS_QUEUE;
     ka[n++] = KEYS_PENDING;
+    ka[n++] = b->given_back_key;
     ka[n++] = b->item_s;
     ka[n++] = b->bound_s;
     for (int i = 0; i < b->n; i++) {

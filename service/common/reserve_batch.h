@@ -24,15 +24,15 @@ typedef struct reserve_batch_buyer {
     int anonymous;
 } reserve_batch_buyer;
 
-/* EVALSHA, digest, numkeys, 4 keys, 2 arguments, then four arguments a
+/* EVALSHA, digest, numkeys, 5 keys, 2 arguments, then four arguments a
  * buyer. */
-#define RESERVE_BATCH_NKEYS 4
+#define RESERVE_BATCH_NKEYS 5
 #define RESERVE_BATCH_ARGV (3 + RESERVE_BATCH_NKEYS + 2 + 4 * RESERVE_BATCH_MAX)
 
 typedef struct reserve_batch {
     int64_t item;
     int n; /* buyers so far */
-    char state_key[KEYS_MAX], buyers_key[KEYS_MAX];
+    char state_key[KEYS_MAX], buyers_key[KEYS_MAX], given_back_key[KEYS_MAX];
     char item_s[24], bound_s[24], numkeys[12];
     reserve_batch_buyer buyer[RESERVE_BATCH_MAX];
     const char *keys_args[RESERVE_BATCH_ARGV]; /* filled by reserve_batch_argv: */

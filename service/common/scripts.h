@@ -23,6 +23,7 @@ typedef enum script_id {
     SCRIPT_QUEUE_MOVE,
     SCRIPT_HEARTBEAT,
     SCRIPT_SWEEP_RECOVER,
+    SCRIPT_ORDER_RETURN,
     SCRIPT_LAB_FENCE_READ,
     SCRIPT_LAB_FENCE_TAKE,
     SCRIPT_LAB_REENTRANT_LOCK,
@@ -50,7 +51,7 @@ int scripts_init(scripts *sc);
 int scripts_load(scripts *sc, redisContext *c);
 
 /* Most entries of a script call's argument vector. */
-#define SCRIPTS_ARGV_MAX 24
+#define SCRIPTS_ARGV_MAX 72
 
 /* The argument vector of one call of sc with nkeys keys followed by nargs
  * arguments: EVALSHA with the digest, or EVAL with the text when by_text (a

@@ -23,8 +23,13 @@ typedef enum sk_status {
     SK_BACKEND_DOWN, /* Redis or PostgreSQL did not answer */
     SK_QUEUE_FULL,   /* max_pending_orders accepted orders wait for PostgreSQL */
     SK_INTERNAL,
-    SK_RATE_LIMITED,   /* the buyer's token bucket is empty */
-    SK_NOT_CONFIGURED, /* a lab strategy whose servers are not configured */
+    SK_RATE_LIMITED,    /* the buyer's token bucket is empty */
+    SK_NOT_CONFIGURED,  /* a lab strategy whose servers are not configured */
+    SK_FORBIDDEN,       /* a buyer acting for another buyer */
+    SK_ORDER_PAID,      /* the order is paid: it cannot be cancelled */
+    SK_ORDER_CANCELLED, /* the order was cancelled: it cannot be paid */
+    SK_ORDER_EXPIRED,   /* the order expired unpaid: it cannot be paid or cancelled */
+    SK_ORDER_FINAL,     /* the item has no payment step: its orders are final */
     SK_STATUS_COUNT
 } sk_status;
 

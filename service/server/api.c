@@ -1,6 +1,7 @@
-/* api.c: one handler for every route. Cheap routes answer inline, the
- * purchase goes to the asynchronous Redis path, the plugged-in part's routes
- * (the laboratory's) to it, the pages to web.c, the rest to the pool. */
+/* api.c: one handler for every route. Who may call it is settled first
+ * (identity.h); cheap routes answer inline, the purchase goes to the
+ * asynchronous Redis path, the plugged-in part's routes (the laboratory's)
+ * to it, the pages to web.c, the rest to the pool. */
 #include "api.h"
 
 #include <inttypes.h>
@@ -8,40 +9,31 @@
 #include <string.h>
 
 #include "app.h"
+#include "backend.h"
+#include "identity.h"
 #include "items.h"
 #include "json_io.h"
 #include "log.h"
+#include "orders.h"
 #include "purchase.h"
 #include "router.h"
 #include "store.h"
+#include "validate.h"
 #include "web.h"
-
-int api_authorized(const char *header, const char *token)
-{
-    static const char prefix[] = "Bearer ";
-    size_t tlen = strlen(token);
-    if (tlen == 0 || !header || strncmp(header, prefix, sizeof(prefix) - 1) != 0)
-        return 0;
-    const char *given = header + sizeof(prefix) - 1;
-    size_t glen = strlen(given);
-    /* Compare every byte whatever the first difference: the time taken must
-     * not tell how much of a guess was right. */
-    unsigned char diff = glen != tlen;
-    for (size_t i = 0; i < tlen; i++)
-        diff |= (unsigned char)(token[i] ^ (i < glen ? given[i] : 0));
-    return diff == 0;
-}
 
 /* A request for the pool: what the route needs, parsed on the HTTP thread. */
 typedef struct pool_request {
     app *a;
     http_exchange *ex;
     route_id route;
+    identity who;     /* the caller */
     int64_t id;       /* item or order id */
     item_spec spec;   /* ROUTE_ITEM_CREATE */
     item_reset reset; /* ROUTE_ITEM_RESET */
     int64_t add;      /* ROUTE_ITEM_RESTOCK */
     int with_lab;     /* ROUTE_ITEM_LIST: ?lab=1 */
+    int64_t before;   /* ROUTE_ORDER_LIST: ?before= (0: from the newest) */
+    int limit;        /* ROUTE_ORDER_LIST: ?limit= */
 } pool_request;
 
 static void reply_item(http_exchange *ex, int status, const item_view *v)
@@ -71,6 +63,55 @@ static void reply_metrics(app *a, store *s, http_exchange *ex)
     free(text);
 }
 
+/* Answers a body written by a json_io writer (NULL: out of memory). */
+static void reply_json(http_exchange *ex, int status, char *body)
+{
+    if (body)
+        http_exchange_reply(ex, status, body, strlen(body), NULL);
+    else
+        http_exchange_reply_error(ex, SK_INTERNAL, "out of memory");
+    free(body);
+}
+
+/* The order routes: read, list, pay, cancel. A buyer reads and settles only
+ * their own orders: under buyer tokens another's order is 404, as if it did
+ * not exist. */
+static void run_order_route(pool_request *r, store *s)
+{
+    int64_t now = backend_now_ms();
+    int tokens = r->a->cfg->buyer_auth == CONFIG_BUYER_AUTH_TOKEN;
+    order_record rec;
+    sk_status st = SK_BACKEND_DOWN;
+    if (r->route == ROUTE_ORDER_LIST) {
+        order_record *list = malloc((size_t)r->limit * sizeof(*list));
+        size_t n = 0;
+        st = !s      ? SK_BACKEND_DOWN
+             : !list ? SK_INTERNAL
+                     : orders_list(s, r->who.buyer, r->before, r->limit, list, &n);
+        if (st == SK_OK)
+            reply_json(r->ex, 200, json_io_order_list(list, n, n == (size_t)r->limit, now));
+        else
+            http_exchange_reply_error(r->ex, st, NULL);
+        free(list);
+        return;
+    }
+    if (s && r->route == ROUTE_ORDER_GET) {
+        st = orders_get(s, r->id, &rec);
+        if (st == SK_OK && tokens && !r->who.admin && rec.o.user_id != r->who.buyer)
+            st = SK_NOT_FOUND;
+    } else if (s) {
+        order_action act = r->route == ROUTE_ORDER_PAY ? ORDER_PAY : ORDER_CANCEL;
+        st = orders_settle(s, r->id, act, r->who.admin ? 0 : r->who.buyer, &rec);
+    }
+    if (st == SK_OK)
+        reply_json(r->ex, 200, json_io_order(&rec, now));
+    else if (st == SK_ORDER_PAID || st == SK_ORDER_CANCELLED || st == SK_ORDER_EXPIRED ||
+             st == SK_ORDER_FINAL)
+        reply_json(r->ex, sk_status_http(st), json_io_order_refused(st, &rec));
+    else
+        http_exchange_reply_error(r->ex, st, st == SK_NOT_FOUND ? "no such order" : NULL);
+}
+
 static void run_in_pool(void *thread_ctx, void *arg)
 {
     pool_request *r = arg;
@@ -80,11 +121,16 @@ static void run_in_pool(void *thread_ctx, void *arg)
         free(r);
         return;
     }
+    if (r->route == ROUTE_ORDER_GET || r->route == ROUTE_ORDER_LIST ||
+        r->route == ROUTE_ORDER_PAY || r->route == ROUTE_ORDER_CANCEL) {
+        run_order_route(r, s);
+        free(r);
+        return;
+    }
     item_view view;
     item_view *list = NULL;
     size_t nlist = 0;
-    order o;
-    const char *where = NULL, *why = NULL;
+    const char *why = NULL;
     sk_status st = SK_BACKEND_DOWN;
 
     if (s) {
@@ -108,9 +154,6 @@ static void run_in_pool(void *thread_ctx, void *arg)
             list = malloc(ITEMS_LIST_MAX * sizeof(*list));
             st = list ? items_list(s, r->with_lab, list, ITEMS_LIST_MAX, &nlist) : SK_INTERNAL;
             break;
-        case ROUTE_ORDER_GET:
-            st = store_order_get(s, r->id, &o, &where);
-            break;
         default:
             st = SK_INTERNAL;
         }
@@ -133,14 +176,8 @@ static void run_in_pool(void *thread_ctx, void *arg)
     } else if (r->route == ROUTE_READY) {
         static const char ready[] = "{\"status\":\"ready\"}";
         http_exchange_reply(r->ex, 200, ready, sizeof(ready) - 1, NULL);
-    } else if (r->route == ROUTE_ORDER_GET || r->route == ROUTE_ITEM_LIST) {
-        char *body =
-            r->route == ROUTE_ORDER_GET ? json_io_order(&o, where) : json_io_item_list(list, nlist);
-        if (body)
-            http_exchange_reply(r->ex, 200, body, strlen(body), NULL);
-        else
-            http_exchange_reply_error(r->ex, SK_INTERNAL, "out of memory");
-        free(body);
+    } else if (r->route == ROUTE_ITEM_LIST) {
+        reply_json(r->ex, 200, json_io_item_list(list, nlist));
     } else {
         reply_item(r->ex, sk_status_http(st), &view);
     }
@@ -165,10 +202,18 @@ static void to_pool(app *a, http_exchange *ex, const pool_request *req)
     }
 }
 
-/* The buyer and the quantity: in the JSON body, or ?user_id=&quantity=;
- * no buyer is anonymous (0) where the config allows it. */
-static sk_status purchase_request_of(app *a, http_exchange *ex, purchase_request *req,
-                                     const char **why)
+/* Who the request speaks for (identity.h), naming user `named` (0: none). */
+static sk_status identify(app *a, http_exchange *ex, int64_t named, identity *who, const char **why)
+{
+    identity_rules rules = {a->cfg->admin_token, a->cfg->buyer_auth == CONFIG_BUYER_AUTH_TOKEN,
+                            a->cfg->buyer_token_secret};
+    return identity_of(&rules, http_exchange_header(ex, "Authorization"), named,
+                       backend_now_ms() / 1000, who, why);
+}
+
+/* The buyer a request names and the quantity: in the JSON body, or
+ * ?user_id=&quantity=. */
+static sk_status named_buyer(http_exchange *ex, purchase_request *req, const char **why)
 {
     size_t len;
     const char *body = http_exchange_body(ex, &len);
@@ -176,13 +221,83 @@ static sk_status purchase_request_of(app *a, http_exchange *ex, purchase_request
         len > 0 ? json_io_parse_purchase(body, len, req, why)
                 : json_io_parse_purchase_query(http_exchange_query(ex, "user_id"),
                                                http_exchange_query(ex, "quantity"), req, why);
+    return st == SK_OK ? SK_OK : SK_INVALID;
+}
+
+/* The buyer and the quantity of a purchase: the buyer the request names, or
+ * under buyer tokens the token's. No buyer is anonymous (0) where the config
+ * allows it, never under buyer tokens. */
+static sk_status purchase_request_of(app *a, http_exchange *ex, purchase_request *req,
+                                     const char **why)
+{
+    sk_status st = named_buyer(ex, req, why);
+    identity who;
+    if (st == SK_OK)
+        st = identify(a, ex, req->user_id, &who, why);
     if (st != SK_OK)
-        return SK_INVALID;
-    if (req->user_id == 0 && !a->cfg->allow_anonymous) {
+        return st;
+    req->user_id = who.buyer;
+    if (req->user_id == 0 &&
+        (!a->cfg->allow_anonymous || a->cfg->buyer_auth == CONFIG_BUYER_AUTH_TOKEN)) {
         *why = "user_id is required (in the JSON body or the query)";
         return SK_INVALID;
     }
     return SK_OK;
+}
+
+/* A positive integer query parameter at most max; def when absent. 0, or -1
+ * when it is not one. */
+static int query_int(http_exchange *ex, const char *name, int64_t max, int64_t def, int64_t *out)
+{
+    const char *v = http_exchange_query(ex, name);
+    *out = def;
+    if (!v)
+        return 0;
+    return validate_id(v, strlen(v), out) == 0 && *out <= max ? 0 : -1;
+}
+
+/* Who may call an order route, and what it asks (into req). */
+static sk_status order_request_of(app *a, http_exchange *ex, pool_request *req, const char **why)
+{
+    int tokens = a->cfg->buyer_auth == CONFIG_BUYER_AUTH_TOKEN;
+    purchase_request named = {0, 1};
+    int64_t v;
+    switch (req->route) {
+    case ROUTE_ORDER_PAY:
+        /* The payment provider's confirmation reaches the shop, which calls. */
+        req->who.admin =
+            identity_is_admin(http_exchange_header(ex, "Authorization"), a->cfg->admin_token);
+        return req->who.admin ? SK_OK : SK_UNAUTHORIZED;
+    case ROUTE_ORDER_GET:
+        /* Without buyer tokens anyone with the id reads it, as before. */
+        return tokens ? identify(a, ex, 0, &req->who, why) : SK_OK;
+    case ROUTE_ORDER_LIST:
+        if (query_int(ex, "user_id", INT64_MAX, 0, &named.user_id) < 0) {
+            *why = "user_id must be a positive integer";
+            return SK_INVALID;
+        }
+        if (query_int(ex, "limit", ORDERS_PAGE_MAX, ORDERS_PAGE_DEFAULT, &v) < 0) {
+            *why = "limit must be an integer from 1 to 100";
+            return SK_INVALID;
+        }
+        req->limit = (int)v;
+        if (query_int(ex, "before", INT64_MAX, 0, &req->before) < 0) {
+            *why = "before must be an order id";
+            return SK_INVALID;
+        }
+        break;
+    default: /* ROUTE_ORDER_CANCEL: by its buyer (named in the body or the query) */
+        if (named_buyer(ex, &named, why) != SK_OK)
+            return SK_INVALID;
+    }
+    sk_status st = identify(a, ex, named.user_id, &req->who, why);
+    if (st == SK_OK && req->who.buyer == 0 &&
+        !(req->who.admin && req->route == ROUTE_ORDER_CANCEL)) {
+        *why = tokens ? "user_id is required: the buyer whose orders to list"
+                      : "user_id is required (in the JSON body or the query): the order's buyer";
+        return SK_INVALID;
+    }
+    return st;
 }
 
 /* GET /, /lab and their assets, from the binary itself. */
@@ -226,10 +341,10 @@ void api_handle(void *ctx, http_exchange *ex)
         return;
     }
     req.route = m.route;
-    req.id = m.route == ROUTE_ORDER_GET ? m.order_id : m.item_id;
+    req.id = m.order_id ? m.order_id : m.item_id;
     if ((m.route == ROUTE_ITEM_CREATE || m.route == ROUTE_ITEM_RESET ||
          m.route == ROUTE_ITEM_RESTOCK) &&
-        !api_authorized(http_exchange_header(ex, "Authorization"), a->cfg->admin_token)) {
+        !identity_is_admin(http_exchange_header(ex, "Authorization"), a->cfg->admin_token)) {
         http_exchange_reply_error(ex, SK_UNAUTHORIZED, NULL);
         return;
     }
@@ -243,8 +358,8 @@ void api_handle(void *ctx, http_exchange *ex)
     }
     case ROUTE_PURCHASE: {
         purchase_request pr;
-        if (purchase_request_of(a, ex, &pr, &why) != SK_OK) {
-            http_exchange_reply_error(ex, SK_INVALID, why);
+        if ((st = purchase_request_of(a, ex, &pr, &why)) != SK_OK) {
+            http_exchange_reply_error(ex, st, why);
             return;
         }
         purchase_start(a, ex, m.item_id, pr.user_id, pr.quantity);
@@ -273,6 +388,17 @@ void api_handle(void *ctx, http_exchange *ex)
         break;
     case ROUTE_ITEM_CREATE:
         st = json_io_parse_item_spec(body, len, &req.spec, &why);
+        /* A laboratory item has no payment step: its orders are final. */
+        if (req.spec.lab)
+            req.spec.payment_timeout_s = 0;
+        else if (req.spec.payment_timeout_s < 0)
+            req.spec.payment_timeout_s = a->cfg->payment_timeout_s;
+        break;
+    case ROUTE_ORDER_GET:
+    case ROUTE_ORDER_LIST:
+    case ROUTE_ORDER_PAY:
+    case ROUTE_ORDER_CANCEL:
+        st = order_request_of(a, ex, &req, &why);
         break;
     case ROUTE_ITEM_RESET:
         st = json_io_parse_reset(body, len, &req.reset, &why);

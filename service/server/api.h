@@ -1,6 +1,6 @@
-/* api.h: the HTTP API v1: routing, input validation, admin auth, and the
- * dispatch of each route to the purchase path, the blocking pool or the
- * plugged-in part (app.h). */
+/* api.h: the HTTP API v1: routing, input validation, who may call what
+ * (identity.h), and the dispatch of each route to the purchase path, the
+ * blocking pool or the plugged-in part (app.h). */
 #ifndef SECKILL_API_H
 #define SECKILL_API_H
 
@@ -9,9 +9,5 @@
 
 /* The http_handler of the server; ctx is the app. */
 void api_handle(void *ctx, http_exchange *ex);
-
-/* Constant-time check of "Bearer <token>" against the configured token; an
- * empty configured token refuses everyone. Returns 1 when authorized. */
-int api_authorized(const char *header, const char *token);
 
 #endif

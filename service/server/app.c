@@ -36,13 +36,13 @@ static void free_store(void *s)
     store_free(s);
 }
 
-/* A sale round began or a restock happened (on any instance): the sold-out
+/* A sale round began or its stock changed (on any instance): the sold-out
  * flags of older stock versions, and on a new round the plugin's state of
  * older rounds, stop counting. */
 static void on_message(void *ctx, const events_message *m)
 {
     app *a = ctx;
-    gate_new_version(a->gate, m->item, reserve_stock_version(m->round, m->restocks));
+    gate_new_version(a->gate, m->item, reserve_stock_version(m->round, m->changes));
     if (m->kind == EVENTS_ROUND && a->plugin.new_round)
         a->plugin.new_round(a->plugin.ctx, m->item, m->round);
 }

@@ -1,8 +1,11 @@
 /* events.h: listens to the cross-instance channel (KEYS_EVENTS) so that a
  * round started on one server reaches all of them (sold-out flags, the
- * laboratory's in-process counters) and a restock reaches all of them
- * (sold-out flags). Messages: "round <item> <round>" and
- * "restock <item> <round> <restocks of the round>". */
+ * laboratory's in-process counters) and a change of a round's stock (a
+ * restock, units of cancelled or expired orders given back) reaches all of
+ * them (sold-out flags). Messages: "round <item> <round>",
+ * "restock <item> <round> <changes>" and "return <item> <round> <changes>",
+ * changes counting the round's restocks and returns so far
+ * (lua/order_return.lua publishes nothing: order_return.c does). */
 #ifndef SECKILL_EVENTS_H
 #define SECKILL_EVENTS_H
 
@@ -13,13 +16,13 @@
 
 typedef struct events events;
 
-typedef enum events_kind { EVENTS_ROUND, EVENTS_RESTOCK } events_kind;
+typedef enum events_kind { EVENTS_ROUND, EVENTS_STOCK } events_kind;
 
 typedef struct events_message {
     events_kind kind;
     int64_t item;
-    int64_t round;    /* the round that began, or the one restocked */
-    int64_t restocks; /* EVENTS_RESTOCK: the round's restocks counting this one */
+    int64_t round;   /* the round that began, or the one whose stock changed */
+    int64_t changes; /* EVENTS_STOCK: the round's restocks and returns so far */
 } events_message;
 
 /* Parses one message. Returns 0 with *m set, or -1. Pure. */
@@ -27,7 +30,7 @@ int events_parse(const char *msg, size_t len, events_message *m);
 
 /* What the subscriber calls, on its own thread. */
 typedef struct events_handler {
-    /* A round began or a restock happened. */
+    /* A round began or its stock changed. */
     void (*on_message)(void *ctx, const events_message *m);
     /* (Re)subscribed: announcements may have been missed, forget every round. */
     void (*on_resync)(void *ctx);

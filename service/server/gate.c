@@ -158,7 +158,7 @@ int gate_is_sold_out(gate *g, int64_t item, int64_t now_ms)
 /* The round of the latest version announced (0: none yet). */
 static int64_t live_round(slot *sl)
 {
-    return atomic_load_explicit(&sl->live_version, memory_order_relaxed) >> RESERVE_RESTOCKS_BITS;
+    return atomic_load_explicit(&sl->live_version, memory_order_relaxed) >> RESERVE_CHANGES_BITS;
 }
 
 /* Reads a slot's window under its sequence lock. Returns 1 with the round

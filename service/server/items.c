@@ -16,17 +16,20 @@
 static int start_round_in_redis(store *s, int64_t item, int64_t stock, int64_t round,
                                 const sale_terms *t)
 {
-    char state[KEYS_MAX], buyers[KEYS_MAX], stock_s[24], round_s[24], starts_s[24], ends_s[24],
-        limit_s[12], event[80];
+    char state[KEYS_MAX], buyers[KEYS_MAX], returned[KEYS_MAX], given_back[KEYS_MAX], stock_s[24],
+        round_s[24], starts_s[24], ends_s[24], limit_s[12], event[80];
     keys_item_state(state, sizeof(state), item);
     keys_item_buyers(buyers, sizeof(buyers), item);
+    keys_item_returned(returned, sizeof(returned), item);
+    keys_item_given_back(given_back, sizeof(given_back), item);
     snprintf(stock_s, sizeof(stock_s), "%" PRId64, stock);
     snprintf(round_s, sizeof(round_s), "%" PRId64, round);
     snprintf(starts_s, sizeof(starts_s), "%" PRId64, t->starts_ms);
     snprintf(ends_s, sizeof(ends_s), "%" PRId64, t->ends_ms);
     snprintf(limit_s, sizeof(limit_s), "%d", t->per_buyer_limit);
-    const char *keys_args[] = {state, buyers, stock_s, round_s, starts_s, ends_s, limit_s};
-    redisReply *r = store_script(s, SCRIPT_ITEM_RESET, 2, 5, keys_args);
+    const char *keys_args[] = {state,   buyers,   returned, given_back, stock_s,
+                               round_s, starts_s, ends_s,   limit_s};
+    redisReply *r = store_script(s, SCRIPT_ITEM_RESET, 4, 5, keys_args);
     freeReplyObject(r);
     if (!r)
         return -1;
@@ -59,10 +62,11 @@ static void read_terms(PGresult *res, int row, int at, sale_terms *t)
 
 sk_status items_create(store *s, const item_spec *spec, item_view *out)
 {
-    char id_s[24], stock_s[24], starts_s[24], ends_s[24], limit_s[12], state[6];
+    char id_s[24], stock_s[24], starts_s[24], ends_s[24], limit_s[12], timeout_s[12], state[6];
     snprintf(id_s, sizeof(id_s), "%" PRId64, spec->id);
     snprintf(stock_s, sizeof(stock_s), "%" PRId64, spec->stock);
     snprintf(limit_s, sizeof(limit_s), "%d", spec->terms.per_buyer_limit);
+    snprintf(timeout_s, sizeof(timeout_s), "%d", spec->payment_timeout_s);
     /* An explicit id must also move the identity past it, or a later create
      * without id would collide with it. */
     const char *p[] = {spec->id > 0 ? id_s : NULL,
@@ -71,18 +75,20 @@ sk_status items_create(store *s, const item_spec *spec, item_view *out)
                        spec->lab ? "true" : "false",
                        time_param(spec->terms.starts_ms, starts_s, sizeof(starts_s)),
                        time_param(spec->terms.ends_ms, ends_s, sizeof(ends_s)),
-                       limit_s};
+                       limit_s,
+                       timeout_s};
     PGresult *res = store_pg(
         s,
         "WITH ins AS (INSERT INTO items (id, name, initial_stock, lab, starts_at, ends_at, "
-        "                                per_buyer_limit) "
+        "                                per_buyer_limit, payment_timeout_s) "
         "  VALUES (coalesce($1::bigint, nextval(pg_get_serial_sequence('items', 'id'))), $2, $3, "
-        "          $4, to_timestamp($5::bigint / 1000.0), to_timestamp($6::bigint / 1000.0), $7) "
+        "          $4, to_timestamp($5::bigint / 1000.0), to_timestamp($6::bigint / 1000.0), $7, "
+        "          $8) "
         "  RETURNING id, round) "
         "SELECT id, round, CASE WHEN $1::bigint IS NULL THEN 0 ELSE "
         "  setval(pg_get_serial_sequence('items', 'id'), "
         "         GREATEST(id, (SELECT coalesce(max(id), 1) FROM items))) END FROM ins",
-        7, p, PGRES_TUPLES_OK, state);
+        8, p, PGRES_TUPLES_OK, state);
     if (!res)
         return strcmp(state, "23505") == 0 ? SK_ITEM_EXISTS : SK_BACKEND_DOWN;
     int64_t id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
@@ -106,6 +112,7 @@ sk_status items_create(store *s, const item_spec *spec, item_view *out)
         out->starts_ms = spec->terms.starts_ms;
         out->ends_ms = spec->terms.ends_ms;
         out->per_buyer_limit = spec->terms.per_buyer_limit;
+        out->payment_timeout_s = spec->payment_timeout_s;
         out->lab = spec->lab;
     }
     return SK_CREATED;
@@ -202,7 +209,7 @@ static restock_state restock_read_back(store *s, const char *state, int64_t roun
  * in all) to Redis, and says where it stands afterwards. A call whose answer
  * was lost is judged by reading the state back: it may have run. */
 static restock_state restock_in_redis(store *s, int64_t item, int64_t round, int64_t restocks,
-                                      int64_t add, int64_t restocked)
+                                      int64_t add, int64_t restocked, int64_t *changes)
 {
     char state[KEYS_MAX], round_s[24], restocks_s[24], add_s[24], total_s[24];
     keys_item_state(state, sizeof(state), item);
@@ -212,11 +219,15 @@ static restock_state restock_in_redis(store *s, int64_t item, int64_t round, int
     snprintf(total_s, sizeof(total_s), "%" PRId64, restocked);
     const char *keys_args[] = {state, round_s, restocks_s, add_s, total_s};
     redisReply *r = store_script(s, SCRIPT_RESTOCK, 1, 4, keys_args);
-    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 4 ||
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 5 ||
         r->element[0]->type != REDIS_REPLY_STRING) {
         freeReplyObject(r);
+        /* Without the count of changes the announcement says the restocks
+         * alone: servers flagged sold out learn the rest within a probe. */
+        *changes = restocks;
         return restock_read_back(s, state, round, restocks, restocked);
     }
+    *changes = r->element[4]->integer;
     restock_state st = RESTOCK_CONFLICT;
     if (strcmp(r->element[0]->str, "added") == 0 || strcmp(r->element[0]->str, "already") == 0)
         st = restock_judge(round, restocks, restocked, round, r->element[2]->integer,
@@ -272,7 +283,8 @@ sk_status items_restock(store *s, int64_t item, int64_t add, item_view *out, con
     int64_t restocks = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
     int64_t restocked = strtoll(PQgetvalue(res, 0, 2), NULL, 10);
     PQclear(res);
-    restock_state in_redis = restock_in_redis(s, item, round, restocks, add, restocked);
+    int64_t changes = restocks;
+    restock_state in_redis = restock_in_redis(s, item, round, restocks, add, restocked, &changes);
     if (in_redis != RESTOCK_APPLIED) {
         store_pg_command(s, "ROLLBACK");
         if (in_redis == RESTOCK_CONFLICT)
@@ -294,7 +306,7 @@ sk_status items_restock(store *s, int64_t item, int64_t add, item_view *out, con
     }
     char event[96];
     snprintf(event, sizeof(event), "restock %" PRId64 " %" PRId64 " %" PRId64, item, round,
-             restocks);
+             changes);
     store_announce(s, event);
     return items_get(s, item, out);
 }
@@ -312,19 +324,36 @@ static sk_status item_stock(store *s, item_view *out)
     /* No Redis state (a Redis that lost its data): nothing can be sold. */
     out->remaining = r->type == REDIS_REPLY_STRING ? strtoll(r->str, NULL, 10) : 0;
     freeReplyObject(r);
+    /* Sold: the units out of stock now. In PostgreSQL they are the orders
+     * that hold units and the cancelled and expired ones not yet given back;
+     * the rest are queued. */
     out->sold = out->initial_stock + out->restocked - out->remaining;
-    out->queued = out->sold > out->persisted ? out->sold - out->persisted : 0;
+    int64_t held = out->persisted + out->paid + out->cancelled + out->expired - out->returned;
+    out->queued = out->sold > held ? out->sold - held : 0;
     return SK_OK;
 }
 
 /* The view's columns, read from an items row i and its orders of the round. */
+#define UNITS_IN(states) "coalesce(sum(quantity) FILTER (WHERE status IN (" states ")), 0)"
 #define VIEW_SELECT                                                                                \
     "SELECT i.id, i.name, i.round, i.initial_stock, i.restocked, i.lab, "                          \
-    "  coalesce(u.units, 0), coalesce(u.orders, 0), "                                              \
+    "  coalesce(u.persisted, 0), coalesce(u.orders, 0), "                                          \
     "  coalesce((extract(epoch FROM i.starts_at) * 1000)::bigint, 0), "                            \
-    "  coalesce((extract(epoch FROM i.ends_at) * 1000)::bigint, 0), i.per_buyer_limit "            \
-    "FROM items i LEFT JOIN LATERAL (SELECT sum(quantity) AS units, count(*) AS orders "           \
-    "  FROM orders o WHERE o.item_id = i.id AND o.round = i.round) u ON true "
+    "  coalesce((extract(epoch FROM i.ends_at) * 1000)::bigint, 0), i.per_buyer_limit, "           \
+    "  coalesce(u.paid, 0), coalesce(u.cancelled, 0), coalesce(u.expired, 0), "                    \
+    "  coalesce(u.returned, 0), i.payment_timeout_s "                                              \
+    "FROM items i LEFT JOIN LATERAL (SELECT " UNITS_IN(                                            \
+        "'persisted'") " AS persisted, "                                                           \
+                       "  " UNITS_IN("'paid'") " AS paid, " UNITS_IN(                              \
+                           "'cancelled'") " AS cancelled, "                                        \
+                                          "  " UNITS_IN(                                           \
+                                              "'expired'") " AS expired, "                         \
+                                                           "  coalesce(sum(quantity) FILTER "      \
+                                                           "(WHERE returned_at IS NOT NULL), 0) "  \
+                                                           "AS returned, "                         \
+                                                           "  count(*) AS orders FROM orders o "   \
+                                                           "WHERE o.item_id = i.id AND o.round = " \
+                                                           "i.round) u ON true "
 
 static void read_view(PGresult *res, int row, item_view *v)
 {
@@ -340,6 +369,11 @@ static void read_view(PGresult *res, int row, item_view *v)
     v->starts_ms = strtoll(PQgetvalue(res, row, 8), NULL, 10);
     v->ends_ms = strtoll(PQgetvalue(res, row, 9), NULL, 10);
     v->per_buyer_limit = (int)strtol(PQgetvalue(res, row, 10), NULL, 10);
+    v->paid = strtoll(PQgetvalue(res, row, 11), NULL, 10);
+    v->cancelled = strtoll(PQgetvalue(res, row, 12), NULL, 10);
+    v->expired = strtoll(PQgetvalue(res, row, 13), NULL, 10);
+    v->returned = strtoll(PQgetvalue(res, row, 14), NULL, 10);
+    v->payment_timeout_s = (int)strtol(PQgetvalue(res, row, 15), NULL, 10);
 }
 
 sk_status items_get(store *s, int64_t item, item_view *out)

@@ -111,7 +111,7 @@ static void answer(purchase *p, const reserve_item *it, const reserve_answer *an
     app *a = p->a;
     metrics_purchase(a->metrics, counted[ans->outcome]);
     if ((ans->outcome == RESERVE_QUEUED && ans->remaining <= 0) || ans->outcome == RESERVE_SOLD_OUT)
-        gate_set_sold_out(a->gate, p->item, reserve_stock_version(it->round, it->restocks));
+        gate_set_sold_out(a->gate, p->item, reserve_stock_version(it->round, it->changes));
     if (ans->outcome == RESERVE_QUEUED) {
         char body[192];
         int n =
@@ -174,7 +174,7 @@ static void on_batch_reply(redisAsyncContext *ac, void *reply, void *privdata)
     app *a = b->owner->a;
     redis_clock_sample(&a->clock, b->sent_ms, backend_mono_ms(), it.now_ms);
     if (it.round > 0) {
-        gate_new_version(a->gate, b->call.item, reserve_stock_version(it.round, it.restocks));
+        gate_new_version(a->gate, b->call.item, reserve_stock_version(it.round, it.changes));
         gate_set_window(a->gate, b->call.item, it.round, it.starts_ms, it.ends_ms);
     }
     for (int i = 0; i < b->call.n; i++) {

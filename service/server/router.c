@@ -25,7 +25,10 @@ static const route_def routes[] = {
     {ROUTE_ITEM_RESTOCK, "POST", "/api/v1/items/{}/stock", "item_restock"},
     {ROUTE_ITEM_GET, "GET", "/api/v1/items/{}", "item_get"},
     {ROUTE_PURCHASE, "POST", "/api/v1/items/{}/purchase", "purchase"},
+    {ROUTE_ORDER_LIST, "GET", "/api/v1/orders", "order_list"},
     {ROUTE_ORDER_GET, "GET", "/api/v1/orders/{}", "order_get"},
+    {ROUTE_ORDER_PAY, "POST", "/api/v1/orders/{}/pay", "order_pay"},
+    {ROUTE_ORDER_CANCEL, "POST", "/api/v1/orders/{}/cancel", "order_cancel"},
     {ROUTE_LAB_LIST, "GET", "/api/v1/experiments", "experiments"},
     /* GET as well, so that a bare `ab URL` buys. */
     {ROUTE_LAB_PURCHASE, "GET", "/api/v1/experiments/{name}/purchase", "experiment_purchase"},
@@ -110,6 +113,9 @@ sk_status router_match(const char *method, const char *path, route_match *m)
         [ROUTE_ITEM_GET] = "GET, HEAD",
         [ROUTE_PURCHASE] = "POST",
         [ROUTE_ORDER_GET] = "GET, HEAD",
+        [ROUTE_ORDER_LIST] = "GET, HEAD",
+        [ROUTE_ORDER_PAY] = "POST",
+        [ROUTE_ORDER_CANCEL] = "POST",
         [ROUTE_LAB_LIST] = "GET, HEAD",
         [ROUTE_LAB_PURCHASE] = "GET, HEAD, POST",
         [ROUTE_LAB_AUDIT] = "GET, HEAD",
@@ -138,7 +144,8 @@ sk_status router_match(const char *method, const char *path, route_match *m)
         m->route = routes[i].route;
         m->name = seen.name;
         m->name_len = seen.name_len;
-        if (routes[i].route == ROUTE_ORDER_GET)
+        if (routes[i].route == ROUTE_ORDER_GET || routes[i].route == ROUTE_ORDER_PAY ||
+            routes[i].route == ROUTE_ORDER_CANCEL)
             m->order_id = ids[0];
         else
             m->item_id = ids[0];

@@ -25,6 +25,9 @@ typedef enum route_id {
     ROUTE_LAB_RESULTS,  /* GET /lab/results.json: `make experiments`' results */
     ROUTE_METRICS,      /* GET /metrics: Prometheus text format */
     ROUTE_ITEM_RESTOCK, /* POST /api/v1/items/{id}/stock */
+    ROUTE_ORDER_LIST,   /* GET /api/v1/orders?user_id=: a buyer's orders */
+    ROUTE_ORDER_PAY,    /* POST /api/v1/orders/{id}/pay (admin: the payment provider's word) */
+    ROUTE_ORDER_CANCEL, /* POST /api/v1/orders/{id}/cancel (its buyer or admin) */
     ROUTE_COUNT
 } route_id;
 

@@ -1,6 +1,6 @@
 /* store.c: one pool thread's connections to Redis and PostgreSQL and the
  * calls over them (the items' operations are items.c's), the readiness
- * check, an order's whereabouts and the gauges. */
+ * check, the return of an order's units and the gauges. */
 #include "store.h"
 
 #include <inttypes.h>
@@ -149,44 +149,20 @@ sk_status store_ready(store *s)
     return res ? SK_OK : SK_BACKEND_DOWN;
 }
 
-sk_status store_order_get(store *s, int64_t order_id, order *o, const char **status)
+int store_return_units(store *s, const order_ref *o, size_t n)
 {
-    char id_s[24];
-    snprintf(id_s, sizeof(id_s), "%" PRId64, order_id);
-    /* Pending first: the worker removes it only after its commit, so an
-     * order missing here is already in PostgreSQL if it exists at all. */
-    const char *argv[] = {"HGET", KEYS_PENDING, id_s};
-    redisReply *r = store_redis(s, 3, argv);
-    if (!r)
-        return SK_BACKEND_DOWN;
-    int pending = r->type == REDIS_REPLY_STRING && order_decode(r->str, r->len, o) == 0;
-    freeReplyObject(r);
-    if (pending) {
-        *status = "queued";
-        return SK_OK;
+    unsigned char done[ORDER_RETURN_BATCH];
+    int rc = 0;
+    for (size_t at = 0; at < n; at += ORDER_RETURN_BATCH) {
+        size_t k = n - at < ORDER_RETURN_BATCH ? n - at : ORDER_RETURN_BATCH;
+        if (ensure_redis(s) < 0 || ensure_pg(s) < 0)
+            return -1;
+        if (order_return_redis(&s->redis, s->sc, o + at, k, done, "store") < 0)
+            rc = -1;
+        if (order_return_mark(s->pg, o + at, done, k, "store") < 0)
+            rc = -1;
     }
-    const char *p[] = {id_s};
-    PGresult *res = store_pg(s,
-                             "SELECT item_id, user_id, round, "
-                             "(extract(epoch FROM created_at) * 1000)::bigint, quantity, "
-                             "first_unit FROM orders WHERE id = $1",
-                             1, p, PGRES_TUPLES_OK, NULL);
-    if (!res)
-        return SK_BACKEND_DOWN;
-    sk_status st = SK_NOT_FOUND;
-    if (PQntuples(res) == 1) {
-        o->id = order_id;
-        o->item_id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-        o->user_id = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
-        o->round = strtoll(PQgetvalue(res, 0, 2), NULL, 10);
-        o->created_ms = strtoll(PQgetvalue(res, 0, 3), NULL, 10);
-        o->quantity = (int)strtol(PQgetvalue(res, 0, 4), NULL, 10);
-        o->first_unit = strtoll(PQgetvalue(res, 0, 5), NULL, 10);
-        *status = "persisted";
-        st = SK_OK;
-    }
-    PQclear(res);
-    return st;
+    return rc;
 }
 
 /* One integer-valued command, or -1 (the gauge is then left out). */

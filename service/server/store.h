@@ -1,6 +1,6 @@
 /* store.h: one synchronous Redis connection and one PostgreSQL connection
  * (a pool thread's own) and the blocking calls over them, for the admin and
- * read routes (the items' operations are items.h's). Connections are made
+ * read routes (the items' operations are items.h's, the orders' orders.h's). Connections are made
  * lazily and remade after an error. */
 #ifndef SECKILL_STORE_H
 #define SECKILL_STORE_H
@@ -15,6 +15,7 @@
 #include "json_io.h"
 #include "metrics.h"
 #include "order.h"
+#include "order_return.h"
 #include "scripts.h"
 #include "status.h"
 
@@ -58,9 +59,10 @@ void store_announce(store *s, const char *event);
  * fails. */
 int64_t store_redis_now_ms(store *s);
 
-/* An order and where it is: *status is "queued" (accepted, on its way) or
- * "persisted". SK_OK, SK_NOT_FOUND, SK_BACKEND_DOWN. */
-sk_status store_order_get(store *s, int64_t order_id, order *o, const char **status);
+/* Gives back the units of n cancelled or expired orders (order_return.h):
+ * Redis, then returned_at of those Redis confirmed. Returns 0 when all are
+ * done; -1 leaves the rest owed, for the worker's expiry sweep. */
+int store_return_units(store *s, const order_ref *o, size_t n);
 
 /* The gauges of /metrics that live in Redis: queue, processing lists,
  * pending and dead letters (-1 each when Redis does not answer). */

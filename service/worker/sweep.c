@@ -94,11 +94,11 @@ int sweep_heartbeat_release(redisContext *c, const scripts *sc, const char *work
     return 0;
 }
 
-int sweep_elect(redisContext *c, const char *token, int64_t period_ms)
+int sweep_elect(redisContext *c, const char *lock, const char *token, int64_t period_ms)
 {
     char ms[24];
     snprintf(ms, sizeof(ms), "%" PRId64, period_ms);
-    redisReply *r = redisCommand(c, "SET %s %s NX PX %s", KEYS_SWEEP_LOCK, token, ms);
+    redisReply *r = redisCommand(c, "SET %s %s NX PX %s", lock, token, ms);
     if (r && r->type == REDIS_REPLY_NIL) {
         freeReplyObject(r);
         return 0;

@@ -37,11 +37,12 @@ int sweep_heartbeat(redisContext *c, const scripts *sc, const char *worker_id, c
 int sweep_heartbeat_release(redisContext *c, const scripts *sc, const char *worker_id,
                             const char *token);
 
-/* Tries to become the sweeper for period_ms (SET KEYS_SWEEP_LOCK "<token>"
- * NX PX period_ms). Returns 1 when elected, 0 when another holds the lock,
- * -1 on a Redis error. The lock is never released: it expires with its
- * period, so there is at most one sweep per period. */
-int sweep_elect(redisContext *c, const char *token, int64_t period_ms);
+/* Tries to become the one to run a periodic job for period_ms (SET lock
+ * "<token>" NX PX period_ms; lock is KEYS_SWEEP_LOCK for the sweep,
+ * KEYS_EXPIRY_LOCK for the expiry). Returns 1 when elected, 0 when another
+ * holds the lock, -1 on a Redis error. The lock is never released: it
+ * expires with its period, so there is at most one run per period. */
+int sweep_elect(redisContext *c, const char *lock, const char *token, int64_t period_ms);
 
 /* Moves every order of worker_id's processing list back onto the queue, in
  * one script and only if the worker has no heartbeat. Returns how many

@@ -37,6 +37,7 @@
 #include "keys.h"
 #include "log.h"
 #include "order.h"
+#include "expiry.h"
 #include "sweep.h"
 #include "worker_batch.h"
 #include "worker_pg.h"
@@ -73,6 +74,9 @@ typedef struct worker_stats {
     _Atomic int64_t sweeps;       /* sweeps this worker was elected to run */
     _Atomic int64_t swept_lists;  /* dead workers' lists it moved onto the queue */
     _Atomic int64_t swept_orders; /* orders in them */
+    _Atomic int64_t expiries;     /* expiry passes this worker was elected to run */
+    _Atomic int64_t expired;      /* unpaid orders it expired */
+    _Atomic int64_t returned;     /* units it gave back (expired, and owed returns finished) */
 } worker_stats;
 
 struct worker {
@@ -83,6 +87,7 @@ struct worker {
     int64_t beat_ms;             /* heartbeat refresh period; its TTL is 3 of them */
     int64_t next_beat;           /* monotonic ms of the next refresh */
     int64_t next_sweep;          /* monotonic ms of the next try for the sweep lock */
+    int64_t next_expiry;         /* monotonic ms of the next try for the expiry lock */
     int id_taken;                /* another live worker holds the id: stop */
     scripts sc;                  /* digests learnt at each connect (SCRIPT LOAD) */
     redisContext *redis;
@@ -222,11 +227,55 @@ fail:
     return -1;
 }
 
-/* The chores of a turn of the loop: the heartbeat when due and, every
- * worker_sweep_ms, a try for the sweep lock, then the sweep if elected.
- * The times of the election are logged so that a test can check that no
- * two sweeps shared a period. Returns 0, -1 on a Redis error, -2 when
- * another worker took the id. */
+/* ---- PostgreSQL ----------------------------------------------------------- */
+
+static void pg_drop(worker *w)
+{
+    PQfinish(w->pg);
+    w->pg = NULL;
+}
+
+static int pg_connect(worker *w)
+{
+    w->pg = worker_pg_connect(w->cfg);
+    return w->pg ? 0 : -1;
+}
+
+/* ---- periodic chores ---------------------------------------------------- */
+
+/* Every worker_expiry_ms, a try for the expiry lock, then the expiry pass
+ * if elected. A PostgreSQL failure waits for the next period (the
+ * deadlines stay in PostgreSQL). Returns 0, or -1 on a Redis error. */
+static int worker_expire(worker *w, int64_t now)
+{
+    if (w->cfg->worker_expiry_ms == 0 || now < w->next_expiry)
+        return 0;
+    w->next_expiry = now + w->cfg->worker_expiry_ms;
+    int rc = sweep_elect(w->redis, KEYS_EXPIRY_LOCK, w->token, w->cfg->worker_expiry_ms);
+    if (rc <= 0)
+        return rc;
+    if (!w->pg && pg_connect(w) < 0) {
+        w->stats.pg_errors++;
+        return 0;
+    }
+    expiry_result res;
+    rc = expiry_run(&w->redis, w->pg, &w->sc, &res);
+    w->stats.expiries++;
+    w->stats.expired += res.expired;
+    w->stats.returned += res.units;
+    if (rc == -2) {
+        w->stats.pg_errors++;
+        pg_drop(w);
+        return 0;
+    }
+    return rc < 0 || !w->redis ? -1 : 0;
+}
+
+/* The chores of a turn of the loop: the heartbeat when due, the expiry
+ * when due, and every worker_sweep_ms a try for the sweep lock, then the
+ * sweep if elected. The times of the election are logged so that a test can
+ * check that no two sweeps shared a period. Returns 0, -1 on a Redis error,
+ * -2 when another worker took the id. */
 static int worker_tend(worker *w)
 {
     int64_t now = backend_mono_ms();
@@ -235,11 +284,13 @@ static int worker_tend(worker *w)
         if (rc < 0)
             return rc;
     }
+    if (worker_expire(w, now) < 0)
+        return -1;
     if (w->cfg->worker_sweep_ms == 0 || now < w->next_sweep)
         return 0;
     w->next_sweep = now + w->cfg->worker_sweep_ms;
     int64_t asked = backend_now_ms();
-    int rc = sweep_elect(w->redis, w->token, w->cfg->worker_sweep_ms);
+    int rc = sweep_elect(w->redis, KEYS_SWEEP_LOCK, w->token, w->cfg->worker_sweep_ms);
     if (rc <= 0)
         return rc;
     log_msg(LOG_DEBUG, COMPONENT,
@@ -260,19 +311,7 @@ static const worker_queue *queue(worker *w)
     return &w->q;
 }
 
-/* ---- PostgreSQL ----------------------------------------------------------- */
-
-static void pg_drop(worker *w)
-{
-    PQfinish(w->pg);
-    w->pg = NULL;
-}
-
-static int pg_connect(worker *w)
-{
-    w->pg = worker_pg_connect(w->cfg);
-    return w->pg ? 0 : -1;
-}
+/* ---- the batch into PostgreSQL ------------------------------------------ */
 
 /* Inserts the batch's orders, retrying with backoff until PostgreSQL
  * commits them. Returns 0, or -1 when a stop request came first (the batch
@@ -331,8 +370,11 @@ worker *worker_create(const config *cfg, char *err, size_t errlen)
     keys_processing(w->processing, sizeof(w->processing), cfg->worker_id);
     sweep_token(w->token, sizeof(w->token), cfg->worker_id);
     w->beat_ms = cfg->worker_sweep_ms ? cfg->worker_sweep_ms : WORKER_HEARTBEAT_DEFAULT_MS;
-    /* A turn of the loop, hence a refresh, at least once per period. */
+    /* A turn of the loop, hence a refresh and an expiry, at least once per
+     * period. */
     int64_t block = w->beat_ms < WORKER_BLOCK_MS ? w->beat_ms : WORKER_BLOCK_MS;
+    if (cfg->worker_expiry_ms > 0 && cfg->worker_expiry_ms < block)
+        block = cfg->worker_expiry_ms;
     snprintf(w->block_arg, sizeof(w->block_arg), "%" PRId64 ".%03" PRId64, block / 1000,
              block % 1000);
     worker_queue q = {NULL, &w->sc, w->processing, w->block_arg, cfg->worker_batch_ms, &w->b};
@@ -360,6 +402,7 @@ int worker_run(worker *w, const atomic_int *stop)
     int recovering = 1; /* the processing list may hold orders not in hand */
     w->stop = stop;
     w->next_sweep = backend_mono_ms() + w->cfg->worker_sweep_ms;
+    w->next_expiry = backend_mono_ms();
     log_msg(LOG_INFO, COMPONENT,
             "worker %s started: batches of %d orders or %d ms, list %s, sweep every %d ms",
             w->cfg->worker_id, w->cfg->worker_batch_size, w->cfg->worker_batch_ms, w->processing,
@@ -414,11 +457,13 @@ int worker_run(worker *w, const atomic_int *stop)
     log_msg(LOG_INFO, COMPONENT,
             "worker %s stopped: %" PRId64 " batches, %" PRId64 " inserted, %" PRId64
             " skipped, %" PRId64 " dead letters; %" PRId64 " sweeps recovered %" PRId64
-            " orders of %" PRId64 " dead workers' lists",
+            " orders of %" PRId64 " dead workers' lists; %" PRId64 " expiry passes expired %" PRId64
+            " orders and gave back %" PRId64 " units",
             w->cfg->worker_id, atomic_load(&w->stats.batches), atomic_load(&w->stats.inserted),
             atomic_load(&w->stats.skipped), atomic_load(&w->stats.dead),
             atomic_load(&w->stats.sweeps), atomic_load(&w->stats.swept_orders),
-            atomic_load(&w->stats.swept_lists));
+            atomic_load(&w->stats.swept_lists), atomic_load(&w->stats.expiries),
+            atomic_load(&w->stats.expired), atomic_load(&w->stats.returned));
     return w->id_taken ? -1 : 0;
 }
 

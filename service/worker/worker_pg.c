@@ -5,33 +5,24 @@
 
 #include "backend.h"
 #include "log.h"
+#include "order_life.h"
 
 #define COMPONENT "worker"
 #define WORKER_STMT "worker_insert"
 
-/* The whole batch in one statement. The implicit transaction of a single
- * statement is the batch's transaction: it commits when the call returns
- * success and leaves nothing behind when it fails, one round trip instead of
- * three (BEGIN, INSERT, COMMIT).
+/* The whole batch in one statement (order_insert_sql). The implicit
+ * transaction of a single statement is the batch's transaction: it commits
+ * when the call returns success and leaves nothing behind when it fails, one
+ * round trip instead of three (BEGIN, INSERT, COMMIT).
  *
  * Every accepted order is kept, whatever its round: a reset starts a new
  * round and never deletes the orders of the old one, so an order of an older
  * round still on the queue is persisted under its own round. The join on
  * items drops only orders of items that no longer exist. ON CONFLICT DO
- * NOTHING makes a repeat harmless (the order id is the primary key) and
- * refuses units of a buyer's round that an order already holds
- * (orders_units_once: a Redis that forgot its buyers can never have a unit
- * persisted twice). */
-static const char insert_sql[] =
-    "INSERT INTO orders (id, item_id, user_id, round, created_at, quantity, first_unit)"
-    " SELECT o.id, o.item_id, o.user_id, o.round, to_timestamp(o.created_ms / 1000.0),"
-    "        o.quantity, o.first_unit"
-    " FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[],"
-    "             $6::int[], $7::bigint[])"
-    "      AS o(id, item_id, user_id, round, created_ms, quantity, first_unit)"
-    " JOIN items i ON i.id = o.item_id"
-    " ON CONFLICT DO NOTHING";
-
+ * NOTHING makes a repeat harmless (the order id is the primary key, and a
+ * server may have persisted a queued order to cancel it) and refuses units
+ * of a buyer's round that an order already holds (orders_units_once: a
+ * Redis that forgot its buyers can never have a unit persisted twice). */
 PGconn *worker_pg_connect(const config *cfg)
 {
     char err[512];
@@ -51,7 +42,7 @@ PGconn *worker_pg_connect(const config *cfg)
                 PQresultErrorMessage(res));
     PQclear(res);
     if (ok) {
-        res = PQprepare(pg, WORKER_STMT, insert_sql, 0, NULL);
+        res = PQprepare(pg, WORKER_STMT, order_insert_sql, 0, NULL);
         ok = PQresultStatus(res) == PGRES_COMMAND_OK;
         if (!ok)
             log_msg(LOG_WARN, COMPONENT, "postgresql: preparing the insert: %s",

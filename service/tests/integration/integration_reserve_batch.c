@@ -14,6 +14,7 @@
 #include "harness.h"
 #include "keys.h"
 #include "order.h"
+#include "order_return.h"
 #include "reserve_batch.h"
 #include "scripts.h"
 
@@ -390,12 +391,14 @@ static long long restock(int64_t item, long long round, long long restocks, long
     keys_item_state(state, sizeof(state), item);
     redisReply *r = redisCommand(redis, "EVALSHA %s 1 %s %lld %lld %lld %lld",
                                  sc.s[SCRIPT_RESTOCK].sha, state, round, restocks, add, total);
-    cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 4, "restock: %s",
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 5, "restock: %s",
               r && r->type == REDIS_REPLY_ERROR ? r->str : "not an answer");
     snprintf(out, len, "%s", r->element[0]->str);
     long long remaining = r->element[1]->integer;
-    if (strcmp(out, "added") == 0 || strcmp(out, "already") == 0)
+    if (strcmp(out, "added") == 0 || strcmp(out, "already") == 0) {
         cr_assert_eq(r->element[2]->integer, restocks, "what Redis holds after the call");
+        cr_assert_eq(r->element[4]->integer, restocks, "no returns: the changes are the restocks");
+    }
     freeReplyObject(r);
     return remaining;
 }
@@ -411,7 +414,7 @@ Test(reserve_batch, a_restock_is_applied_once_and_only_to_its_round)
     char state[KEYS_MAX];
     keys_item_state(state, sizeof(state), ITEM);
     redisReply *r = redisCommand(redis, "EVALSHA %s 1 %s 5 1 7 7", sc.s[SCRIPT_RESTOCK].sha, state);
-    cr_assert(r && r->elements == 4);
+    cr_assert(r && r->elements == 5);
     cr_assert_eq(r->element[3]->integer, 7, "the total Redis holds, for the caller to compare");
     freeReplyObject(r);
     cr_assert_eq(restock(ITEM, 5, 2, 3, 10, what, sizeof(what)), 20);
@@ -427,5 +430,115 @@ Test(reserve_batch, a_restock_is_applied_once_and_only_to_its_round)
     reserve_answer a[1];
     reserve_item it;
     call_batch_q(ITEM, users, NULL, 1, 100, 0, a, &it);
-    cr_assert_eq(it.restocks, 2, "the reserve reply carries the stock version");
+    cr_assert_eq(it.changes, 2, "the reserve reply carries the stock version");
+}
+
+/* ---- lua/order_return.lua, through order_return_redis ---- */
+
+/* Gives back the orders o[0..n) as the server and the worker do; asserts
+ * Redis confirmed each. */
+static void give_back(const order_ref *o, size_t n)
+{
+    unsigned char done[ORDER_RETURN_BATCH];
+    cr_assert_eq(order_return_redis(&redis, &sc, o, n, done, "test"), 0, "every return confirmed");
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(done[i], 1, "order %zu confirmed", i);
+}
+
+/* The item's per-buyer limit, set in Redis. */
+static void set_limit(int64_t item, int limit)
+{
+    char state[KEYS_MAX];
+    keys_item_state(state, sizeof(state), item);
+    freeReplyObject(redisCommand(redis, "HSET %s limit %d", state, limit));
+}
+
+Test(reserve_batch, a_return_gives_the_units_back_once_however_often_it_runs)
+{
+    item_reset(ITEM, 5, 3);
+    set_limit(ITEM, 3);
+    int64_t users[] = {7, 8};
+    int quantities[] = {2, 3};
+    reserve_answer a[2];
+    call_batch_q(ITEM, users, quantities, 2, 100, 0, a, NULL);
+    cr_assert_eq(a[1].outcome, RESERVE_QUEUED);
+    cr_assert_eq(state_field(ITEM, "stock"), 0);
+
+    order_ref o = {100, ITEM, 3, 7, 2};
+    give_back(&o, 1);
+    cr_assert_eq(state_field(ITEM, "stock"), 2, "the order's units are on sale again");
+    cr_assert_eq(buyer_units(ITEM, 7), 0, "and no longer the buyer's");
+    cr_assert_eq(state_field(ITEM, "returned"), 2);
+    for (int again = 0; again < 3; again++)
+        give_back(&o, 1); /* a retried job, a second node, the sweep after a crash */
+    cr_assert_eq(state_field(ITEM, "stock"), 2, "given back once, whoever repeats it");
+    cr_assert_eq(state_field(ITEM, "returned"), 2);
+    cr_assert_eq(state_field(ITEM, "returns"), 1);
+    cr_assert_eq(buyer_units(ITEM, 8), 3, "another buyer's units untouched");
+
+    /* The reserve reply carries the new stock version: a flagged server
+     * learns the stock came back. */
+    int64_t late[] = {9};
+    reserve_item it;
+    call_batch_q(ITEM, late, NULL, 1, 200, 0, a, &it);
+    cr_assert_eq(a[0].outcome, RESERVE_QUEUED, "a returned unit sells again");
+    cr_assert_eq(it.changes, 1, "one return, no restock");
+}
+
+Test(reserve_batch, a_return_of_an_older_round_gives_nothing_back)
+{
+    item_reset(ITEM, 1, 3);
+    int64_t users[] = {7};
+    reserve_answer a[1];
+    call_batch(ITEM, users, 1, 100, 0, a);
+    item_reset(ITEM, 4, 4); /* a reset: the round's stock is set anew */
+    order_ref o = {100, ITEM, 3, 7, 1};
+    give_back(&o, 1);
+    cr_assert_eq(state_field(ITEM, "stock"), 4, "the old round's unit went with its round");
+    cr_assert_eq(state_field(ITEM, "returned"), 0);
+}
+
+Test(reserve_batch, a_buyer_who_gave_units_back_buys_again_numbering_after_every_unit_held)
+{
+    item_reset(ITEM, 10, 3);
+    set_limit(ITEM, 3);
+    int64_t user[] = {7};
+    reserve_answer a[1];
+    order o1, o2, o3;
+    for (int64_t id = 100; id < 103; id++)
+        call_batch(ITEM, user, 1, id, 0, a);
+    queued_order(2, &o1);
+    queued_order(1, &o2);
+    queued_order(0, &o3);
+    cr_assert_eq(o3.first_unit, 3);
+    call_batch(ITEM, user, 1, 103, 0, a);
+    cr_assert_eq(a[0].outcome, RESERVE_LIMIT_REACHED);
+
+    order_ref back = {o1.id, ITEM, 3, 7, 1};
+    give_back(&back, 1);
+    cr_assert_eq(buyer_units(ITEM, 7), 2);
+    call_batch(ITEM, user, 1, 104, 0, a);
+    cr_assert_eq(a[0].outcome, RESERVE_QUEUED, "the buyer may buy again within the limit");
+    order o4;
+    queued_order(0, &o4);
+    cr_assert_eq(
+        o4.first_unit, 4,
+        "numbered after units 1..3, so no live order of the buyer starts at the same unit");
+    call_batch(ITEM, user, 1, 105, 0, a);
+    cr_assert_eq(a[0].outcome, RESERVE_LIMIT_REACHED, "three units held again");
+}
+
+Test(reserve_batch, returns_of_several_items_are_sent_item_by_item)
+{
+    item_reset(ITEM, 2, 3);
+    item_reset(ITEM + 1, 2, 3);
+    int64_t users[] = {7, 8};
+    reserve_answer a[2];
+    call_batch(ITEM, users, 2, 100, 0, a);
+    call_batch(ITEM + 1, users, 2, 200, 0, a);
+    order_ref o[] = {{100, ITEM, 3, 7, 1}, {101, ITEM, 3, 8, 1}, {200, ITEM + 1, 3, 7, 1}};
+    give_back(o, 3);
+    cr_assert_eq(state_field(ITEM, "stock"), 2);
+    cr_assert_eq(state_field(ITEM + 1, "stock"), 1);
+    cr_assert_eq(state_field(ITEM, "returns"), 1, "one call for the item's two orders");
 }

@@ -118,11 +118,12 @@ Test(sweep, one_worker_is_elected_per_period_and_another_after_it)
 {
     harness_reset_backends();
     redisContext *c = harness_redis();
-    cr_assert_eq(sweep_elect(c, "a:1:x", 300), 1);
-    cr_assert_eq(sweep_elect(c, "b:1:y", 300), 0);
-    cr_assert_eq(sweep_elect(c, "a:1:x", 300), 0, "not even the holder twice in a period");
+    cr_assert_eq(sweep_elect(c, KEYS_SWEEP_LOCK, "a:1:x", 300), 1);
+    cr_assert_eq(sweep_elect(c, KEYS_SWEEP_LOCK, "b:1:y", 300), 0);
+    cr_assert_eq(sweep_elect(c, KEYS_SWEEP_LOCK, "a:1:x", 300), 0,
+                 "not even the holder twice in a period");
     harness_sleep_ms(350);
-    cr_assert_eq(sweep_elect(c, "b:1:y", 300), 1);
+    cr_assert_eq(sweep_elect(c, KEYS_SWEEP_LOCK, "b:1:y", 300), 1);
     redisFree(c);
 }
 

@@ -94,12 +94,14 @@ void harness_item_reset(redisContext *c, const scripts *sc, int64_t item, long l
 void harness_item_round(redisContext *c, const scripts *sc, int64_t item, long long stock,
                         long long round, long long starts_ms, long long ends_ms, int limit)
 {
-    char state[KEYS_MAX], buyers[KEYS_MAX];
+    char state[KEYS_MAX], buyers[KEYS_MAX], returned[KEYS_MAX], given_back[KEYS_MAX];
     keys_item_state(state, sizeof(state), item);
     keys_item_buyers(buyers, sizeof(buyers), item);
-    redisReply *r =
-        redisCommand(c, "EVALSHA %s 2 %s %s %lld %lld %lld %lld %d", sc->s[SCRIPT_ITEM_RESET].sha,
-                     state, buyers, stock, round, starts_ms, ends_ms, limit);
+    keys_item_returned(returned, sizeof(returned), item);
+    keys_item_given_back(given_back, sizeof(given_back), item);
+    redisReply *r = redisCommand(c, "EVALSHA %s 4 %s %s %s %s %lld %lld %lld %lld %d",
+                                 sc->s[SCRIPT_ITEM_RESET].sha, state, buyers, returned, given_back,
+                                 stock, round, starts_ms, ends_ms, limit);
     cr_assert(r && r->type == REDIS_REPLY_INTEGER && r->integer == 1, "item_reset: %s",
               r && r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
     freeReplyObject(r);

@@ -181,16 +181,20 @@ Test(events, announcements_parse)
     cr_assert_eq(m.kind, EVENTS_ROUND);
     cr_assert_eq(m.item, 42);
     cr_assert_eq(m.round, 7);
-    cr_assert_eq(m.restocks, 0);
+    cr_assert_eq(m.changes, 0);
     const char *restock = "restock 42 7 3";
     cr_assert_eq(events_parse(restock, strlen(restock), &m), 0);
-    cr_assert_eq(m.kind, EVENTS_RESTOCK);
+    cr_assert_eq(m.kind, EVENTS_STOCK);
     cr_assert_eq(m.item, 42);
     cr_assert_eq(m.round, 7);
-    cr_assert_eq(m.restocks, 3);
-    const char *bad[] = {"round",        "round 42",      "round x 7",     "round 42 -7",
-                         "reset 42 7",   "round 42  7",   "round 0 7",     "round 42 7 1",
-                         "restock 42 7", "restock 42 7 ", "restock 42 7 x"};
+    cr_assert_eq(m.changes, 3);
+    const char *given_back = "return 42 7 4";
+    cr_assert_eq(events_parse(given_back, strlen(given_back), &m), 0);
+    cr_assert_eq(m.kind, EVENTS_STOCK);
+    cr_assert_eq(m.changes, 4);
+    const char *bad[] = {"round",        "round 42",      "round x 7",      "round 42 -7",
+                         "reset 42 7",   "round 42  7",   "round 0 7",      "round 42 7 1",
+                         "restock 42 7", "restock 42 7 ", "restock 42 7 x", "return 42 7"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         cr_expect_eq(events_parse(bad[i], strlen(bad[i]), &m), -1, "%s", bad[i]);
 }

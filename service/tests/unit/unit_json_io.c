@@ -289,17 +289,96 @@ Test(json_io, item_and_order_views_are_complete_objects)
     json_decref(o);
     free(text);
 
-    order ord = {.id = 99,
-                 .item_id = 3,
-                 .user_id = INT64_MAX,
-                 .round = 4,
-                 .quantity = 2,
-                 .created_ms = 1795377600000LL};
-    text = json_io_order(&ord, "queued");
+    order_record rec = {.o = {.id = 99,
+                              .item_id = 3,
+                              .user_id = INT64_MAX,
+                              .round = 4,
+                              .quantity = 2,
+                              .created_ms = 1795377600000LL},
+                        .state = ORDER_QUEUED};
+    text = json_io_order(&rec, 1795377600000LL);
     cr_assert_str_eq(text, "{\"order_id\":\"99\",\"status\":\"queued\",\"item_id\":3,"
                            "\"user_id\":\"9223372036854775807\",\"round\":4,\"quantity\":2,"
-                           "\"created_at\":\"2026-11-22T20:00:00Z\"}");
+                           "\"created_at\":\"2026-11-22T20:00:00Z\",\"pay_by\":null,"
+                           "\"pay_in_ms\":0,\"paid_at\":null,\"ended_at\":null,"
+                           "\"returned\":false}");
     free(text);
+}
+
+Test(json_io, an_order_awaiting_payment_says_how_long_is_left_and_a_settled_one_when)
+{
+    order_record rec = {.o = {.id = 7,
+                              .item_id = 1,
+                              .user_id = 5,
+                              .round = 2,
+                              .quantity = 1,
+                              .created_ms = 1795377600000LL},
+                        .state = ORDER_PERSISTED,
+                        .pay_by_ms = 1795377660000LL};
+    char *text = json_io_order(&rec, 1795377630000LL);
+    json_error_t e;
+    json_t *o = json_loads(text, 0, &e);
+    cr_assert_not_null(o, "%s", text);
+    cr_assert_str_eq(json_string_value(json_object_get(o, "status")), "persisted");
+    cr_assert_str_eq(json_string_value(json_object_get(o, "pay_by")), "2026-11-22T20:01:00Z");
+    cr_assert_eq(json_integer_value(json_object_get(o, "pay_in_ms")), 30000);
+    json_decref(o);
+    free(text);
+
+    rec.state = ORDER_CANCELLED;
+    rec.ended_ms = 1795377640000LL;
+    rec.returned = 1;
+    text = json_io_order(&rec, 1795377650000LL);
+    o = json_loads(text, 0, &e);
+    cr_assert_eq(json_integer_value(json_object_get(o, "pay_in_ms")), 0, "nothing left to pay");
+    cr_assert_str_eq(json_string_value(json_object_get(o, "ended_at")), "2026-11-22T20:00:40Z");
+    cr_assert(json_is_true(json_object_get(o, "returned")));
+    json_decref(o);
+    free(text);
+
+    text =
+        json_io_order_refused(SK_ORDER_PAID, &(order_record){.o = {.id = 7}, .state = ORDER_PAID});
+    cr_assert_str_eq(text, "{\"error\":\"paid\",\"message\":\"the order is paid; it can no "
+                           "longer be cancelled\",\"order_id\":\"7\",\"status\":\"paid\"}");
+    free(text);
+}
+
+Test(json_io, a_page_of_orders_names_the_next_page_only_when_full)
+{
+    order_record r[2] = {{.o = {.id = 9, .quantity = 1}, .state = ORDER_PAID},
+                         {.o = {.id = 4, .quantity = 1}, .state = ORDER_EXPIRED}};
+    char *text = json_io_order_list(r, 2, 1, 0);
+    json_error_t e;
+    json_t *o = json_loads(text, 0, &e);
+    cr_assert_eq(json_array_size(json_object_get(o, "orders")), 2);
+    cr_assert_str_eq(json_string_value(json_object_get(o, "next_before")), "4");
+    json_decref(o);
+    free(text);
+    text = json_io_order_list(r, 1, 0, 0);
+    o = json_loads(text, 0, &e);
+    cr_assert(json_is_null(json_object_get(o, "next_before")));
+    json_decref(o);
+    free(text);
+}
+
+Test(json_io, payment_timeout_s_is_optional_and_bounded)
+{
+    item_spec spec;
+    const char *why = NULL;
+    const char *none = "{\"name\":\"a\",\"stock\":1}";
+    cr_assert_eq(json_io_parse_item_spec(none, strlen(none), &spec, &why), SK_OK);
+    cr_assert_eq(spec.payment_timeout_s, -1, "not given: the config's default");
+    const char *zero = "{\"name\":\"a\",\"stock\":1,\"payment_timeout_s\":0}";
+    cr_assert_eq(json_io_parse_item_spec(zero, strlen(zero), &spec, &why), SK_OK);
+    cr_assert_eq(spec.payment_timeout_s, 0);
+    const char *bad[] = {"{\"name\":\"a\",\"stock\":1,\"payment_timeout_s\":-1}",
+                         "{\"name\":\"a\",\"stock\":1,\"payment_timeout_s\":604801}",
+                         "{\"name\":\"a\",\"stock\":1,\"payment_timeout_s\":\"60\"}"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        cr_expect_eq(json_io_parse_item_spec(bad[i], strlen(bad[i]), &spec, &why), SK_INVALID, "%s",
+                     bad[i]);
+        cr_expect(strstr(why, "payment_timeout_s"), "%s", why);
+    }
 }
 
 Test(json_io, the_item_list_wraps_the_views_in_items)

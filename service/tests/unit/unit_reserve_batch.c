@@ -27,11 +27,12 @@ Test(reserve_batch, the_call_names_the_item_keys_then_each_buyers_arguments)
     int argc = reserve_batch_argv(&b, &fake, 0);
     const char *want[] = {"EVALSHA",
                           fake.sha,
-                          "4",
+                          "5",
                           "{item:42}:state",
                           "{item:42}:buyers",
                           "seckill:queue",
                           "seckill:pending",
+                          "{item:42}:given_back",
                           "42",
                           "1000",
                           "7",
@@ -106,7 +107,7 @@ Test(reserve_batch, the_item_and_each_buyers_answer_are_read_from_their_places)
     cr_assert_eq(reserve_batch_item(r, 3, &it), 0);
     cr_assert_eq(it.now_ms, 1795377600123LL);
     cr_assert_eq(it.round, 3);
-    cr_assert_eq(it.restocks, 2);
+    cr_assert_eq(it.changes, 2);
     cr_assert_eq(it.starts_ms, 1795377600000LL);
     cr_assert_eq(it.ends_ms, 0);
     cr_assert_eq(it.per_buyer_limit, 5);

@@ -76,6 +76,18 @@ Test(router, order_get_carries_the_order_id)
     cr_assert_eq(m.item_id, 0);
 }
 
+Test(router, an_order_is_paid_cancelled_and_listed_on_its_own_paths)
+{
+    route_match m = expect_route("POST", "/api/v1/orders/42/pay", ROUTE_ORDER_PAY);
+    cr_assert_eq(m.order_id, 42);
+    m = expect_route("POST", "/api/v1/orders/43/cancel", ROUTE_ORDER_CANCEL);
+    cr_assert_eq(m.order_id, 43);
+    m = expect_route("GET", "/api/v1/orders", ROUTE_ORDER_LIST);
+    cr_assert_eq(m.order_id, 0);
+    expect_not_allowed("GET", "/api/v1/orders/42/pay", "POST");
+    expect_not_allowed("POST", "/api/v1/orders", "GET, HEAD");
+}
+
 Test(router, head_is_routed_as_get)
 {
     expect_route("HEAD", "/health", ROUTE_HEALTH);
@@ -132,8 +144,9 @@ Test(router, unknown_paths_answer_404)
                            "/api/v1/items/1/buy",
                            "/api/v1/items/1/purchase/now",
                            "/api/v1/items/1/2",
-                           "/api/v1/orders",
+                           "/api/v1/orders/",
                            "/api/v1/orders/1/items",
+                           "/api/v1/orders/1/refund",
                            "//health",
                            "/api/v1/items/1/purchase?user_id=1"};
     for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {

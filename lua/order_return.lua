@@ -1,0 +1,50 @@
+-- order_return.lua: the units of cancelled and expired orders of one item
+-- back on sale, each order's once.
+--
+-- PostgreSQL decides first (the order's state moved from persisted to
+-- cancelled or expired, which happens once); this script gives the units
+-- back unless it already did for that order id, so a retried return, a
+-- return run by two nodes or one finished by the sweep after a crash adds
+-- nothing twice. An order of another round gives nothing back: its units
+-- went with its round (a reset set the stock anew).
+--
+-- KEYS[1] item state hash, KEYS[2] item buyers hash {user -> units held},
+-- KEYS[3] returned orders {order id -> units}, KEYS[4] units the buyers
+-- gave back {user -> units}
+-- ARGV: four per order: order id, round, user id, quantity
+--
+-- Returns {round, changes, remaining, units}: the item's round, its stock
+-- changes of the round (restocks and returns: the stock version's low part),
+-- the stock after the call and the units this call gave back (0: nothing
+-- new). An unknown item returns {0, 0, 0, 0}.
+local s = redis.call('HMGET', KEYS[1], 'stock', 'round', 'restocks', 'returns')
+if not s[1] then
+    return {0, 0, 0, 0}
+end
+local round = s[2]
+local changes = (tonumber(s[3] or '0') or 0) + (tonumber(s[4] or '0') or 0)
+local units = 0
+for a = 1, #ARGV, 4 do
+    local order_id, user, quantity = ARGV[a], ARGV[a + 2], tonumber(ARGV[a + 3])
+    if ARGV[a + 1] == round and redis.call('HSETNX', KEYS[3], order_id, quantity) == 1 then
+        units = units + quantity
+        -- An anonymous buyer has no count; a round started before
+        -- quantities kept an order id there: one unit.
+        local have = tonumber(redis.call('HGET', KEYS[2], user) or '0') or 0
+        if have > 1000000 then
+            have = 1
+        end
+        if have > 0 then
+            redis.call('HSET', KEYS[2], user, math.max(have - quantity, 0))
+            redis.call('HINCRBY', KEYS[4], user, quantity)
+        end
+    end
+end
+local stock = tonumber(s[1])
+if units > 0 then
+    stock = redis.call('HINCRBY', KEYS[1], 'stock', units)
+    redis.call('HINCRBY', KEYS[1], 'returned', units)
+    redis.call('HINCRBY', KEYS[1], 'returns', 1)
+    changes = changes + 1
+end
+return {tonumber(round), changes, stock, units}

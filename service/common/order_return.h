@@ -1,0 +1,57 @@
+/* order_return.h: the units of cancelled and expired orders back on sale,
+ * exactly once.
+ *
+ * PostgreSQL decides first: an order moves from persisted to cancelled or
+ * expired once (order_life.h). Then its units go back to Redis by
+ * lua/order_return.lua, which remembers the order id and adds nothing for
+ * it again, and then the row's returned_at is set. A crash between the
+ * steps leaves a return owed (cancelled or expired, returned_at null) that
+ * the worker's expiry sweep finishes by running the same two steps: a
+ * return run twice, or by two nodes, gives the units back once. */
+#ifndef SECKILL_ORDER_RETURN_H
+#define SECKILL_ORDER_RETURN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <hiredis/hiredis.h>
+#include <libpq-fe.h>
+
+#include "scripts.h"
+
+/* What a return needs of an order. */
+typedef struct order_ref {
+    int64_t id;
+    int64_t item_id;
+    int64_t round;
+    int64_t user_id;
+    int quantity;
+} order_ref;
+
+/* The columns order_refs_read reads, in its order, for a SELECT or a
+ * RETURNING. */
+#define ORDER_REF_COLUMNS "id, item_id, round, user_id, quantity"
+
+/* Orders one script call gives back at most. */
+#define ORDER_RETURN_BATCH 16
+
+/* Reads up to cap rows of ORDER_REF_COLUMNS from res into out. Returns the
+ * count. */
+size_t order_refs_read(const PGresult *res, order_ref *out, size_t cap);
+
+/* Gives the units of n orders back in Redis over *c, the orders of one item
+ * in one call (consecutive orders of an item share calls: sort them by item
+ * for fewer calls), and announces each item whose stock grew on
+ * KEYS_EVENTS ("return <item> <round> <changes>") so that every server
+ * clears its sold-out flag. done[i] is set to 1 for each order Redis
+ * confirmed (given back now or before, or of a round that is over).
+ * Returns 0 when Redis confirmed all, -1 otherwise (then *c may have been
+ * dropped: backend_redis_reply's rules). */
+int order_return_redis(redisContext **c, const scripts *sc, const order_ref *o, size_t n,
+                       unsigned char *done, const char *component);
+
+/* Sets returned_at of the orders with done[i] set. Returns 0 or -1. */
+int order_return_mark(PGconn *pg, const order_ref *o, const unsigned char *done, size_t n,
+                      const char *component);
+
+#endif

@@ -1,0 +1,225 @@
+/* orders.c: orders read from Redis's pending hash and PostgreSQL, and their
+ * payment and cancellation decided in PostgreSQL. */
+#include "orders.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "keys.h"
+#include "log.h"
+
+/* An order row's columns, in read_record's order. */
+#define RECORD_COLUMNS                                                                             \
+    "id, item_id, user_id, round, (extract(epoch FROM created_at) * 1000)::bigint, quantity, "     \
+    "first_unit, status, coalesce((extract(epoch FROM pay_by) * 1000)::bigint, 0), "               \
+    "coalesce((extract(epoch FROM paid_at) * 1000)::bigint, 0), "                                  \
+    "coalesce((extract(epoch FROM ended_at) * 1000)::bigint, 0), returned_at IS NOT NULL, "        \
+    "coalesce(pay_by <= now(), false)"
+
+static int64_t int_at(const PGresult *res, int row, int col)
+{
+    return strtoll(PQgetvalue(res, row, col), NULL, 10);
+}
+
+/* Reads row into *r; *overdue (may be NULL) says whether pay_by passed. */
+static void read_record(const PGresult *res, int row, order_record *r, int *overdue)
+{
+    memset(r, 0, sizeof(*r));
+    r->o.id = int_at(res, row, 0);
+    r->o.item_id = int_at(res, row, 1);
+    r->o.user_id = int_at(res, row, 2);
+    r->o.round = int_at(res, row, 3);
+    r->o.created_ms = int_at(res, row, 4);
+    r->o.quantity = (int)int_at(res, row, 5);
+    r->o.first_unit = int_at(res, row, 6);
+    if (order_state_named(PQgetvalue(res, row, 7), &r->state) < 0)
+        r->state = ORDER_PERSISTED;
+    r->pay_by_ms = int_at(res, row, 8);
+    r->paid_ms = int_at(res, row, 9);
+    r->ended_ms = int_at(res, row, 10);
+    r->returned = PQgetvalue(res, row, 11)[0] == 't';
+    if (overdue)
+        *overdue = PQgetvalue(res, row, 12)[0] == 't';
+}
+
+/* The order in Redis's pending hash: accepted, not yet persisted. SK_OK,
+ * SK_NOT_FOUND or SK_BACKEND_DOWN. */
+static sk_status read_pending(store *s, int64_t order_id, order *o)
+{
+    char id_s[24];
+    snprintf(id_s, sizeof(id_s), "%" PRId64, order_id);
+    const char *argv[] = {"HGET", KEYS_PENDING, id_s};
+    redisReply *r = store_redis(s, 3, argv);
+    if (!r)
+        return SK_BACKEND_DOWN;
+    sk_status st = r->type == REDIS_REPLY_STRING && order_decode(r->str, r->len, o) == 0
+                       ? SK_OK
+                       : SK_NOT_FOUND;
+    freeReplyObject(r);
+    return st;
+}
+
+/* The order's row (FOR UPDATE when lock: inside the caller's transaction). */
+static sk_status read_row(store *s, int64_t order_id, int lock, order_record *out, int *overdue)
+{
+    char id_s[24];
+    snprintf(id_s, sizeof(id_s), "%" PRId64, order_id);
+    const char *p[] = {id_s};
+    PGresult *res = store_pg(s,
+                             lock ? "SELECT " RECORD_COLUMNS " FROM orders WHERE id = $1 FOR UPDATE"
+                                  : "SELECT " RECORD_COLUMNS " FROM orders WHERE id = $1",
+                             1, p, PGRES_TUPLES_OK, NULL);
+    if (!res)
+        return SK_BACKEND_DOWN;
+    sk_status st = PQntuples(res) == 1 ? SK_OK : SK_NOT_FOUND;
+    if (st == SK_OK)
+        read_record(res, 0, out, overdue);
+    PQclear(res);
+    return st;
+}
+
+sk_status orders_get(store *s, int64_t order_id, order_record *out)
+{
+    /* Pending first: the worker removes it only after its commit, so an
+     * order missing here is already in PostgreSQL if it exists at all. */
+    memset(out, 0, sizeof(*out));
+    sk_status st = read_pending(s, order_id, &out->o);
+    if (st == SK_OK) {
+        out->state = ORDER_QUEUED;
+        /* A server that settled it persisted it first: the row says more. */
+        order_record row;
+        if (read_row(s, order_id, 0, &row, NULL) == SK_OK)
+            *out = row;
+        return SK_OK;
+    }
+    if (st != SK_NOT_FOUND)
+        return st;
+    return read_row(s, order_id, 0, out, NULL);
+}
+
+sk_status orders_list(store *s, int64_t user, int64_t before, int limit, order_record *out,
+                      size_t *n)
+{
+    char user_s[24], before_s[24], limit_s[12];
+    snprintf(user_s, sizeof(user_s), "%" PRId64, user);
+    snprintf(before_s, sizeof(before_s), "%" PRId64, before > 0 ? before : INT64_MAX);
+    snprintf(limit_s, sizeof(limit_s), "%d", limit);
+    const char *p[] = {user_s, before_s, limit_s};
+    *n = 0;
+    PGresult *res = store_pg(s,
+                             "SELECT " RECORD_COLUMNS " FROM orders WHERE user_id = $1 AND id < $2 "
+                             "ORDER BY id DESC LIMIT $3",
+                             3, p, PGRES_TUPLES_OK, NULL);
+    if (!res)
+        return SK_BACKEND_DOWN;
+    int rows = PQntuples(res);
+    for (int i = 0; i < rows && i < limit; i++)
+        read_record(res, i, &out[i], NULL);
+    *n = (size_t)(rows < limit ? rows : limit);
+    PQclear(res);
+    return SK_OK;
+}
+
+/* Persists a queued order now, as the worker would (order_insert_sql: its
+ * later insert of the same order does nothing). Inside the caller's
+ * transaction. SK_OK (inserted, or the worker was first), SK_NOT_FOUND (no
+ * such order, another buyer's, or refused by PostgreSQL: an item gone, units
+ * already held), SK_BACKEND_DOWN. */
+static sk_status persist_queued(store *s, int64_t order_id, int64_t buyer)
+{
+    order o;
+    sk_status st = read_pending(s, order_id, &o);
+    if (st != SK_OK)
+        return st;
+    if (buyer != 0 && o.user_id != buyer)
+        return SK_NOT_FOUND;
+    char a[7][26];
+    snprintf(a[0], sizeof(a[0]), "{%" PRId64 "}", o.id);
+    snprintf(a[1], sizeof(a[1]), "{%" PRId64 "}", o.item_id);
+    snprintf(a[2], sizeof(a[2]), "{%" PRId64 "}", o.user_id);
+    snprintf(a[3], sizeof(a[3]), "{%" PRId64 "}", o.round);
+    snprintf(a[4], sizeof(a[4]), "{%" PRId64 "}", o.created_ms);
+    snprintf(a[5], sizeof(a[5]), "{%d}", o.quantity);
+    snprintf(a[6], sizeof(a[6]), "{%" PRId64 "}", o.first_unit);
+    const char *p[] = {a[0], a[1], a[2], a[3], a[4], a[5], a[6]};
+    char state[6];
+    PGresult *res = store_pg(s, order_insert_sql, 7, p, PGRES_COMMAND_OK, state);
+    PQclear(res);
+    if (res)
+        return SK_OK;
+    if (strncmp(state, "23", 2) == 0) {
+        log_msg(LOG_WARN, "orders", "queued order %" PRId64 " refused by postgresql (%s)", order_id,
+                state);
+        return SK_NOT_FOUND;
+    }
+    return SK_BACKEND_DOWN;
+}
+
+/* Moves the locked row to state to; fills the times it set. 0 or -1. */
+static int move_row(store *s, order_record *r, order_state to)
+{
+    char id_s[24];
+    snprintf(id_s, sizeof(id_s), "%" PRId64, r->o.id);
+    const char *p[] = {id_s, order_state_name(to)};
+    PGresult *res = store_pg(
+        s,
+        "UPDATE orders SET status = $2, "
+        "  paid_at = CASE WHEN $2 = 'paid' THEN now() END, "
+        "  ended_at = CASE WHEN $2 IN ('cancelled', 'expired') THEN now() END "
+        "WHERE id = $1 RETURNING coalesce((extract(epoch FROM paid_at) * 1000)::bigint, 0), "
+        "  coalesce((extract(epoch FROM ended_at) * 1000)::bigint, 0)",
+        2, p, PGRES_TUPLES_OK, NULL);
+    if (!res)
+        return -1;
+    int ok = PQntuples(res) == 1;
+    if (ok) {
+        r->state = to;
+        r->paid_ms = int_at(res, 0, 0);
+        r->ended_ms = int_at(res, 0, 1);
+    }
+    PQclear(res);
+    return ok ? 0 : -1;
+}
+
+sk_status orders_settle(store *s, int64_t order_id, order_action action, int64_t buyer,
+                        order_record *out)
+{
+    if (store_pg_command(s, "BEGIN") < 0)
+        return SK_BACKEND_DOWN;
+    int overdue = 0;
+    sk_status st = read_row(s, order_id, 1, out, &overdue);
+    if (st == SK_NOT_FOUND) {
+        st = persist_queued(s, order_id, buyer);
+        if (st == SK_OK)
+            st = read_row(s, order_id, 1, out, &overdue);
+    }
+    if (st == SK_OK && buyer != 0 && out->o.user_id != buyer)
+        st = SK_NOT_FOUND;
+    order_move m = {0, ORDER_PERSISTED, SK_OK};
+    if (st == SK_OK) {
+        m = order_decide(action, out->state, out->pay_by_ms != 0, overdue);
+        if (m.change && move_row(s, out, m.to) < 0)
+            st = SK_BACKEND_DOWN;
+    }
+    if (st != SK_OK) {
+        store_pg_command(s, "ROLLBACK");
+        return st;
+    }
+    if (store_pg_command(s, "COMMIT") < 0)
+        return SK_BACKEND_DOWN;
+    /* Units owed back: given now, or again for a repeat whose first return
+     * Redis never confirmed (the return happens once all the same). */
+    if ((m.to == ORDER_CANCELLED || m.to == ORDER_EXPIRED) && !out->returned) {
+        order_ref ref = {out->o.id, out->o.item_id, out->o.round, out->o.user_id, out->o.quantity};
+        if (store_return_units(s, &ref, 1) == 0)
+            out->returned = 1;
+        else
+            log_msg(LOG_WARN, "orders",
+                    "order %" PRId64 " is %s; its units are owed back: the worker's expiry sweep "
+                    "gives them back",
+                    order_id, order_state_name(m.to));
+    }
+    return m.status;
+}
