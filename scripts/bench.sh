@@ -120,10 +120,11 @@ start_worker() {
     echo $! >"$dir/worker.pid"
 }
 
-# item_create NAME STOCK [MEMBERS]: prints the new item's id; MEMBERS are more JSON members.
+# item_create NAME STOCK [MEMBERS]: prints the new item's id; MEMBERS are more JSON members. No
+# payment step: a load test's orders are final once persisted.
 item_create() {
     curl -sf -X POST -H "Authorization: Bearer $token" \
-        -d "{\"name\":\"$1\",\"stock\":$2${3:+,$3}}" \
+        -d "{\"name\":\"$1\",\"stock\":$2,\"payment_timeout_s\":0${3:+,$3}}" \
         "$url/api/v1/items" | sed -E 's/.*"id":([0-9]+).*/\1/'
 }
 item_field() { curl -sf "$url/api/v1/items/$1" | sed -E "s/.*\"$2\":(-?[0-9]+).*/\\1/"; }

@@ -262,6 +262,17 @@ char *metrics_render_worker(const char *worker_id, const metrics_worker *w)
         "seckill_worker_backend_errors_total{worker=\"%s\",backend=\"postgresql\"} %" PRId64 "\n"
         "seckill_worker_backend_errors_total{worker=\"%s\",backend=\"redis\"} %" PRId64 "\n",
         worker_id, w->pg_errors, worker_id, w->redis_errors);
+    put(&t,
+        "# HELP seckill_worker_expired_orders_total Unpaid orders this worker's expiry passes "
+        "expired.\n# TYPE seckill_worker_expired_orders_total counter\n"
+        "seckill_worker_expired_orders_total{worker=\"%s\"} %" PRId64 "\n",
+        worker_id, w->expired);
+    put(&t,
+        "# HELP seckill_worker_returned_units_total Units of expired orders (and of returns a "
+        "crash left owed) this worker gave back on sale.\n"
+        "# TYPE seckill_worker_returned_units_total counter\n"
+        "seckill_worker_returned_units_total{worker=\"%s\"} %" PRId64 "\n",
+        worker_id, w->returned);
     if (t.oom) {
         free(t.s);
         return NULL;

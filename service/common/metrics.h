@@ -62,6 +62,8 @@ typedef struct metrics_worker {
     int64_t last_batch;                       /* orders in the last acknowledged batch */
     int64_t lag_ms;                           /* its oldest order's age at acknowledgement */
     int64_t pg_errors, redis_errors;          /* counters */
+    int64_t expired;                          /* unpaid orders its expiry passes expired */
+    int64_t returned;                         /* units its expiry passes gave back on sale */
 } metrics_worker;
 
 /* The worker's exposition (labels: worker="<id>"); the caller frees it. */

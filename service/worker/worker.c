@@ -484,4 +484,6 @@ void worker_read_metrics(const worker *w, metrics_worker *out)
     out->lag_ms = atomic_load(&st->lag_ms);
     out->pg_errors = atomic_load(&st->pg_errors);
     out->redis_errors = atomic_load(&st->redis_errors);
+    out->expired = atomic_load(&st->expired);
+    out->returned = atomic_load(&st->returned);
 }
