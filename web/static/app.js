@@ -1,12 +1,19 @@
 // app.js: the sale page. Polls GET /api/v1/items every second and counts down
 // to each sale's start by the server's clock, buys with
 // POST /api/v1/items/{id}/purchase and follows each order from "queued" to
-// "persisted" with GET /api/v1/orders/{id}. The helpers up to the page's state
-// touch no DOM: under node (the browser test) they are exported, not run.
+// "persisted" with GET /api/v1/orders/{id}. "Your orders" lists the buyer's
+// orders (GET /api/v1/orders?user_id=) every few seconds, counts down the time
+// left to pay, and pays (demo, with the admin token) or cancels them. The
+// helpers up to the page's state touch no DOM: under node (the browser test)
+// they are exported, not run.
 'use strict';
 
 const POLL_ITEMS_MS = 1000;
 const POLL_ORDER_MS = 500;
+const POLL_ORDERS_MS = 4000;
+// sessionStorage keys: what this tab remembers across a reload.
+const BUYER_KEY = 'seckill.buyer', TOKEN_KEY = 'seckill.buyer_token';
+const ADMIN_KEY = 'seckill.admin_token';
 const UNITS = [[1e12, 'T'], [1e9, 'B'], [1e6, 'M'], [1e3, 'k']];
 
 const exact = n => n.toLocaleString('en-US');
@@ -113,22 +120,84 @@ function sentence(status, body, buyer, item) {
   return b.message ? `The purchase failed: ${b.message}.` : `The purchase failed (HTTP ${status}).`;
 }
 
+// What an order's payment cell says at `now`, payAt being the page-clock
+// deadline (from pay_in_ms): "awaiting" with the time left while it awaits
+// payment, else what became of it.
+function paying(order, payAt, now) {
+  switch (order.status) {
+  case 'queued':
+    return {state: 'queued', note: 'being saved…'};
+  case 'paid':
+    return {state: 'paid', note: 'paid'};
+  case 'cancelled':
+    return {state: 'ended', note: order.returned ? 'units back on sale' : 'cancelled'};
+  case 'expired':
+    return {state: 'ended', note: 'not paid in time; units back on sale'};
+  }
+  if (order.pay_by === null || order.pay_by === undefined || payAt === null)
+    return {state: 'final', note: 'no payment step'};
+  if (now >= payAt) return {state: 'due', note: 'time to pay is up'};
+  return {state: 'awaiting', note: `pay within ${countdown(payAt - now)}`};
+}
+
+// The refusals of an order's pay, cancel or read as sentences.
+function orderSentence(status, body, id, action) {
+  const b = body || {}, order = id ? `Order ${id}` : 'The order';
+  switch (b.error) {
+  case 'expired':
+    return `${order} has expired: its time to pay ran out and its units are back on sale.`;
+  case 'cancelled':
+    return `${order} was cancelled: it can no longer be paid.`;
+  case 'paid':
+    return `${order} is paid: it can no longer be cancelled.`;
+  case 'final':
+    return `${order} has no payment step: it is final and cannot be ` +
+           (action === 'pay' ? 'paid.' : 'cancelled.');
+  }
+  if (status === 401) return action === 'pay' ? 'The admin token is wrong: Pay (demo) asks again.'
+                                              : 'Your buyer token is missing, malformed or expired.';
+  if (status === 403) return 'Your buyer token is another buyer\'s than the buyer id.';
+  if (status === 404) return `${order} is not one of your orders.`;
+  if (status === 503)
+    return 'The shop cannot reach its storage right now; please try again in a few seconds.';
+  return b.message ? `That failed: ${b.message}.` : `That failed (HTTP ${status}).`;
+}
+
+// The buyer a buyer token names ("42.1795442435.sig" -> "42"), or null.
+function tokenBuyer(token) {
+  const m = /^([1-9][0-9]{0,15})\.[1-9][0-9]*\.[A-Za-z0-9_-]{43}$/.exec(token);
+  return m ? m[1] : null;
+}
+
 // The page's state; null under node, where only the helpers above are used.
 const page = typeof document === 'undefined' ? null : {
   items: document.getElementById('items'),
   buyer: document.getElementById('buyer'),
+  token: document.getElementById('buyer-token'),
   message: document.getElementById('message'),
-  orders: document.querySelector('#orders tbody'),
+  orderMessage: document.getElementById('order-message'),
+  table: document.querySelector('#orders tbody'),
   cards: new Map(), // item id -> {node, name, limit, sale, state}
+  orders: new Map(), // order id -> {row, order, payAt, local, busy}
+  ordersPoll: 0,     // the timer of the next order list
+  ordersAsked: 0,    // order lists asked for, and the newest one applied
+  ordersApplied: 0,
+  listed: [],        // the ids of the newest list, in its order
   poll: 0,          // the timer of the next item list
   tick: 0,          // the timer of the next countdown second
   asked: 0,         // item lists asked for, and the newest one applied:
   applied: 0,       // an older answer would move the deadlines back
 };
 
-function say(text, kind) {
-  page.message.textContent = text;
-  page.message.className = 'message ' + (kind || '');
+function say(text, kind, where) {
+  const node = where || page.message;
+  node.textContent = text;
+  node.className = 'message ' + (kind || '');
+}
+
+// What happened to an order, said under the orders.
+function sayOrders(text, kind) {
+  say(text, kind, page.orderMessage);
 }
 
 // A count in its short form, the exact number in the title.
@@ -201,6 +270,7 @@ function showItems(items, arrived) {
   }
   for (const node of [...page.items.children])
     if (!node.dataset.id) node.remove(); // "Loading the items…"
+  for (const entry of page.orders.values()) nameOrder(entry);
   repaint();
 }
 
@@ -252,37 +322,218 @@ async function refreshItems() {
   if (asked === page.asked) page.poll = setTimeout(refreshItems, POLL_ITEMS_MS);
 }
 
-function orderRow(order, itemName) {
-  const none = page.orders.querySelector('.none');
-  if (none) none.remove();
-  const row = document.createElement('tr');
-  row.className = 'order';
-  row.dataset.id = order.order_id;
-  row.innerHTML = '<td class="oid"></td><td class="iname"></td><td class="uid"></td>' +
-    '<td class="units num"></td><td><span class="status queued">queued</span></td>';
-  row.querySelector('.oid').textContent = order.order_id;
-  row.querySelector('.iname').textContent = itemName;
-  row.querySelector('.uid').textContent = order.user_id;
-  row.querySelector('.units').textContent = order.quantity;
-  page.orders.prepend(row);
-  return row;
+// The buyer's orders: one row each, newest first, as GET /api/v1/orders
+// answers, with the orders just bought (still queued) above them.
+function orderEntry(order) {
+  let entry = page.orders.get(order.order_id);
+  if (!entry) {
+    const row = document.createElement('tr');
+    row.className = 'order';
+    row.dataset.id = order.order_id;
+    row.innerHTML = '<td class="oid"></td><td class="iname"></td><td class="units num"></td>' +
+      '<td><span class="status"></span></td><td class="pay"><span class="left"></span> ' +
+      '<button class="do-pay">Pay (demo)</button> ' +
+      '<button class="do-cancel quiet">Cancel</button></td>';
+    row.querySelector('.oid').textContent = order.order_id;
+    entry = {row, order: null, payAt: null};
+    row.querySelector('.do-pay').addEventListener('click', () => settle(entry, 'pay'));
+    row.querySelector('.do-cancel').addEventListener('click', () => settle(entry, 'cancel'));
+    page.orders.set(order.order_id, entry);
+  }
+  return entry;
+}
+
+// Brings an order's row to an order view; `arrived` dates its pay_in_ms.
+function fillOrder(entry, order, arrived) {
+  entry.order = {...entry.order, ...order};
+  entry.payAt = typeof order.pay_in_ms === 'number' ? arrived + order.pay_in_ms : entry.payAt;
+  const row = entry.row, o = entry.order;
+  nameOrder(entry);
+  row.querySelector('.units').textContent = o.quantity;
+  const status = row.querySelector('.status');
+  status.textContent = o.status;
+  status.className = 'status ' + o.status;
+  paintOrder(entry, performance.now());
+}
+
+// An order's item by its name, once the item list has it.
+function nameOrder(entry) {
+  const card = page.cards.get(entry.order.item_id);
+  entry.row.querySelector('.iname').textContent = card ? card.name : `item #${entry.order.item_id}`;
+}
+
+// The payment cell at `now`: the time left to pay and the buttons while the
+// order awaits payment; otherwise what became of it.
+function paintOrder(entry, now) {
+  const shown = paying(entry.order, entry.payAt, now);
+  const row = entry.row;
+  row.dataset.state = shown.state;
+  row.querySelector('.left').textContent = shown.note;
+  for (const b of row.querySelectorAll('button')) {
+    b.hidden = shown.state !== 'awaiting';
+    b.disabled = shown.state !== 'awaiting' || entry.busy === true;
+  }
+}
+
+// A list of the buyer's orders, newest first; `arrived` dates its pay_in_ms.
+function showOrders(list, arrived) {
+  for (const order of list) {
+    const entry = orderEntry(order);
+    entry.local = false;
+    fillOrder(entry, order, arrived);
+  }
+  page.listed = list.map(o => o.order_id);
+  placeOrders();
+}
+
+// The rows in their order: the orders bought here and not listed yet (the
+// worker has not written them, or only just), then the list's.
+function placeOrders() {
+  const listed = new Set(page.listed), rows = [];
+  for (const [id, entry] of page.orders) {
+    if (entry.local && !listed.has(id)) rows.push(entry.row);
+    else if (!listed.has(id)) page.orders.delete(id);
+  }
+  for (const id of page.listed) rows.push(page.orders.get(id).row);
+  if (rows.length === 0) {
+    page.table.innerHTML = '<tr class="none"><td colspan="5" class="muted">No orders yet.</td></tr>';
+    return;
+  }
+  // Rows are moved, not rebuilt: a button keeps its focus between two polls.
+  let previous = null;
+  for (const row of rows) {
+    const after = previous ? previous.nextSibling : page.table.firstChild;
+    if (after !== row) page.table.insertBefore(row, after);
+    previous = row;
+  }
+  while (previous.nextSibling) previous.nextSibling.remove();
+}
+
+// The buyer the page acts for: the id typed, or the buyer token's.
+function buyerId() {
+  return page.buyer.value.trim();
+}
+
+// The buyer token's Authorization header, when the page has one.
+function buyerHeaders(extra) {
+  const token = page.token.value.trim();
+  return token ? {...extra, Authorization: 'Bearer ' + token} : {...extra};
+}
+
+async function refreshOrders() {
+  clearTimeout(page.ordersPoll);
+  const buyer = buyerId(), asked = ++page.ordersAsked;
+  if (/^[1-9][0-9]{0,17}$/.test(buyer)) {
+    try {
+      const res = await fetch(`/api/v1/orders?user_id=${buyer}&limit=20`,
+                              {cache: 'no-store', headers: buyerHeaders()});
+      const arrived = performance.now();
+      const body = await res.json().catch(() => null);
+      // An answer for an older buyer, or older than one shown, is dropped.
+      if (asked > page.ordersApplied && buyer === buyerId()) {
+        page.ordersApplied = asked;
+        if (res.ok && body) showOrders(body.orders, arrived);
+        else sayOrders(orderSentence(res.status, body), 'error');
+      }
+    } catch (e) { /* the next poll retries; the items' poll says the shop is unreachable */ }
+  }
+  if (asked === page.ordersAsked) page.ordersPoll = setTimeout(refreshOrders, POLL_ORDERS_MS);
+}
+
+// Another buyer: their orders, not the last one's.
+function buyerChanged() {
+  sessionStorage.setItem(BUYER_KEY, buyerId());
+  page.orders.clear();
+  page.ordersApplied = ++page.ordersAsked;
+  showOrders([], 0);
+  refreshOrders();
+}
+
+function tokenChanged() {
+  const token = page.token.value.trim();
+  sessionStorage.setItem(TOKEN_KEY, token);
+  const user = tokenBuyer(token);
+  if (user && user !== buyerId()) {
+    page.buyer.value = user;
+    buyerChanged();
+  }
+}
+
+// Each second: the countdowns to pay; at 0:00 the list is asked for at once
+// (the worker's sweep expires the order within a second or so).
+function tickOrders() {
+  const now = performance.now();
+  let due = false;
+  for (const entry of page.orders.values()) {
+    const was = entry.row.dataset.state;
+    paintOrder(entry, now);
+    due = due || (was === 'awaiting' && entry.row.dataset.state !== 'awaiting');
+  }
+  if (due) setTimeout(refreshOrders, 1200);
+}
+
+// The admin token that Pay (demo) sends: asked for once, kept in this tab.
+function adminToken() {
+  let token = sessionStorage.getItem(ADMIN_KEY);
+  if (!token) {
+    token = (prompt('Pay (demo) confirms a payment as the payment provider would, with the ' +
+                    "shop's admin token (in a real shop the provider confirms payments, not " +
+                    'the buyer). Admin token:') || '').trim();
+    if (token) sessionStorage.setItem(ADMIN_KEY, token);
+  }
+  return token;
+}
+
+// Pay (demo) or Cancel, and the order as it is afterwards.
+async function settle(entry, action) {
+  const id = entry.row.dataset.id;
+  let headers = {'Content-Type': 'application/json'}, body;
+  if (action === 'pay') {
+    const token = adminToken();
+    if (!token) return;
+    headers.Authorization = 'Bearer ' + token;
+  } else {
+    headers = buyerHeaders(headers);
+    body = JSON.stringify({user_id: entry.order.user_id || buyerId()});
+  }
+  entry.busy = true;
+  paintOrder(entry, performance.now());
+  try {
+    const res = await fetch(`/api/v1/orders/${encodeURIComponent(id)}/${action}`,
+                            {method: 'POST', headers, body});
+    const arrived = performance.now();
+    const answer = await res.json().catch(() => null);
+    if (res.ok) {
+      sayOrders(`Order ${id} is ${answer.status}` +
+                (answer.status === 'cancelled' ? ': its units are back on sale.' : '.'), 'ok');
+    } else {
+      if (action === 'pay' && res.status === 401) sessionStorage.removeItem(ADMIN_KEY);
+      sayOrders(orderSentence(res.status, answer, id, action), 'error');
+    }
+    if (answer && answer.order_id) fillOrder(entry, answer, arrived);
+  } catch (e) {
+    sayOrders('The shop cannot be reached; please try again.', 'error');
+  }
+  entry.busy = false;
+  paintOrder(entry, performance.now());
+  refreshOrders();
 }
 
 // Follows an order until the worker has written it to PostgreSQL. The order
 // id is a string and stays one: a 64-bit id would not survive a double.
-async function follow(orderId, row) {
-  const status = row.querySelector('.status');
+async function follow(entry) {
+  const id = entry.row.dataset.id;
   try {
-    const res = await fetch(`/api/v1/orders/${encodeURIComponent(orderId)}`, {cache: 'no-store'});
+    const res = await fetch(`/api/v1/orders/${encodeURIComponent(id)}`,
+                            {cache: 'no-store', headers: buyerHeaders()});
+    const arrived = performance.now();
     if (res.ok) {
       const body = await res.json();
-      status.textContent = body.status;
-      status.className = 'status ' + body.status;
-      if (typeof body.quantity === 'number') row.querySelector('.units').textContent = body.quantity;
-      if (body.status === 'persisted') return;
+      if (page.orders.get(id) === entry) fillOrder(entry, body, arrived);
+      if (body.status !== 'queued') return refreshOrders();
     }
   } catch (e) { /* the next poll retries */ }
-  setTimeout(() => follow(orderId, row), POLL_ORDER_MS);
+  if (page.orders.get(id) === entry) setTimeout(() => follow(entry), POLL_ORDER_MS);
 }
 
 // What a refusal tells about the sale, shown before the next poll: an early
@@ -300,12 +551,13 @@ function learn(card, body, arrived) {
 }
 
 async function buy(card) {
-  const buyer = page.buyer.value.trim();
+  const buyer = buyerId();
   if (!/^[1-9][0-9]{0,17}$/.test(buyer)) {
     say('Enter your buyer id (a positive whole number) first.', 'error');
     page.buyer.focus();
     return;
   }
+  if (buyer !== sessionStorage.getItem(BUYER_KEY)) buyerChanged();
   const field = card.node.querySelector('.quantity');
   const quantity = card.limit > 1 ? Number(field.value) : 1;
   if (!Number.isInteger(quantity) || quantity < 1 || quantity > card.limit) {
@@ -317,7 +569,7 @@ async function buy(card) {
   try {
     // The buyer id goes as a JSON string: no rounding through a double.
     res = await fetch(`/api/v1/items/${card.node.dataset.id}/purchase`, {
-      method: 'POST', headers: {'Content-Type': 'application/json'},
+      method: 'POST', headers: buyerHeaders({'Content-Type': 'application/json'}),
       body: JSON.stringify({user_id: buyer, quantity})});
     arrived = performance.now();
     body = await res.json().catch(() => null);
@@ -333,11 +585,27 @@ async function buy(card) {
   const units = typeof body.quantity === 'number' ? body.quantity : quantity;
   const what = units === 1 ? `“${card.name}” is yours` : `${units} units of “${card.name}” are yours`;
   say(`Order ${body.order_id} accepted: ${what}. It is being saved…`, 'ok');
-  const row = orderRow({order_id: body.order_id, user_id: buyer, quantity: units}, card.name);
-  follow(body.order_id, row);
+  const entry = orderEntry(body);
+  entry.local = true;
+  const itemId = Number(card.node.dataset.id);
+  fillOrder(entry, {order_id: body.order_id, status: 'queued', item_id: itemId, user_id: buyer,
+                    quantity: units, pay_by: null}, performance.now());
+  placeOrders();
+  follow(entry);
   // The answer carries the stock left: show it before the next poll.
   learn(card, body, arrived);
 }
 
-if (page) refreshItems();
-else module.exports = {compact, countdown, saleOf, saleState, showing, nextChange, sentence};
+if (page) {
+  page.buyer.value = sessionStorage.getItem(BUYER_KEY) || '';
+  page.token.value = sessionStorage.getItem(TOKEN_KEY) || '';
+  if (page.token.value) page.token.closest('details').open = true;
+  page.buyer.addEventListener('change', buyerChanged);
+  page.token.addEventListener('change', tokenChanged);
+  refreshItems();
+  refreshOrders();
+  setInterval(tickOrders, 1000);
+} else {
+  module.exports = {compact, countdown, saleOf, saleState, showing, nextChange, sentence, paying,
+                    orderSentence, tokenBuyer};
+}
