@@ -1,8 +1,9 @@
 // pages.js: the sale page and the laboratory in a real browser (Debian's chromium, headless,
 // driven by playwright-core): a buyer buys on / and sees the stock drop and the order become
 // persisted, a sale counts down and opens on the second, a quantity takes several units, an ended
-// sale cannot be bought; /lab shows the results table and runs one experiment. Saves screenshots
-// of both pages into the run's folder, and into docs/ (the README's) when
+// sale cannot be bought; "Your orders" counts down the time to pay, cancels, pays and survives a
+// reload, and an unpaid order expires; /lab shows the results table and runs one experiment.
+// Saves screenshots of both pages into the run's folder, and into docs/ (the README's) when
 // SECKILL_UPDATE_SCREENSHOTS=1. Usage: node pages.js SERVER_BIN WORKER_BIN (see run.sh); with no
 // arguments it checks only the sale page's pure helpers, in node, without server or browser.
 'use strict';
@@ -118,6 +119,20 @@ function helpers() {
   assert.match(said({error: 'insufficient_stock', remaining: 1}), /Only 1 of “Tickets” is left/);
   assert.match(app.sentence(400, {error: 'invalid', message: 'quantity is above 1000'}),
                /failed: quantity is above 1000/);
+
+  // An order's payment cell: the time left to pay by the page's clock, then what became of it.
+  const awaiting = {status: 'persisted', pay_by: '2026-11-22T20:15:00Z'};
+  assert.deepEqual(app.paying(awaiting, 30100, 100), {state: 'awaiting', note: 'pay within 0:30'});
+  assert.equal(app.paying(awaiting, 30100, 30100).state, 'due', 'at the deadline the time is up');
+  assert.equal(app.paying({status: 'persisted', pay_by: null}, 100, 0).state, 'final');
+  assert.equal(app.paying({status: 'queued'}, null, 0).state, 'queued');
+  assert.match(app.paying({status: 'expired'}, null, 0).note, /back on sale/);
+  assert.match(app.orderSentence(409, {error: 'expired'}, '9', 'pay'), /Order 9 has expired/);
+  assert.match(app.orderSentence(409, {error: 'paid'}, '9', 'cancel'), /no longer be cancelled/);
+  assert.match(app.orderSentence(401, null, '9', 'pay'), /admin token is wrong/);
+  assert.match(app.orderSentence(404, null, '9', 'cancel'), /not one of your orders/);
+  assert.equal(app.tokenBuyer('42.1795442435.9gcgkdvVHWbZY32aR_nOkaUAEbt_F3N6gtmfkCbo2Xg'), '42');
+  assert.equal(app.tokenBuyer('042.1795442435.9gcgkdvVHWbZY32aR_nOkaUAEbt_F3N6gtmfkCbo2Xg'), null);
 }
 
 // A small results file in the format of loadtest/experiments.sh.
@@ -246,6 +261,60 @@ async function endedAndLarge(page, base) {
                /^Starts in (2:00:00|1:59:\d\d)$/);
 }
 
+// An item with 30 s to pay: the buyer's order shows a countdown under "Your orders", Cancel puts
+// the unit back on sale, Pay (demo) asks for the admin token once, and after a reload the list
+// is still there. An item with 2 s to pay: the order expires by itself and its unit comes back.
+async function ordersToPay(page, base) {
+  const item = await createItem(base, {name: 'Pay-later lamp', stock: 3, payment_timeout_s: 30});
+  const card = page.locator(`.item[data-id="${item.id}"]`);
+  const rowsOf = (name) => page.locator('#orders .order', {has: page.locator('.iname', {hasText: name})});
+  await card.locator('.remaining').filter({hasText: /^3$/}).waitFor();
+  await card.locator('button.buy').click();
+  const row = rowsOf('Pay-later lamp').first();
+  await row.locator('.status').filter({hasText: 'persisted'}).waitFor({timeout: 15000});
+  const left = row.locator('.left');
+  await left.filter({hasText: /^pay within 0:(30|2\d)$/}).waitFor();
+  const before = await left.textContent();
+  await left.filter({hasNotText: before}).waitFor({timeout: 3000}); // it ticks by itself
+  assert.ok(await row.locator('button.do-pay').isVisible(), 'an order awaiting payment can be paid');
+
+  await row.locator('button.do-cancel').click();
+  await row.locator('.status').filter({hasText: 'cancelled'}).waitFor();
+  await page.locator('#order-message.ok').filter({hasText: 'back on sale'}).waitFor();
+  assert.ok(await row.locator('button.do-cancel').isHidden(), 'a cancelled order has no buttons');
+  await card.locator('.remaining').filter({hasText: /^3$/}).waitFor();
+  const view = (await api(base, 'GET', `/api/v1/items/${item.id}`)).body;
+  assert.equal(view.remaining, 3);
+  assert.equal(view.cancelled, 1);
+
+  // The buyer may buy again; Pay (demo) asks for the admin token once, as the provider would pay.
+  await card.locator('button.buy').click();
+  await card.locator('.remaining').filter({hasText: /^2$/}).waitFor();
+  const second = rowsOf('Pay-later lamp').first();
+  await second.locator('.status').filter({hasText: 'persisted'}).waitFor({timeout: 15000});
+  page.once('dialog', d => d.accept(TOKEN));
+  await second.locator('button.do-pay').click();
+  await second.locator('.status').filter({hasText: 'paid'}).waitFor();
+  assert.equal((await api(base, 'GET', `/api/v1/items/${item.id}`)).body.paid, 1);
+
+  // A reload: the buyer id and the list come back from the server.
+  await page.reload();
+  assert.equal(await page.inputValue('#buyer'), '1001');
+  await rowsOf('Pay-later lamp').nth(1).waitFor();
+  assert.equal(await rowsOf('Pay-later lamp').first().locator('.status').textContent(), 'paid');
+  assert.equal(await rowsOf('Pay-later lamp').nth(1).locator('.status').textContent(), 'cancelled');
+
+  // Two seconds to pay, not paid: the sweep expires the order and the unit is on sale again.
+  const brief = await createItem(base, {name: 'Blink lamp', stock: 1, payment_timeout_s: 2});
+  const briefCard = page.locator(`.item[data-id="${brief.id}"]`);
+  await briefCard.locator('button.buy').filter({hasText: 'Buy'}).waitFor();
+  await briefCard.locator('button.buy').click();
+  await briefCard.locator('.remaining').filter({hasText: /^0$/}).waitFor();
+  await rowsOf('Blink lamp').locator('.status').filter({hasText: 'expired'}).waitFor({timeout: 20000});
+  await briefCard.locator('.remaining').filter({hasText: /^1$/}).waitFor();
+  console.log('browser_pages: / an order counted down, was cancelled, one paid, one expired');
+}
+
 async function labPage(page, base, fixture) {
   await page.goto(base + '/lab');
   const rows = page.locator('#results tbody tr');
@@ -296,6 +365,7 @@ async function main() {
     await upcomingSale(page, base);
     await quantities(page, base);
     await endedAndLarge(page, base);
+    await ordersToPay(page, base);
     await page.waitForTimeout(1200); // one more poll, so the screenshot shows settled stock
     await page.screenshot({path: shot('screenshot-sale.png')});
     await labPage(page, base, fixture);
