@@ -36,6 +36,15 @@
 #                orders queued by lua_reserve, one worker killed -9 while it holds a batch: one
 #                sweeper per period (from the workers' logs), the dead worker's batch back on the
 #                queue, every accepted order in PostgreSQL exactly once.
+#  unpaid_return two items of 20 units, 3 s to pay: 20 buyers each, half pay, half let their orders
+#                expire. On the first the field's naive return (loadtest/naive_return.sh: HINCRBY
+#                of the stock, then an unguarded mark) is killed -9 between an increment and its
+#                mark, then retried on two nodes at once; on the second two of our workers expire
+#                the orders (expiry sweep every 1 s), the one elected first killed -9 as soon as
+#                elected. Then 60 new buyers on each (on a server started after the
+#                returns, without the first one's sold-out flags): the naive return gave units
+#                back twice and sells more than exist (oversells); ours never (units held by live
+#                orders == stock, remaining 0), audited from PostgreSQL.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=../scripts/services.sh
@@ -90,7 +99,9 @@ crash_holding_lock) export SECKILL_LAB_LOCK_TTL_MS=2000 SECKILL_LAB_LOCK_WAIT_MS
 # 000's lock: LOCK_EXPIRE_TIME 200 ms, lockWaitTimeOut 200 ms; Spring Boot's Tomcat: 200 threads.
 leftover_key) export SECKILL_LAB_LOCK_TTL_MS=200 SECKILL_LAB_LOCK_WAIT_MS=200 SECKILL_LAB_THREADS=200 ;;
 singleton_job) export SECKILL_WORKER_SWEEP_MS=500 SECKILL_WORKER_BATCH_SIZE=200 ;;
-*) die "no scenario '$SCENARIO'; there are: lock_expiry wrong_unlock cluster crash_holding_lock leftover_key singleton_job" ;;
+# The run's worker persists orders only: the returns are the naive job's, or our two workers'.
+unpaid_return) export SECKILL_WORKER_EXPIRY_MS=0 ;;
+*) die "no scenario '$SCENARIO'; there are: lock_expiry wrong_unlock cluster crash_holding_lock leftover_key singleton_job unpaid_return" ;;
 esac
 
 scripts/deps.sh jq gnuplot-nox
@@ -514,6 +525,134 @@ scenario_singleton_job() {
         ok=1
     fi
     echo "| $n ($per) | $overlaps | $in_hand | $recovered | $sold / $pg ($distinct) | $dead | $verdict | $expected |"
+    return "$ok"
+}
+
+RETURN_STOCK=20 RETURN_TIMEOUT_S=3 RETURN_BUYERS=60
+
+# sell ITEM FIRST_USER BUYERS PAY [BASE]: BUYERS buyers (users FIRST_USER..) buy a unit each through
+# the production path (on BASE, default the first server), 10 at a time; the first PAY orders
+# accepted are paid at once. Prints the sales.
+sell() {
+    local ids
+    ids=$(seq "$2" $(($2 + $3 - 1)) | xargs -P 10 -I{} curl -s -w '\n' -X POST \
+        -H "Authorization: Bearer $token" -d '{"user_id":{}}' "${5:-$base}/api/v1/items/$1/purchase" |
+        jq -r 'select(.order_id != null) | .order_id')
+    head -n "$4" <<<"$ids" | grep . | xargs -r -P 10 -I{} curl -sS -w "\n" -X POST \
+        -H "Authorization: Bearer $token" "$base/api/v1/orders/{}/pay" >/dev/null
+    grep -c . <<<"$ids" || true
+}
+
+sql() { psql "$SECKILL_PG_CONNINFO" -XqtA -F ' ' -c "$1"; }
+
+# wait_sql SQL: until SQL answers t, up to 30 s; returns 1 after that.
+wait_sql() {
+    local deadline=$(($(now_ms) + 30000))
+    until [[ $(sql "$1") == t ]]; do
+        (($(now_ms) < deadline)) || return 1
+        sleep 0.1
+    done
+}
+
+remaining() { curl -fsS "$base/api/v1/items/$1" | jq .remaining; }
+
+# books ITEM: "held stock remaining oversold" from PostgreSQL (units of live orders, persisted or
+# paid; initial stock + restocked) and Redis (remaining); oversold = held - stock.
+books() {
+    local held stock
+    read -r held stock < <(sql "SELECT coalesce(sum(o.quantity) FILTER (WHERE o.status IN ('persisted', 'paid')), 0),
+                                       i.initial_stock + i.restocked
+                                FROM items i LEFT JOIN orders o ON o.item_id = i.id
+                                WHERE i.id = $1 GROUP BY i.id")
+    echo "$held $stock $(remaining "$1") $((held - stock))"
+}
+
+scenario_unpaid_return() {
+    local naive ours i before crashed a b n1 n2 w holder victim='' owed=- ret sold
+    local -A returned=() storm=()
+    local half=$((RETURN_STOCK / 2))
+    for i in naive ours; do
+        local id
+        id=$(curl -fsS -X POST -H "Authorization: Bearer $token" \
+            -d "{\"name\":\"unpaid-$i\",\"stock\":$RETURN_STOCK,\"payment_timeout_s\":$RETURN_TIMEOUT_S}" \
+            "$base/api/v1/items" | jq .id)
+        [[ $i == naive ]] && naive=$id || ours=$id
+        # Exactly as many buyers as units: nobody hears "sold out", no server flags the item.
+        sold=$(sell "$id" 1 "$RETURN_STOCK" "$half")
+        ((sold == RETURN_STOCK)) || die "unpaid_return: the first storm sold $sold of $RETURN_STOCK"
+    done
+    wait_sql "SELECT count(*) = $((2 * RETURN_STOCK)) FROM orders WHERE item_id IN ($naive, $ours)" ||
+        die "unpaid_return: the first storm's orders did not reach PostgreSQL"
+    sleep $((RETURN_TIMEOUT_S + 1)) # the unpaid half is overdue now
+
+    # The naive return: a run killed -9 after its 3rd increment, then retried on two nodes at once.
+    before=$(remaining "$naive")
+    crashed=$(loadtest/naive_return.sh "$naive" 3 || true)
+    loadtest/naive_return.sh "$naive" >"$dir/naive-a.out" &
+    a=$!
+    loadtest/naive_return.sh "$naive" >"$dir/naive-b.out" &
+    b=$!
+    wait "$a" "$b"
+    read -r n1 <"$dir/naive-a.out"
+    read -r n2 <"$dir/naive-b.out"
+    returned[naive]=$(($(remaining "$naive") - before))
+
+    # Ours: two workers, the one elected first killed -9 while it holds the expiry lock.
+    before=$(remaining "$ours")
+    for w in ret-w1 ret-w2; do
+        start_proc "$w" build/seckill-worker "SECKILL_WORKER_ID=$w" SECKILL_WORKER_EXPIRY_MS=1000
+    done
+    local deadline=$(($(now_ms) + 10000))
+    while [[ -z $victim ]] && (($(now_ms) < deadline)); do
+        holder=$(rcli GET seckill:expiry)
+        [[ $holder == ret-w[12]:* ]] && victim=${holder%%:*} && kill_proc "$victim" KILL
+        sleep 0.01
+    done
+    # What the dead worker left: expired in PostgreSQL, not yet confirmed given back.
+    owed=$(sql "SELECT count(*) FROM orders WHERE item_id = $ours AND status = 'expired' AND returned_at IS NULL")
+    wait_sql "SELECT count(*) = $half FROM orders
+              WHERE item_id = $ours AND status = 'expired' AND returned_at IS NOT NULL" ||
+        die "unpaid_return: our workers did not expire and return the $half unpaid orders"
+    for w in ret-w1 ret-w2; do [[ -e $dir/procs/$w.pid ]] && kill_proc "$w" TERM; done
+    returned[ours]=$(($(remaining "$ours") - before))
+
+    # The second storm: new buyers, three times the stock, each paying at once, on a server started
+    # now. The first server saw both items sell out and keeps them flagged in memory until it hears
+    # of a new stock version, which the naive return never announces: there its units would sell
+    # one a second (GATE_PROBE_MS), on a server started since (or restarted) all at once. The
+    # field's copies clear their flag with the return (localOverMap.put(id, false)).
+    start_proc ret-shop build/seckill-server
+    for i in naive ours; do
+        [[ $i == naive ]] && ret=$naive || ret=$ours
+        storm[$i]=$(sell "$ret" 1001 "$RETURN_BUYERS" "$RETURN_BUYERS" "http://127.0.0.1:${port_of[ret-shop]}")
+    done
+    wait_sql "SELECT count(*) = $((2 * RETURN_STOCK + storm[naive] + storm[ours])) FROM orders
+              WHERE item_id IN ($naive, $ours)" ||
+        die "unpaid_return: the second storm's orders did not reach PostgreSQL"
+
+    local held stock left oversold verdict expected ok=0
+    echo "Two items of $RETURN_STOCK units, ${RETURN_TIMEOUT_S} s to pay; $RETURN_STOCK buyers each, $half pay at once, the"
+    echo "other $half orders expire. *returned* is the stock Redis got back; the second storm is"
+    echo "$RETURN_BUYERS new buyers per item, each paying at once; *held* is the units of live orders"
+    echo "(persisted or paid) in PostgreSQL, *oversold* = held - stock."
+    echo
+    echo "| return | how it ran | unpaid units | returned | second storm sold / buyers | held / stock | remaining | oversold | ours | expected |"
+    echo "|---|---|---:|---:|---:|---:|---:|---:|---|---|"
+    for i in naive ours; do
+        [[ $i == naive ]] && ret=$naive || ret=$ours
+        read -r held stock left oversold < <(books "$ret")
+        verdict=safe expected=safe
+        ((oversold > 0 || held + left > stock)) && verdict=oversells
+        if [[ $i == naive ]]; then
+            expected=oversells
+            echo -n "| naive (\`loadtest/naive_return.sh\`) | killed -9 after its 3rd increment (gave $crashed), retried on two nodes at once (gave $n1 and $n2)"
+        else
+            [[ $held == "$stock" && $left == 0 ]] || verdict=oversells
+            echo -n "| ours (worker expiry sweep) | two workers, ${victim:-neither} killed -9 as soon as elected ($owed returns left owed)"
+        fi
+        [[ $verdict == "$expected" ]] || ok=1
+        echo " | $half | ${returned[$i]} | ${storm[$i]} / $RETURN_BUYERS | $held / $stock | $left | $oversold | $verdict | $expected |"
+    done
     return "$ok"
 }
 
