@@ -61,11 +61,12 @@ static int64_t give_back(redisContext **c, PGconn *pg, const scripts *sc, PGresu
     return confirmed == 0 && redis_rc < 0 ? -1 : confirmed;
 }
 
-/* Runs sql (expire or owed) until it yields fewer than a batch. */
+/* Runs sql (expire or owed) until it yields fewer than a batch, at most
+ * EXPIRY_BATCHES times. */
 static int pass(redisContext **c, PGconn *pg, const scripts *sc, const char *sql, int64_t *count,
                 int64_t *units)
 {
-    for (;;) {
+    for (int batches = 0; batches < EXPIRY_BATCHES; batches++) {
         PGresult *res = PQexec(pg, sql);
         if (PQresultStatus(res) != PGRES_TUPLES_OK) {
             log_msg(LOG_WARN, COMPONENT, "postgresql: %s", PQresultErrorMessage(res));
@@ -83,6 +84,7 @@ static int pass(redisContext **c, PGconn *pg, const scripts *sc, const char *sql
         if (rows < EXPIRY_BATCH || got < rows)
             return got < rows ? -1 : 0;
     }
+    return 0;
 }
 
 int expiry_run(redisContext **c, PGconn *pg, const scripts *sc, expiry_result *out)

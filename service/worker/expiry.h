@@ -20,8 +20,10 @@
 #include "scripts.h"
 
 /* Orders one statement expires or finishes at most; a pass repeats it
- * until fewer come. */
+ * until fewer come, at most EXPIRY_BATCHES times (the worker's own batches
+ * wait meanwhile: a wave of deadlines is spread over the next periods). */
 #define EXPIRY_BATCH 256
+#define EXPIRY_BATCHES 16
 
 /* A return owed this long after its order ended is the sweep's to finish:
  * before that the server that cancelled it is still at it. */

@@ -244,8 +244,10 @@ static int pg_connect(worker *w)
 /* ---- periodic chores ---------------------------------------------------- */
 
 /* Every worker_expiry_ms, a try for the expiry lock, then the expiry pass
- * if elected. A PostgreSQL failure waits for the next period (the
- * deadlines stay in PostgreSQL). Returns 0, or -1 on a Redis error. */
+ * if elected. A PostgreSQL failure, or a return Redis refused, waits for the
+ * next period (the deadlines and the returns owed stay in PostgreSQL): only
+ * a lost Redis connection concerns the rest of the loop. Returns 0, or -1
+ * when the Redis connection is gone. */
 static int worker_expire(worker *w, int64_t now)
 {
     if (w->cfg->worker_expiry_ms == 0 || now < w->next_expiry)
@@ -268,7 +270,9 @@ static int worker_expire(worker *w, int64_t now)
         pg_drop(w);
         return 0;
     }
-    return rc < 0 || !w->redis ? -1 : 0;
+    if (rc < 0 && w->redis)
+        log_msg(LOG_WARN, COMPONENT, "expiry: a return failed; it stays owed for the next pass");
+    return w->redis ? 0 : -1;
 }
 
 /* The chores of a turn of the loop: the heartbeat when due, the expiry
