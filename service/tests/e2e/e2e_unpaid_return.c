@@ -175,8 +175,10 @@ Test(unpaid_return, the_naive_return_oversells_the_expiry_sweep_never)
                    first[i].item, HALF, (TIMEOUT_S + 5) * 1000);
 
     /* The naive return: a run killed -9 after its 3rd increment, before
-     * that order's mark; then the job again on two nodes at once. The
-     * crashed run's 3 units come back a second time whatever the timing. */
+     * that order's mark; then the job again on two nodes at once. Whatever
+     * the timing, the crashed run's 3rd unit comes back a second time; how
+     * many more the two nodes give twice depends on how their runs overlap
+     * (all 8 here on an idle machine), so only the first is asserted. */
     int64_t before = remaining(naive), crashed = 0, n1 = 0, n2 = 0;
     pid_t crash = naive_start(naive, CRASH_AFTER, "e2e-unpaid-naive-crash.out");
     int st = naive_wait(crash, "e2e-unpaid-naive-crash.out", &crashed);
@@ -195,8 +197,12 @@ Test(unpaid_return, the_naive_return_oversells_the_expiry_sweep_never)
                          " AND returned_at IS NOT NULL",
                          naive),
                  HALF, "the naive return marked every unpaid order");
-    cr_assert_geq(naive_returned, HALF + CRASH_AFTER,
-                  "%" PRId64 " unpaid units came back as %" PRId64, (int64_t)HALF, naive_returned);
+    cr_assert_geq(n1 + n2, HALF - (CRASH_AFTER - 1),
+                  "the two nodes gave back %" PRId64 " and %" PRId64 ": not every order the crash"
+                  " left unmarked",
+                  n1, n2);
+    cr_assert_gt(naive_returned, HALF, "%d unpaid units came back as %" PRId64, HALF,
+                 naive_returned);
 
     /* Ours: two workers with the expiry sweep, the first elected killed -9
      * (before, during or after its pass: any of them must end the same). */
@@ -218,6 +224,10 @@ Test(unpaid_return, the_naive_return_oversells_the_expiry_sweep_never)
     cr_assert_geq(victim, 0, "neither of our workers was elected to expire");
     harness_stop(procs[victim], SIGKILL);
     procs[victim] = 0;
+    int64_t owed = sql_int(pg,
+                           "SELECT count(*) FROM orders WHERE item_id = %lld"
+                           " AND status = 'expired' AND returned_at IS NULL",
+                           ours);
     wait_count(pg,
                "SELECT count(*) FROM orders WHERE item_id = %lld AND status = 'expired'"
                " AND returned_at IS NOT NULL",
@@ -259,9 +269,11 @@ Test(unpaid_return, the_naive_return_oversells_the_expiry_sweep_never)
 
     held = sql_int(pg, held_sql, ours);
     stock = sql_int(pg, stock_sql, ours);
-    cr_log_info("ours: %d unpaid units came back as %" PRId64 "; second storm sold %zu of %d;"
-                " held %" PRId64 " of %" PRId64,
-                HALF, ours_returned, second[1].naccepted, STORM, held, stock);
+    cr_log_info("ours: w%d killed -9 as soon as elected (%" PRId64 " returns left owed); %d unpaid"
+                " units came back as %" PRId64 "; second storm sold %zu of %d; held %" PRId64
+                " of %" PRId64,
+                victim == OURS_1 ? 1 : 2, owed, HALF, ours_returned, second[1].naccepted, STORM,
+                held, stock);
     cr_assert_eq((int64_t)second[1].naccepted, HALF, "the storm sold what came back");
     cr_assert_eq(held, stock, "ours: held %" PRId64 " of %" PRId64, held, stock);
     cr_assert_eq(stock, STOCK);
