@@ -24,9 +24,14 @@ end
 local round = s[2]
 local changes = (tonumber(s[3] or '0') or 0) + (tonumber(s[4] or '0') or 0)
 local units = 0
+local stock = tonumber(s[1])
 for a = 1, #ARGV, 4 do
     local order_id, user, quantity = ARGV[a], ARGV[a + 2], tonumber(ARGV[a + 3])
+    -- The order is marked and its units added together: should a later
+    -- command fail (Redis keeps a script's writes before an error), no order
+    -- is marked returned without its units.
     if ARGV[a + 1] == round and redis.call('HSETNX', KEYS[3], order_id, quantity) == 1 then
+        stock = redis.call('HINCRBY', KEYS[1], 'stock', quantity)
         units = units + quantity
         -- An anonymous buyer has no count; a round started before
         -- quantities kept an order id there: one unit.
@@ -40,9 +45,7 @@ for a = 1, #ARGV, 4 do
         end
     end
 end
-local stock = tonumber(s[1])
 if units > 0 then
-    stock = redis.call('HINCRBY', KEYS[1], 'stock', units)
     redis.call('HINCRBY', KEYS[1], 'returned', units)
     redis.call('HINCRBY', KEYS[1], 'returns', 1)
     changes = changes + 1

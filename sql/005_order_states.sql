@@ -30,6 +30,10 @@ ALTER TABLE orders
 CREATE UNIQUE INDEX orders_units_once ON orders (item_id, round, user_id, first_unit)
     WHERE status IN ('persisted', 'paid');
 
+-- An item's round, whatever its orders' states: the item view, reconcile and
+-- the cascade from items (the index above covers only orders holding units).
+CREATE INDEX orders_of_round ON orders (item_id, round) INCLUDE (status, quantity, returned_at);
+
 -- The expiry sweep's two questions, and a buyer's orders newest first.
 CREATE INDEX orders_awaiting_payment ON orders (pay_by)
     WHERE status = 'persisted' AND pay_by IS NOT NULL;

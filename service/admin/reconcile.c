@@ -323,30 +323,34 @@ void reconcile_print(const reconcile_report *r, int json, FILE *out)
 static int rebuild_item(redisContext *redis, PGconn *pg, const reconcile_report *rep,
                         const reconcile_item *it)
 {
-    char state[KEYS_MAX], buyers[KEYS_MAX], returned[KEYS_MAX], given_back[KEYS_MAX], sql[400];
+    char state[KEYS_MAX], buyers[KEYS_MAX], returned[KEYS_MAX], given_back[KEYS_MAX], id_s[24],
+        round_s[24];
     keys_item_state(state, sizeof(state), it->id);
     keys_item_buyers(buyers, sizeof(buyers), it->id);
     keys_item_returned(returned, sizeof(returned), it->id);
     keys_item_given_back(given_back, sizeof(given_back), it->id);
-    snprintf(sql, sizeof(sql),
-             "SELECT user_id::text, "
-             "  coalesce(sum(quantity) FILTER (WHERE status IN ('persisted', 'paid')), 0), "
-             "  coalesce(sum(quantity) FILTER (WHERE status IN ('cancelled', 'expired')), 0), "
-             "  NULL, 0 FROM orders WHERE item_id = %" PRId64 " AND round = %" PRId64
-             " GROUP BY user_id "
-             "UNION ALL SELECT NULL, 0, 0, id::text, quantity FROM orders WHERE item_id = %" PRId64
-             " AND round = %" PRId64 " AND status IN ('cancelled', 'expired')",
-             it->id, it->round, it->id, it->round);
-    PGresult *res = PQexec(pg, sql);
+    snprintf(id_s, sizeof(id_s), "%" PRId64, it->id);
+    snprintf(round_s, sizeof(round_s), "%" PRId64, it->round);
+    const char *p[] = {id_s, round_s};
+    PGresult *res = PQexecParams(
+        pg,
+        "SELECT user_id::text, "
+        "  coalesce(sum(quantity) FILTER (WHERE status IN ('persisted', 'paid')), 0), "
+        "  coalesce(sum(quantity) FILTER (WHERE status IN ('cancelled', 'expired')), 0), "
+        "  NULL, 0 FROM orders WHERE item_id = $1 AND round = $2 GROUP BY user_id "
+        "UNION ALL SELECT NULL, 0, 0, id::text, quantity FROM orders WHERE item_id = $1 "
+        "  AND round = $2 AND status IN ('cancelled', 'expired')",
+        2, NULL, p, NULL, NULL, 0);
     if (PQresultStatus(res) != PGRES_TUPLES_OK) {
         PQclear(res);
         return -1;
     }
     int rows = PQntuples(res);
-    int64_t held = 0, back = 0;
+    int64_t held = 0, back = 0, settled = 0;
     for (int i = 0; i < rows; i++) {
         held += strtoll(PQgetvalue(res, i, 1), NULL, 10);
         back += strtoll(PQgetvalue(res, i, 2), NULL, 10);
+        settled += PQgetisnull(res, i, 0);
     }
     int64_t remaining = it->initial + it->restocked - held - it->pending;
     size_t commands = 0;
@@ -354,11 +358,11 @@ static int rebuild_item(redisContext *redis, PGconn *pg, const reconcile_report 
     redisAppendCommand(redis, "DEL %s %s %s %s", state, buyers, returned, given_back);
     redisAppendCommand(redis,
                        "HSET %s stock %lld initial %lld round %lld restocks %lld restocked %lld "
-                       "returns 0 returned %lld starts %lld ends %lld limit %d",
+                       "returns %lld returned %lld starts %lld ends %lld limit %d",
                        state, (long long)(remaining > 0 ? remaining : 0), (long long)it->initial,
                        (long long)it->round, (long long)it->restocks, (long long)it->restocked,
-                       (long long)back, (long long)it->starts_ms, (long long)it->ends_ms,
-                       it->per_buyer_limit);
+                       (long long)settled, (long long)back, (long long)it->starts_ms,
+                       (long long)it->ends_ms, it->per_buyer_limit);
     for (int i = 0; i < rows; i++) {
         if (PQgetisnull(res, i, 0)) { /* a cancelled or expired order */
             redisAppendCommand(redis, "HSET %s %s %s", returned, PQgetvalue(res, i, 3),
@@ -391,7 +395,17 @@ static int rebuild_item(redisContext *redis, PGconn *pg, const reconcile_report 
             ok = 0;
         freeReplyObject(r);
     }
-    return ok ? 0 : -1;
+    if (!ok)
+        return -1;
+    /* The stock version never goes back: every return call that gave units
+     * back covered an order of its own, so `settled` is at least the returns
+     * a server may have seen. Announced, so flagged servers clear at once. */
+    char event[96];
+    snprintf(event, sizeof(event), "return %" PRId64 " %" PRId64 " %" PRId64, it->id, it->round,
+             it->restocks + settled);
+    if (it->restocks + settled > 0)
+        freeReplyObject(redisCommand(redis, "PUBLISH %s %s", KEYS_EVENTS, event));
+    return 0;
 }
 
 int reconcile_rebuild(redisContext *redis, PGconn *pg, const reconcile_report *r, char *err,

@@ -33,5 +33,6 @@ reserve_outcome reserve_outcome_named(const char *name)
 
 int64_t reserve_stock_version(int64_t round, int64_t changes)
 {
-    return (round << RESERVE_CHANGES_BITS) | (changes & ((1 << RESERVE_CHANGES_BITS) - 1));
+    return (int64_t)(((uint64_t)round << RESERVE_CHANGES_BITS) |
+                     ((uint64_t)changes & ((1ull << RESERVE_CHANGES_BITS) - 1)));
 }

@@ -54,10 +54,12 @@ reserve_outcome reserve_outcome_named(const char *name);
 #define RESERVE_RESTOCKS_MAX ((1 << 20) - 1)
 
 /* The low bits of a stock version: the round's changes (restocks and
- * returns). Past 2^24 changes in one round the version wraps and compares
- * lower: flags of that round then stop counting, and its purchases go to
- * Redis (slower, never wrong). */
-#define RESERVE_CHANGES_BITS 24
+ * return calls, each of which gave back at least one unit). Rounds come
+ * from one sequence and stay below 2^31; a round would need 2^32 changes
+ * for its version to wrap, after which a server's sold-out flag of the item
+ * could outlive a change until the next round (one purchase a second still
+ * reaches Redis: never an oversell). */
+#define RESERVE_CHANGES_BITS 32
 
 /* The version of an item's stock that sold-out flags belong to: it grows
  * with every round and every change (a restock, a return of units) within a

@@ -16,14 +16,16 @@
     "first_unit, status, coalesce((extract(epoch FROM pay_by) * 1000)::bigint, 0), "               \
     "coalesce((extract(epoch FROM paid_at) * 1000)::bigint, 0), "                                  \
     "coalesce((extract(epoch FROM ended_at) * 1000)::bigint, 0), returned_at IS NOT NULL, "        \
-    "coalesce(pay_by <= now(), false)"
+    "coalesce(pay_by <= clock_timestamp(), false)"
 
 static int64_t int_at(const PGresult *res, int row, int col)
 {
     return strtoll(PQgetvalue(res, row, col), NULL, 10);
 }
 
-/* Reads row into *r; *overdue (may be NULL) says whether pay_by passed. */
+/* Reads row into *r; *overdue (may be NULL) says whether pay_by passed,
+ * by the clock when the row was read (a payment that waited for the row's
+ * lock is judged when it got it, not when its transaction began). */
 static void read_record(const PGresult *res, int row, order_record *r, int *overdue)
 {
     memset(r, 0, sizeof(*r));
@@ -192,7 +194,9 @@ sk_status orders_settle(store *s, int64_t order_id, order_action action, int64_t
     sk_status st = read_row(s, order_id, 1, out, &overdue);
     if (st == SK_NOT_FOUND) {
         st = persist_queued(s, order_id, buyer);
-        if (st == SK_OK)
+        /* Not pending any more: the worker may have committed it between
+         * the two reads. */
+        if (st == SK_OK || st == SK_NOT_FOUND)
             st = read_row(s, order_id, 1, out, &overdue);
     }
     if (st == SK_OK && buyer != 0 && out->o.user_id != buyer)

@@ -100,6 +100,9 @@ Test(gate, a_restock_version_clears_the_flag_of_the_stock_before_it)
     gate_new_version(s, 1, reserve_stock_version(7, 0)); /* a new round beats every restock */
     cr_assert_not(gate_is_sold_out(s, 1, 0));
     cr_assert_gt(reserve_stock_version(7, 0), reserve_stock_version(6, RESERVE_RESTOCKS_MAX));
+    cr_assert_gt(reserve_stock_version(7, 0), reserve_stock_version(6, 4000000000LL),
+                 "a new round beats every change of the one before, returns included");
+    cr_assert_gt(reserve_stock_version(2147483000LL, 1), reserve_stock_version(2147483000LL, 0));
     gate_free(s);
 }
 
