@@ -167,6 +167,16 @@ static void wait_orders(PGconn *pg, int64_t item, const char *where, int64_t wan
     cr_assert_fail("%s: %" PRId64 " orders, expected %" PRId64, where, have, want);
 }
 
+/* Sells item to `buyers` new buyers (users 1..buyers) over `connections`,
+ * every one accepted, and waits until their orders are in PostgreSQL. */
+static void sell_all(sale *s, int64_t item, size_t buyers, size_t connections)
+{
+    sale_init(s, sys.port, item, buyers, connections, 1, buyers);
+    cr_assert_eq(sale_run(s), 0);
+    cr_assert_eq(s->naccepted, buyers, "every buyer got a unit");
+    sale_wait_drained(20000);
+}
+
 Test(orders, thirds_paid_cancelled_and_expired_then_a_second_storm_sells_what_came_back)
 {
     /* A window of 3 s: the payments and cancellations below take about one
@@ -174,10 +184,7 @@ Test(orders, thirds_paid_cancelled_and_expired_then_a_second_storm_sells_what_ca
     enum { STOCK = 1000, WINDOW_S = 3, CONNECTIONS = 100 };
     int64_t item = create_item(STOCK, WINDOW_S);
     sale first;
-    sale_init(&first, sys.port, item, STOCK, CONNECTIONS, 1, STOCK);
-    cr_assert_eq(sale_run(&first), 0);
-    cr_assert_eq(first.naccepted, STOCK, "every buyer of the first storm got a unit");
-    sale_wait_drained(20000);
+    sell_all(&first, item, STOCK, CONNECTIONS);
     PGconn *pg = harness_pg();
     size_t n;
     int64_t(*o)[2] = orders_of(pg, item, &n);
@@ -274,10 +281,7 @@ Test(orders, pay_and_cancel_fired_together_exactly_one_wins_each_time)
     enum { ORDERS = 200 };
     int64_t item = create_item(ORDERS, 60);
     sale s;
-    sale_init(&s, sys.port, item, ORDERS, 50, 1, ORDERS);
-    cr_assert_eq(sale_run(&s), 0);
-    cr_assert_eq(s.naccepted, ORDERS);
-    sale_wait_drained(20000);
+    sell_all(&s, item, ORDERS, 50);
     PGconn *pg = harness_pg();
     size_t n;
     int64_t(*o)[2] = orders_of(pg, item, &n);
@@ -323,10 +327,7 @@ Test(orders, a_worker_killed_between_the_expiry_and_the_return_gives_the_units_b
     enum { ORDERS = 20 };
     int64_t item = create_item(ORDERS, 1);
     sale s;
-    sale_init(&s, sys.port, item, ORDERS, 10, 1, ORDERS);
-    cr_assert_eq(sale_run(&s), 0);
-    cr_assert_eq(s.naccepted, ORDERS);
-    sale_wait_drained(20000);
+    sell_all(&s, item, ORDERS, 10);
 
     /* Redis refuses the returns (the returned-orders key is of the wrong
      * type), so the worker expires the orders in PostgreSQL and cannot give
@@ -410,10 +411,7 @@ Test(orders, a_rebuild_of_a_redis_that_forgot_keeps_given_back_units_given_back)
              STOCK);
     cr_assert_eq(call("POST", "/api/v1/items", TOKEN, body, resp, sizeof(resp)), 201, "%s", resp);
     sale s;
-    sale_init(&s, sys.port, item, BOUGHT, 5, 1, BOUGHT);
-    cr_assert_eq(sale_run(&s), 0);
-    cr_assert_eq(s.naccepted, BOUGHT);
-    sale_wait_drained(20000);
+    sell_all(&s, item, BOUGHT, 5);
     PGconn *pg = harness_pg();
     size_t n;
     int64_t(*o)[2] = orders_of(pg, item, &n);
