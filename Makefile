@@ -4,7 +4,7 @@ ARGS ?=
 # Quieter nested builds: cmake runs make under us.
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all build run stop test chaos bench fuzz experiments lint format clean help
+.PHONY: all build run stop load test chaos bench fuzz experiments lint format clean help
 
 all: build ## the default: same as build
 
@@ -17,6 +17,9 @@ run: ## start Redis, PostgreSQL, server and worker under run/dev; Ctrl-C stops t
 
 stop: ## stop what `make run` started (from another terminal)
 	scripts/run.sh stop
+
+load: ## fire ab (or TOOL=wrk) at ITEM= of the running `make run` and audit it (N=, C=, D=, URL=)
+	scripts/load.sh
 
 test: ## the whole suite on free ports (ARGS='-L unit' go to ctest; SECKILL_SANITIZE=1)
 	scripts/test.sh $(ARGS)
