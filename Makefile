@@ -4,7 +4,7 @@ ARGS ?=
 # Quieter nested builds: cmake runs make under us.
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all build run stop load test chaos bench fuzz experiments lint format clean help
+.PHONY: all build run stop admin load test chaos bench fuzz experiments lint format clean help
 
 all: build ## the default: same as build
 
@@ -17,6 +17,9 @@ run: ## start Redis, PostgreSQL, server and worker under run/dev; Ctrl-C stops t
 
 stop: ## stop what `make run` started (from another terminal)
 	scripts/run.sh stop
+
+admin: ## seckill-admin against the running `make run` (ARGS='reconcile', ARGS='buyer-token 7')
+	scripts/admin.sh $(ARGS)
 
 load: ## fire ab (or TOOL=wrk) at ITEM= of the running `make run` and audit it (N=, C=, D=, URL=)
 	scripts/load.sh
