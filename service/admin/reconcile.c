@@ -10,6 +10,7 @@
 
 #include "keys.h"
 #include "order.h"
+#include "order_return.h"
 
 static reconcile_item *find_item(const reconcile_report *r, int64_t id)
 {
@@ -400,11 +401,8 @@ static int rebuild_item(redisContext *redis, PGconn *pg, const reconcile_report 
     /* The stock version never goes back: every return call that gave units
      * back covered an order of its own, so `settled` is at least the returns
      * a server may have seen. Announced, so flagged servers clear at once. */
-    char event[96];
-    snprintf(event, sizeof(event), "return %" PRId64 " %" PRId64 " %" PRId64, it->id, it->round,
-             it->restocks + settled);
     if (it->restocks + settled > 0)
-        freeReplyObject(redisCommand(redis, "PUBLISH %s %s", KEYS_EVENTS, event));
+        order_return_announce(redis, it->id, it->round, it->restocks + settled, "reconcile");
     return 0;
 }
 

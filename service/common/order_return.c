@@ -49,27 +49,32 @@ static int return_call(redisContext **c, const scripts *sc, const order_ref *o, 
     }
     redisReply *r =
         backend_redis_script(c, &sc->s[SCRIPT_ORDER_RETURN], 4, (int)(4 * n), ka, component);
+    /* An error reply was logged and is NULL here (backend_redis_reply). */
     if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 4) {
         if (r)
-            log_msg(LOG_WARN, component, "redis order_return: unexpected reply%s%s",
-                    r->type == REDIS_REPLY_ERROR ? ": " : "",
-                    r->type == REDIS_REPLY_ERROR ? r->str : "");
+            log_msg(LOG_WARN, component, "redis order_return: unexpected reply");
         freeReplyObject(r);
         return -1;
     }
     int64_t round = r->element[0]->integer, changes = r->element[1]->integer;
     int64_t units = r->element[3]->integer;
     freeReplyObject(r);
-    if (units > 0) {
-        /* events.h's "return" message. A lost one costs a flagged server at
-         * most a probe's second: every reserve answer carries the version. */
-        char event[80];
-        snprintf(event, sizeof(event), "return %" PRId64 " %" PRId64 " %" PRId64, item, round,
-                 changes);
-        redisReply *p = redisCommand(*c, "PUBLISH %s %s", KEYS_EVENTS, event);
-        freeReplyObject(backend_redis_reply(c, p, component, "PUBLISH"));
-    }
+    if (units > 0)
+        order_return_announce(*c, item, round, changes, component);
     return 0;
+}
+
+int order_return_announce(redisContext *c, int64_t item, int64_t round, int64_t changes,
+                          const char *component)
+{
+    char event[80];
+    snprintf(event, sizeof(event), "return %" PRId64 " %" PRId64 " %" PRId64, item, round, changes);
+    redisReply *r = redisCommand(c, "PUBLISH %s %s", KEYS_EVENTS, event);
+    int ok = r && r->type == REDIS_REPLY_INTEGER;
+    if (!ok)
+        log_msg(LOG_WARN, component, "announcing '%s' failed: servers learn it from Redis", event);
+    freeReplyObject(r);
+    return ok ? 0 : -1;
 }
 
 int order_return_redis(redisContext **c, const scripts *sc, const order_ref *o, size_t n,
@@ -122,5 +127,14 @@ int order_return_mark(PGconn *pg, const order_ref *o, const unsigned char *done,
         log_msg(LOG_WARN, component, "postgresql: marking returns: %s", PQresultErrorMessage(res));
     PQclear(res);
     free(ids);
+    return rc;
+}
+
+int order_return_units(redisContext **c, PGconn *pg, const scripts *sc, const order_ref *o,
+                       size_t n, unsigned char *done, const char *component)
+{
+    int rc = order_return_redis(c, sc, o, n, done, component);
+    if (order_return_mark(pg, o, done, n, component) < 0)
+        return -2;
     return rc;
 }

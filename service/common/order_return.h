@@ -54,4 +54,20 @@ int order_return_redis(redisContext **c, const scripts *sc, const order_ref *o, 
 int order_return_mark(PGconn *pg, const order_ref *o, const unsigned char *done, size_t n,
                       const char *component);
 
+/* A return's two steps for n orders: order_return_redis, then
+ * order_return_mark of those Redis confirmed (done[i] set). Returns 0 when
+ * every order is given back and noted, -1 when Redis left some owed (for the
+ * expiry sweep), -2 when PostgreSQL did not note them (owed too; the units
+ * given back are not given again). */
+int order_return_units(redisContext **c, PGconn *pg, const scripts *sc, const order_ref *o,
+                       size_t n, unsigned char *done, const char *component);
+
+/* Publishes that item's round has had `changes` stock changes (events.h's
+ * "return <item> <round> <changes>"), so that every server's sold-out flag
+ * of an older stock version stops counting. A lost one costs a flagged
+ * server at most a probe's second: every reserve answer carries the
+ * version. Returns 0, or -1 (logged; c is kept). */
+int order_return_announce(redisContext *c, int64_t item, int64_t round, int64_t changes,
+                          const char *component);
+
 #endif

@@ -217,7 +217,7 @@ sk_status orders_settle(store *s, int64_t order_id, order_action action, int64_t
      * Redis never confirmed (the return happens once all the same). */
     if ((m.to == ORDER_CANCELLED || m.to == ORDER_EXPIRED) && !out->returned) {
         order_ref ref = {out->o.id, out->o.item_id, out->o.round, out->o.user_id, out->o.quantity};
-        if (store_return_units(s, &ref, 1) == 0)
+        if (store_return_units(s, &ref) == 0)
             out->returned = 1;
         else
             log_msg(LOG_WARN, "orders",

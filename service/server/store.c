@@ -149,20 +149,12 @@ sk_status store_ready(store *s)
     return res ? SK_OK : SK_BACKEND_DOWN;
 }
 
-int store_return_units(store *s, const order_ref *o, size_t n)
+int store_return_units(store *s, const order_ref *o)
 {
-    unsigned char done[ORDER_RETURN_BATCH];
-    int rc = 0;
-    for (size_t at = 0; at < n; at += ORDER_RETURN_BATCH) {
-        size_t k = n - at < ORDER_RETURN_BATCH ? n - at : ORDER_RETURN_BATCH;
-        if (ensure_redis(s) < 0 || ensure_pg(s) < 0)
-            return -1;
-        if (order_return_redis(&s->redis, s->sc, o + at, k, done, "store") < 0)
-            rc = -1;
-        if (order_return_mark(s->pg, o + at, done, k, "store") < 0)
-            rc = -1;
-    }
-    return rc;
+    unsigned char done;
+    if (ensure_redis(s) < 0 || ensure_pg(s) < 0)
+        return -1;
+    return order_return_units(&s->redis, s->pg, s->sc, o, 1, &done, "store") == 0 ? 0 : -1;
 }
 
 /* One integer-valued command, or -1 (the gauge is then left out). */

@@ -59,10 +59,10 @@ void store_announce(store *s, const char *event);
  * fails. */
 int64_t store_redis_now_ms(store *s);
 
-/* Gives back the units of n cancelled or expired orders (order_return.h):
- * Redis, then returned_at of those Redis confirmed. Returns 0 when all are
- * done; -1 leaves the rest owed, for the worker's expiry sweep. */
-int store_return_units(store *s, const order_ref *o, size_t n);
+/* Gives back the units of a cancelled or expired order (order_return.h):
+ * Redis, then its returned_at. Returns 0 when both are done; -1 leaves the
+ * return owed, for the worker's expiry sweep. */
+int store_return_units(store *s, const order_ref *o);
 
 /* The gauges of /metrics that live in Redis: queue, processing lists,
  * pending and dead letters (-1 each when Redis does not answer). */

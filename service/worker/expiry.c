@@ -49,8 +49,8 @@ static int64_t give_back(redisContext **c, PGconn *pg, const scripts *sc, PGresu
     if (n == 0)
         return 0;
     qsort(o, n, sizeof(o[0]), by_item);
-    int redis_rc = order_return_redis(c, sc, o, n, done, COMPONENT);
-    if (order_return_mark(pg, o, done, n, COMPONENT) < 0)
+    int redis_rc = order_return_units(c, pg, sc, o, n, done, COMPONENT);
+    if (redis_rc == -2)
         return -2;
     int64_t confirmed = 0;
     for (size_t i = 0; i < n; i++)

@@ -390,17 +390,6 @@ Test(orders, a_worker_killed_between_the_expiry_and_the_return_gives_the_units_b
     sale_free(&s);
 }
 
-static long long state_field(redisContext *c, int64_t item, const char *field)
-{
-    char state[KEYS_MAX];
-    keys_item_state(state, sizeof(state), item);
-    redisReply *r = redisCommand(c, "HGET %s %s", state, field);
-    cr_assert(r && r->type == REDIS_REPLY_STRING, "HGET %s %s", state, field);
-    long long v = strtoll(r->str, NULL, 10);
-    freeReplyObject(r);
-    return v;
-}
-
 Test(orders, a_rebuild_of_a_redis_that_forgot_keeps_given_back_units_given_back)
 {
     enum { STOCK = 20, BOUGHT = 10, CANCELLED = 4 };
@@ -418,7 +407,7 @@ Test(orders, a_rebuild_of_a_redis_that_forgot_keeps_given_back_units_given_back)
     for (int i = 0; i < CANCELLED; i++)
         cr_assert_eq(settle("cancel", o[i][0], o[i][1], resp, sizeof(resp)), 200, "%s", resp);
     redisContext *c = harness_redis();
-    int64_t version_before = state_field(c, item, "returns");
+    int64_t version_before = harness_item_field(c, item, "returns");
     cr_assert_eq(version_before, CANCELLED, "one return call an order here");
 
     /* Redis forgot the item: everything of it is gone. */
@@ -432,14 +421,14 @@ Test(orders, a_rebuild_of_a_redis_that_forgot_keeps_given_back_units_given_back)
     cr_assert_eq(harness_admin(rebuild, resp, sizeof(resp)), 0, "%s", resp);
     char *check[] = {"reconcile", NULL};
     cr_assert_eq(harness_admin(check, resp, sizeof(resp)), 0, "still drifting:\n%s", resp);
-    cr_assert_eq(state_field(c, item, "stock"), STOCK - (BOUGHT - CANCELLED));
-    cr_assert_geq(state_field(c, item, "returns"), version_before,
+    cr_assert_eq(harness_item_field(c, item, "stock"), STOCK - (BOUGHT - CANCELLED));
+    cr_assert_geq(harness_item_field(c, item, "returns"), version_before,
                   "the stock version never goes back: flags of servers that saw it must clear");
 
     /* A cancelled order's return, run again (a sweep finishing it), adds
      * nothing: the rebuild counted it given back. */
     cr_assert_eq(settle("cancel", o[0][0], o[0][1], resp, sizeof(resp)), 200, "%s", resp);
-    cr_assert_eq(state_field(c, item, "stock"), STOCK - (BOUGHT - CANCELLED));
+    cr_assert_eq(harness_item_field(c, item, "stock"), STOCK - (BOUGHT - CANCELLED));
     /* A buyer who cancelled buys again; the new order numbers its units after
      * the one given back, so the worker persists it. */
     char path[96];

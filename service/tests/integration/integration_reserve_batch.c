@@ -84,17 +84,6 @@ static void call_batch(int64_t item, const int64_t *users, int n, int64_t first_
     call_batch_q(item, users, NULL, n, first_order, bound, out, NULL);
 }
 
-static long long state_field(int64_t item, const char *field)
-{
-    char state[KEYS_MAX];
-    keys_item_state(state, sizeof(state), item);
-    redisReply *r = redisCommand(redis, "HGET %s %s", state, field);
-    cr_assert(r && r->type == REDIS_REPLY_STRING, "HGET %s %s", state, field);
-    long long v = strtoll(r->str, NULL, 10);
-    freeReplyObject(r);
-    return v;
-}
-
 /* Decodes the queue entry at index (0: the newest) into *o. */
 static void queued_order(long index, order *o)
 {
@@ -138,8 +127,8 @@ Test(reserve_batch, a_batch_of_new_buyers_sells_to_each_in_order_and_queues_each
         cr_expect_eq(a[i].bought, 1);
         cr_expect_eq(buyer_units(ITEM, users[i]), 1);
     }
-    cr_assert_eq(state_field(ITEM, "stock"), 7);
-    cr_assert_eq(state_field(ITEM, "initial"), 10, "initial stock is not touched");
+    cr_assert_eq(harness_item_field(redis, ITEM, "stock"), 7);
+    cr_assert_eq(harness_item_field(redis, ITEM, "initial"), 10, "initial stock is not touched");
     cr_assert_eq(harness_redis_int(redis, "LLEN", KEYS_QUEUE), 3);
     cr_assert_eq(harness_redis_int(redis, "HLEN", KEYS_PENDING), 3);
     /* The oldest order is the farthest from the head: the worker takes
@@ -168,7 +157,7 @@ Test(reserve_batch, the_last_units_go_to_the_first_buyers_and_the_rest_are_sold_
     cr_expect_eq(a[2].remaining, 0);
     cr_expect_eq(a[3].outcome, RESERVE_SOLD_OUT);
     cr_expect_eq(a[4].outcome, RESERVE_SOLD_OUT);
-    cr_assert_eq(state_field(ITEM, "stock"), 0, "never below zero");
+    cr_assert_eq(harness_item_field(redis, ITEM, "stock"), 0, "never below zero");
     cr_assert_eq(harness_redis_int(redis, "LLEN", KEYS_QUEUE), 3);
 }
 
@@ -193,7 +182,7 @@ Test(reserve_batch, a_buyer_reaches_the_limit_and_no_further_even_twice_in_one_b
     cr_expect_eq(a[2].outcome, RESERVE_LIMIT_REACHED, "a twin in the same batch");
     cr_expect_eq(a[2].bought, 3, "what the buyer has");
     cr_expect_eq(a[3].outcome, RESERVE_LIMIT_REACHED);
-    cr_assert_eq(state_field(ITEM, "stock"), 100 - 2 - 1 - 3);
+    cr_assert_eq(harness_item_field(redis, ITEM, "stock"), 100 - 2 - 1 - 3);
     cr_assert_eq(buyer_units(ITEM, 7), 3);
     cr_assert_eq(buyer_units(ITEM, 8), 3);
     /* Buyer 7's orders hold its units 1-2 and 3: the newest is the head. */
@@ -218,7 +207,7 @@ Test(reserve_batch, a_repeat_buyer_under_the_default_limit_is_limit_reached)
     cr_expect_eq(reserve_status(a[1].outcome), SK_LIMIT_REACHED);
     call_batch(ITEM, users, 1, 300, 0, a);
     cr_expect_eq(a[0].outcome, RESERVE_LIMIT_REACHED, "in a later batch too");
-    cr_assert_eq(state_field(ITEM, "stock"), 9);
+    cr_assert_eq(harness_item_field(redis, ITEM, "stock"), 9);
 }
 
 Test(reserve_batch, a_quantity_above_what_remains_takes_nothing)
@@ -251,7 +240,7 @@ Test(reserve_batch, nothing_is_taken_before_the_start_or_from_the_end_by_redis_c
     cr_expect_eq(it.ends_ms, now + 120000);
     cr_expect_eq(it.per_buyer_limit, 2);
     cr_expect(it.starts_ms - it.now_ms > 59000, "the time left by Redis's clock");
-    cr_assert_eq(state_field(ITEM, "stock"), 10);
+    cr_assert_eq(harness_item_field(redis, ITEM, "stock"), 10);
     cr_assert_eq(harness_redis_int(redis, "LLEN", KEYS_QUEUE), 0);
 
     harness_item_round(redis, &sc, ITEM, 10, 2, now - 120000, now - 1, 1);
@@ -261,7 +250,7 @@ Test(reserve_batch, nothing_is_taken_before_the_start_or_from_the_end_by_redis_c
     harness_item_round(redis, &sc, ITEM, 10, 3, now - 1000, now + 60000, 1);
     call_batch(ITEM, users, 2, 300, 0, a);
     cr_expect_eq(a[0].outcome, RESERVE_QUEUED, "inside the window");
-    cr_assert_eq(state_field(ITEM, "stock"), 8);
+    cr_assert_eq(harness_item_field(redis, ITEM, "stock"), 8);
 }
 
 Test(reserve_batch, at_the_pending_bound_the_rest_of_the_batch_is_queue_full_and_changes_nothing)
@@ -274,7 +263,7 @@ Test(reserve_batch, at_the_pending_bound_the_rest_of_the_batch_is_queue_full_and
     cr_expect_eq(a[0].outcome, RESERVE_QUEUED);
     cr_expect_eq(a[1].outcome, RESERVE_QUEUE_FULL);
     cr_expect_eq(a[2].outcome, RESERVE_QUEUE_FULL);
-    cr_assert_eq(state_field(ITEM, "stock"), 9);
+    cr_assert_eq(harness_item_field(redis, ITEM, "stock"), 9);
     char buyers[KEYS_MAX];
     keys_item_buyers(buyers, sizeof(buyers), ITEM);
     cr_assert_eq(harness_redis_int(redis, "HLEN", buyers), 1, "refused buyers are not recorded");
@@ -358,8 +347,8 @@ Test(reserve_batch, every_buyer_gets_the_answer_it_gets_one_call_at_a_time)
                     batched[i].outcome == RESERVE_INSUFFICIENT_STOCK;
     }
     cr_assert_gt(refusals, 0, "the mix exercises the refusals");
-    cr_assert_eq(state_field(1, "stock"), state_field(2, "stock"));
-    cr_assert_eq(state_field(1, "stock"), 0, "more units asked than exist: sold out");
+    cr_assert_eq(harness_item_field(redis, 1, "stock"), harness_item_field(redis, 2, "stock"));
+    cr_assert_eq(harness_item_field(redis, 1, "stock"), 0, "more units asked than exist: sold out");
 }
 
 Test(reserve_batch, after_a_script_flush_the_call_by_text_works)
@@ -419,11 +408,11 @@ Test(reserve_batch, a_restock_is_applied_once_and_only_to_its_round)
     freeReplyObject(r);
     cr_assert_eq(restock(ITEM, 5, 2, 3, 10, what, sizeof(what)), 20);
     cr_assert_str_eq(what, "added");
-    cr_assert_eq(state_field(ITEM, "restocked"), 10);
-    cr_assert_eq(state_field(ITEM, "restocks"), 2);
+    cr_assert_eq(harness_item_field(redis, ITEM, "restocked"), 10);
+    cr_assert_eq(harness_item_field(redis, ITEM, "restocks"), 2);
     restock(ITEM, 4, 3, 3, 13, what, sizeof(what));
     cr_assert_str_eq(what, "other_round", "a restock of an older round changes nothing");
-    cr_assert_eq(state_field(ITEM, "stock"), 20);
+    cr_assert_eq(harness_item_field(redis, ITEM, "stock"), 20);
     restock(99, 1, 1, 3, 3, what, sizeof(what));
     cr_assert_str_eq(what, "unknown_item");
     int64_t users[] = {7};
@@ -462,18 +451,20 @@ Test(reserve_batch, a_return_gives_the_units_back_once_however_often_it_runs)
     reserve_answer a[2];
     call_batch_q(ITEM, users, quantities, 2, 100, 0, a, NULL);
     cr_assert_eq(a[1].outcome, RESERVE_QUEUED);
-    cr_assert_eq(state_field(ITEM, "stock"), 0);
+    cr_assert_eq(harness_item_field(redis, ITEM, "stock"), 0);
 
     order_ref o = {100, ITEM, 3, 7, 2};
     give_back(&o, 1);
-    cr_assert_eq(state_field(ITEM, "stock"), 2, "the order's units are on sale again");
+    cr_assert_eq(harness_item_field(redis, ITEM, "stock"), 2,
+                 "the order's units are on sale again");
     cr_assert_eq(buyer_units(ITEM, 7), 0, "and no longer the buyer's");
-    cr_assert_eq(state_field(ITEM, "returned"), 2);
+    cr_assert_eq(harness_item_field(redis, ITEM, "returned"), 2);
     for (int again = 0; again < 3; again++)
         give_back(&o, 1); /* a retried job, a second node, the sweep after a crash */
-    cr_assert_eq(state_field(ITEM, "stock"), 2, "given back once, whoever repeats it");
-    cr_assert_eq(state_field(ITEM, "returned"), 2);
-    cr_assert_eq(state_field(ITEM, "returns"), 1);
+    cr_assert_eq(harness_item_field(redis, ITEM, "stock"), 2,
+                 "given back once, whoever repeats it");
+    cr_assert_eq(harness_item_field(redis, ITEM, "returned"), 2);
+    cr_assert_eq(harness_item_field(redis, ITEM, "returns"), 1);
     cr_assert_eq(buyer_units(ITEM, 8), 3, "another buyer's units untouched");
 
     /* The reserve reply carries the new stock version: a flagged server
@@ -494,8 +485,9 @@ Test(reserve_batch, a_return_of_an_older_round_gives_nothing_back)
     item_reset(ITEM, 4, 4); /* a reset: the round's stock is set anew */
     order_ref o = {100, ITEM, 3, 7, 1};
     give_back(&o, 1);
-    cr_assert_eq(state_field(ITEM, "stock"), 4, "the old round's unit went with its round");
-    cr_assert_eq(state_field(ITEM, "returned"), 0);
+    cr_assert_eq(harness_item_field(redis, ITEM, "stock"), 4,
+                 "the old round's unit went with its round");
+    cr_assert_eq(harness_item_field(redis, ITEM, "returned"), 0);
 }
 
 Test(reserve_batch, a_buyer_who_gave_units_back_buys_again_numbering_after_every_unit_held)
@@ -538,7 +530,8 @@ Test(reserve_batch, returns_of_several_items_are_sent_item_by_item)
     call_batch(ITEM + 1, users, 2, 200, 0, a);
     order_ref o[] = {{100, ITEM, 3, 7, 1}, {101, ITEM, 3, 8, 1}, {200, ITEM + 1, 3, 7, 1}};
     give_back(o, 3);
-    cr_assert_eq(state_field(ITEM, "stock"), 2);
-    cr_assert_eq(state_field(ITEM + 1, "stock"), 1);
-    cr_assert_eq(state_field(ITEM, "returns"), 1, "one call for the item's two orders");
+    cr_assert_eq(harness_item_field(redis, ITEM, "stock"), 2);
+    cr_assert_eq(harness_item_field(redis, ITEM + 1, "stock"), 1);
+    cr_assert_eq(harness_item_field(redis, ITEM, "returns"), 1,
+                 "one call for the item's two orders");
 }

@@ -116,6 +116,17 @@ long long harness_redis_int(redisContext *c, const char *cmd, const char *key)
     return n;
 }
 
+long long harness_item_field(redisContext *c, int64_t item, const char *field)
+{
+    char state[KEYS_MAX];
+    keys_item_state(state, sizeof(state), item);
+    redisReply *r = redisCommand(c, "HGET %s %s", state, field);
+    cr_assert(r && r->type == REDIS_REPLY_STRING, "HGET %s %s", state, field);
+    long long v = strtoll(r->str, NULL, 10);
+    freeReplyObject(r);
+    return v;
+}
+
 void harness_push_orders(redisContext *c, const char *key, int64_t first_id, int64_t first_user,
                          int n, int64_t item, int64_t round, int64_t created_ms)
 {

@@ -44,6 +44,10 @@ void harness_item_round(redisContext *c, const scripts *sc, int64_t item, long l
  * aborts the test on anything else. */
 long long harness_redis_int(redisContext *c, const char *cmd, const char *key);
 
+/* An integer field of item's state hash (stock, round, returns...); aborts
+ * the test when it is absent. */
+long long harness_item_field(redisContext *c, int64_t item, const char *field);
+
 /* LPUSHes n orders in the queue format onto list key, pipelined: ids
  * first_id.., buyers first_user.., all of item and round, acceptance times
  * created_ms... Aborts the test on failure. */
