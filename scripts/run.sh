@@ -16,12 +16,13 @@ stop_all() {
     services_stop "$dir"
 }
 
-tail_pid=
+tail_pid='' summary_pid=''
 # shellcheck disable=SC2317  # only called by the EXIT trap
 cleanup() {
     trap - EXIT INT TERM
     echo "stopping..."
     [[ -z $tail_pid ]] || kill "$tail_pid" 2>/dev/null || true
+    [[ -z $summary_pid ]] || kill "$summary_pid" 2>/dev/null || true
     stop_all
     rm -f "$dir/run.pid"
 }
@@ -73,9 +74,12 @@ export SECKILL_REDLOCK_SERVERS=127.0.0.1:$SECKILL_REDIS_PORT,127.0.0.1:$redlock_
 if [[ -z ${SECKILL_ADMIN_TOKEN:-} ]]; then
     SECKILL_ADMIN_TOKEN=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 fi
-export SECKILL_PORT=$port SECKILL_ADMIN_TOKEN SECKILL_ALLOW_ANONYMOUS=true SECKILL_ACCESS_LOG=true
+# One line per request goes to access.log, not to the terminal: a load test makes 100,000s.
+export SECKILL_PORT=$port SECKILL_ADMIN_TOKEN SECKILL_ALLOW_ANONYMOUS=true SECKILL_ACCESS_LOG=true \
+    SECKILL_ACCESS_LOG_FILE=$dir/access.log
 : >"$dir/server.log"
 : >"$dir/worker.log"
+: >"$dir/access.log"
 
 # start NAME: starts seckill-NAME in the background; its pid goes to NAME_pid and
 # run/dev/NAME.pid, the time it started (bash's SECONDS) to NAME_since.
@@ -106,8 +110,8 @@ fi
 
 cat <<EOF
 
-seckill is running at $url (logs: $dir/*.log; ZooKeeper on 127.0.0.1:$zk_port,
-Redlock on $SECKILL_REDLOCK_SERVERS)
+seckill is running at $url (logs: $dir/*.log, one line per request in access.log;
+ZooKeeper on 127.0.0.1:$zk_port, Redlock on $SECKILL_REDLOCK_SERVERS)
 admin token: $SECKILL_ADMIN_TOKEN
 
   curl -X POST -H "Authorization: Bearer $SECKILL_ADMIN_TOKEN" -d '{"name":"phone","stock":100}' $url/api/v1/items
@@ -120,6 +124,33 @@ dies is started again: kill -9 the worker mid-sale and watch every accepted orde
 EOF
 tail -n +1 -F "$dir/server.log" "$dir/worker.log" &
 tail_pid=$!
+
+# traffic_summary: once a second while requests arrive or accepted orders wait for the worker,
+# one line from the server's /metrics (its own scrapes not counted): requests/s, orders accepted
+# in that second and in all, and the orders not yet in PostgreSQL.
+traffic_summary() {
+    local last_t='' last_req=0 last_acc=0 last_pending=0 t m req acc queue pending
+    for (( ; ; )); do
+        sleep 1
+        m=$(curl -fsS --max-time 2 "$url/metrics" 2>/dev/null) || continue
+        t=$EPOCHREALTIME
+        read -r req acc queue pending < <(awk '
+            /^seckill_http_requests_total/ && !/route="metrics"/ { req += $NF }
+            /^seckill_purchases_total\{outcome="queued"\}/ { acc = $NF }
+            /^seckill_queue_orders / { queue = $NF }
+            /^seckill_pending_orders / { pending = $NF }
+            END { printf "%d %d %d %d\n", req, acc, queue, pending }' <<<"$m")
+        if [[ -n $last_t ]] && ((req != last_req || pending != 0 || last_pending != 0)); then
+            awk -v dr=$((req - last_req)) -v t="$t" -v lt="$last_t" -v da=$((acc - last_acc)) \
+                -v acc="$acc" -v q="$queue" -v p="$pending" 'BEGIN {
+                    printf "traffic: %.0f req/s, %d orders accepted (%d in all), queue %d, not yet persisted %d\n",
+                        dr / (t - lt), da, acc, q, p }'
+        fi
+        last_t=$t last_req=$req last_acc=$acc last_pending=$pending
+    done
+}
+traffic_summary &
+summary_pid=$!
 
 # Supervision, as systemd's Restart=on-failure does it (deploy/systemd/): a process that exits
 # is logged and started again after a back-off of 1 s, doubling up to 30 s, back to 1 s once it

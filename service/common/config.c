@@ -120,6 +120,9 @@ static const config_key keys[] = {
     STR_KEY(log_level, "info", 0, "debug, info, warn or error"),
     BOOL_KEY(access_log, "false",
              "one log line per answered request (id, method, path, status, ms)"),
+    STR_KEY(access_log_file, "", 0,
+            "where access_log writes, appended (empty: stderr with the rest; rotate with "
+            "copytruncate)"),
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))

@@ -62,7 +62,8 @@ typedef struct config {
     int worker_metrics_port; /* GET /metrics of the worker on host:port; 0: none */
     /* both */
     char *log_level;
-    int access_log; /* one log line per answered request */
+    int access_log;        /* one log line per answered request */
+    char *access_log_file; /* where they go, appended; empty: stderr */
 } config;
 
 typedef enum config_result {

@@ -1,4 +1,5 @@
-/* log.c: logfmt lines on stderr; one write per line so threads don't interleave. */
+/* log.c: logfmt lines on stderr (or a file of the caller's); one write per line so threads
+ * don't interleave. */
 #include "log.h"
 
 #include <stdarg.h>
@@ -30,19 +31,14 @@ void log_set_level(log_level level)
     threshold = level;
 }
 
-void log_msg(log_level level, const char *component, const char *fmt, ...)
+static void log_v(int fd, log_level level, const char *component, const char *fmt, va_list ap)
 {
-    if (level < threshold)
-        return;
     char line[1024], msg[768];
     struct timeval tv;
     struct tm tm;
     gettimeofday(&tv, NULL);
     gmtime_r(&tv.tv_sec, &tm);
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
     /* logfmt quoting: a double quote in the message becomes a single one. */
     for (char *p = msg; *p; p++)
         if (*p == '"' || *p == '\n')
@@ -55,6 +51,26 @@ void log_msg(log_level level, const char *component, const char *fmt, ...)
         n = (int)sizeof(line) - 1;
         line[n - 1] = '\n';
     }
-    ssize_t ignored = write(STDERR_FILENO, line, (size_t)n);
+    ssize_t ignored = write(fd, line, (size_t)n);
     (void)ignored;
+}
+
+void log_msg(log_level level, const char *component, const char *fmt, ...)
+{
+    if (level < threshold)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    log_v(STDERR_FILENO, level, component, fmt, ap);
+    va_end(ap);
+}
+
+void log_msg_to(int fd, log_level level, const char *component, const char *fmt, ...)
+{
+    if (level < threshold)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    log_v(fd, level, component, fmt, ap);
+    va_end(ap);
 }

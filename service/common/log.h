@@ -1,4 +1,4 @@
-/* log.h: one line per event in logfmt, to stderr:
+/* log.h: one line per event in logfmt, to stderr (or a given file):
  *   ts=2026-11-22T05:53:22.123Z level=info component=server msg="..." */
 #ifndef SECKILL_LOG_H
 #define SECKILL_LOG_H
@@ -14,5 +14,9 @@ void log_set_level(log_level level);
 /* Logs msg (printf format) for component when level passes the threshold. */
 void log_msg(log_level level, const char *component, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* The same line to fd instead of stderr (an access log opened for O_APPEND). */
+void log_msg_to(int fd, log_level level, const char *component, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 #endif

@@ -1,8 +1,12 @@
 /* app.c: start-up and shut-down of the server's parts, in dependency order. */
 #include "app.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "backend.h"
 #include "keys.h"
@@ -62,8 +66,8 @@ static void observe_answer(void *ctx, int tag, int status, double seconds, const
     app *a = ctx;
     metrics_request(a->metrics, tag, status, seconds);
     if (a->cfg->access_log)
-        log_msg(LOG_INFO, "access", "id=%s method=%s path=%s status=%d ms=%.3f", request_id, method,
-                path, status, seconds * 1000);
+        log_msg_to(a->access_fd, LOG_INFO, "access", "id=%s method=%s path=%s status=%d ms=%.3f",
+                   request_id, method, path, status, seconds * 1000);
 }
 
 app *app_create(const config *cfg, char *err, size_t errlen)
@@ -74,7 +78,15 @@ app *app_create(const config *cfg, char *err, size_t errlen)
         return NULL;
     }
     a->cfg = cfg;
+    a->access_fd = STDERR_FILENO;
     redis_clock_init(&a->clock);
+    if (cfg->access_log && cfg->access_log_file[0]) {
+        a->access_fd = open(cfg->access_log_file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (a->access_fd < 0) {
+            snprintf(err, errlen, "access_log_file %s: %s", cfg->access_log_file, strerror(errno));
+            goto fail;
+        }
+    }
     if (scripts_init(&a->scripts) < 0) {
         snprintf(err, errlen, "a Lua script is missing from the build");
         goto fail;
@@ -179,5 +191,7 @@ void app_free(app *a)
     metrics_free(a->metrics);
     ratelimit_free(a->ratelimit);
     free(a->loops);
+    if (a->access_fd > STDERR_FILENO)
+        close(a->access_fd);
     free(a);
 }

@@ -63,6 +63,7 @@ typedef struct app {
     ratelimit *ratelimit;                 /* per buyer; NULL when rate_limit_per_s is 0 */
     const char *route_names[ROUTE_COUNT]; /* the metrics' labels */
     http_server *http;
+    int access_fd; /* the access log's: access_log_file, or stderr */
 } app;
 
 /* Connects to Redis (scripts, node number), starts the loops and the pool.

@@ -1,6 +1,7 @@
 /* e2e_metrics.c: /metrics under load is valid Prometheus text (promtool
  * says so) and counts what the buyers were answered; every answer carries
- * a request id. */
+ * a request id, and the access log (in a file of its own, as `make run`
+ * keeps it) has one line per answer with that id. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,13 +20,22 @@ static harness_system sys;
 static int worker_port;
 static char resp[1 << 17];
 
+static char access_log[512];
+
 static void start_system(void)
 {
-    static char worker_port_env[48];
+    static char worker_port_env[48], access_env[600];
     worker_port = harness_free_port();
     snprintf(worker_port_env, sizeof(worker_port_env), "SECKILL_WORKER_METRICS_PORT=%d",
              worker_port);
-    char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=metrics", worker_port_env,
+    snprintf(access_log, sizeof(access_log), "%s", harness_path("metrics-access.log"));
+    unlink(access_log);
+    snprintf(access_env, sizeof(access_env), "SECKILL_ACCESS_LOG_FILE=%s", access_log);
+    char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN,
+                   "SECKILL_WORKER_ID=metrics",
+                   worker_port_env,
+                   "SECKILL_ACCESS_LOG=true",
+                   access_env,
                    NULL};
     harness_system_start(&sys, env, "metrics");
 }
@@ -56,7 +66,20 @@ static int promtool_check(const char *text, const char *name)
     return system(cmd);
 }
 
-/* The value of the sample line that starts with `series ` (0 when absent). */
+/* Lines of the file at path that hold needle (-1 when it cannot be read). */
+static long lines_with(const char *path, const char *needle)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char line[2048];
+    long n = 0;
+    while (fgets(line, sizeof(line), f))
+        n += strstr(line, needle) != NULL;
+    fclose(f);
+    return n;
+}
+
 Test(metrics, a_scrape_under_load_is_valid_prometheus_text_that_counts_the_answers)
 {
     sale s;
@@ -66,6 +89,7 @@ Test(metrics, a_scrape_under_load_is_valid_prometheus_text_that_counts_the_answe
     char path[96];
     snprintf(path, sizeof(path), "/api/v1/items/%lld/purchase", (long long)s.item);
     cr_assert_eq(harness_http(sys.port, "GET", path, NULL, NULL, resp, sizeof(resp)), 405);
+    long long item = (long long)s.item;
     sale_free(&s);
 
     cr_assert_eq(harness_http(sys.port, "GET", "/metrics", NULL, NULL, resp, sizeof(resp)), 200);
@@ -111,6 +135,17 @@ Test(metrics, a_scrape_under_load_is_valid_prometheus_text_that_counts_the_answe
     /* Every answer names its request. */
     static const char get[] = "GET /health HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n";
     cr_assert_eq(harness_raw(sys.port, get, sizeof(get) - 1, 5000, resp, sizeof(resp)), 200);
-    cr_expect(strstr(resp, "X-Request-Id: "), "%s", resp);
+    const char *id = strstr(resp, "X-Request-Id: ");
+    cr_assert(id, "%s", resp);
+    char needle[96];
+    snprintf(needle, sizeof(needle), "id=%.*s ", (int)strcspn(id + 14, "\r\n"), id + 14);
     stop_system();
+
+    /* The access log: in its file, one line an answer; none in the server's log. */
+    snprintf(path, sizeof(path), "path=/api/v1/items/%lld/purchase status=", item);
+    cr_expect_eq(lines_with(access_log, path), 2001, "%s", access_log);
+    cr_expect_eq(lines_with(access_log, needle), 1, "%s in %s", needle, access_log);
+    cr_expect_eq(lines_with(access_log, "component=access"), lines_with(access_log, "\n"),
+                 "a line of another kind in %s", access_log);
+    cr_expect_eq(lines_with(harness_path("metrics-server.log"), "component=access"), 0);
 }
