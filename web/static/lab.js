@@ -21,12 +21,18 @@ function documentsRps(text) {
 }
 
 // Horizontal grouped bars: one row per strategy, one bar per series. A log
-// scale keeps 40 units of a race visible beside 15,000 of a load run.
+// scale keeps 40 units of a race visible beside 15,000 of a load run. The
+// drawing is as wide as its box in CSS pixels, so that its text keeps the
+// size style.css gives it on a phone as on a desktop (a fixed viewBox scaled
+// into a phone's half column made it 4 px high); redrawn when the box resizes.
 function barChart(box, rows, series, log) {
-  const bar = 10, rowH = (bar + 2) * series.length + 10, left = 150, width = 250, top = 4;
+  const total = Math.max(280, Math.floor(box.clientWidth || 450));
+  const bar = 10, rowH = (bar + 2) * series.length + 10, top = 4, figures = 50;
+  const left = Math.min(160, Math.round(total * 0.45)), width = total - left - figures;
   const f = v => (log ? Math.log10(1 + v) : v);
   const max = Math.max(1e-9, ...rows.flatMap(r => series.map(s => f(r[s.key] || 0))));
-  const svg = el('svg', {width: '100%', viewBox: `0 0 ${left + width + 50} ${top + rows.length * rowH + 4}`});
+  const height = top + rows.length * rowH + 4;
+  const svg = el('svg', {width: total, height, viewBox: `0 0 ${total} ${height}`});
   rows.forEach((r, i) => {
     const y = top + i * rowH;
     svg.append(el('text', {x: left - 6, y: y + rowH / 2 + 3, 'text-anchor': 'end'}, r.strategy));
@@ -74,18 +80,31 @@ function showResults(data) {
     cell(tr, r.leftover_lock_keys, 'num');
     cell(tr, r.verdict + (r.agrees ? '' : ` (documents: ${r.documents_verdict})`),
          r.verdict === 'oversells' ? 'bad' : 'good');
-    cell(tr, r.documents, 'muted');
+    cell(tr, r.documents, 'muted docs');
     body.append(tr);
   }
-  document.getElementById('results-box').replaceChildren(table);
+  const scroll = document.createElement('div');
+  scroll.className = 'scroll'; // a phone scrolls the table sideways, not the page
+  scroll.append(table);
+  document.getElementById('results-box').replaceChildren(scroll);
 
   const rows = (data.strategies || []).map(r => ({
     strategy: r.strategy, ours: r.requests_per_s, docs: documentsRps(r.documents),
     load: r.oversold, race: r.race ? r.race.oversold : null}));
-  barChart(document.getElementById('chart-rps'), rows,
-           [{key: 'ours', color: '#2f6fdb'}, {key: 'docs', color: '#a0a8bb'}]);
-  barChart(document.getElementById('chart-oversold'), rows,
-           [{key: 'load', color: '#d9342b'}, {key: 'race', color: '#f0a35e'}], true);
+  const draw = () => {
+    barChart(document.getElementById('chart-rps'), rows,
+             [{key: 'ours', color: '#2f6fdb'}, {key: 'docs', color: '#a0a8bb'}]);
+    barChart(document.getElementById('chart-oversold'), rows,
+             [{key: 'load', color: '#d9342b'}, {key: 'race', color: '#f0a35e'}], true);
+  };
+  draw();
+  let width = window.innerWidth;
+  window.addEventListener('resize', () => {
+    if (window.innerWidth !== width) { // a phone's scroll resizes the height alone
+      width = window.innerWidth;
+      draw();
+    }
+  });
 }
 
 async function loadResults() {

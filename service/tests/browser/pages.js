@@ -338,6 +338,31 @@ async function labPage(page, base, fixture) {
   await page.screenshot({path: shot('screenshot-lab.png'), fullPage: true});
 }
 
+// The laboratory on a phone (390 CSS px): the page does not scroll sideways, the charts stand
+// one above the other, and their labels keep a readable size (a fixed drawing scaled into half
+// a phone's width had made them 4 px high).
+async function labOnPhone(context, base) {
+  const page = await context.newPage();
+  try {
+    await page.setViewportSize({width: 390, height: 844});
+    await page.goto(base + '/lab');
+    await page.locator('#chart-oversold svg text').first().waitFor();
+    const m = await page.evaluate(() => {
+      const box = id => document.getElementById(id).getBoundingClientRect();
+      const label = document.querySelector('#chart-rps svg text').getBoundingClientRect();
+      return {pageWidth: document.documentElement.scrollWidth, viewport: window.innerWidth,
+              rpsBottom: box('chart-rps').bottom, oversoldTop: box('chart-oversold').top,
+              labelHeight: label.height};
+    });
+    assert.ok(m.pageWidth <= m.viewport, `the page scrolls sideways: ${JSON.stringify(m)}`);
+    assert.ok(m.oversoldTop >= m.rpsBottom, `the charts are side by side: ${JSON.stringify(m)}`);
+    assert.ok(m.labelHeight >= 10, `the charts' labels are too small: ${JSON.stringify(m)}`);
+    console.log('browser_pages: /lab on a phone: labels', m.labelHeight.toFixed(1), 'px high');
+  } finally {
+    await page.close();
+  }
+}
+
 async function main() {
   helpers();
   const {chromium} = require('playwright-core');
@@ -369,6 +394,7 @@ async function main() {
     await page.waitForTimeout(1200); // one more poll, so the screenshot shows settled stock
     await page.screenshot({path: shot('screenshot-sale.png')});
     await labPage(page, base, fixture);
+    await labOnPhone(context, base);
     assert.deepEqual(pageErrors, [], 'the pages raised no JavaScript error');
   } finally {
     await context.close();
