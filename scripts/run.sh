@@ -140,6 +140,8 @@ traffic_summary() {
             /^seckill_queue_orders / { queue = $NF }
             /^seckill_pending_orders / { pending = $NF }
             END { printf "%d %d %d %d\n", req, acc, queue, pending }' <<<"$m")
+        # A restarted server counts from 0 again.
+        ((req >= last_req && acc >= last_acc)) || last_req=0 last_acc=0
         if [[ -n $last_t ]] && ((req != last_req || pending != 0 || last_pending != 0)); then
             awk -v dr=$((req - last_req)) -v t="$t" -v lt="$last_t" -v da=$((acc - last_acc)) \
                 -v acc="$acc" -v q="$queue" -v p="$pending" 'BEGIN {
