@@ -96,8 +96,8 @@ static const config_key keys[] = {
     INT_KEY(lab_lock_ttl_ms, "10000", 1, 3600000, "lab: expiry of the Redis locks of the lab"),
     INT_KEY(lab_segments, "8", 1, 256, "lab: stock segments of the strategy `segmented`"),
     BOOL_KEY(lab_faults, "false",
-             "lab: let ?crash=after_setnx kill the server mid-lock (crash scenarios; never in "
-             "production)"),
+             "lab: let ?crash=after_setnx kill the server mid-lock and ?race=first|second force "
+             "two racers' order at a lock (scenarios; never in production)"),
     STR_KEY(redlock_servers, "", 0,
             "lab: host:port,... of the Redis servers of `redlock` (empty: the main Redis alone)"),
     STR_KEY(zookeeper_servers, "", 0,

@@ -47,7 +47,7 @@ typedef struct config {
     int lab_lock_wait_ms;     /* how long a lab strategy waits for its lock (then 429 busy) */
     int lab_lock_ttl_ms;      /* expiry of the lab's Redis locks */
     int lab_segments;         /* stock segments of the strategy `segmented` */
-    int lab_faults;           /* honour the lab's fault injection (?crash=): tests and scenarios */
+    int lab_faults;           /* honour the lab's fault injection (?crash=, ?race=): scenarios */
     char *redlock_servers;    /* "host:port,..." of `redlock`; empty: the main Redis alone */
     char *zookeeper_servers;  /* "host:port,..." of `zookeeper_lock`; empty: not configured */
     int zookeeper_session_ms; /* its session timeout: a dead holder's lock lasts this long */

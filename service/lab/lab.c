@@ -247,8 +247,8 @@ static void handle(void *ctx, http_exchange *ex, const route_match *m)
     if (lab_request_parse(http_exchange_query(ex, "item"), http_exchange_query(ex, "user_id"),
                           http_exchange_query(ex, "delay_ms"), l->cfg->lab_delay_ms, &job.req,
                           &why) != SK_OK ||
-        lab_request_fault(http_exchange_query(ex, "crash"), l->cfg->lab_faults, &job.req, &why) !=
-            SK_OK) {
+        lab_request_fault(http_exchange_query(ex, "crash"), http_exchange_query(ex, "race"),
+                          l->cfg->lab_faults, &job.req, &why) != SK_OK) {
         http_exchange_reply_error(ex, SK_INVALID, why);
         return;
     }

@@ -38,6 +38,11 @@ int lab_keys_fence_seen(char *buf, size_t len, int64_t item, const char *strateg
     return snprintf(buf, len, "{item:%" PRId64 "}:lab:fence:seen:%s", item, strategy);
 }
 
+int lab_keys_race(char *buf, size_t len, int64_t item, const char *strategy)
+{
+    return snprintf(buf, len, "{item:%" PRId64 "}:lab:race:%s", item, strategy);
+}
+
 int lab_keys_segments(char *buf, size_t len, int64_t item)
 {
     return snprintf(buf, len, "{item:%" PRId64 "}:lab:seg", item);
@@ -51,7 +56,7 @@ int lab_keys_segment_lock(char *buf, size_t len, int64_t item, int segment)
 char **lab_keys_all(int64_t item, const char *const *strategies, size_t nstrategies, int nsegments,
                     int *argc)
 {
-    size_t cap = 1 + 4 * nstrategies + (size_t)nsegments + 2;
+    size_t cap = 1 + 5 * nstrategies + (size_t)nsegments + 2;
     char **argv = calloc(cap, sizeof(*argv));
     int n = 0;
     if (!argv)
@@ -67,6 +72,8 @@ char **lab_keys_all(int64_t item, const char *const *strategies, size_t nstrateg
         lab_keys_fence_issued(key, sizeof(key), item, name);
         argv[n++] = strdup(key);
         lab_keys_fence_seen(key, sizeof(key), item, name);
+        argv[n++] = strdup(key);
+        lab_keys_race(key, sizeof(key), item, name);
         argv[n++] = strdup(key);
     }
     for (int s = 0; s < nsegments; s++) {

@@ -21,14 +21,17 @@ int lab_keys_lock_channel(char *buf, size_t len, int64_t item, const char *strat
 int lab_keys_fence_issued(char *buf, size_t len, int64_t item, const char *strategy);
 /* String: the newest fencing token the strategy's stock has seen. */
 int lab_keys_fence_seen(char *buf, size_t len, int64_t item, const char *strategy);
+/* String: the meeting point of two forced racers at the strategy's lock
+ * (lab_race.h). */
+int lab_keys_race(char *buf, size_t len, int64_t item, const char *strategy);
 /* Hash {segment -> units left} of the strategy `segmented`. */
 int lab_keys_segments(char *buf, size_t len, int64_t item);
 /* String: the lock of one segment. */
 int lab_keys_segment_lock(char *buf, size_t len, int64_t item, int segment);
 
-/* Every lab key of item (stocks, locks and fencing tokens of the nstrategies
- * strategies named, segment locks 0 .. nsegments-1, the sold hash, the
- * segments hash) as an argument vector that starts with argv[0] = "UNLINK".
+/* Every lab key of item (stocks, locks, fencing tokens and race marks of
+ * the nstrategies strategies named, segment locks 0 .. nsegments-1, the
+ * sold hash, the segments hash) as an argument vector that starts with argv[0] = "UNLINK".
  * Returns the vector (NULL on OOM) and its length in *argc;
  * lab_keys_free_all() frees it. */
 char **lab_keys_all(int64_t item, const char *const *strategies, size_t nstrategies, int nsegments,

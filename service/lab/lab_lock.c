@@ -12,6 +12,7 @@
 #include "keys.h"
 #include "lab_db.h"
 #include "lab_keys.h"
+#include "lab_race.h"
 #include "lab_redis.h"
 
 #define TOKEN_MAX 48
@@ -97,7 +98,6 @@ static int redis_string(lab_ctx *c, char *buf, size_t len, const char *fmt, cons
 
 static int getset_take(lab_ctx *c, const lab_request *r, const char *key, const char *token)
 {
-    (void)r;
     long long won;
     if (redis_int(c, &won, "SETNX %s %s", key, token) < 0)
         return -1;
@@ -109,7 +109,12 @@ static int getset_take(lab_ctx *c, const lab_request *r, const char *key, const 
     /* Expired by the clock of whoever set it: take it over, unless another
      * client's GETSET came first. Ours overwrote theirs either way. */
     if (current[0] && strtoll(current, NULL, 10) < backend_now_ms()) {
-        if (redis_string(c, old, sizeof(old), "GETSET %s %s", key, token) < 0)
+        /* Where two racers who read the same expired value meet: forced
+         * with ?race= (lab_race.h), by luck under load. */
+        lab_race_before_take(c, r);
+        int down = redis_string(c, old, sizeof(old), "GETSET %s %s", key, token) < 0;
+        lab_race_after_take(c, r);
+        if (down)
             return -1;
         return old[0] && strcmp(old, current) == 0;
     }
@@ -129,16 +134,20 @@ static void getset_release(lab_ctx *c, const lab_request *r, const char *key, co
  * are nearly always between a GET and a GETSET, which is where two of them
  * GETSET the same expired value and the loser overwrites the winner's
  * value, so that the winner's unlock finds another value and leaves the key
- * (000's leftover). Whether the key is still there at the end of a run
- * depends on who raced last: see `make experiments SCENARIO=leftover_key`. */
+ * (000's leftover). Under load, whether the key is still there at the end
+ * of a run depends on who raced last; ?race=first and ?race=second make
+ * two racers meet there every time (`make experiments SCENARIO=leftover_key`). */
 static const lock_kind getset = {0, expiry_token, getset_take, getset_release};
 
 /* --- SET NX PX, compare-and-delete --- */
 
 static int set_nx_px_take(lab_ctx *c, const lab_request *r, const char *key, const char *token)
 {
-    (void)r;
+    /* One command looks and takes: forced racers (?race=) can only meet
+     * before it, and the second one then finds the first's lock. */
+    lab_race_before_take(c, r);
     redisReply *rep = lab_ctx_redis(c, "SET %s %s NX PX %d", key, token, c->cfg->lab_lock_ttl_ms);
+    lab_race_after_take(c, r);
     if (!rep)
         return -1;
     int won = rep->type == REDIS_REPLY_STATUS;

@@ -33,21 +33,33 @@ sk_status lab_request_parse(const char *item, const char *user, const char *dela
     return SK_OK;
 }
 
-sk_status lab_request_fault(const char *crash, int faults_enabled, lab_request *out,
-                            const char **why)
+sk_status lab_request_fault(const char *crash, const char *race, int faults_enabled,
+                            lab_request *out, const char **why)
 {
     out->fault = LAB_FAULT_NONE;
-    if (!crash)
+    if (!crash && !race)
         return SK_OK;
     if (!faults_enabled) {
-        *why = "crash needs lab_faults = true (fault injection is off)";
+        *why = "crash and race need lab_faults = true (fault injection is off)";
         return SK_INVALID;
     }
-    if (strcmp(crash, "after_setnx") != 0) {
-        *why = "crash must be after_setnx";
+    if (crash && race) {
+        *why = "one fault at a time: crash or race";
         return SK_INVALID;
     }
-    out->fault = LAB_FAULT_CRASH_AFTER_SETNX;
+    if (crash) {
+        if (strcmp(crash, "after_setnx") != 0) {
+            *why = "crash must be after_setnx";
+            return SK_INVALID;
+        }
+        out->fault = LAB_FAULT_CRASH_AFTER_SETNX;
+        return SK_OK;
+    }
+    if (strcmp(race, "first") != 0 && strcmp(race, "second") != 0) {
+        *why = "race must be first or second";
+        return SK_INVALID;
+    }
+    out->fault = strcmp(race, "first") == 0 ? LAB_FAULT_RACE_FIRST : LAB_FAULT_RACE_SECOND;
     return SK_OK;
 }
 

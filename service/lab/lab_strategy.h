@@ -38,10 +38,13 @@
 /* Bound of the business work a request may ask for. */
 #define LAB_DELAY_MAX_MS 10000
 
-/* Faults a request may ask for when lab_faults is on (the crash scenario). */
+/* Faults a request may ask for when lab_faults is on (the crash and
+ * leftover_key scenarios). */
 typedef enum lab_fault {
     LAB_FAULT_NONE,
-    LAB_FAULT_CRASH_AFTER_SETNX /* SIGKILL right after SETNX won, before EXPIRE */
+    LAB_FAULT_CRASH_AFTER_SETNX, /* SIGKILL right after SETNX won, before EXPIRE */
+    LAB_FAULT_RACE_FIRST,        /* take the lock once the second racer waits (lab_race.h) */
+    LAB_FAULT_RACE_SECOND        /* look, then take only after the first racer took */
 } lab_fault;
 
 typedef struct lab_request {
@@ -49,7 +52,7 @@ typedef struct lab_request {
     int64_t item;
     int64_t user;    /* 0: anonymous */
     int delay_ms;    /* business work inside the critical section */
-    lab_fault fault; /* LAB_FAULT_NONE unless lab_faults is on and ?crash= asks */
+    lab_fault fault; /* LAB_FAULT_NONE unless lab_faults is on and ?crash= or ?race= asks */
 } lab_request;
 
 /* Buys one unit. Returns SK_OK with *remaining (the strategy's own view of
@@ -70,12 +73,13 @@ typedef sk_status (*lab_remaining_fn)(lab_ctx *c, const lab_request *r, int64_t 
 sk_status lab_request_parse(const char *item, const char *user, const char *delay,
                             int default_delay_ms, lab_request *out, const char **why);
 
-/* The ?crash= parameter (NULL when absent) into out->fault: "after_setnx"
- * when faults_enabled (cfg->lab_faults). SK_OK, or SK_INVALID with *why
- * (an unknown fault, or any fault while they are off: a server that is not
- * a test bed cannot be crashed by a query). */
-sk_status lab_request_fault(const char *crash, int faults_enabled, lab_request *out,
-                            const char **why);
+/* The ?crash= and ?race= parameters (NULL when absent) into out->fault:
+ * crash "after_setnx", race "first" or "second", when faults_enabled
+ * (cfg->lab_faults). SK_OK, or SK_INVALID with *why (an unknown fault, both
+ * at once, or any fault while they are off: a server that is not a test bed
+ * cannot be crashed or steered by a query). */
+sk_status lab_request_fault(const char *crash, const char *race, int faults_enabled,
+                            lab_request *out, const char **why);
 
 /* A stock the skeleton can check and take from. */
 typedef struct lab_counter {

@@ -142,18 +142,43 @@ Test(lab_params, a_crash_is_injected_only_when_lab_faults_is_on)
 {
     lab_request r = {0};
     const char *why = NULL;
-    cr_assert_eq(lab_request_fault(NULL, 0, &r, &why), SK_OK, "no ?crash=: nothing to refuse");
+    cr_assert_eq(lab_request_fault(NULL, NULL, 0, &r, &why), SK_OK,
+                 "no ?crash=: nothing to refuse");
     cr_expect_eq(r.fault, LAB_FAULT_NONE);
-    cr_expect_eq(lab_request_fault("after_setnx", 0, &r, &why), SK_INVALID,
+    cr_expect_eq(lab_request_fault("after_setnx", NULL, 0, &r, &why), SK_INVALID,
                  "a server without lab_faults cannot be crashed by a query");
     cr_expect_not_null(why);
     cr_expect_eq(r.fault, LAB_FAULT_NONE);
-    cr_assert_eq(lab_request_fault("after_setnx", 1, &r, &why), SK_OK);
+    cr_assert_eq(lab_request_fault("after_setnx", NULL, 1, &r, &why), SK_OK);
     cr_expect_eq(r.fault, LAB_FAULT_CRASH_AFTER_SETNX);
     why = NULL;
-    cr_expect_eq(lab_request_fault("before_expire", 1, &r, &why), SK_INVALID);
+    cr_expect_eq(lab_request_fault("before_expire", NULL, 1, &r, &why), SK_INVALID);
     cr_expect_not_null(why);
-    cr_expect_eq(lab_request_fault("", 1, &r, &why), SK_INVALID);
+    cr_expect_eq(lab_request_fault("", NULL, 1, &r, &why), SK_INVALID);
+}
+
+Test(lab_params, racers_are_steered_only_when_lab_faults_is_on_and_one_fault_at_a_time)
+{
+    lab_request r = {0};
+    const char *why = NULL;
+    cr_expect_eq(lab_request_fault(NULL, "first", 0, &r, &why), SK_INVALID,
+                 "a server without lab_faults cannot be steered by a query");
+    cr_expect_not_null(why);
+    cr_expect_eq(r.fault, LAB_FAULT_NONE);
+    cr_assert_eq(lab_request_fault(NULL, "first", 1, &r, &why), SK_OK);
+    cr_expect_eq(r.fault, LAB_FAULT_RACE_FIRST);
+    cr_assert_eq(lab_request_fault(NULL, "second", 1, &r, &why), SK_OK);
+    cr_expect_eq(r.fault, LAB_FAULT_RACE_SECOND);
+    const char *bad[] = {"", "third", "First", "firstsecond"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        why = NULL;
+        cr_expect_eq(lab_request_fault(NULL, bad[i], 1, &r, &why), SK_INVALID, "race=%s", bad[i]);
+        cr_expect_not_null(why);
+    }
+    why = NULL;
+    cr_expect_eq(lab_request_fault("after_setnx", "first", 1, &r, &why), SK_INVALID,
+                 "a crash and a race at once");
+    cr_expect_not_null(why);
 }
 
 /* The text between the first '{' and the next '}', as Redis Cluster hashes. */
@@ -185,6 +210,8 @@ Test(lab_keys, every_lab_key_lives_under_the_items_hash_tag_and_lab_prefix)
     cr_expect_str_eq(key, "{item:42}:lab:fence:issued:redis_lock_fenced");
     lab_keys_fence_seen(key, sizeof(key), 42, "redis_lock_fenced");
     cr_expect_str_eq(key, "{item:42}:lab:fence:seen:redis_lock_fenced");
+    lab_keys_race(key, sizeof(key), 42, "redis_lock_getset");
+    cr_expect_str_eq(key, "{item:42}:lab:race:redis_lock_getset");
 
     int argc = 0;
     const char *names[64];
@@ -194,7 +221,7 @@ Test(lab_keys, every_lab_key_lives_under_the_items_hash_tag_and_lab_prefix)
     char **argv = lab_keys_all(42, names, lab_table_count(), 8, &argc);
     cr_assert_not_null(argv);
     cr_expect_str_eq(argv[0], "UNLINK");
-    cr_expect_eq(argc, 1 + 4 * (int)lab_table_count() + 8 + 2);
+    cr_expect_eq(argc, 1 + 5 * (int)lab_table_count() + 8 + 2);
     for (int i = 1; i < argc; i++) {
         expect_item_tag(argv[i], "item:42");
         cr_expect_eq(strncmp(argv[i], "{item:42}:lab:", 14), 0, "%s", argv[i]);
