@@ -2,7 +2,8 @@
  * server process (issue 5; `make experiments SCENARIO=...` runs them under
  * load): two instances sharing Redis and PostgreSQL (cluster), a lock holder
  * killed with SIGKILL (crash_holding_lock), and document 000's GETSET lock
- * leaving its key behind (leftover_key). The fourth, one sweeper per period
+ * leaving its key behind when two racers are made to meet at its expiry
+ * (leftover_key). The fourth, one sweeper per period
  * among three workers (singleton_job), is e2e_worker_sweep's. */
 #include <inttypes.h>
 #include <pthread.h>
@@ -132,9 +133,10 @@ Test(scenarios, cluster_two_instances_oversell_with_local_mutex_but_not_with_red
         cr_expect_eq(sold, CLUSTER_STOCK, "%s on two instances sold %zu of %d", safe[i], sold,
                      CLUSTER_STOCK);
     }
-    /* Without lab_faults a crash cannot be asked for. */
+    /* Without lab_faults a crash cannot be asked for, nor a race forced. */
     int64_t item = sale_create_item(ports[0], TOKEN, "no-faults", 1);
     cr_expect_eq(buy(ports[0], "redis_lock_setnx_expire", item, 0, "&crash=after_setnx"), 400);
+    cr_expect_eq(buy(ports[0], "redis_lock_getset", item, 0, "&race=first"), 400);
     cr_expect_eq(harness_lab_audit(ports[0], "redis_lock_setnx_expire", item, "lock_keys"), 0);
     for (int i = 0; i < 2; i++)
         harness_stop_clean(&pids[i], "server");
@@ -144,18 +146,27 @@ Test(scenarios, cluster_two_instances_oversell_with_local_mutex_but_not_with_red
 
 #define CRASH_TTL_MS 1000
 
+/* One purchase on a thread of its own: its answer lands in status. */
 typedef struct holder {
     int port;
     const char *strategy;
     int64_t item;
+    int delay_ms;
+    const char *extra; /* more of the query, as buy()'s */
     int status;
+    pthread_t thread;
 } holder;
 
 static void *hold(void *arg)
 {
     holder *h = arg;
-    h->status = buy(h->port, h->strategy, h->item, 10000, NULL);
+    h->status = buy(h->port, h->strategy, h->item, h->delay_ms, h->extra);
     return NULL;
+}
+
+static void hold_start(holder *h)
+{
+    cr_assert_eq(pthread_create(&h->thread, NULL, hold, h), 0);
 }
 
 Test(scenarios, crash_holding_lock_setnx_expire_is_stuck_for_good_redis_lock_frees_after_its_ttl)
@@ -188,14 +199,13 @@ Test(scenarios, crash_holding_lock_setnx_expire_is_stuck_for_good_redis_lock_fre
     s = "redis_lock";
     item = sale_create_item(keeper, TOKEN, "crash", 5);
     victim = start(1, ttl, wait, faults);
-    holder h = {victim, s, item, 0};
-    pthread_t t;
-    cr_assert_eq(pthread_create(&t, NULL, hold, &h), 0);
+    holder h = {.port = victim, .strategy = s, .item = item, .delay_ms = 10000};
+    hold_start(&h);
     while (lock_pttl(s, item) == -2)
         harness_sleep_ms(5);
     harness_stop(pids[1], SIGKILL);
     pids[1] = 0;
-    pthread_join(t, NULL);
+    pthread_join(h.thread, NULL);
     long long left = lock_pttl(s, item);
     cr_expect(left > 0 && left <= CRASH_TTL_MS, "PTTL %lld after the crash", left);
     if (left > 400)
@@ -208,34 +218,57 @@ Test(scenarios, crash_holding_lock_setnx_expire_is_stuck_for_good_redis_lock_fre
 
 /* --- leftover_key --- */
 
-#define LEFTOVER_BUYERS 400
-#define LEFTOVER_ROUNDS 6
+#define LEFTOVER_TTL_MS 1000
 
-/* One burst of 000's lock on a new item; returns the lock keys left. */
-static int64_t burst(int port, const char *strategy)
+/* The answers of a meeting at expiry, and the lock keys it left. */
+typedef struct meeting {
+    int holder, first, second;
+    int64_t keys;
+} meeting;
+
+/* Document 000's story on a new item: a holder takes the lock of strategy
+ * and works three TTLs; once its lock has expired (it still works), two
+ * racers with 100 ms of work arrive, forced (?race=) to meet at the taking
+ * command: the second has looked at the lock before the first takes it,
+ * and takes after the first. */
+static meeting meet_at_expiry(int port, const char *strategy)
 {
-    storm s;
-    storm_init(&s, port, strategy, sale_create_item(port, TOKEN, "leftover", 10000), 100,
-               LEFTOVER_BUYERS);
-    cr_assert_eq(blast_run(&s.spec, &s.res), 0, "%s: %s", strategy, s.res.errstr);
-    return harness_lab_audit(port, strategy, s.item, "lock_keys");
+    int64_t item = sale_create_item(port, TOKEN, "leftover", 10);
+    holder a = {.port = port, .strategy = strategy, .item = item, .delay_ms = 3 * LEFTOVER_TTL_MS};
+    hold_start(&a);
+    while (lock_pttl(strategy, item) == -2)
+        harness_sleep_ms(5);
+    harness_sleep_ms(LEFTOVER_TTL_MS + 100);
+    holder first = {
+        .port = port, .strategy = strategy, .item = item, .delay_ms = 100, .extra = "&race=first"};
+    holder second = first;
+    second.extra = "&race=second";
+    hold_start(&second);
+    hold_start(&first);
+    pthread_join(first.thread, NULL);
+    pthread_join(second.thread, NULL);
+    pthread_join(a.thread, NULL);
+    return (meeting){a.status, first.status, second.status,
+                     harness_lab_audit(port, strategy, item, "lock_keys")};
 }
 
 Test(scenarios, leftover_key_the_getset_lock_leaves_its_key_behind_redis_lock_does_not)
 {
-    /* 000's settings: expiry and wait 200 ms, 100 ms of work, Tomcat's 200
-     * threads. Who races last decides, so a few bursts. */
-    int port = start(0, "SECKILL_LAB_LOCK_TTL_MS=200", "SECKILL_LAB_LOCK_WAIT_MS=200",
-                     "SECKILL_LAB_THREADS=200");
-    int round = 0;
-    int64_t left = 0;
-    while (left == 0 && round < LEFTOVER_ROUNDS) {
-        left = burst(port, "redis_lock_getset");
-        round++;
-    }
-    cr_log_info("redis_lock_getset: %" PRId64 " key(s) left after burst %d", left, round);
-    cr_expect_eq(left, 1, "redis_lock_getset left no key in %d bursts of %d buyers", round,
-                 LEFTOVER_BUYERS);
-    cr_expect_eq(burst(port, "redis_lock"), 0, "redis_lock left its key");
+    /* Expiry well past the wait (000's 200 ms): the loser gives up before
+     * the value it wrote expires, so nobody takes it over and deletes it. */
+    int port = start(0, "SECKILL_LAB_LOCK_TTL_MS=1000", "SECKILL_LAB_LOCK_WAIT_MS=200",
+                     "SECKILL_LAB_FAULTS=true");
+    meeting m = meet_at_expiry(port, "redis_lock_getset");
+    cr_expect_eq(m.holder, 200, "the holder whose lock expired");
+    cr_expect_eq(m.first, 200, "the first racer's GETSET got the expired value: it won");
+    cr_expect_eq(m.second, 429,
+                 "the second racer's GETSET got the first's value: it lost (and overwrote it)");
+    cr_expect_eq(m.keys, 1, "redis_lock_getset: the winner's unlock found another value");
+
+    m = meet_at_expiry(port, "redis_lock");
+    cr_expect_eq(m.holder, 200);
+    cr_expect_eq(m.first, 200, "the first racer's SET NX found the expired lock gone");
+    cr_expect(m.second == 200 || m.second == 429, "second racer: %d", m.second);
+    cr_expect_eq(m.keys, 0, "redis_lock left its key under the same forcing");
     harness_stop_clean(&pids[0], "server");
 }
