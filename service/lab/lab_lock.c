@@ -16,6 +16,8 @@
 #include "lab_redis.h"
 
 #define TOKEN_MAX 48
+/* An int64 in decimal with its sign and NUL. */
+#define INT64_TEXT_MAX 21
 
 typedef struct lock_kind {
     int spin_ms; /* pause between two attempts */
@@ -79,7 +81,10 @@ static const lock_kind setnx_expire = {2, unique_token, setnx_expire_take, del_r
  * still read as the number at the front. */
 static void expiry_token(lab_ctx *c, char *buf, size_t len)
 {
-    char unique[TOKEN_MAX];
+    /* lab_ctx_token's id is one int64 in decimal: sized for it, the expiry,
+     * the dot and the id fit in TOKEN_MAX, as a Release build's
+     * -Wformat-truncation can see. */
+    char unique[INT64_TEXT_MAX];
     lab_ctx_token(c, unique, sizeof(unique));
     snprintf(buf, len, "%" PRId64 ".%s", backend_now_ms() + c->cfg->lab_lock_ttl_ms, unique);
 }
