@@ -29,10 +29,11 @@ check_reachable() {
 }
 
 # live_pid FILE PATTERN: prints the pid of FILE if that process lives and its command line
-# contains PATTERN; a stale file, a reused pid or a zombie does not count.
+# contains PATTERN; a stale file, a reused pid or a zombie does not count. A file without a final
+# newline counts too (dockerd writes its so).
 live_pid() {
-    local pid
-    [[ -r $1 ]] && read -r pid <"$1" && [[ $pid =~ ^[0-9]+$ ]] || return 1
+    local pid=
+    [[ -r $1 ]] && { read -r pid || [[ -n $pid ]]; } <"$1" && [[ $pid =~ ^[0-9]+$ ]] || return 1
     { tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null | grep -qF -- "$2" || return 1
     echo "$pid"
 }
