@@ -3,10 +3,14 @@
 # Run:   docker run -e SECKILL_REDIS_HOST=... -e SECKILL_PG_CONNINFO=... seckill            (server)
 #        docker run ... seckill seckill-worker                                            (worker)
 #        docker run ... seckill /usr/local/share/seckill/scripts/migrate.sh               (schema)
-# Or the whole system: docker-compose.yml.
-# Not built on our machines (no Docker engine there); see README.
+# Or the whole system: docker-compose.yml. `make docker-check` builds and runs it on a machine
+# without a registry (scripts/docker_check.sh: the base below made by debootstrap).
 
-FROM debian:12 AS build
+# Both stages start from one Debian 12 image: the registry's, or any other Debian 12 under
+# this tag (`--build-arg BASE=...` names another).
+ARG BASE=debian:12-slim
+
+FROM ${BASE} AS build
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         build-essential cmake pkg-config libmicrohttpd-dev libhiredis-dev libjansson-dev \
         libpq-dev libssl-dev libevent-dev libzookeeper-mt-dev \
@@ -21,7 +25,7 @@ RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DSECKILL_TESTS=OFF \
     && cmake --build build -j"$(nproc)" \
     && cmake --install build --prefix /opt/seckill
 
-FROM debian:12-slim
+FROM ${BASE}
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         libmicrohttpd12 libhiredis0.14 libjansson4 libpq5 libssl3 libevent-2.1-7 \
         libevent-pthreads-2.1-7 libzookeeper-mt2 \
@@ -32,8 +36,11 @@ COPY --from=build /opt/seckill/bin/ /usr/local/bin/
 COPY sql /usr/local/share/seckill/sql
 COPY scripts/migrate.sh /usr/local/share/seckill/scripts/migrate.sh
 COPY config/seckill.conf.example /etc/seckill/seckill.conf.example
+# The laboratory's results for /lab (the default lab_results is relative to a checkout's root).
+COPY loadtest/results/experiments.json /usr/local/share/seckill/lab/experiments.json
 USER seckill
-ENV SECKILL_HOST=0.0.0.0 SECKILL_PORT=8080
+ENV SECKILL_HOST=0.0.0.0 SECKILL_PORT=8080 \
+    SECKILL_LAB_RESULTS=/usr/local/share/seckill/lab/experiments.json
 EXPOSE 8080
 HEALTHCHECK --interval=5s --timeout=2s --retries=3 \
     CMD curl -fsS "http://127.0.0.1:${SECKILL_PORT}/health" >/dev/null || exit 1
