@@ -4,7 +4,7 @@ ARGS ?=
 # Quieter nested builds: cmake runs make under us.
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all build run stop admin load test chaos bench fuzz experiments lint format clean help
+.PHONY: all build run stop admin load test chaos bench fuzz experiments docker-check lint format clean help
 
 all: build ## the default: same as build
 
@@ -39,7 +39,10 @@ experiments: ## the oversell lab under load: loadtest/results/experiments.* (STR
 fuzz: ## fuzz the request parsers with libFuzzer for FUZZ_SECONDS (default 60)
 	scripts/fuzz.sh
 
-lint: ## shellcheck, clang-format check, docker-compose.yml validation
+docker-check: ## build the image (base from debootstrap, no registry) and buy through it, alone and under docker-compose
+	scripts/docker_check.sh
+
+lint: ## shellcheck, clang-format check, docker-compose files validation
 	scripts/lint.sh
 
 format: ## clang-format the C sources in place
@@ -50,4 +53,4 @@ clean: ## remove the build folders
 	rm -rf build build-asan build-nolab
 
 help: ## list the targets
-	@awk -F ':.*## ' '/^[a-z]+:.*## / { printf "  make %-8s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
+	@awk -F ':.*## ' '/^[a-z-]+:.*## / { printf "  make %-12s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
