@@ -50,7 +50,7 @@ format: ## clang-format the C sources in place
 	find service -name '*.[ch]' -exec clang-format -i {} +
 
 clean: ## remove the build folders
-	rm -rf build build-asan build-nolab
+	rm -rf build build-asan build-nolab build-release
 
 help: ## list the targets
 	@awk -F ':.*## ' '/^[a-z-]+:.*## / { printf "  make %-12s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)

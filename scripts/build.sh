@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # build.sh: configures and builds with CMake into build/ (build-asan/ with SECKILL_SANITIZE=1,
-# build-nolab/ with SECKILL_LAB=OFF: a server without the laboratory).
+# build-nolab/ with SECKILL_LAB=OFF: a server without the laboratory, build-release/ with
+# SECKILL_RELEASE=1: the binaries as the Dockerfile builds them, -O3, whose warnings -O2 misses).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -9,6 +10,9 @@ flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
 if [[ ${SECKILL_SANITIZE:-0} == 1 ]]; then
     dir=build-asan
     flags+=(-DSECKILL_SANITIZE=ON)
+elif [[ ${SECKILL_RELEASE:-0} == 1 ]]; then
+    dir=build-release
+    flags=(-DCMAKE_BUILD_TYPE=Release -DSECKILL_TESTS=OFF)
 elif [[ ${SECKILL_LAB:-ON} == OFF ]]; then
     dir=build-nolab
     flags+=(-DSECKILL_LAB=OFF)
