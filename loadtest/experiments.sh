@@ -50,10 +50,17 @@
 #                returns, without the first one's sold-out flags): the naive return gave units
 #                back twice and sells more than exist (oversells); ours never (units held by live
 #                orders == stock, remaining 0), audited from PostgreSQL.
+#
+# Where it is goes to stderr (scripts/progress.sh): step k of n, the time elapsed and about how
+# long is left, on one line redrawn on a terminal, one line a step otherwise. A strategy's load
+# run and its race run are a step each, the load run as long as the strategy's took in the last
+# results (loadtest/results/experiments.json); a scenario's steps are its strategies or phases.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=../scripts/services.sh
 source scripts/services.sh
+# shellcheck source=../scripts/progress.sh
+source scripts/progress.sh
 
 STOCK=${STOCK:-5000}
 REQUESTS=${REQUESTS:-20000}
@@ -118,6 +125,7 @@ server_pid='' worker_pid='' done=0
 # shellcheck disable=SC2317  # only called by the EXIT trap
 finish() {
     local pid f
+    progress_break
     for pid in $server_pid $worker_pid; do
         if kill -TERM "$pid" 2>/dev/null; then wait "$pid" || true; fi
     done
@@ -248,6 +256,7 @@ scenario_lock_expiry() {
     echo "| strategy | buyers | sold / stock | 409 fenced | oversold | ours | documents |"
     echo "|---|---:|---:|---:|---:|---|---|"
     for s in redis_lock redis_lock_fenced redis_lock_reentrant; do
+        progress_step "lock_expiry: $s"
         reset_item 2
         out=$(for i in {1..8}; do buy "$s" 500 & done; wait)
         sold=$(grep -c '^200 ' <<<"$out" || true)
@@ -267,6 +276,7 @@ scenario_wrong_unlock() {
     echo "| strategy | B's lock while B works, after A's unlock | ours | documents |"
     echo "|---|---|---|---|"
     for s in redis_lock_setnx_expire redis_lock; do
+        progress_step "wrong_unlock: $s"
         reset_item 10
         key="{item:$item}:lab:lock:$s"
         buy "$s" 1200 >/dev/null &
@@ -328,6 +338,7 @@ nginx_start() {
 
 scenario_cluster() {
     local s lb report rps sold oversold left_a left_b verdict expected ok=0
+    progress_step "cluster: a second server, nginx in front of both"
     start_proc second build/seckill-server
     lb=$(free_port "$port")
     nginx_start "$lb" "$port" "${port_of[second]}"
@@ -338,6 +349,7 @@ scenario_cluster() {
     echo "| strategy | req/s | sold / stock | oversold | left A / B | ours | documents |"
     echo "|---|---:|---:|---:|---:|---|---|"
     for s in local_mutex db_single_update redis_lock lua_reserve; do
+        progress_step "cluster: $s"
         reset_item 20
         report=$(ab -q -r -s 60 -n 100 -c 20 "http://127.0.0.1:$lb/api/v1/experiments/$s/purchase?item=$item&delay_ms=20" 2>&1 || true)
         rps=$(ab_field "$report" "Requests per second:" 4)
@@ -379,6 +391,7 @@ scenario_crash_holding_lock() {
     echo "|---|---|---:|---|---|---|---|---|"
 
     s=redis_lock_setnx_expire
+    progress_step "crash_holding_lock: $s"
     reset_item 10
     key="{item:$item}:lab:lock:$s"
     start_proc victim build/seckill-server
@@ -397,6 +410,7 @@ scenario_crash_holding_lock() {
     echo "| \`$s\` | SIGKILL between SETNX and EXPIRE (?crash=after_setnx) | $ttl | $first | $after | $freed | $verdict | $expected |"
 
     for s in redis_lock zookeeper_lock; do
+        progress_step "crash_holding_lock: $s"
         if ! curl -fsS "$base/api/v1/experiments" | jq -e --arg s "$s" '.strategies | any(.name == $s)' >/dev/null; then
             echo "| \`$s\` | - | - | - | - | - | skipped: this server has no $s | freed when the session ends (003) |"
             continue
@@ -489,6 +503,7 @@ scenario_leftover_key() {
     echo "| strategy | holder | first racer | second racer | lock keys left | key's value, PTTL | ours | documents |"
     echo "|---|---:|---:|---:|---:|---|---|---|"
     for s in redis_lock_getset redis_lock; do
+        progress_step "leftover_key: $s, the forced meeting"
         read -r holder first second keys < <(meet_at_expiry "$s" "$racer" "$ttl")
         value=$(lock_value "$s")
         verdict="leaves none" expected="leaves none"
@@ -512,6 +527,7 @@ scenario_leftover_key() {
     echo "|---|---:|---:|---:|---:|---:|---|---|---|"
     for s in redis_lock_getset redis_lock; do
         for run in $(seq 1 "$runs"); do
+            progress_step "leftover_key: $s under 000's load, run $run$([[ $s == redis_lock ]] || echo " of $runs")"
             report=$(load "$s" 10000 20000 10000 100)
             rps=$(ab_field "$report" "Requests per second:" 4)
             non2xx=$(ab_field "$report" "Non-2xx responses:" 3)
@@ -543,10 +559,12 @@ elections() {
 scenario_singleton_job() {
     local period=$SECKILL_WORKER_SWEEP_MS w victim=scen-w2 in_hand=0 sold pg distinct dead recovered
     local pid deadline e n overlaps per verdict expected ok=0
+    progress_step "singleton_job: 20000 orders queued by lua_reserve"
     reset_item 20000
     # The orders wait on the queue first, so the workers start with a backlog to be killed in.
     ab -q -r -s 60 -n 20000 -c 100 "$base/api/v1/experiments/lua_reserve/purchase?item=$item" >/dev/null 2>&1 || true
     sold=$(audit lua_reserve | jq .sold)
+    progress_step "singleton_job: three workers, $victim killed -9 while it holds a batch"
     for w in scen-w1 scen-w2 scen-w3; do
         start_proc "$w" build/seckill-worker "SECKILL_WORKER_ID=$w" SECKILL_LOG_LEVEL=debug
     done
@@ -561,6 +579,7 @@ scenario_singleton_job() {
         ((in_hand > 0)) || kill -CONT "$pid"
     done
     kill_proc "$victim" KILL
+    progress_step "singleton_job: the rest drained, a few more periods of elections"
     while (($(now_ms) < deadline)); do
         [[ $(rcli LLEN seckill:queue) == 0 && $(rcli HLEN seckill:pending) == 0 &&
             $(rcli EXISTS "seckill:processing:$victim") == 0 ]] && break
@@ -641,6 +660,7 @@ scenario_unpaid_return() {
     local naive ours i before crashed a b n1 n2 w holder victim='' owed=- ret sold
     local -A returned=() storm=()
     local half=$((RETURN_STOCK / 2))
+    progress_step "unpaid_return: the first storm, $RETURN_STOCK buyers on each item"
     for i in naive ours; do
         local id
         id=$(curl -fsS -X POST -H "Authorization: Bearer $token" \
@@ -653,9 +673,11 @@ scenario_unpaid_return() {
     done
     wait_sql "SELECT count(*) = $((2 * RETURN_STOCK)) FROM orders WHERE item_id IN ($naive, $ours)" ||
         die "unpaid_return: the first storm's orders did not reach PostgreSQL"
+    progress_step "unpaid_return: the unpaid orders fall due"
     sleep $((RETURN_TIMEOUT_S + 1)) # the unpaid half is overdue now
 
     # The naive return: a run killed -9 after its 3rd increment, then retried on two nodes at once.
+    progress_step "unpaid_return: the naive return, killed -9, retried on two nodes"
     before=$(remaining "$naive")
     crashed=$(loadtest/naive_return.sh "$naive" 3 || true)
     loadtest/naive_return.sh "$naive" >"$dir/naive-a.out" &
@@ -668,6 +690,7 @@ scenario_unpaid_return() {
     returned[naive]=$(($(remaining "$naive") - before))
 
     # Ours: two workers, the one elected first killed -9 while it holds the expiry lock.
+    progress_step "unpaid_return: our expiry sweep, two workers, the elected one killed -9"
     before=$(remaining "$ours")
     for w in ret-w1 ret-w2; do
         start_proc "$w" build/seckill-worker "SECKILL_WORKER_ID=$w" SECKILL_WORKER_EXPIRY_MS=1000
@@ -691,6 +714,7 @@ scenario_unpaid_return() {
     # of a new stock version, which the naive return never announces: there its units would sell
     # one a second (GATE_PROBE_MS), on a server started since (or restarted) all at once. The
     # field's copies clear their flag with the return (localOverMap.put(id, false)).
+    progress_step "unpaid_return: the second storm, $RETURN_BUYERS new buyers on each item"
     start_proc ret-shop build/seckill-server
     for i in naive ours; do
         [[ $i == naive ]] && ret=$naive || ret=$ours
@@ -728,6 +752,10 @@ scenario_unpaid_return() {
 
 mkdir -p "$results"
 if [[ -n ${SCENARIO:-} ]]; then
+    # The steps of each scenario (its progress_step calls), counted up front.
+    declare -A scenario_steps=([lock_expiry]=3 [wrong_unlock]=2 [cluster]=5 [crash_holding_lock]=3
+        [leftover_key]=$((2 + ${LEFTOVER_RUNS:-3} + (${LEFTOVER_RUNS:-3} > 0))) [singleton_job]=3 [unpaid_return]=5)
+    progress_begin experiments "${scenario_steps[$SCENARIO]}"
     status=0
     {
         echo "# Scenario $SCENARIO"
@@ -736,16 +764,28 @@ if [[ -n ${SCENARIO:-} ]]; then
         echo
         "scenario_$SCENARIO" || status=$?
     } >"$results/scenario-$SCENARIO.md"
+    progress_end
     cat "$results/scenario-$SCENARIO.md"
     done=1
     ((status == 0)) || { echo "experiments: $SCENARIO: our verdict differs from the documents'" >&2; exit 1; }
     echo "experiments: $SCENARIO: our verdict is the documents'"
     exit 0
 fi
+# Two steps a strategy. Their nominal seconds: the load run as long as the strategy's took in the
+# last results (REQUESTS at its requests/s there; 10 s for one not in them), the race run 2 s.
+declare -A last_rps=()
+if [[ -f $results/experiments.json ]]; then
+    while read -r s r; do last_rps[$s]=$r; done < <(jq -r '.strategies[] | "\(.strategy) \(.requests_per_s)"' "$results/experiments.json")
+fi
+steps=()
+for s in $strategies; do
+    steps+=("$(awk -v n="$REQUESTS" -v r="${last_rps[$s]:-0}" 'BEGIN { v = (r > 0 ? n / r : 10); printf "%d", (v < 1 ? 1 : v + 0.5) }')" 2)
+done
+progress_begin_timed experiments "${steps[@]}"
 rows=()
 differs=0
 for s in $strategies; do
-    echo "experiments: $s ..." >&2
+    progress_step "load: $s"
     report=$(load "$s" "$STOCK" "$REQUESTS" "$CONCURRENCY" "$DELAY_MS")
     audit=$(curl -fsS "$base/api/v1/experiments/$s/audit?item=$item")
     complete=$(ab_field "$report" "Complete requests:" 3)
@@ -759,6 +799,7 @@ for s in $strategies; do
     *) orders=$(jq -r 'if .family == "db" or (.strategy | startswith("pg_")) then .pg_sales else null end' <<<"$audit") ;;
     esac
 
+    progress_step "race: $s"
     race_report=$(load "$s" "$RACE_STOCK" "$RACE_BUYERS" "$RACE_BUYERS" "$RACE_DELAY_MS")
     race=$(curl -fsS "$base/api/v1/experiments/$s/audit?item=$item")
     race_complete=$(ab_field "$race_report" "Complete requests:" 3)
@@ -787,6 +828,8 @@ for s in $strategies; do
                    leftover_lock_keys: $race.lock_keys},
             verdict: $observed, documents_verdict: $expected, agrees: $agrees, documents: $doc}')")
 done
+
+progress_end
 
 settings=$(jq -n --argjson stock "$STOCK" --argjson requests "$REQUESTS" \
     --argjson concurrency "$CONCURRENCY" --argjson delay "$DELAY_MS" --argjson rs "$RACE_STOCK" \

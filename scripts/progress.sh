@@ -20,7 +20,7 @@
 # start (bash's SECONDS): it includes the build and the set-up before the first step.
 
 progress_name='' progress_n=0 progress_k=0 progress_timed=0 progress_t0=0
-progress_line='' progress_drawn=0 progress_tty=0 progress_cols=80
+progress_head='' progress_label='' progress_tail='' progress_drawn=0 progress_tty=0 progress_cols=80
 progress_weights=()
 
 progress__now_ms() {
@@ -53,12 +53,18 @@ progress__left() {
     fi
 }
 
+# progress__draw: the step's line; on a terminal it must fit one row (a wrapped line cannot be
+# redrawn), so a long label is cut rather than the figures.
 progress__draw() {
+    local label=$progress_label room line
     if ((progress_tty)); then
-        printf '\r\033[K%s' "${progress_line:0:progress_cols-1}" >&2
+        room=$((progress_cols - 1 - ${#progress_head} - ${#progress_tail}))
+        ((${#label} <= room)) || label="${label:0:room > 3 ? room - 3 : 0}..."
+        line="$progress_head$label$progress_tail"
+        printf '\r\033[K%s' "${line:0:progress_cols-1}" >&2 # a very narrow terminal: cut all
         progress_drawn=1
     else
-        printf '%s\n' "$progress_line" >&2
+        printf '%s%s%s\n' "$progress_head" "$label" "$progress_tail" >&2
     fi
 }
 
@@ -102,7 +108,8 @@ progress_step() {
     else
         left="estimating what is left"
     fi
-    progress_line="$progress_name: [$progress_k/$progress_n] $1 — elapsed $(progress__dur "$SECONDS"), $left"
+    progress_head="$progress_name: [$progress_k/$progress_n] " progress_label=$1
+    progress_tail=" — elapsed $(progress__dur "$SECONDS"), $left"
     progress__draw
 }
 
