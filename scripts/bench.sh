@@ -18,10 +18,14 @@
 # PostgreSQL's count. For 1b-3 the CPU each process spent a request (/proc/<pid>/stat before and
 # after each round; wrk's own from bash's time) is reported, and after the rounds the syscalls a
 # request of the server and of nginx (strace -c -f over a short run; BENCH_STRACE=0 skips it).
+#
+# It says where it is (step k of n, elapsed, about how long is left: scripts/progress.sh) on stderr.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=services.sh
 source scripts/services.sh
+# shellcheck source=progress.sh
+source scripts/progress.sh
 
 rounds=${BENCH_ROUNDS:-3}
 duration=${BENCH_DURATION:-10s}
@@ -39,6 +43,7 @@ scripts/build.sh >/dev/null
 status=1
 # shellcheck disable=SC2317  # only called by the EXIT trap
 finish() {
+    progress_break
     [[ -z ${idle_pid:-} ]] || kill -TERM "$idle_pid" 2>/dev/null || true
     stop_pid "$dir/worker.pid" seckill-worker
     stop_pid "$dir/server.pid" seckill-server
@@ -71,7 +76,7 @@ scripts/migrate.sh >/dev/null
 redis=(redis-cli -h "$SECKILL_REDIS_HOST" -p "$SECKILL_REDIS_PORT")
 psql=(psql "$SECKILL_PG_CONNINFO" -X -q -v ON_ERROR_STOP=1)
 
-log() { printf 'bench: %s\n' "$*" >&2; }
+log() { progress_note "bench: $*"; }
 
 # ---- the systems -----------------------------------------------------------------------
 
@@ -137,6 +142,8 @@ item_reset() {
 
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
+# fmt N: N rounded, with thousands separators: 1,000,000.
+fmt() { awk -v v="$1" 'BEGIN { printf "%.0f", v }' | sed -E ':a; s/([0-9])([0-9]{3})($|,)/\1,\2\3/; ta'; }
 # wrk prints latencies as 512.00us, 7.60ms or 1.02s: milliseconds.
 to_ms() {
     awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /[0-9]s$/) n *= 1000;
@@ -201,8 +208,24 @@ run_wrk() {
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 log "server $url (pid $server_pid), nginx :$nginx_port, load average $load"
 
+# ---- the steps, counted up front for the progress line -------------------------------------
+
+# Each step's nominal seconds: a wrk round lasts its duration plus about two seconds of
+# bookkeeping; the others as long as they took on this 2-core machine, the drain's scaled to
+# BENCH_DRAIN_ORDERS. The estimate of what is left scales them by how the finished steps compared
+# with theirs.
+dur_s=$(awk -v v="$duration" 'BEGIN { n = v + 0; if (v ~ /m$/) n *= 60; else if (v ~ /h$/) n *= 3600
+    printf "%d", (n < 1 ? 1 : n + 0.5) }')
+per_million() { awk -v s="$1" -v n="$drain_orders" 'BEGIN { v = s * n / 1e6; printf "%d", (v < 1 ? 1 : v + 0.5) }'; }
+steps=(6) # memory
+for ((round = 1; round <= rounds; round++)); do steps+=($((dur_s + 2)) $((dur_s + 2)) $((dur_s + 2)) $((dur_s + 2)) $((dur_s + 2))); done
+[[ ${BENCH_STRACE:-1} != 1 ]] || steps+=(4 4 4)
+steps+=(5 "$(per_million 20)" "$(per_million 27)" "$(per_million 10)") # ab; drain: queue, worker, COPY
+progress_begin_timed bench "${steps[@]}"
+
 # ---- 6: memory with 10,000 idle connections (first: the server is fresh) --------------
 
+progress_step "memory: 10,000 idle connections"
 cc -O2 -std=c11 -D_GNU_SOURCE -o "$dir/idle_conns" loadtest/idle_conns.c
 rss_kib() { awk '/^VmRSS/ { print $2 }' "/proc/$server_pid/status"; }
 established() { ss -Htn state established "( sport = :$server_port )" | wc -l; }
@@ -229,13 +252,18 @@ upcoming=$(item_create bench-upcoming 1000 "\"starts_at\":\"$(date -u -d '+1 hou
 storm_sold=()
 start_worker # draining what the rounds sell, as in production
 for ((round = 1; round <= rounds; round++)); do
+    progress_step "round $round of $rounds: 1 ceiling (nginx)"
     run_wrk ceiling "http://127.0.0.1:$nginx_port" "$big" 1
+    progress_step "round $round of $rounds: 1b GET /health"
     run_wrk health "$url/health"
+    progress_step "round $round of $rounds: 2 purchase"
     run_wrk purchase "$url" "$big" $((round * 100000000 + 1))
+    progress_step "round $round of $rounds: 3 sell-out storm"
     item_reset "$storm" 1000
     sleep 0.2 # the reset's announcement clears the sold-out flag
     run_wrk storm "$url" "$storm" $((round * 100000000 + 1))
     storm_sold+=("$(item_field "$storm" sold)")
+    progress_step "round $round of $rounds: 3b pre-start storm"
     run_wrk prestart "$url" "$upcoming" $((round * 100000000 + 1))
     log "round $round: ceiling $(echo "${rps[ceiling]}" | awk "{ print \$NF }"), health $(echo "${rps[health]}" | awk '{ print $NF }'), purchase $(echo "${rps[purchase]}" | awk '{ print $NF }')," \
         "sell-out $(echo "${rps[storm]}" | awk '{ print $NF }'), sold ${storm_sold[-1]}," \
@@ -268,8 +296,11 @@ strace_run() {
 }
 declare -A sys
 if [[ ${BENCH_STRACE:-1} == 1 ]]; then
+    progress_step "syscalls a request: strace of nginx"
     sys[ceiling]=$(strace_run ceiling "$nginx_pid" "http://127.0.0.1:$nginx_port")
+    progress_step "syscalls a request: strace of the server, GET /health"
     sys[health]=$(strace_run health "$server_pid" "$url/health")
+    progress_step "syscalls a request: strace of the server, purchase"
     sys[purchase]=$(strace_run purchase "$server_pid" "$url" "$big" 900000001)
     log "syscalls a request: nginx ${sys[ceiling]}, /health ${sys[health]}, purchase ${sys[purchase]}"
 fi
@@ -279,6 +310,7 @@ early_sold=$(item_field "$upcoming" sold)
 
 # ---- 5: the documents' ab run --------------------------------------------------------
 
+progress_step "5 ab -c 10000 -n 20000"
 abitem=$(item_create bench-ab 10000)
 : >"$dir/empty"
 (ulimit -n 20000 && exec ab -q -r -c 10000 -n 20000 -s 30 -p "$dir/empty" -T application/json \
@@ -322,6 +354,7 @@ for i = first, first + n - 1 do
   end
 end
 return n'
+progress_step "4 drain: queueing $(fmt "$drain_orders") orders"
 for ((i = 0; i < drain_orders; i += 100000)); do
     n=$((drain_orders - i < 100000 ? drain_orders - i : 100000))
     "${redis[@]}" eval "$fill_lua" 2 seckill:queue seckill:pending $((base + i + 1)) "$n" \
@@ -329,6 +362,7 @@ for ((i = 0; i < drain_orders; i += 100000)); do
 done
 queued=$("${redis[@]}" llen seckill:queue)
 [[ $queued == "$drain_orders" ]] || die "queued $queued orders instead of $drain_orders"
+progress_step "4 drain: the worker"
 t0=$(now_ns)
 start_worker
 # One redis-cli a tenth of a second: starting processes costs CPU the drain needs.
@@ -344,6 +378,7 @@ drain_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
 drain_rate=$(awk -v n="$drained" -v s="$drain_s" 'BEGIN { printf "%.0f", n / s }')
 
 # The same rows, straight into the same table with COPY.
+progress_step "4 drain: raw COPY"
 "${psql[@]}" -c "truncate orders" -c "checkpoint"
 ts=$(date -u -d "@$((created_ms / 1000))" '+%Y-%m-%d %H:%M:%S+00')
 awk -v b="$base" -v n="$drain_orders" -v item="$drainitem" -v r="$drainround" -v ts="$ts" \
@@ -354,6 +389,7 @@ t1=$(now_ns)
 copy_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
 copy_rate=$(awk -v n="$drain_orders" -v s="$copy_s" 'BEGIN { printf "%.0f", n / s }')
 log "drain: $drained orders in $drain_s s ($drain_rate/s); COPY $copy_s s ($copy_rate/s)"
+progress_end
 
 # ---- the table -------------------------------------------------------------------------
 
@@ -363,7 +399,6 @@ r_purchase=$(ratio "${med_rps[purchase]}" "${med_rps[ceiling]}")
 r_storm=$(ratio "${med_rps[storm]}" "${med_rps[ceiling]}")
 r_prestart=$(ratio "${med_rps[prestart]}" "${med_rps[ceiling]}")
 r_copy=$(ratio "$drain_rate" "$copy_rate")
-fmt() { awk -v v="$1" 'BEGIN { printf "%.0f", v }' | sed -E ':a; s/([0-9])([0-9]{3})($|,)/\1,\2\3/; ta'; }
 table=$(
     cat <<TABLE
 | # | measurement | result | target | met |
