@@ -30,8 +30,8 @@ test: ## the whole suite on free ports (ARGS='-L unit' go to ctest; SECKILL_SANI
 chaos: ## only the fault tests (Redis, PostgreSQL, server and worker killed, SIGTERM); make test runs them too
 	scripts/test.sh -R 'chaos|shutdown|worker|sweep'
 
-bench: ## the purchase path against the HTTP ceiling; writes docs/PERFORMANCE.md
-	scripts/bench.sh
+bench: ## the purchase path against the HTTP ceiling; docs/PERFORMANCE.md, performance.svg (ARGS=--plot-only)
+	scripts/bench.sh $(ARGS)
 
 experiments: ## the oversell lab under load: loadtest/results/experiments.* (STRATEGY=, REPLAY_000=1)
 	loadtest/experiments.sh

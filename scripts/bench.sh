@@ -19,13 +19,25 @@
 # after each round; wrk's own from bash's time) is reported, and after the rounds the syscalls a
 # request of the server and of nginx (strace -c -f over a short run; BENCH_STRACE=0 skips it).
 #
-# It says where it is (step k of n, elapsed, about how long is left: scripts/progress.sh) on stderr.
+# It says where it is (step k of n, elapsed, about how long is left: scripts/progress.sh) on stderr,
+# and besides the document writes the figures to loadtest/results/bench.json and draws them
+# (ratios to the ceiling, latency percentiles) into docs/performance.svg (scripts/bench_plot.sh);
+# BENCH_DOC=0 leaves all three alone. `scripts/bench.sh --plot-only` redraws the SVG from the
+# JSON without running anything.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=services.sh
 source scripts/services.sh
 # shellcheck source=progress.sh
 source scripts/progress.sh
+
+results_json=loadtest/results/bench.json
+svg=docs/performance.svg
+case ${1:-} in
+'') ;;
+--plot-only) exec scripts/bench_plot.sh "$results_json" "$svg" ;;
+*) die "usage: scripts/bench.sh [--plot-only]" ;;
+esac
 
 rounds=${BENCH_ROUNDS:-3}
 duration=${BENCH_DURATION:-10s}
@@ -38,6 +50,7 @@ token=bench-admin-token
 
 scripts/deps.sh
 [[ ${BENCH_STRACE:-1} == 0 ]] || scripts/deps.sh strace
+[[ ${BENCH_DOC:-1} == 0 ]] || scripts/deps.sh jq gnuplot-nox # bench.json and its plot
 scripts/build.sh >/dev/null
 
 status=1
@@ -444,21 +457,87 @@ echo "$cpu_table"
 echo
 echo "$rounds_detail"
 
-# ---- docs/PERFORMANCE.md -----------------------------------------------------------------
+# ---- loadtest/results/bench.json, docs/performance.svg ------------------------------------
+
+# num V: V as a JSON number, null when it is none (a figure the run could not read).
+num() { if [[ $1 =~ ^-?[0-9]+([.][0-9]+)?$ ]]; then echo "$1"; else echo null; fi; }
+# round_list "A B C ": the rounds' values as a JSON array.
+round_list() { jq -cn --arg s "$1" '$s | split(" ") | map(select(. != "") | tonumber)'; }
+# wrk_case NAME LABEL TARGET: one wrk measurement (TARGET: the ratio to the ceiling it should reach).
+wrk_case() {
+    local n=$1 p cpu_json='{}'
+    for p in server redis worker pg nginx wrk; do
+        cpu_json=$(jq -c --arg p "$p" --argjson v "$(num "${med_cpu[$n:$p]}")" '. + {($p): $v}' <<<"$cpu_json")
+    done
+    jq -cn --arg name "$n" --arg what "$2" --argjson target "$3" \
+        --argjson rps "$(num "${med_rps[$n]}")" --argjson p50 "$(num "${med_p50[$n]}")" \
+        --argjson p99 "$(num "${med_p99[$n]}")" --argjson ratio "$(num "$(ratio "${med_rps[$n]}" "${med_rps[ceiling]}")")" \
+        --argjson r_rps "$(round_list "${rps[$n]}")" --argjson r_p50 "$(round_list "${p50[$n]}")" \
+        --argjson r_p99 "$(round_list "${p99[$n]}")" --argjson r_errs "$(round_list "${errs[$n]}")" \
+        --argjson cpu "$cpu_json" --argjson sys "$(num "${sys[$n]:-}")" '{
+            name: $name, label: $what, requests_per_s: $rps, p50_ms: $p50, p99_ms: $p99,
+            ratio_to_ceiling: $ratio, target_ratio: $target,
+            rounds: {requests_per_s: $r_rps, p50_ms: $r_p50, p99_ms: $r_p99, socket_errors: $r_errs},
+            cpu_us_a_request: $cpu, syscalls_a_request: $sys}'
+}
 
 if [[ ${BENCH_DOC:-1} == 1 ]]; then
     cpu_model=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
     mem=$(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
+    os=$(. /etc/os-release && echo "$PRETTY_NAME")
+    when=$(date -u '+%Y-%m-%d %H:%M UTC')
+    # Changes to what this run writes do not count as local changes of the code measured.
+    commit=$(git rev-parse --short HEAD 2>/dev/null || echo '?')
+    local_changes=false
+    git diff --quiet -- . ":!$doc" ":!$svg" ":!$results_json" 2>/dev/null || local_changes=true
+    mkdir -p "$(dirname "$results_json")"
+    {
+        for c in "ceiling|1 ceiling (nginx)|null" "health|1b GET /health|0.8" "purchase|2 purchase|0.5" \
+            "storm|3 sell-out storm|0.9" "prestart|3b pre-start storm|0.9"; do
+            IFS='|' read -r n label target <<<"$c"
+            wrk_case "$n" "$label" "$target"
+        done
+    } | jq -s --arg date "$when" --arg commit "$commit" --argjson local_changes "$local_changes" \
+        --argjson cpus "$(nproc)" --arg cpu "$cpu_model" --arg mem "$mem" --arg os "$os" --arg kernel "$(uname -r)" \
+        --arg load "$load" --argjson rounds "$rounds" --arg duration "$duration" --argjson conns "$conns" \
+        --argjson threads "$threads" --argjson drain_orders "$drain_orders" \
+        --argjson drain_rate "$(num "$drain_rate")" --argjson drain_s "$(num "$drain_s")" \
+        --argjson drained "$(num "$drained")" --argjson copy_rate "$(num "$copy_rate")" \
+        --argjson copy_s "$(num "$copy_s")" --argjson r_copy "$(num "$r_copy")" \
+        --argjson ab_s "$(num "${ab_time:-}")" --argjson ab_failed "$(num "${ab_failed:-}")" \
+        --argjson ab_complete "$(num "${ab_complete:-}")" --argjson ab_non2xx "$(num "${ab_non2xx:-0}")" \
+        --argjson ab_sold "$(num "$ab_sold")" --argjson ab_oversold "$(num "$ab_oversold")" \
+        --argjson rss_idle "$(num "$rss_idle")" --argjson rss_conns "$(num "$rss_conns")" \
+        --argjson mem_conns "$(num "$mem_conns")" '{
+            date: $date, commit: $commit, local_changes: $local_changes,
+            machine: {cpus: $cpus, cpu: $cpu, memory: $mem, os: $os, kernel: $kernel, load_average: $load},
+            settings: {rounds: $rounds, duration: $duration, connections: $conns, threads: $threads,
+                       drain_orders: $drain_orders},
+            wrk: .,
+            drain: {orders: $drain_orders, rows: $drained, orders_per_s: $drain_rate, seconds: $drain_s,
+                    copy_rows_per_s: $copy_rate, copy_seconds: $copy_s, ratio_to_copy: $r_copy,
+                    target_ratio: 0.5, target_orders_per_s: 100000},
+            ab: {concurrency: 10000, requests: 20000, stock: 10000, seconds: $ab_s, failed: $ab_failed,
+                 complete: $ab_complete, sold_out_answers: $ab_non2xx, sold: $ab_sold, oversold: $ab_oversold},
+            memory: {connections: $mem_conns, rss_kib: $rss_conns, rss_idle_kib: $rss_idle, target_kib: 65536}}' \
+        >"$results_json"
+    log "wrote $results_json"
+    scripts/bench_plot.sh "$results_json" "$svg"
     section=$(
         cat <<DOC
 <!-- bench:begin (written by scripts/bench.sh; edit outside the markers) -->
 ## Latest run
 
-$(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet 2>/dev/null || echo ' + local changes');
-machine: $(nproc) cores ($cpu_model), $mem, $(. /etc/os-release && echo "$PRETTY_NAME"), kernel $(uname -r);
+$when, commit $commit$([[ $local_changes == false ]] || echo ' + local changes');
+machine: $(nproc) cores ($cpu_model), $mem, $os, kernel $(uname -r);
 load average at the start: $load. Medians of $rounds alternating rounds of $duration each.
 
 $table
+
+![The same run drawn: each measurement's ratio to the ceiling beside its target, and the latency percentiles of every wrk measurement](performance.svg)
+
+The figures of the run, rounds and CPU included: [loadtest/results/bench.json](../loadtest/results/bench.json)
+(\`scripts/bench.sh --plot-only\` redraws the picture from it).
 
 Where the CPU goes (every process of the machine that takes part; the worker drains meanwhile):
 
