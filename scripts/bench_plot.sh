@@ -22,7 +22,7 @@ trap 'rm -rf "$tmp"' EXIT
 jq -r '(.wrk[] | select(.target_ratio != null) | "\"\(.label)\" \(.ratio_to_ceiling) \(.target_ratio)"),
        "\"4 drain (of raw COPY)\" \(.drain.ratio_to_copy) \(.drain.target_ratio)"' "$json" >"$tmp/ratios.dat"
 jq -r '.wrk[] | "\"\(.label)\" \(.p50_ms) \(.p99_ms)"' "$json" >"$tmp/latency.dat"
-title=$(jq -r '"make bench, \(.date), commit \(.commit)\(if .local_changes then " + local changes" else "" end): medians of \(.settings.rounds) rounds of \(.settings.duration), \(.settings.connections) connections, \(.machine.cpus) cores"' "$json")
+title=$(jq -r '"make bench, \(.date), commit \(.commit)\(if .local_changes then " + local changes" else "" end): medians of \(.settings.rounds) rounds of \(.settings.duration), \(.settings.connections) connections, \(.machine.cpus) cores, load \(.machine.load_average // "?" | split(" ")[0]) at the start"' "$json")
 ceiling=$(jq -r '.wrk[] | select(.name == "ceiling") | .requests_per_s | round' "$json")
 
 mkdir -p "$(dirname "$svg")"
