@@ -167,12 +167,24 @@ now_ns() { date +%s%N; }
 # CPU time of a process so far, in clock ticks (utime + stime of all its threads); 0 if gone.
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 tick_us=$((1000000 / $(getconf CLK_TCK)))
-# PostgreSQL: the postmaster and its children (the worker's backend, the writers).
+# PostgreSQL: the postmaster and its children (the worker's backend, the writers), living and
+# gone (the postmaster's cutime + cstime: a COPY's backend exits with its psql).
 pg_ticks() {
-    local pm t=0 p
+    local pm t p
     read -r pm <"$dir/pg/postmaster.pid"
+    t=$(awk '{ print $16 + $17 }' "/proc/$pm/stat")
     for p in $pm $(cat "/proc/$pm/task/$pm/children" 2>/dev/null); do t=$((t + $(ticks "$p"))); done
     echo "$t"
+}
+# pg_procs: "PID TICKS NAME" of the postmaster, each of its children, and "reaped" (cutime +
+# cstime: children gone), for the drain's breakdown of PostgreSQL's CPU.
+pg_procs() {
+    local pm p
+    read -r pm <"$dir/pg/postmaster.pid"
+    awk '{ print "reaped", $16 + $17, "reaped" }' "/proc/$pm/stat"
+    for p in $pm $(cat "/proc/$pm/task/$pm/children" 2>/dev/null); do
+        echo "$p $(ticks "$p") $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | awk '{ print $2 }')"
+    done
 }
 # The processes whose CPU a round is charged: NAME=PID (pg: the PostgreSQL cluster).
 cpu_procs() { echo "server=$server_pid redis=$redis_pid worker=$(cat "$dir/worker.pid") nginx=$nginx_pid pg=pg"; }
@@ -221,6 +233,137 @@ run_wrk() {
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 log "server $url (pid $server_pid), nginx :$nginx_port, load average $load"
 
+# ---- 4: worker drain against a raw COPY (the functions; run after 5, or alone) ----------
+
+processing=seckill:processing:$SECKILL_WORKER_ID
+base=1000000000000
+# Orders in the queue format of service/common/order.h (what lua/reserve.lua writes), queued
+# and recorded as pending like the reserve script does, 1000 per LPUSH (Lua's unpack limit).
+fill_lua='local q, p, first, n = KEYS[1], KEYS[2], tonumber(ARGV[1]), tonumber(ARGV[2])
+local batch, fields = {}, {}
+for i = first, first + n - 1 do
+  local o = string.format("{\"order_id\":\"%d\",\"item_id\":%s,\"user_id\":%d,\"round\":%s,\"created_ms\":%s}",
+    i, ARGV[3], i, ARGV[4], ARGV[5])
+  batch[#batch + 1] = o
+  fields[#fields + 1] = tostring(i); fields[#fields + 1] = o
+  if #batch == 1000 or i == first + n - 1 then
+    redis.call("LPUSH", q, unpack(batch)); redis.call("HSET", p, unpack(fields))
+    batch, fields = {}, {}
+  end
+end
+return n'
+
+# drain_fill: an empty orders table and an empty queue, a checkpoint (neither the drain nor the
+# COPY pays for the writes of what ran before it), then drain_orders orders queued.
+drain_fill() {
+    local i n queued
+    progress_step "4 drain: queueing $(fmt "$drain_orders") orders"
+    "${redis[@]}" del seckill:queue seckill:pending "$processing" >/dev/null
+    "${psql[@]}" -c "truncate orders" -c "checkpoint"
+    for ((i = 0; i < drain_orders; i += 100000)); do
+        n=$((drain_orders - i < 100000 ? drain_orders - i : 100000))
+        "${redis[@]}" eval "$fill_lua" 2 seckill:queue seckill:pending $((base + i + 1)) "$n" \
+            "$drainitem" "$drainround" "$created_ms" >/dev/null
+    done
+    queued=$("${redis[@]}" llen seckill:queue)
+    [[ $queued == "$drain_orders" ]] || die "queued $queued orders instead of $drain_orders"
+}
+
+# drain_once K: one drain of a full queue by the K-th worker command of BENCH_WORKERS; appends its
+# orders/s, the CPU microseconds an order of the worker, Redis and PostgreSQL, and the Redis
+# commands a batch the worker sent (from INFO commandstats) to the drain_* lists of K.
+declare -A drain_rates drain_cpu drain_calls
+per_order() { awk -v c="$1" -v t="$tick_us" -v n="$drained" 'BEGIN { printf "%.2f", (n > 0 ? c * t / n : 0) }'; }
+drain_once() {
+    local k=$1 t0 t1 wpid w r0 r p0 p left s batches
+    drain_fill
+    if ((${#drain_workers[@]} > 1)); then
+        progress_step "4 drain: worker $((k + 1)) of ${#drain_workers[@]}"
+    else
+        progress_step "4 drain: the worker"
+    fi
+    "${redis[@]}" config resetstat >/dev/null
+    r0=$(ticks "$redis_pid") p0=$(pg_ticks)
+    pg_procs >"$dir/pg-procs-before"
+    t0=$(now_ns)
+    # shellcheck disable=SC2086  # a command line: env assignments, then the binary
+    env ${drain_workers[$k]} >>"$dir/worker.log" 2>&1 &
+    wpid=$!
+    echo "$wpid" >"$dir/worker.pid"
+    # One redis-cli a tenth of a second: starting processes costs CPU the drain needs.
+    while :; do
+        left=$("${redis[@]}" eval "return redis.call('llen', KEYS[1]) + redis.call('llen', KEYS[2])" 2 seckill:queue "$processing")
+        ((left == 0)) && break
+        sleep 0.1
+    done
+    t1=$(now_ns)
+    w=$(ticks "$wpid") r=$(($(ticks "$redis_pid") - r0)) p=$(($(pg_ticks) - p0))
+    # PostgreSQL's share by process: the worker's backend, the writers, autovacuum (reaped).
+    pg_procs | awk -v t="$tick_us" -v n="$drain_orders" 'NR == FNR { b[$1] = $2; next }
+        { d = $2 - b[$1]; if (d > 0) printf "%s %.2f, ", $3, d * t / n }' "$dir/pg-procs-before" - >"$dir/pg-procs"
+    stop_pid "$dir/worker.pid" seckill-worker
+    drained=$("${psql[@]}" -tAc "select count(*) from orders")
+    s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
+    drain_rates[$k]+="$(awk -v n="$drained" -v s="$s" 'BEGIN { printf "%.0f", n / s }') "
+    w=$(per_order "$w") r=$(per_order "$r") p=$(per_order "$p")
+    drain_cpu[$k:worker]+="$w " drain_cpu[$k:redis]+="$r " drain_cpu[$k:pg]+="$p "
+    batches=$(awk '/ stopped: / { for (i = 2; i <= NF; i++) if ($i == "batches,") b = $(i - 1) } END { print b + 0 }' "$dir/worker.log")
+    drain_calls[$k]=$("${redis[@]}" info commandstats | awk -F'[_:=,]' -v b="$batches" '
+        $1 == "cmdstat" && $2 ~ /^(blmove|lmove|evalsha|multi|lrange|set|del)$/ && b > 0 {
+            printf "%s%s %.2f", (n++ ? ", " : ""), $2, $4 / b }')
+    log "drain by '${drain_workers[$k]}': $drained orders in $s s, $batches batches; CPU us an order:" \
+        "worker $w, Redis $r, PostgreSQL $p;" \
+        "Redis calls a batch: ${drain_calls[$k]}; PostgreSQL by process: $(cat "$dir/pg-procs")"
+    ((drained == drain_orders)) || die "drained $drained orders instead of $drain_orders"
+}
+
+# copy_once: the same rows, straight into the same table with COPY; appends its rows/s.
+copy_rates=
+copy_once() {
+    local t0 t1 s p0 p
+    progress_step "4 drain: raw COPY"
+    "${psql[@]}" -c "truncate orders" -c "checkpoint"
+    p0=$(pg_ticks)
+    t0=$(now_ns)
+    "${psql[@]}" -c "\\copy orders (id, item_id, user_id, round, created_at) from '$dir/orders.csv' with (format csv)"
+    t1=$(now_ns)
+    p=$(($(pg_ticks) - p0))
+    s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
+    copy_rates+="$(awk -v n="$drain_orders" -v s="$s" 'BEGIN { printf "%.0f", n / s }') "
+    log "COPY: $drain_orders rows in $s s; PostgreSQL CPU us a row: $(drained=$drain_orders per_order "$p")"
+}
+
+# drain_all: BENCH_DRAIN_ROUNDS rounds (default 1), each a drain by every worker command of
+# BENCH_WORKERS (comma-separated command lines, env assignments allowed; default the build's
+# worker) and a COPY; the first worker's medians are row 4's figures.
+drain_all() {
+    local round k ts
+    drainitem=$(item_create bench-drain 0)
+    drainround=$("${psql[@]}" -tAc "select round from items where id = $drainitem")
+    created_ms=$(($(date +%s) * 1000))
+    ts=$(date -u -d "@$((created_ms / 1000))" '+%Y-%m-%d %H:%M:%S+00')
+    awk -v b="$base" -v n="$drain_orders" -v item="$drainitem" -v r="$drainround" -v ts="$ts" \
+        'BEGIN { for (i = 1; i <= n; i++) printf "%.0f,%d,%.0f,%d,%s\n", b + i, item, b + i, r, ts }' >"$dir/orders.csv"
+    for ((round = 1; round <= drain_rounds; round++)); do
+        for k in "${!drain_workers[@]}"; do drain_once "$k"; done
+        copy_once
+    done
+    # shellcheck disable=SC2086
+    copy_rate=$(median $copy_rates)
+    copy_s=$(awk -v n="$drain_orders" -v r="$copy_rate" 'BEGIN { printf "%.2f", n / r }')
+    for k in "${!drain_workers[@]}"; do
+        # shellcheck disable=SC2086
+        log "drain '${drain_workers[$k]}': orders/s ${drain_rates[$k]% } (median $(median ${drain_rates[$k]}):" \
+            "$(ratio "$(median ${drain_rates[$k]})" "$copy_rate") of COPY's median $copy_rate; COPY rows/s ${copy_rates% });" \
+            "CPU us an order, medians: worker $(median ${drain_cpu[$k:worker]}), Redis $(median ${drain_cpu[$k:redis]})," \
+            "PostgreSQL $(median ${drain_cpu[$k:pg]})"
+    done
+    # shellcheck disable=SC2086
+    drain_rate=$(median ${drain_rates[0]})
+    drain_s=$(awk -v n="$drain_orders" -v r="$drain_rate" 'BEGIN { printf "%.2f", n / r }')
+}
+
+
 # ---- the steps, counted up front for the progress line -------------------------------------
 
 # Each step's nominal seconds: a wrk round lasts its duration plus about two seconds of
@@ -233,7 +376,21 @@ per_million() { awk -v s="$1" -v n="$drain_orders" 'BEGIN { v = s * n / 1e6; pri
 steps=(6) # memory
 for ((round = 1; round <= rounds; round++)); do steps+=($((dur_s + 2)) $((dur_s + 2)) $((dur_s + 2)) $((dur_s + 2)) $((dur_s + 2))); done
 [[ ${BENCH_STRACE:-1} != 1 ]] || steps+=(4 4 4)
-steps+=(5 "$(per_million 20)" "$(per_million 27)" "$(per_million 10)") # ab; drain: queue, worker, COPY
+IFS=, read -r -a drain_workers <<<"${BENCH_WORKERS:-build/seckill-worker}"
+drain_rounds=${BENCH_DRAIN_ROUNDS:-1}
+drain_steps=()
+for ((round = 1; round <= drain_rounds; round++)); do
+    for _ in "${drain_workers[@]}"; do drain_steps+=("$(per_million 20)" "$(per_million 27)"); done # queue, drain
+    drain_steps+=("$(per_million 10)")                                                               # COPY
+done
+if [[ ${BENCH_ONLY:-} == drain ]]; then
+    progress_begin_timed bench "${drain_steps[@]}"
+    drain_all
+    progress_end
+    status=0
+    exit 0
+fi
+steps+=(5 "${drain_steps[@]}") # ab, then the drain
 progress_begin_timed bench "${steps[@]}"
 
 # ---- 6: memory with 10,000 idle connections (first: the server is fresh) --------------
@@ -342,66 +499,7 @@ log "ab: ${ab_time:-?} s, ${ab_complete:-?} complete, ${ab_failed:-?} failed, so
 
 # ---- 4: worker drain against a raw COPY ------------------------------------------------
 
-drainitem=$(item_create bench-drain 0)
-drainround=$("${psql[@]}" -tAc "select round from items where id = $drainitem")
-processing=seckill:processing:$SECKILL_WORKER_ID
-# The purchases above queued orders of their own: the drain starts from an empty queue.
-# Both the drain and the COPY start after a checkpoint: neither pays for the writes of what
-# ran before it.
-"${redis[@]}" del seckill:queue seckill:pending "$processing" >/dev/null
-"${psql[@]}" -c "truncate orders" -c "checkpoint"
-created_ms=$(($(date +%s) * 1000))
-base=1000000000000
-# Orders in the queue format of service/common/order.h (what lua/reserve.lua writes), queued
-# and recorded as pending like the reserve script does, 1000 per LPUSH (Lua's unpack limit).
-fill_lua='local q, p, first, n = KEYS[1], KEYS[2], tonumber(ARGV[1]), tonumber(ARGV[2])
-local batch, fields = {}, {}
-for i = first, first + n - 1 do
-  local o = string.format("{\"order_id\":\"%d\",\"item_id\":%s,\"user_id\":%d,\"round\":%s,\"created_ms\":%s}",
-    i, ARGV[3], i, ARGV[4], ARGV[5])
-  batch[#batch + 1] = o
-  fields[#fields + 1] = tostring(i); fields[#fields + 1] = o
-  if #batch == 1000 or i == first + n - 1 then
-    redis.call("LPUSH", q, unpack(batch)); redis.call("HSET", p, unpack(fields))
-    batch, fields = {}, {}
-  end
-end
-return n'
-progress_step "4 drain: queueing $(fmt "$drain_orders") orders"
-for ((i = 0; i < drain_orders; i += 100000)); do
-    n=$((drain_orders - i < 100000 ? drain_orders - i : 100000))
-    "${redis[@]}" eval "$fill_lua" 2 seckill:queue seckill:pending $((base + i + 1)) "$n" \
-        "$drainitem" "$drainround" "$created_ms" >/dev/null
-done
-queued=$("${redis[@]}" llen seckill:queue)
-[[ $queued == "$drain_orders" ]] || die "queued $queued orders instead of $drain_orders"
-progress_step "4 drain: the worker"
-t0=$(now_ns)
-start_worker
-# One redis-cli a tenth of a second: starting processes costs CPU the drain needs.
-while :; do
-    left=$("${redis[@]}" eval "return redis.call('llen', KEYS[1]) + redis.call('llen', KEYS[2])" 2 seckill:queue "$processing")
-    ((left == 0)) && break
-    sleep 0.1
-done
-t1=$(now_ns)
-stop_pid "$dir/worker.pid" seckill-worker
-drained=$("${psql[@]}" -tAc "select count(*) from orders")
-drain_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
-drain_rate=$(awk -v n="$drained" -v s="$drain_s" 'BEGIN { printf "%.0f", n / s }')
-
-# The same rows, straight into the same table with COPY.
-progress_step "4 drain: raw COPY"
-"${psql[@]}" -c "truncate orders" -c "checkpoint"
-ts=$(date -u -d "@$((created_ms / 1000))" '+%Y-%m-%d %H:%M:%S+00')
-awk -v b="$base" -v n="$drain_orders" -v item="$drainitem" -v r="$drainround" -v ts="$ts" \
-    'BEGIN { for (i = 1; i <= n; i++) printf "%.0f,%d,%.0f,%d,%s\n", b + i, item, b + i, r, ts }' >"$dir/orders.csv"
-t0=$(now_ns)
-"${psql[@]}" -c "\\copy orders (id, item_id, user_id, round, created_at) from '$dir/orders.csv' with (format csv)"
-t1=$(now_ns)
-copy_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
-copy_rate=$(awk -v n="$drain_orders" -v s="$copy_s" 'BEGIN { printf "%.0f", n / s }')
-log "drain: $drained orders in $drain_s s ($drain_rate/s); COPY $copy_s s ($copy_rate/s)"
+drain_all
 progress_end
 
 # ---- the table -------------------------------------------------------------------------
