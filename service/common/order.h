@@ -50,7 +50,13 @@ int64_t order_id_next(order_id_gen *gen, int64_t now_ms);
  * is too small. */
 int order_encode(const order *o, char *buf, size_t len);
 
-/* Decodes the queue format. Returns 0, or -1 when the text is not an order. */
+/* Decodes the queue format. Returns 0, or -1 when the text is not an order.
+ * The exact bytes order_encode writes are read in place; any other JSON goes
+ * to order_decode_json, so both give the same answer for every text. */
 int order_decode(const char *text, size_t len, order *o);
+
+/* The general decoder (jansson): any JSON object of the queue format's
+ * members. Returns 0, or -1 when the text is not an order. */
+int order_decode_json(const char *text, size_t len, order *o);
 
 #endif

@@ -336,3 +336,42 @@ Test(order_codec, an_order_queued_before_quantities_is_one_unit)
     expect_refused("{\"order_id\":\"1\",\"item_id\":4,\"user_id\":7,\"round\":3,"
                    "\"created_ms\":1,\"first_unit\":0}");
 }
+
+/* Both answers, and the order when both decode, are the same. */
+static void expect_same_as_jansson(const char *text, size_t len)
+{
+    order fast, slow;
+    memset(&fast, 0, sizeof(fast));
+    memset(&slow, 0, sizeof(slow));
+    int rc = order_decode(text, len, &fast);
+    cr_assert_eq(rc, order_decode_json(text, len, &slow), "%.*s", (int)len, text);
+    if (rc == 0)
+        cr_assert_eq(memcmp(&fast, &slow, sizeof(fast)), 0, "%.*s", (int)len, text);
+}
+
+Test(order_codec, the_canonical_reader_and_jansson_agree_on_every_near_miss)
+{
+    /* Every truncation, and every byte replaced by or preceded by a byte
+     * that could fool a reader of the fixed shape. */
+    const char *bases[] = {LUA_PAYLOAD, OLD_PAYLOAD,
+                           "{\"order_id\":\"9223372036854775807\",\"item_id\":1,\"user_id\":1,"
+                           "\"round\":-9223372036854775808,\"created_ms\":-0,\"quantity\":1000,"
+                           "\"first_unit\":1}"};
+    const char swaps[] = " 0-19.eE\"},:+x";
+    for (size_t b = 0; b < sizeof(bases) / sizeof(bases[0]); b++) {
+        size_t len = strlen(bases[b]);
+        char text[512];
+        for (size_t cut = 0; cut <= len; cut++)
+            expect_same_as_jansson(bases[b], cut);
+        for (size_t i = 0; i < len; i++)
+            for (size_t s = 0; s < sizeof(swaps) - 1; s++) {
+                memcpy(text, bases[b], len);
+                text[i] = swaps[s];
+                expect_same_as_jansson(text, len);
+                memcpy(text, bases[b], i);
+                text[i] = swaps[s];
+                memcpy(text + i + 1, bases[b] + i, len - i);
+                expect_same_as_jansson(text, len + 1);
+            }
+    }
+}
