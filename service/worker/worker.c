@@ -414,7 +414,9 @@ int worker_run(worker *w, const atomic_int *stop)
     /* Only to report a wrong conninfo at once rather than with the first
      * order; a failure here is retried when there is something to insert. */
     pg_connect(w);
-    while (!stop_requested(w)) {
+    /* A stop waits for the batch in hand, moved with the last
+     * acknowledgement, to be persisted too. */
+    while (!stop_requested(w) || w->b.n > 0) {
         int n = -1;
         if (w->redis || redis_connect(w) == 0) {
             n = worker_tend(w);
@@ -430,20 +432,23 @@ int worker_run(worker *w, const atomic_int *stop)
             log_dead(&w->b);
             if (batch_persist(w) < 0)
                 break;
-            n = worker_queue_ack(queue(w));
-            if (n == 0) {
+            worker_batch done = w->b; /* its counts, for the statistics */
+            /* The next batch comes with this one's acknowledgement, unless
+             * the list may hold more than this batch or the worker stops. */
+            n = worker_queue_ack(queue(w), !recovering && !stop_requested(w));
+            if (n >= 0 || n == -2) {
                 w->stats.batches++;
-                w->stats.dead += (int64_t)w->b.ndead;
-                w->stats.last_batch = (int64_t)w->b.n;
-                if (w->b.norders)
-                    w->stats.lag_ms = backend_now_ms() - w->b.oldest_ms;
+                w->stats.dead += (int64_t)done.ndead;
+                w->stats.last_batch = (int64_t)done.n;
+                if (done.norders)
+                    w->stats.lag_ms = backend_now_ms() - done.oldest_ms;
             }
         }
-        worker_batch_clear(&w->b);
         if (n >= 0) {
             delay = 0;
             continue;
         }
+        worker_batch_clear(&w->b);
         /* Redis failed somewhere: the processing list, not our copy, says
          * what is in hand, so reconnect and read it again. */
         redis_drop(w);

@@ -44,15 +44,11 @@ static int take_moved(const worker_queue *q, redisReply *r)
     return rc < 0 ? -1 : 1;
 }
 
-/* Moves up to want orders with lua/queue_move.lua into the batch, oldest first.
- * Returns how many moved, or -1 on an error (what moved stays in the
- * processing list). */
-static int move_many(const worker_queue *q, size_t want)
+/* Takes the reply of lua/queue_move.lua asked for want orders: copies them
+ * into the batch, oldest first. Returns how many moved, or -1 on an error
+ * (what moved stays in the processing list). Frees r. */
+static int take_many(const worker_queue *q, redisReply *r, size_t want)
 {
-    char n[24];
-    snprintf(n, sizeof(n), "%zu", want);
-    const char *ka[] = {KEYS_QUEUE, q->processing, n};
-    redisReply *r = scripts_call(q->c, &q->sc->s[SCRIPT_QUEUE_MOVE], 2, 1, ka);
     if (!r || r->type != REDIS_REPLY_ARRAY || r->elements > want)
         return failed(q, r, "EVAL move");
     for (size_t i = r->elements; i-- > 0;) {
@@ -70,17 +66,32 @@ static int move_many(const worker_queue *q, size_t want)
     return moved;
 }
 
+/* Moves up to want orders with lua/queue_move.lua into the batch, oldest first.
+ * Returns how many moved, or -1 on an error (what moved stays in the
+ * processing list). */
+static int move_many(const worker_queue *q, size_t want)
+{
+    char n[24];
+    snprintf(n, sizeof(n), "%zu", want);
+    const char *ka[] = {KEYS_QUEUE, q->processing, n};
+    return take_many(q, scripts_call(q->c, &q->sc->s[SCRIPT_QUEUE_MOVE], 2, 1, ka), want);
+}
+
 /* Moves orders from the queue to the processing list until the batch is full
  * or cfg->worker_batch_ms passed since the first one came. Returns how many
  * moved (0: none came within the block time), or -1 on a Redis error. */
 int worker_queue_fill(const worker_queue *q)
 {
     worker_batch *b = q->b;
-    redisReply *r =
-        redisCommand(q->c, "BLMOVE %s %s RIGHT LEFT %s", KEYS_QUEUE, q->processing, q->block_arg);
-    int rc = take_moved(q, r);
-    if (rc <= 0)
-        return rc;
+    if (b->n == 0) {
+        redisReply *r = redisCommand(q->c, "BLMOVE %s %s RIGHT LEFT %s", KEYS_QUEUE, q->processing,
+                                     q->block_arg);
+        int rc = take_moved(q, r);
+        if (rc <= 0)
+            return rc;
+    }
+    /* Orders moved with the last acknowledgement came just now: the batch
+     * time counts from them as from a BLMOVE's. */
     int64_t deadline = backend_mono_ms() + q->batch_ms;
     while (b->n < b->cap) {
         /* One call for the rest of the batch: one command instead of one
@@ -96,8 +107,9 @@ int worker_queue_fill(const worker_queue *q)
             /* The queue ran dry: wait out the batch time for the next one. */
             char arg[32];
             snprintf(arg, sizeof(arg), "%" PRId64 ".%03" PRId64, left / 1000, left % 1000);
-            r = redisCommand(q->c, "BLMOVE %s %s RIGHT LEFT %s", KEYS_QUEUE, q->processing, arg);
-            rc = take_moved(q, r);
+            redisReply *r =
+                redisCommand(q->c, "BLMOVE %s %s RIGHT LEFT %s", KEYS_QUEUE, q->processing, arg);
+            int rc = take_moved(q, r);
             if (rc <= 0)
                 return rc < 0 ? -1 : (int)b->n;
         }
@@ -142,8 +154,20 @@ int worker_queue_load(const worker_queue *q)
  * With one process per worker id the list holds just the batch and the two
  * do the same; LTRIM says what was committed, so anything that sat in the
  * list beside the batch would stay there for the next recovery instead of
- * vanishing with it. Returns 0, or -1 on a Redis error. */
-int worker_queue_ack(const worker_queue *q)
+ * vanishing with it.
+ *
+ * With move_next, the move of the next batch (lua/queue_move.lua, a whole
+ * batch) goes in the same write, after the EXEC: one round trip instead of
+ * three (the acknowledgement, a BLMOVE, the move) while the queue is full.
+ * Redis runs the two in order, each atomic: the next orders land at the
+ * head, after the committed ones left the tail, and a crash between or
+ * after them leaves every unacknowledged order in the processing list, as
+ * before. The batch is cleared once the acknowledgement's replies are in,
+ * and the moved orders are copied into it (without move_next it stays
+ * empty). Returns how many moved (0
+ * without move_next), -1 when the acknowledgement failed, -2 when it was
+ * done but the move failed (the list may hold orders not in hand). */
+int worker_queue_ack(const worker_queue *q, int move_next)
 {
     worker_batch *b = q->b;
     long long keep_until = -(long long)b->n - 1;
@@ -161,6 +185,16 @@ int worker_queue_ack(const worker_queue *q)
     }
     ok = ok && redisAppendCommand(q->c, "LTRIM %s 0 %lld", q->processing, keep_until) == REDIS_OK;
     ok = ok && redisAppendCommand(q->c, "EXEC") == REDIS_OK;
+    char want[24];
+    snprintf(want, sizeof(want), "%zu", b->cap);
+    const char *ka[] = {KEYS_QUEUE, q->processing, want};
+    const char *argv[6];
+    size_t lens[6];
+    char numkeys[12];
+    if (ok && move_next) {
+        int argc = scripts_argv(&q->sc->s[SCRIPT_QUEUE_MOVE], 0, 2, 1, ka, argv, lens, 6, numkeys);
+        ok = argc > 0 && redisAppendCommandArgv(q->c, argc, argv, lens) == REDIS_OK;
+    }
     if (!ok)
         return failed(q, NULL, "MULTI");
     int rc = 0;
@@ -184,5 +218,21 @@ int worker_queue_ack(const worker_queue *q)
             freeReplyObject(r);
         }
     }
-    return rc;
+    if (rc < 0)
+        return rc; /* the caller drops the connection, replies and all */
+    worker_batch_clear(b);
+    if (!move_next)
+        return 0;
+    redisReply *r = NULL;
+    if (redisGetReply(q->c, (void **)&r) != REDIS_OK) {
+        failed(q, NULL, "EVAL move");
+        return -2;
+    }
+    if (scripts_is_noscript(r)) {
+        /* Redis forgot the script (a restart): the next fill moves by text. */
+        freeReplyObject(r);
+        return 0;
+    }
+    int moved = take_many(q, r, b->cap);
+    return moved < 0 ? -2 : moved;
 }

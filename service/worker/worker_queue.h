@@ -22,8 +22,10 @@ typedef struct worker_queue {
 
 /* Moves orders from the queue to the processing list, and copies into the
  * batch, until the batch is full or batch_ms passed since the first one came.
- * Returns how many moved (0: none came within the block time), or -1 on a
- * Redis error (logged; what moved stays in the processing list). */
+ * A batch that already holds orders (moved by worker_queue_ack) is topped up
+ * the same way, without waiting for a first one. Returns how many are in
+ * hand (0: none came within the block time), or -1 on a Redis error (logged;
+ * what moved stays in the processing list). */
 int worker_queue_fill(const worker_queue *q);
 
 /* Reads the oldest orders of the processing list, those a previous run (or
@@ -32,8 +34,14 @@ int worker_queue_fill(const worker_queue *q);
 int worker_queue_load(const worker_queue *q);
 
 /* Acknowledges the committed batch in one MULTI: its dead letters pushed,
- * its orders out of the pending hash and out of the processing list.
- * Returns 0, or -1 on a Redis error (logged). */
-int worker_queue_ack(const worker_queue *q);
+ * its orders out of the pending hash and out of the processing list; the
+ * batch is cleared once that is done. With
+ * move_next (only when the processing list holds nothing but this batch),
+ * the same round trip moves up to a batch of the next orders: the batch is
+ * cleared and holds them on return. Returns how many moved (0 without
+ * move_next), -1 when the acknowledgement failed, -2 when it was done but
+ * the move failed (the processing list may then hold orders not in hand:
+ * read it again). Errors are logged. */
+int worker_queue_ack(const worker_queue *q, int move_next);
 
 #endif

@@ -361,6 +361,82 @@ Test(worker, loses_nothing_when_its_redis_connection_is_killed_mid_stream)
     redisFree(c);
 }
 
+/* Waits until PostgreSQL holds at least n orders. */
+static void wait_rows(PGconn *pg, int64_t n)
+{
+    int64_t deadline = backend_mono_ms() + DRAIN_TIMEOUT_MS;
+    while (harness_pg_int(pg, "SELECT count(*) FROM orders") < n) {
+        cr_assert(backend_mono_ms() < deadline, "the worker stalled");
+        usleep(1000);
+    }
+}
+
+Test(worker, a_sigterm_mid_stream_persists_the_batch_moved_with_the_last_acknowledgement)
+{
+    harness_reset_backends();
+    redisContext *c = harness_redis();
+    PGconn *pg = harness_pg();
+    insert_item(pg, 1, 1);
+    enum { N = 30000 };
+    harness_push_orders(c, KEYS_QUEUE, 1, 1, N, 1, 1, CREATED_MS);
+    pend_all(c, KEYS_QUEUE);
+
+    /* While the queue is full, every acknowledgement moves the next batch:
+     * a stop must persist that one too, not leave it behind. */
+    start_worker("100", NULL);
+    wait_rows(pg, N / 10);
+    stop_worker();
+
+    int64_t rows = harness_pg_int(pg, "SELECT count(*) FROM orders");
+    long long queued = harness_redis_int(c, "LLEN", KEYS_QUEUE);
+    cr_assert_lt(rows, N, "the worker finished before the stop: raise N");
+    cr_assert_eq(harness_redis_int(c, "LLEN", processing_key()), 0, "nothing left in hand");
+    cr_assert_eq(rows + queued, N, "every order persisted or still queued");
+    cr_assert_eq(harness_redis_int(c, "HLEN", KEYS_PENDING), queued,
+                 "pending: exactly the orders still queued");
+
+    start_worker("100", NULL);
+    wait_drained(c);
+    stop_worker();
+    cr_assert_eq(harness_pg_int(pg, "SELECT count(DISTINCT id) FROM orders "
+                                    "WHERE id BETWEEN 1 AND 30000"),
+                 N);
+    cr_assert_eq(harness_pg_int(pg, "SELECT count(*) FROM orders"), N);
+    cr_assert_eq(harness_redis_int(c, "EXISTS", KEYS_PENDING), 0);
+    PQfinish(pg);
+    redisFree(c);
+}
+
+Test(worker, keeps_draining_when_redis_forgets_its_scripts_mid_stream)
+{
+    harness_reset_backends();
+    redisContext *c = harness_redis();
+    PGconn *pg = harness_pg();
+    insert_item(pg, 1, 1);
+    enum { N = 30000 };
+    harness_push_orders(c, KEYS_QUEUE, 1, 1, N, 1, 1, CREATED_MS);
+
+    /* A Redis restart forgets the scripts: the move that rides on an
+     * acknowledgement then gets NOSCRIPT, and the next fill moves by text. */
+    start_worker("100", NULL);
+    for (int part = 1; part <= 3; part++) {
+        wait_rows(pg, N * part / 4);
+        redisReply *r = redisCommand(c, "SCRIPT FLUSH");
+        cr_assert(r && r->type == REDIS_REPLY_STATUS, "SCRIPT FLUSH");
+        freeReplyObject(r);
+    }
+    wait_drained(c);
+    stop_worker();
+
+    cr_assert_eq(harness_pg_int(pg, "SELECT count(*) FROM orders"), N);
+    cr_assert_eq(harness_pg_int(pg, "SELECT count(DISTINCT id) FROM orders "
+                                    "WHERE id BETWEEN 1 AND 30000"),
+                 N);
+    cr_assert_eq(harness_redis_int(c, "EXISTS", KEYS_DEAD_LETTER), 0);
+    PQfinish(pg);
+    redisFree(c);
+}
+
 Test(worker, keeps_the_old_rounds_orders_when_an_insert_races_with_a_reset)
 {
     harness_reset_backends();
