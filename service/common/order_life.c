@@ -53,14 +53,16 @@ order_move order_decide(order_action action, order_state from, int payment_step,
     return (order_move){0, from, from == ORDER_QUEUED ? SK_INTERNAL : settled(from)};
 }
 
-const char order_insert_sql[] =
-    "INSERT INTO orders (id, item_id, user_id, round, created_at, quantity, first_unit, pay_by)"
-    " SELECT o.id, o.item_id, o.user_id, o.round, to_timestamp(o.created_ms / 1000.0),"
-    "        o.quantity, o.first_unit,"
-    "        CASE WHEN i.payment_timeout_s > 0 THEN to_timestamp(o.created_ms / 1000.0)"
-    "             + make_interval(secs => i.payment_timeout_s) END"
-    " FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[],"
-    "             $6::int[], $7::bigint[])"
-    "      AS o(id, item_id, user_id, round, created_ms, quantity, first_unit)"
+#define ORDER_INSERT                                                                               \
+    "INSERT INTO orders (id, item_id, user_id, round, created_at, quantity, first_unit, pay_by)"   \
+    " SELECT o.id, o.item_id, o.user_id, o.round, to_timestamp(o.created_ms / 1000.0),"            \
+    "        o.quantity, o.first_unit,"                                                            \
+    "        CASE WHEN i.payment_timeout_s > 0 THEN to_timestamp(o.created_ms / 1000.0)"           \
+    "             + make_interval(secs => i.payment_timeout_s) END"                                \
+    " FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[],"           \
+    "             $6::int[], $7::bigint[])"                                                        \
+    "      AS o(id, item_id, user_id, round, created_ms, quantity, first_unit)"                    \
     " JOIN items i ON i.id = o.item_id"
-    " ON CONFLICT DO NOTHING";
+
+const char order_insert_sql[] = ORDER_INSERT " ON CONFLICT DO NOTHING";
+const char order_insert_fresh_sql[] = ORDER_INSERT;

@@ -71,4 +71,12 @@ order_move order_decide(order_action action, order_state from, int payment_step,
  * An order's pay_by is its acceptance plus its item's payment_timeout_s. */
 extern const char order_insert_sql[];
 
+/* order_insert_sql without ON CONFLICT: the whole statement fails
+ * (unique_violation, SQLSTATE 23505) when one of its orders is already
+ * persisted or holds units already held. For batches that hold none, which
+ * is nearly all of them, it spares PostgreSQL the look into both unique
+ * indexes before each row (the unique indexes still check each row as it
+ * goes in); on 23505, order_insert_sql decides. */
+extern const char order_insert_fresh_sql[];
+
 #endif
