@@ -14,6 +14,11 @@
  *      losing Redis) first repeats steps 2 and 3 for what the list holds.
  * The processing list is therefore the source of truth about the batch in
  * hand; the copy in memory is thrown away whenever Redis fails, and re-read.
+ * While the queue is full, step 1 of the next batch runs while PostgreSQL
+ * works on step 2 of this one: the list then holds both, this one at the
+ * tail, and step 3 removes exactly this one's count from the tail. (Without
+ * a PostgreSQL connection to send on, the next batch moves in the same round
+ * trip as step 3 instead.) A crash at any point leaves both in the list.
  *
  * A worker that never comes back is covered by the sweep (sweep.c): each
  * worker keeps a heartbeat while it lives, and once per worker_sweep_ms one
@@ -93,8 +98,10 @@ struct worker {
     redisContext *redis;
     PGconn *pg;
     const atomic_int *stop;
-    worker_batch b;
-    worker_queue q; /* the Redis side of the batch (worker_queue.h) */
+    worker_batch batches[2];
+    worker_batch *hand;  /* the batch being persisted and acknowledged */
+    worker_batch *spare; /* the next one, moved while PostgreSQL inserts */
+    worker_queue q;      /* the Redis side of the batch (worker_queue.h) */
     worker_stats stats;
 };
 
@@ -308,27 +315,30 @@ static int worker_tend(worker *w)
     return rc;
 }
 
-/* The queue's calls on the connection of the moment. */
-static const worker_queue *queue(worker *w)
+/* The queue's calls on the connection of the moment, for batch b. */
+static const worker_queue *queue(worker *w, worker_batch *b)
 {
     w->q.c = w->redis;
+    w->q.b = b;
     return &w->q;
 }
 
 /* ---- the batch into PostgreSQL ------------------------------------------ */
 
-/* Inserts the batch's orders, retrying with backoff until PostgreSQL
- * commits them. Returns 0, or -1 when a stop request came first (the batch
- * stays in the processing list for the next run). */
-static int batch_persist(worker *w)
+/* Inserts the orders of the batch in hand, retrying with backoff until
+ * PostgreSQL commits them; sent: worker_pg_send already sent them. Returns
+ * 0, or -1 when a stop request came first (the batch stays in the
+ * processing list for the next run). */
+static int batch_persist(worker *w, int sent)
 {
-    worker_batch *b = &w->b;
+    worker_batch *b = w->hand;
     if (b->norders == 0)
         return 0;
     int64_t delay = 0;
     for (;;) {
         if (w->pg || pg_connect(w) == 0) {
-            int64_t inserted = worker_pg_insert(w->pg, b);
+            int64_t inserted = sent ? worker_pg_finish(w->pg, b) : worker_pg_insert(w->pg, b);
+            sent = 0;
             if (inserted >= 0) {
                 int64_t skipped = (int64_t)b->norders - inserted;
                 w->stats.inserted += inserted;
@@ -362,10 +372,19 @@ static int batch_persist(worker *w)
 worker *worker_create(const config *cfg, char *err, size_t errlen)
 {
     worker *w = calloc(1, sizeof(*w));
-    if (!w || worker_batch_init(&w->b, (size_t)cfg->worker_batch_size) < 0)
+    if (!w)
         goto fail;
+    if (worker_batch_init(&w->batches[0], (size_t)cfg->worker_batch_size) < 0)
+        goto fail;
+    if (worker_batch_init(&w->batches[1], (size_t)cfg->worker_batch_size) < 0) {
+        worker_batch_close(&w->batches[0]);
+        goto fail;
+    }
+    w->hand = &w->batches[0];
+    w->spare = &w->batches[1];
     if (scripts_init(&w->sc) < 0) {
-        worker_batch_close(&w->b);
+        worker_batch_close(&w->batches[0]);
+        worker_batch_close(&w->batches[1]);
         free(w);
         snprintf(err, errlen, "worker: a Lua script is missing from the build");
         return NULL;
@@ -381,7 +400,7 @@ worker *worker_create(const config *cfg, char *err, size_t errlen)
         block = cfg->worker_expiry_ms;
     snprintf(w->block_arg, sizeof(w->block_arg), "%" PRId64 ".%03" PRId64, block / 1000,
              block % 1000);
-    worker_queue q = {NULL, &w->sc, w->processing, w->block_arg, cfg->worker_batch_ms, &w->b};
+    worker_queue q = {NULL, &w->sc, w->processing, w->block_arg, cfg->worker_batch_ms, w->hand};
     w->q = q;
     return w;
 fail:
@@ -396,7 +415,8 @@ void worker_free(worker *w)
         return;
     redis_drop(w);
     pg_drop(w);
-    worker_batch_close(&w->b);
+    worker_batch_close(&w->batches[0]);
+    worker_batch_close(&w->batches[1]);
     free(w);
 }
 
@@ -416,26 +436,34 @@ int worker_run(worker *w, const atomic_int *stop)
     pg_connect(w);
     /* A stop waits for the batch in hand, moved with the last
      * acknowledgement, to be persisted too. */
-    while (!stop_requested(w) || w->b.n > 0) {
+    while (!stop_requested(w) || w->hand->n > 0) {
         int n = -1;
         if (w->redis || redis_connect(w) == 0) {
             n = worker_tend(w);
             if (n == 0)
-                n = recovering ? worker_queue_load(queue(w)) : worker_queue_fill(queue(w));
+                n = recovering ? worker_queue_load(queue(w, w->hand))
+                               : worker_queue_fill(queue(w, w->hand));
         }
         if (w->id_taken)
             break;
         if (n == 0)
             recovering = 0;
         if (n > 0) {
-            worker_batch_sort(&w->b);
-            log_dead(&w->b);
-            if (batch_persist(w) < 0)
+            worker_batch *b = w->hand;
+            worker_batch_sort(b);
+            log_dead(b);
+            /* Unless the list may hold more than this batch or the worker
+             * stops, the next batch moves while PostgreSQL inserts this
+             * one; it lands at the list's head, this one stays at its tail
+             * until acknowledged. Without a connection to send on, it moves
+             * with the acknowledgement instead. */
+            int steady = !recovering && !stop_requested(w);
+            int sent = steady && b->norders && w->pg && worker_pg_send(w->pg, b) == 0;
+            int moved = sent ? worker_queue_move(queue(w, w->spare)) : 0;
+            if (batch_persist(w, sent) < 0)
                 break;
-            worker_batch done = w->b; /* its counts, for the statistics */
-            /* The next batch comes with this one's acknowledgement, unless
-             * the list may hold more than this batch or the worker stops. */
-            n = worker_queue_ack(queue(w), !recovering && !stop_requested(w));
+            worker_batch done = *b; /* its counts, for the statistics */
+            n = worker_queue_ack(queue(w, b), steady && !sent);
             if (n >= 0 || n == -2) {
                 w->stats.batches++;
                 w->stats.dead += (int64_t)done.ndead;
@@ -443,12 +471,19 @@ int worker_run(worker *w, const atomic_int *stop)
                 if (done.norders)
                     w->stats.lag_ms = backend_now_ms() - done.oldest_ms;
             }
+            if (sent) {
+                w->hand = w->spare; /* the next batch, if any came */
+                w->spare = b;       /* emptied by the acknowledgement */
+                if (n >= 0)
+                    n = moved; /* a failed move: read the list again */
+            }
         }
         if (n >= 0) {
             delay = 0;
             continue;
         }
-        worker_batch_clear(&w->b);
+        worker_batch_clear(w->hand);
+        worker_batch_clear(w->spare);
         /* Redis failed somewhere: the processing list, not our copy, says
          * what is in hand, so reconnect and read it again. */
         redis_drop(w);
@@ -458,7 +493,8 @@ int worker_run(worker *w, const atomic_int *stop)
         log_msg(LOG_INFO, COMPONENT, "redis: reconnecting in %" PRId64 " ms", delay);
         worker_nap(w, delay);
     }
-    worker_batch_clear(&w->b);
+    worker_batch_clear(w->hand);
+    worker_batch_clear(w->spare);
     /* A clean stop: the next run with this id need not wait for the
      * heartbeat to expire. (Not when the id is another worker's.) */
     if (w->redis && !w->id_taken)

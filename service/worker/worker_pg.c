@@ -69,16 +69,17 @@ PGconn *worker_pg_connect(const config *cfg)
     return pg;
 }
 
-/* Runs the batch's insert, without ON CONFLICT when fresh. Returns the rows
- * inserted, -1 on an error, -2 on a unique violation of the fresh one
- * (logged at debug only). */
-static int64_t insert_with(PGconn *pg, int fresh, const worker_batch *b)
+static void batch_values(const worker_batch *b, const char **values)
 {
-    const char *stmt = fresh ? WORKER_STMT_FRESH : WORKER_STMT;
-    const char *values[WORKER_BATCH_COLUMNS];
     for (int c = 0; c < WORKER_BATCH_COLUMNS; c++)
         values[c] = b->columns[c].text;
-    PGresult *res = PQexecPrepared(pg, stmt, WORKER_BATCH_COLUMNS, values, NULL, NULL, 0);
+}
+
+/* Judges the result of the batch's insert, without ON CONFLICT when fresh,
+ * and frees it. Returns the rows inserted, -1 on an error, -2 on a unique
+ * violation of the fresh one (logged at debug only). */
+static int64_t judge(PGresult *res, int fresh, const worker_batch *b)
+{
     int64_t inserted = -1;
     const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
     if (PQresultStatus(res) == PGRES_COMMAND_OK) {
@@ -89,14 +90,46 @@ static int64_t insert_with(PGconn *pg, int fresh, const worker_batch *b)
         inserted = -2;
     } else {
         log_msg(LOG_WARN, COMPONENT, "postgresql: inserting %zu orders: %s", b->norders,
-                PQresultErrorMessage(res));
+                res ? PQresultErrorMessage(res) : "no result");
     }
     PQclear(res);
     return inserted;
 }
 
+/* The ON CONFLICT insert, blocking. */
+static int64_t insert_repeats(PGconn *pg, const worker_batch *b)
+{
+    const char *values[WORKER_BATCH_COLUMNS];
+    batch_values(b, values);
+    return judge(PQexecPrepared(pg, WORKER_STMT, WORKER_BATCH_COLUMNS, values, NULL, NULL, 0), 0,
+                 b);
+}
+
 int64_t worker_pg_insert(PGconn *pg, const worker_batch *b)
 {
-    int64_t inserted = insert_with(pg, 1, b);
-    return inserted == -2 ? insert_with(pg, 0, b) : inserted;
+    return worker_pg_send(pg, b) < 0 ? -1 : worker_pg_finish(pg, b);
+}
+
+int worker_pg_send(PGconn *pg, const worker_batch *b)
+{
+    const char *values[WORKER_BATCH_COLUMNS];
+    batch_values(b, values);
+    if (PQsendQueryPrepared(pg, WORKER_STMT_FRESH, WORKER_BATCH_COLUMNS, values, NULL, NULL, 0)) {
+        PQflush(pg); /* a blocking connection: sends it all */
+        return 0;
+    }
+    log_msg(LOG_WARN, COMPONENT, "postgresql: sending %zu orders: %s", b->norders,
+            PQerrorMessage(pg));
+    return -1;
+}
+
+int64_t worker_pg_finish(PGconn *pg, const worker_batch *b)
+{
+    /* One statement, one result, then NULL: the connection is ready again. */
+    PGresult *res = PQgetResult(pg);
+    PGresult *extra;
+    while ((extra = PQgetResult(pg)) != NULL)
+        PQclear(extra);
+    int64_t inserted = judge(res, 1, b);
+    return inserted == -2 ? insert_repeats(pg, b) : inserted;
 }

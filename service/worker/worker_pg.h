@@ -20,4 +20,12 @@ PGconn *worker_pg_connect(const config *cfg);
  * none), or -1 (logged): then close the connection. */
 int64_t worker_pg_insert(PGconn *pg, const worker_batch *b);
 
+/* worker_pg_insert in two halves, so that the worker can work on Redis
+ * while PostgreSQL inserts: worker_pg_send sends the statement and returns
+ * at once (0, or -1 logged: then close the connection); worker_pg_finish
+ * waits for its result and returns what worker_pg_insert would. Nothing
+ * else may use the connection in between. */
+int worker_pg_send(PGconn *pg, const worker_batch *b);
+int64_t worker_pg_finish(PGconn *pg, const worker_batch *b);
+
 #endif

@@ -77,6 +77,11 @@ static int move_many(const worker_queue *q, size_t want)
     return take_many(q, scripts_call(q->c, &q->sc->s[SCRIPT_QUEUE_MOVE], 2, 1, ka), want);
 }
 
+int worker_queue_move(const worker_queue *q)
+{
+    return move_many(q, q->b->cap - q->b->n);
+}
+
 /* Moves orders from the queue to the processing list until the batch is full
  * or cfg->worker_batch_ms passed since the first one came. Returns how many
  * moved (0: none came within the block time), or -1 on a Redis error. */

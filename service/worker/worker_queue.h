@@ -28,6 +28,11 @@ typedef struct worker_queue {
  * what moved stays in the processing list). */
 int worker_queue_fill(const worker_queue *q);
 
+/* Moves up to a batch's room of orders into the batch at once, without
+ * waiting for any (one script call). Returns how many moved, or -1 on a
+ * Redis error (logged; what moved stays in the processing list). */
+int worker_queue_move(const worker_queue *q);
+
 /* Reads the oldest orders of the processing list, those a previous run (or
  * this one, before Redis failed) moved but did not acknowledge, at most a
  * batch. Returns how many (0: the list is empty), or -1 on a Redis error. */
