@@ -14,11 +14,13 @@
  *      losing Redis) first repeats steps 2 and 3 for what the list holds.
  * The processing list is therefore the source of truth about the batch in
  * hand; the copy in memory is thrown away whenever Redis fails, and re-read.
- * While the queue is full, step 1 of the next batch runs while PostgreSQL
- * works on step 2 of this one: the list then holds both, this one at the
- * tail, and step 3 removes exactly this one's count from the tail. (Without
- * a PostgreSQL connection to send on, the next batch moves in the same round
- * trip as step 3 instead.) A crash at any point leaves both in the list.
+ * While the queue is full, Redis works while PostgreSQL runs step 2 of a
+ * batch: step 3 of the previous batch (committed) and step 1 of the next go
+ * in one round trip. The list then holds up to three batches, the oldest at
+ * the tail, and step 3 removes exactly the oldest one's count from the tail.
+ * (Without a PostgreSQL connection to send on, the next batch moves in the
+ * same round trip as this one's step 3 instead.) A crash at any point leaves
+ * every batch not acknowledged in the list.
  *
  * A worker that never comes back is covered by the sweep (sweep.c): each
  * worker keeps a heartbeat while it lives, and once per worker_sweep_ms one
@@ -367,6 +369,29 @@ static int batch_persist(worker *w, int sent)
     }
 }
 
+/* Counts an acknowledged batch. */
+static void count_acked(worker *w, const worker_batch *done)
+{
+    w->stats.batches++;
+    w->stats.dead += (int64_t)done->ndead;
+    w->stats.last_batch = (int64_t)done->n;
+    if (done->norders)
+        w->stats.lag_ms = backend_now_ms() - done->oldest_ms;
+}
+
+/* Acknowledges a committed batch, b: the one in hand or the one waiting in
+ * spare; with move_next the next batch moves into b in the same round trip
+ * (worker_queue_ack). Returns how many moved, or -1 when the list must be
+ * read again. */
+static int ack_batch(worker *w, worker_batch *b, int move_next)
+{
+    worker_batch done = *b; /* its counts, for the statistics */
+    int n = worker_queue_ack(queue(w, b), move_next);
+    if (n >= 0 || n == -2)
+        count_acked(w, &done);
+    return n < 0 ? -1 : n;
+}
+
 /* ---- the worker ----------------------------------------------------------- */
 
 worker *worker_create(const config *cfg, char *err, size_t errlen)
@@ -453,29 +478,31 @@ int worker_run(worker *w, const atomic_int *stop)
             worker_batch_sort(b);
             log_dead(b);
             /* Unless the list may hold more than this batch or the worker
-             * stops, the next batch moves while PostgreSQL inserts this
-             * one; it lands at the list's head, this one stays at its tail
-             * until acknowledged. Without a connection to send on, it moves
-             * with the acknowledgement instead. */
+             * stops, PostgreSQL inserts this batch while Redis acknowledges
+             * the previous one (committed, waiting in spare) and moves the
+             * next one into its place. The list holds them oldest at the
+             * tail: the previous, this, the next. Without a connection to
+             * send on, the next batch moves with this one's acknowledgement
+             * instead. */
             int steady = !recovering && !stop_requested(w);
             int sent = steady && b->norders && w->pg && worker_pg_send(w->pg, b) == 0;
-            int moved = sent ? worker_queue_move(queue(w, w->spare)) : 0;
+            int moved = 0;
+            if (sent)
+                moved =
+                    w->spare->n ? ack_batch(w, w->spare, 1) : worker_queue_move(queue(w, w->spare));
+            else if (w->spare->n)
+                moved = ack_batch(w, w->spare, 0); /* the previous batch first: it is at the tail */
             if (batch_persist(w, sent) < 0)
                 break;
-            worker_batch done = *b; /* its counts, for the statistics */
-            n = worker_queue_ack(queue(w, b), steady && !sent);
-            if (n >= 0 || n == -2) {
-                w->stats.batches++;
-                w->stats.dead += (int64_t)done.ndead;
-                w->stats.last_batch = (int64_t)done.n;
-                if (done.norders)
-                    w->stats.lag_ms = backend_now_ms() - done.oldest_ms;
-            }
-            if (sent) {
-                w->hand = w->spare; /* the next batch, if any came */
-                w->spare = b;       /* emptied by the acknowledgement */
-                if (n >= 0)
-                    n = moved; /* a failed move: read the list again */
+            if (sent && moved > 0) {
+                /* This batch is acknowledged with the next one's insert. */
+                w->hand = w->spare;
+                w->spare = b;
+                n = moved;
+            } else if (moved < 0) {
+                n = -1; /* read the list again */
+            } else {
+                n = ack_batch(w, b, steady && !sent);
             }
         }
         if (n >= 0) {
@@ -493,6 +520,10 @@ int worker_run(worker *w, const atomic_int *stop)
         log_msg(LOG_INFO, COMPONENT, "redis: reconnecting in %" PRId64 " ms", delay);
         worker_nap(w, delay);
     }
+    /* Committed before a stop cut the loop short: acknowledged now rather
+     * than repeated by the next run. */
+    if (w->spare->n && w->redis)
+        ack_batch(w, w->spare, 0);
     worker_batch_clear(w->hand);
     worker_batch_clear(w->spare);
     /* A clean stop: the next run with this id need not wait for the
