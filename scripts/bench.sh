@@ -13,8 +13,8 @@
 #   6 memory       server RSS with 10,000 idle connections
 # 1-3 (1b included) run in alternating rounds (BENCH_ROUNDS, default 3) so that drift on a shared machine hits
 # all of them alike; medians are reported. BENCH_DURATION (10s), BENCH_CONNECTIONS (256),
-# BENCH_THREADS (2), BENCH_DRAIN_ORDERS (1000000) change the sizes; BENCH_DOC=0 leaves the
-# document alone. The worker drains during 1-3, as in production: its share of the cores and
+# BENCH_THREADS (2), BENCH_DRAIN_ORDERS (1000000), BENCH_DRAIN_ROUNDS (3) change the sizes;
+# BENCH_DOC=0 leaves the document alone. The worker drains during 1-3, as in production: its share of the cores and
 # PostgreSQL's count. For 1b-3 the CPU each process spent a request (/proc/<pid>/stat before and
 # after each round; wrk's own from bash's time) is reported, and after the rounds the syscalls a
 # request of the server and of nginx (strace -c -f over a short run; BENCH_STRACE=0 skips it).
@@ -333,9 +333,10 @@ copy_once() {
     log "COPY: $drain_orders rows in $s s; PostgreSQL CPU us a row: $(drained=$drain_orders per_order "$p")"
 }
 
-# drain_all: BENCH_DRAIN_ROUNDS rounds (default 1), each a drain by every worker command of
-# BENCH_WORKERS (comma-separated command lines, env assignments allowed; default the build's
-# worker) and a COPY; the first worker's medians are row 4's figures.
+# drain_all: BENCH_DRAIN_ROUNDS rounds (default 3: a single drain is at the mercy of the noise;
+# one run here said 0.44 of COPY where the median of three says 0.55), each a drain by every
+# worker command of BENCH_WORKERS (comma-separated command lines, env assignments allowed; default
+# the build's worker) and a COPY; the first worker's medians are row 4's figures.
 drain_all() {
     local round k ts
     drainitem=$(item_create bench-drain 0)
@@ -377,7 +378,7 @@ steps=(6) # memory
 for ((round = 1; round <= rounds; round++)); do steps+=($((dur_s + 2)) $((dur_s + 2)) $((dur_s + 2)) $((dur_s + 2)) $((dur_s + 2))); done
 [[ ${BENCH_STRACE:-1} != 1 ]] || steps+=(4 4 4)
 IFS=, read -r -a drain_workers <<<"${BENCH_WORKERS:-build/seckill-worker}"
-drain_rounds=${BENCH_DRAIN_ROUNDS:-1}
+drain_rounds=${BENCH_DRAIN_ROUNDS:-3}
 drain_steps=()
 for ((round = 1; round <= drain_rounds; round++)); do
     for _ in "${drain_workers[@]}"; do drain_steps+=("$(per_million 20)" "$(per_million 27)"); done # queue, drain
