@@ -8,7 +8,7 @@ MAKEFLAGS += --no-print-directory
 
 all: build ## the default: same as build
 
-build: ## install missing packages, build into build/ (SECKILL_SANITIZE=1: build-asan/, SECKILL_LAB=OFF: build-nolab/)
+build: ## install missing packages, build into build/ (SECKILL_SANITIZE=1: build-asan/, SECKILL_LAB=OFF: build-nolab/, SECKILL_RELEASE=1: build-release/)
 	scripts/deps.sh
 	scripts/build.sh
 
@@ -33,13 +33,13 @@ chaos: ## only the fault tests (Redis, PostgreSQL, server and worker killed, SIG
 bench: ## the purchase path against the HTTP ceiling; docs/PERFORMANCE.md, performance.svg (ARGS=--plot-only)
 	scripts/bench.sh $(ARGS)
 
-experiments: ## the oversell lab under load: loadtest/results/experiments.* (STRATEGY=, REPLAY_000=1)
+experiments: ## the oversell lab under load: loadtest/results/experiments.* (STRATEGY=, SCENARIO=, REPLAY_000=1)
 	loadtest/experiments.sh
 
 fuzz: ## fuzz the request parsers with libFuzzer for FUZZ_SECONDS (default 60)
 	scripts/fuzz.sh
 
-docker-check: ## build the image (base from debootstrap, no registry) and buy through it, alone and under docker-compose
+docker-check: ## build the image (base from debootstrap, no registry) and buy through it, alone and under docker-compose (as root; about 4 min cold)
 	scripts/docker_check.sh
 
 lint: ## shellcheck, clang-format check, docker-compose files validation
