@@ -599,7 +599,8 @@ if [[ ${BENCH_DOC:-1} == 1 ]]; then
     } | jq -s --arg date "$when" --arg commit "$commit" --argjson local_changes "$local_changes" \
         --argjson cpus "$(nproc)" --arg cpu "$cpu_model" --arg mem "$mem" --arg os "$os" --arg kernel "$(uname -r)" \
         --arg load "$load" --argjson rounds "$rounds" --arg duration "$duration" --argjson conns "$conns" \
-        --argjson threads "$threads" --argjson drain_orders "$drain_orders" \
+        --argjson threads "$threads" --argjson drain_orders "$drain_orders" --argjson drain_rounds "$drain_rounds" \
+        --argjson r_drain "$(round_list "${drain_rates[0]}")" --argjson r_copy_rates "$(round_list "$copy_rates")" \
         --argjson drain_rate "$(num "$drain_rate")" --argjson drain_s "$(num "$drain_s")" \
         --argjson drained "$(num "$drained")" --argjson copy_rate "$(num "$copy_rate")" \
         --argjson copy_s "$(num "$copy_s")" --argjson r_copy "$(num "$r_copy")" \
@@ -611,11 +612,12 @@ if [[ ${BENCH_DOC:-1} == 1 ]]; then
             date: $date, commit: $commit, local_changes: $local_changes,
             machine: {cpus: $cpus, cpu: $cpu, memory: $mem, os: $os, kernel: $kernel, load_average: $load},
             settings: {rounds: $rounds, duration: $duration, connections: $conns, threads: $threads,
-                       drain_orders: $drain_orders},
+                       drain_orders: $drain_orders, drain_rounds: $drain_rounds},
             wrk: .,
             drain: {orders: $drain_orders, rows: $drained, orders_per_s: $drain_rate, seconds: $drain_s,
                     copy_rows_per_s: $copy_rate, copy_seconds: $copy_s, ratio_to_copy: $r_copy,
-                    target_ratio: 0.5, target_orders_per_s: 100000},
+                    target_ratio: 0.5, target_orders_per_s: 100000,
+                    rounds: {orders_per_s: $r_drain, copy_rows_per_s: $r_copy_rates}},
             ab: {concurrency: 10000, requests: 20000, stock: 10000, seconds: $ab_s, failed: $ab_failed,
                  complete: $ab_complete, sold_out_answers: $ab_non2xx, sold: $ab_sold, oversold: $ab_oversold},
             memory: {connections: $mem_conns, rss_kib: $rss_conns, rss_idle_kib: $rss_idle, target_kib: 65536}}' \
