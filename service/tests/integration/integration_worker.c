@@ -324,6 +324,26 @@ static long long worker_client_id(redisContext *c)
     return id;
 }
 
+/* Waits until PostgreSQL holds at least n orders. */
+static void wait_rows(PGconn *pg, int64_t n)
+{
+    int64_t deadline = backend_mono_ms() + DRAIN_TIMEOUT_MS;
+    while (harness_pg_int(pg, "SELECT count(*) FROM orders") < n) {
+        cr_assert(backend_mono_ms() < deadline, "the worker stalled");
+        usleep(1000);
+    }
+}
+
+/* Orders 1..n, each persisted once, and nothing else. */
+static void assert_each_persisted_once(PGconn *pg, int64_t n)
+{
+    char sql[128];
+    snprintf(sql, sizeof(sql), "SELECT count(DISTINCT id) FROM orders WHERE id BETWEEN 1 AND %lld",
+             (long long)n);
+    cr_assert_eq(harness_pg_int(pg, sql), n, "orders 1..%lld, each once", (long long)n);
+    cr_assert_eq(harness_pg_int(pg, "SELECT count(*) FROM orders"), n);
+}
+
 Test(worker, loses_nothing_when_its_redis_connection_is_killed_mid_stream)
 {
     harness_reset_backends();
@@ -336,11 +356,7 @@ Test(worker, loses_nothing_when_its_redis_connection_is_killed_mid_stream)
     start_worker("100", NULL);
     int kills = 0;
     for (int part = 1; part <= 3; part++) {
-        int64_t deadline = backend_mono_ms() + DRAIN_TIMEOUT_MS;
-        while (harness_pg_int(pg, "SELECT count(*) FROM orders") < N * part / 4) {
-            cr_assert(backend_mono_ms() < deadline, "the worker stalled");
-            usleep(1000);
-        }
+        wait_rows(pg, N * part / 4);
         long long id = worker_client_id(c);
         if (!id)
             continue;
@@ -353,22 +369,9 @@ Test(worker, loses_nothing_when_its_redis_connection_is_killed_mid_stream)
     wait_drained(c);
     stop_worker();
 
-    cr_assert_eq(harness_pg_int(pg, "SELECT count(*) FROM orders"), N);
-    cr_assert_eq(harness_pg_int(pg, "SELECT count(DISTINCT id) FROM orders "
-                                    "WHERE id BETWEEN 1 AND 30000"),
-                 N);
+    assert_each_persisted_once(pg, N);
     PQfinish(pg);
     redisFree(c);
-}
-
-/* Waits until PostgreSQL holds at least n orders. */
-static void wait_rows(PGconn *pg, int64_t n)
-{
-    int64_t deadline = backend_mono_ms() + DRAIN_TIMEOUT_MS;
-    while (harness_pg_int(pg, "SELECT count(*) FROM orders") < n) {
-        cr_assert(backend_mono_ms() < deadline, "the worker stalled");
-        usleep(1000);
-    }
 }
 
 Test(worker, a_sigterm_mid_stream_persists_the_batch_moved_with_the_last_acknowledgement)
@@ -398,10 +401,7 @@ Test(worker, a_sigterm_mid_stream_persists_the_batch_moved_with_the_last_acknowl
     start_worker("100", NULL);
     wait_drained(c);
     stop_worker();
-    cr_assert_eq(harness_pg_int(pg, "SELECT count(DISTINCT id) FROM orders "
-                                    "WHERE id BETWEEN 1 AND 30000"),
-                 N);
-    cr_assert_eq(harness_pg_int(pg, "SELECT count(*) FROM orders"), N);
+    assert_each_persisted_once(pg, N);
     cr_assert_eq(harness_redis_int(c, "EXISTS", KEYS_PENDING), 0);
     PQfinish(pg);
     redisFree(c);
@@ -428,10 +428,7 @@ Test(worker, keeps_draining_when_redis_forgets_its_scripts_mid_stream)
     wait_drained(c);
     stop_worker();
 
-    cr_assert_eq(harness_pg_int(pg, "SELECT count(*) FROM orders"), N);
-    cr_assert_eq(harness_pg_int(pg, "SELECT count(DISTINCT id) FROM orders "
-                                    "WHERE id BETWEEN 1 AND 30000"),
-                 N);
+    assert_each_persisted_once(pg, N);
     cr_assert_eq(harness_redis_int(c, "EXISTS", KEYS_DEAD_LETTER), 0);
     PQfinish(pg);
     redisFree(c);
