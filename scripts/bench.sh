@@ -14,7 +14,9 @@
 # 1-3 (1b included) run in alternating rounds (BENCH_ROUNDS, default 3) so that drift on a shared machine hits
 # all of them alike; medians are reported. BENCH_DURATION (10s), BENCH_CONNECTIONS (256),
 # BENCH_THREADS (2), BENCH_DRAIN_ORDERS (1000000), BENCH_DRAIN_ROUNDS (3) change the sizes;
-# BENCH_DOC=0 leaves the document alone. The worker drains during 1-3, as in production: its share of the cores and
+# BENCH_DOC=0 leaves the document alone. BENCH_ONLY=rounds runs only 1-3 (and the strace) and
+# prints their medians; BENCH_ONLY=drain only 4. BENCH_SERVER names another server binary (an older
+# build) so that two builds can be compared by runs one right after the other. The worker drains during 1-3, as in production: its share of the cores and
 # PostgreSQL's count. For 1b-3 the CPU each process spent a request (/proc/<pid>/stat before and
 # after each round; wrk's own from bash's time) is reported, and after the rounds the syscalls a
 # request of the server and of nginx (strace -c -f over a short run; BENCH_STRACE=0 skips it).
@@ -121,7 +123,8 @@ nginx_pid=$(awk '{ print $1 }' "/proc/$nginx_master/task/$nginx_master/children"
 server_port=$(low_port "$SECKILL_RUN_REDIS_PORT" "$SECKILL_RUN_PG_PORT" "$nginx_port")
 export SECKILL_PORT=$server_port SECKILL_ADMIN_TOKEN=$token SECKILL_ALLOW_ANONYMOUS=true
 export SECKILL_WORKER_ID=bench SECKILL_LOG_LEVEL=${SECKILL_LOG_LEVEL:-info}
-build/seckill-server >"$dir/server.log" 2>&1 &
+# BENCH_SERVER: another server binary (an older build, to compare within one machine's hour).
+"${BENCH_SERVER:-build/seckill-server}" >"$dir/server.log" 2>&1 &
 echo $! >"$dir/server.pid"
 server_pid=$!
 read -r redis_pid <"$dir/redis.pid"
@@ -384,14 +387,18 @@ for ((round = 1; round <= drain_rounds; round++)); do
     for _ in "${drain_workers[@]}"; do drain_steps+=("$(per_million 20)" "$(per_million 27)"); done # queue, drain
     drain_steps+=("$(per_million 10)")                                                               # COPY
 done
-if [[ ${BENCH_ONLY:-} == drain ]]; then
+case ${BENCH_ONLY:-} in
+'') steps+=(5 "${drain_steps[@]}") ;; # ab, then the drain
+rounds) ;;
+drain)
     progress_begin_timed bench "${drain_steps[@]}"
     drain_all
     progress_end
     status=0
     exit 0
-fi
-steps+=(5 "${drain_steps[@]}") # ab, then the drain
+    ;;
+*) die "BENCH_ONLY: '$BENCH_ONLY' is neither drain nor rounds" ;;
+esac
 progress_begin_timed bench "${steps[@]}"
 
 # ---- 6: memory with 10,000 idle connections (first: the server is fresh) --------------
@@ -478,6 +485,17 @@ fi
 sold_ok=yes
 for s in "${storm_sold[@]}"; do [[ $s == 1000 ]] || sold_ok=no; done
 early_sold=$(item_field "$upcoming" sold)
+if [[ ${BENCH_ONLY:-} == rounds ]]; then
+    for n in ceiling health purchase storm prestart; do
+        log "$n: req/s ${med_rps[$n]} ($(ratio "${med_rps[$n]}" "${med_rps[ceiling]}") of the ceiling)," \
+            "p50 ${med_p50[$n]} ms, p99 ${med_p99[$n]} ms; CPU us a request: server ${med_cpu[$n:server]}," \
+            "Redis ${med_cpu[$n:redis]}, worker ${med_cpu[$n:worker]}, PostgreSQL ${med_cpu[$n:pg]}, wrk ${med_cpu[$n:wrk]}"
+    done
+    log "sell-out storms sold: ${storm_sold[*]}; sold before the start: $early_sold"
+    progress_end
+    status=0
+    exit 0
+fi
 
 # ---- 5: the documents' ab run --------------------------------------------------------
 
