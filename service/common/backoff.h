@@ -1,5 +1,5 @@
 /* backoff.h: the one exponential back-off of every retry loop (the worker's
- * reconnects and inserts, the Redis loops' and the subscriber's reconnects).
+ * reconnects and inserts, the HTTP loops' Redis connections and the subscriber's reconnects).
  * Pure. */
 #ifndef SECKILL_BACKOFF_H
 #define SECKILL_BACKOFF_H

@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "buyer_token.h"
+#include "log.h"
 #include "validate.h"
 #include "version.h"
 
@@ -55,7 +56,6 @@ static const config_key keys[] = {
     STR_KEY(host, "127.0.0.1", 0, "address the HTTP server listens on"),
     INT_KEY(port, "8080", 1, 65535, "HTTP port"),
     INT_KEY(http_threads, "0", 0, 256, "HTTP event-loop threads (0: one per core)"),
-    INT_KEY(io_threads, "1", 1, 64, "asynchronous Redis event loops of the purchase path"),
     INT_KEY(pool_threads, "4", 1, 256, "threads for blocking calls (admin, item and order reads)"),
     INT_KEY(max_connections, "16384", 16, 1000000, "open HTTP connections at most"),
     INT_KEY(connection_timeout_s, "30", 1, 3600, "idle HTTP connections are closed after this"),
@@ -240,8 +240,24 @@ int config_check(const config *cfg, char *err, size_t errlen)
     return 0;
 }
 
+/* Keys a release stopped using: accepted, so that a config file written for
+ * it still starts, with a warning that says what took their place. */
+static const struct {
+    const char *name, *why;
+} retired[] = {
+    {"io_threads", "each HTTP loop thread (http_threads) now owns its purchase path's Redis "
+                   "connection"},
+};
+
 int config_set(config *cfg, const char *key, const char *value, char *err, size_t errlen)
 {
+    for (size_t i = 0; i < sizeof(retired) / sizeof(retired[0]); i++) {
+        if (strcmp(key, retired[i].name) == 0) {
+            log_msg(LOG_WARN, "config", "%s is no longer used and is ignored: %s", key,
+                    retired[i].why);
+            return 0;
+        }
+    }
     const config_key *k = find_key(key, strlen(key));
     if (!k) {
         snprintf(err, errlen, "%s: unknown key", key);

@@ -18,7 +18,6 @@ typedef struct config {
     char *host;
     int port;
     int http_threads; /* 0: one per core */
-    int io_threads;   /* event loops that talk to Redis asynchronously */
     int pool_threads; /* threads for the blocking calls (admin, reads) */
     int max_connections;
     int connection_timeout_s;

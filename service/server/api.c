@@ -320,9 +320,11 @@ static void reply_page(http_exchange *ex)
  * up, not only the pool's (they reconnect on their own schedules). */
 static int purchase_path_connected(app *a)
 {
-    for (int i = 0; i < a->nloops; i++)
-        if (!redis_loop_connected(a->loops[i]))
+    for (int i = 0; i < a->nconns; i++) {
+        redis_conn *c = atomic_load(&a->conns[i]);
+        if (!c || !redis_conn_connected(c))
             return 0;
+    }
     return 1;
 }
 

@@ -40,6 +40,26 @@ static void free_store(void *s)
     store_free(s);
 }
 
+/* Each HTTP loop's Redis connection: made on the loop's base, freed on its
+ * thread after it stopped serving, when the replies still owed (a drain that
+ * timed out) have come or this long has passed. */
+#define APP_REDIS_CLOSE_MS 2000
+
+static void *start_conn(void *ctx, int index, struct event_base *base)
+{
+    app *a = ctx;
+    redis_conn *c = redis_conn_create(a->cfg, base);
+    atomic_store(&a->conns[index], c);
+    return c;
+}
+
+static void stop_conn(void *ctx, int index, void *local)
+{
+    (void)ctx;
+    (void)index;
+    redis_conn_close(local, APP_REDIS_CLOSE_MS);
+}
+
 /* A sale round began or its stock changed (on any instance): the sold-out
  * flags of older stock versions, and on a new round the plugin's state of
  * older rounds, stop counting. */
@@ -119,15 +139,11 @@ app *app_create(const config *cfg, char *err, size_t errlen)
         }
     }
     a->gate = gate_create(65536);
-    a->loops = calloc((size_t)cfg->io_threads, sizeof(*a->loops));
-    if (!a->gate || !a->loops) {
+    a->nconns = http_server_loop_count(cfg);
+    a->conns = calloc((size_t)a->nconns, sizeof(*a->conns));
+    if (!a->gate || !a->conns) {
         snprintf(err, errlen, "out of memory");
         goto fail;
-    }
-    for (; a->nloops < cfg->io_threads; a->nloops++) {
-        a->loops[a->nloops] = redis_loop_create(cfg, err, errlen);
-        if (!a->loops[a->nloops])
-            goto fail;
     }
     a->pool = pool_create(cfg->pool_threads, make_store, free_store, a);
     if (!a->pool) {
@@ -153,17 +169,17 @@ int app_start(app *a, http_handler handler, char *err, size_t errlen)
         snprintf(err, errlen, "cannot start the events subscriber");
         return -1;
     }
-    a->http = http_server_create(a->cfg, handler, a, err, errlen);
+    http_loop_hooks hooks = {start_conn, stop_conn, a};
+    a->http = http_server_create(a->cfg, handler, a, &hooks, err, errlen);
     if (!a->http)
         return -1;
     http_server_observe(a->http, observe_answer, a);
     return 0;
 }
 
-redis_loop *app_next_loop(app *a)
+redis_conn *app_exchange_conn(const http_exchange *ex)
 {
-    unsigned n = atomic_fetch_add_explicit(&a->next_loop, 1, memory_order_relaxed);
-    return a->loops[n % (unsigned)a->nloops];
+    return http_exchange_loop_local(ex);
 }
 
 void app_free(app *a)
@@ -176,10 +192,9 @@ void app_free(app *a)
     int left = http_server_drain(a->http, APP_DRAIN_MS);
     if (left > 0)
         log_msg(LOG_WARN, "server", "%d requests still open after %d ms", left, APP_DRAIN_MS);
-    /* Loops and pool answer whatever they still hold (a drain that timed
-     * out) before they stop; only then may the HTTP server go. */
-    for (int i = 0; i < a->nloops; i++)
-        redis_loop_free(a->loops[i]);
+    /* The pool and the plugin answer whatever they still hold (a drain
+     * that timed out) before they stop; only then may the HTTP server go,
+     * each loop's Redis connection with it (stop_conn). */
     /* No announcement may reach the plugin once it is gone. */
     events_free(a->events);
     pool_free(a->pool);
@@ -190,7 +205,9 @@ void app_free(app *a)
     redis_clock_close(&a->clock);
     metrics_free(a->metrics);
     ratelimit_free(a->ratelimit);
-    free(a->loops);
+    for (int i = 0; a->conns && i < a->nconns; i++)
+        redis_conn_free(a->conns[i]);
+    free(a->conns);
     if (a->access_fd > STDERR_FILENO)
         close(a->access_fd);
     free(a);

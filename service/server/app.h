@@ -19,7 +19,7 @@
 #include "pool.h"
 #include "ratelimit.h"
 #include "redis_clock.h"
-#include "redis_loop.h"
+#include "redis_conn.h"
 #include "router.h"
 #include "scripts.h"
 #include "gate.h"
@@ -53,9 +53,11 @@ typedef struct app {
     order_id_gen ids;
     gate *gate;
     redis_clock clock; /* bounds on Redis's clock, from the reserve calls */
-    redis_loop **loops;
-    int nloops;
-    atomic_uint next_loop;
+    /* One Redis connection of the purchase path per HTTP loop, made on the
+     * loop's base when the server starts (app_start) and used only on that
+     * loop's thread; connected() is read by any. */
+    _Atomic(redis_conn *) *conns;
+    int nconns;
     pool *pool;
     app_plugin plugin; /* all NULL when none is plugged in */
     events *events;
@@ -66,7 +68,7 @@ typedef struct app {
     int access_fd; /* the access log's: access_log_file, or stderr */
 } app;
 
-/* Connects to Redis (scripts, node number), starts the loops and the pool.
+/* Connects to Redis (scripts, node number), starts the pool.
  * Nothing is served yet: app_start() does that. Returns NULL with err set;
  * the config must outlive the app. */
 app *app_create(const config *cfg, char *err, size_t errlen);
@@ -75,11 +77,13 @@ app *app_create(const config *cfg, char *err, size_t errlen);
 void app_plug(app *a, const app_plugin *p);
 
 /* Subscribes to the round announcements and serves HTTP with handler (ctx:
- * the app). Returns 0, or -1 with err set. */
+ * the app), each HTTP loop with a Redis connection of its own. Returns 0, or
+ * -1 with err set. */
 int app_start(app *a, http_handler handler, char *err, size_t errlen);
 
-/* The Redis loop for the next asynchronous job (round robin). */
-redis_loop *app_next_loop(app *a);
+/* The purchase path's Redis connection of the loop that holds ex; on that
+ * loop's thread (the handler's). */
+redis_conn *app_exchange_conn(const http_exchange *ex);
 
 /* Stops in the order that loses nothing: no new connections, the answers
  * still owed, then the threads, then the plugin. NULL is a no-op. */

@@ -48,14 +48,18 @@ typedef struct http_loop {
     http_server *server;
     struct MHD_Daemon *daemon;
     struct event_base *base;
-    struct event *mhd_ev;   /* the daemon's epoll descriptor is readable */
-    struct event *timer_ev; /* the daemon's next connection timeout */
-    struct event *wake_ev;  /* resumes, quiesce or stop were asked */
+    struct event *mhd_ev;    /* the daemon's epoll descriptor is readable */
+    struct event *timer_ev;  /* the daemon's next connection timeout */
+    struct event *wake_ev;   /* resumes, quiesce or stop were asked */
+    struct event *resume_ev; /* active: this thread resumed connections */
     int wake_fd;
     atomic_int woken; /* a wake-up is on its way: later ones need not write */
     pthread_t thread;
     int thread_started;
-    int quiesced; /* loop thread; read by others only after it is joined */
+    int index;
+    void *local;    /* what the hooks' start made for this loop */
+    int local_made; /* start ran: stop is owed */
+    int quiesced;   /* loop thread; read by others only after it is joined */
     /* The address the accept policy counted for a connection that has not
      * started yet: given back if the daemon drops the connection first. */
     struct sockaddr_storage pending;
@@ -73,6 +77,7 @@ struct http_server {
     _Atomic uint64_t next_id;
     http_handler handler;
     void *ctx;
+    http_loop_hooks hooks;
     size_t max_body;
     atomic_int quiesce;     /* asked: the loops stop accepting */
     atomic_int stop;        /* asked: the loops end */
@@ -106,6 +111,9 @@ struct http_exchange {
 };
 
 static void wake(http_loop *l);
+
+/* The loop whose thread this is (NULL on other threads). */
+static _Thread_local http_loop *current_loop;
 
 static int append_body(http_exchange *ex, const char *data, size_t len)
 {
@@ -359,11 +367,35 @@ static void on_wake(evutil_socket_t fd, short what, void *arg)
     run_daemon(l);
 }
 
+/* The hooks' stop, once: on the loop's thread after its loop ended (or on
+ * the creating thread when the loop never ran). */
+static void end_local(http_loop *l)
+{
+    http_server *s = l->server;
+    if (l->local_made && s->hooks.stop) {
+        l->local_made = 0;
+        s->hooks.stop(s->hooks.ctx, l->index, l->local);
+    }
+}
+
+/* Connections this thread resumed in the turn: one run of the daemon for
+ * all of them, at the end of the turn, with no wake-up written. */
+static void on_resume(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    run_daemon(arg);
+}
+
 static void *loop_main(void *arg)
 {
     http_loop *l = arg;
+    current_loop = l;
     run_daemon(l);
     event_base_loop(l->base, EVLOOP_NO_EXIT_ON_EMPTY);
+    /* Before the daemon stops: what the loop's own part still holds is
+     * answered now. */
+    end_local(l);
     return NULL;
 }
 
@@ -404,6 +436,7 @@ static int loop_start(http_server *s, http_loop *l, const config *cfg, unsigned 
                       char *err, size_t errlen)
 {
     l->server = s;
+    l->index = (int)(l - s->loops);
     l->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     l->base = event_base_new();
     if (l->wake_fd < 0 || !l->base) {
@@ -430,10 +463,19 @@ static int loop_start(http_server *s, http_loop *l, const config *cfg, unsigned 
     l->mhd_ev = event_new(l->base, info->epoll_fd, EV_READ | EV_PERSIST, on_daemon_event, l);
     l->timer_ev = evtimer_new(l->base, on_daemon_event, l);
     l->wake_ev = event_new(l->base, l->wake_fd, EV_READ | EV_PERSIST, on_wake, l);
-    if (!l->mhd_ev || !l->timer_ev || !l->wake_ev || event_add(l->mhd_ev, NULL) < 0 ||
-        event_add(l->wake_ev, NULL) < 0) {
+    l->resume_ev = event_new(l->base, -1, 0, on_resume, l);
+    if (!l->mhd_ev || !l->timer_ev || !l->wake_ev || !l->resume_ev ||
+        event_add(l->mhd_ev, NULL) < 0 || event_add(l->wake_ev, NULL) < 0) {
         snprintf(err, errlen, "HTTP loop: out of memory");
         return -1;
+    }
+    if (s->hooks.start) {
+        l->local = s->hooks.start(s->hooks.ctx, l->index, l->base);
+        if (!l->local) {
+            snprintf(err, errlen, "HTTP loop %d: its own part could not start", l->index);
+            return -1;
+        }
+        l->local_made = 1;
     }
     if (pthread_create(&l->thread, NULL, loop_main, l) != 0) {
         snprintf(err, errlen, "cannot start an HTTP loop thread");
@@ -446,6 +488,7 @@ static int loop_start(http_server *s, http_loop *l, const config *cfg, unsigned 
 /* After its thread ended (or never began). */
 static void loop_close(http_loop *l)
 {
+    end_local(l);
     if (l->daemon) {
         /* Quiesced, the daemon leaves the shared socket open for the rest. */
         if (!l->quiesced)
@@ -458,14 +501,22 @@ static void loop_close(http_loop *l)
         event_free(l->timer_ev);
     if (l->wake_ev)
         event_free(l->wake_ev);
+    if (l->resume_ev)
+        event_free(l->resume_ev);
     if (l->base)
         event_base_free(l->base);
     if (l->wake_fd >= 0)
         close(l->wake_fd);
 }
 
-http_server *http_server_create(const config *cfg, http_handler handler, void *ctx, char *err,
-                                size_t errlen)
+int http_server_loop_count(const config *cfg)
+{
+    int n = cfg->http_threads > 0 ? cfg->http_threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n;
+}
+
+http_server *http_server_create(const config *cfg, http_handler handler, void *ctx,
+                                const http_loop_hooks *hooks, char *err, size_t errlen)
 {
     http_server *s = calloc(1, sizeof(*s));
     if (!s) {
@@ -474,15 +525,15 @@ http_server *http_server_create(const config *cfg, http_handler handler, void *c
     }
     s->handler = handler;
     s->ctx = ctx;
+    if (hooks)
+        s->hooks = *hooks;
     s->listen_fd = -1;
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     s->id_prefix = (uint32_t)(now.tv_sec ^ ((uint64_t)getpid() << 16) ^ now.tv_nsec);
     s->max_body = (size_t)cfg->max_body_bytes;
 
-    int n = cfg->http_threads > 0 ? cfg->http_threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
-    if (n < 1)
-        n = 1;
+    int n = http_server_loop_count(cfg);
     s->loops = calloc((size_t)n, sizeof(*s->loops));
     if (!s->loops) {
         snprintf(err, errlen, "out of memory");
@@ -663,8 +714,16 @@ void http_exchange_reply_typed(http_exchange *ex, int status, const char *body, 
     if (ex->suspended) {
         http_loop *l = ex->loop;
         MHD_resume_connection(ex->conn);
-        wake(l);
+        if (current_loop == l)
+            event_active(l->resume_ev, EV_TIMEOUT, 1);
+        else
+            wake(l);
     }
+}
+
+void *http_exchange_loop_local(const http_exchange *ex)
+{
+    return ex->loop->local;
 }
 
 void http_server_observe(http_server *s, http_observer observer, void *ctx)

@@ -18,9 +18,28 @@ typedef struct http_exchange http_exchange;
  * later http_exchange_reply() from any thread. */
 typedef void (*http_handler)(void *ctx, http_exchange *ex);
 
-/* Listens on cfg->host:cfg->port. Returns NULL with err set on failure. */
-http_server *http_server_create(const config *cfg, http_handler handler, void *ctx, char *err,
-                                size_t errlen);
+struct event_base;
+
+/* A part of the server's user that each loop thread owns (the purchase
+ * path's Redis connection): start makes it for loop index on the loop's
+ * libevent base, before the loop's thread runs (NULL: the server does not
+ * start); stop ends it on the loop's own thread once the loop stopped
+ * serving and before its daemon stops, so exchanges it deferred are still
+ * answered. Either may be NULL. */
+typedef struct http_loop_hooks {
+    void *(*start)(void *ctx, int index, struct event_base *base);
+    void (*stop)(void *ctx, int index, void *local);
+    void *ctx;
+} http_loop_hooks;
+
+/* How many loop threads a server of cfg runs (http_threads, or one per
+ * core); their indexes go from 0 to this minus one. */
+int http_server_loop_count(const config *cfg);
+
+/* Listens on cfg->host:cfg->port; hooks may be NULL. Returns NULL with err
+ * set on failure. */
+http_server *http_server_create(const config *cfg, http_handler handler, void *ctx,
+                                const http_loop_hooks *hooks, char *err, size_t errlen);
 
 /* Told of every answer as it is given (on the answering thread): the tag the
  * handler set (-1 if none), the status, the seconds since the request's
@@ -62,8 +81,14 @@ void http_exchange_retry_after(http_exchange *ex, int seconds);
 void http_exchange_tag(http_exchange *ex, int tag);
 
 /* Suspends the connection until http_exchange_reply(). Call it before
- * handing the exchange to another thread. */
+ * handing the exchange to another thread. An answer given on the exchange's
+ * own loop thread (a reply read by that loop) resumes it at the end of the
+ * loop's turn, with the other answers of the turn, and wakes nothing. */
 void http_exchange_defer(http_exchange *ex);
+
+/* What the hooks' start made for the loop that holds the exchange; on that
+ * loop's thread (the handler's, and the callbacks of the part itself). */
+void *http_exchange_loop_local(const http_exchange *ex);
 
 /* Answers with status and a JSON body (copied). allow, when not NULL, is sent
  * as the Allow header (405). Once per exchange; from any thread after a

@@ -1,16 +1,18 @@
 /* purchase.c: the purchase path. A purchase is checked in memory (sold-out
- * flag, the buyer's rate), then handed to a Redis loop, which gathers the
- * purchases of one item that arrive in one turn into a batch and sends the
- * batch as one call of lua/reserve_batch.lua (group commit): Redis pays for
- * a script call once a batch instead of once a buyer, which was the largest
- * part of its work (docs/PERFORMANCE.md). Each buyer gets its own answer;
- * a buyer who comes twice in one batch is settled twice, one after the other,
- * exactly as in two calls.
+ * flag, the buyer's rate), then, on the same HTTP loop thread, put in the
+ * batch of its item that the loop's turn gathers; the batch goes to Redis on
+ * the loop's own connection as one call of lua/reserve_batch.lua (group
+ * commit): Redis pays for a script call once a batch instead of once a
+ * buyer, which was the largest part of its work (docs/PERFORMANCE.md). The
+ * reply is read by the same loop, which answers each buyer and resumes the
+ * connections of the turn together: nothing crosses threads. Each buyer gets
+ * its own answer; a buyer who comes twice in one batch is settled twice, one
+ * after the other, exactly as in two calls.
  *
  * A batch is sent when the loop's turn ends (an event made active by the
- * first purchase of the turn runs after the turn's jobs) or when it is full
- * (purchase_batch buyers): under light load a batch is one purchase and
- * costs no waiting; under heavy load a turn holds many.
+ * first purchase of the turn runs after the requests the turn read) or when
+ * it is full (purchase_batch buyers): under light load a batch is one
+ * purchase and costs no waiting; under heavy load a turn holds many.
  *
  * Before Redis, memory answers what it surely knows: an item sold out at its
  * current stock version, and a sale window Redis's answers carried, judged by
@@ -47,7 +49,6 @@ _Static_assert(RESERVE_BATCH_MAX == 64, "config.c bounds purchase_batch by RESER
 typedef struct purchase {
     app *a;
     http_exchange *ex;
-    redis_loop *loop;
     int64_t item;
     int64_t user; /* 0: anonymous */
     int quantity;
@@ -65,10 +66,10 @@ typedef struct batch {
     reserve_batch call;
 } batch;
 
-/* A Redis loop's batches of the current turn (its thread only). */
+/* An HTTP loop's batches of the current turn (its thread only). */
 struct batcher {
     app *a;
-    redis_loop *loop;
+    redis_conn *conn;
     struct event *flush_ev; /* active: the turn's batches go when it runs */
     batch *open[PURCHASE_OPEN_ITEMS];
     int nopen;
@@ -190,7 +191,7 @@ static void on_batch_reply(redisAsyncContext *ac, void *reply, void *privdata)
 /* Sends b on its loop's connection. Returns 0, or -1 (b unchanged). */
 static int batch_send(batch *b)
 {
-    redisAsyncContext *ac = redis_loop_context(b->owner->loop);
+    redisAsyncContext *ac = redis_conn_context(b->owner->conn);
     if (!ac)
         return -1;
     metrics_purchase_batch(b->owner->a->metrics, b->call.n);
@@ -219,6 +220,8 @@ static void on_flush(evutil_socket_t fd, short what, void *arg)
     (void)what;
     while (bt->nopen > 0)
         batcher_send(bt, bt->nopen - 1);
+    /* Written now, not on the loop's next turn. */
+    redis_conn_flush(bt->conn);
 }
 
 static void batcher_free(void *arg)
@@ -234,23 +237,24 @@ static void batcher_free(void *arg)
     free(bt);
 }
 
-/* The loop's batcher, made on its first purchase. NULL when out of memory. */
-static batcher *batcher_of(app *a, redis_loop *l)
+/* The connection's batcher, made on its first purchase. NULL when out of
+ * memory. */
+static batcher *batcher_of(app *a, redis_conn *c)
 {
-    batcher *bt = redis_loop_local(l);
+    batcher *bt = redis_conn_local(c);
     if (bt)
         return bt;
     bt = calloc(1, sizeof(*bt));
     if (!bt)
         return NULL;
     bt->a = a;
-    bt->loop = l;
-    bt->flush_ev = event_new(redis_loop_base(l), -1, 0, on_flush, bt);
+    bt->conn = c;
+    bt->flush_ev = event_new(redis_conn_base(c), -1, 0, on_flush, bt);
     if (!bt->flush_ev) {
         free(bt);
         return NULL;
     }
-    redis_loop_set_local(l, bt, batcher_free);
+    redis_conn_set_local(c, bt, batcher_free);
     return bt;
 }
 
@@ -281,14 +285,6 @@ static int batcher_add(batcher *bt, purchase *p)
     else
         event_active(bt->flush_ev, EV_TIMEOUT, 1); /* once a turn however often */
     return 0;
-}
-
-static void run_on_loop(redisAsyncContext *ac, void *arg)
-{
-    purchase *p = arg;
-    batcher *bt = ac ? batcher_of(p->a, p->loop) : NULL;
-    if (!bt || batcher_add(bt, p) < 0)
-        fail(p);
 }
 
 /* Answers from memory what it surely knows: sold out at the item's current
@@ -343,9 +339,10 @@ void purchase_start(app *a, http_exchange *ex, int64_t item, int64_t user, int q
     p->user = user;
     p->quantity = quantity;
     p->order_id = order_id_next(&a->ids, backend_now_ms());
-    p->loop = app_next_loop(a);
 
     http_exchange_defer(ex);
-    if (redis_loop_submit(p->loop, run_on_loop, p) < 0)
+    redis_conn *c = app_exchange_conn(ex);
+    batcher *bt = c && redis_conn_context(c) ? batcher_of(a, c) : NULL;
+    if (!bt || batcher_add(bt, p) < 0)
         fail(p);
 }

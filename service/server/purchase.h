@@ -11,7 +11,7 @@
  * answers ex: 202 queued; 409 not_started, ended, sold_out, limit_reached,
  * insufficient_stock; 429 rate_limited; 404; 503. What memory surely knows
  * (sold out, outside the window) is answered at once; otherwise the exchange
- * is deferred and answered from a Redis loop. */
+ * is deferred and answered by its own HTTP loop once Redis replies. */
 void purchase_start(app *a, http_exchange *ex, int64_t item, int64_t user, int quantity);
 
 #endif

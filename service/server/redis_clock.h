@@ -8,7 +8,7 @@
  * local time L Redis's clock is at most T + (L - s) and at least T + (L - r).
  * Each call gives such a pair; the tightest of the last one or two seconds
  * count, so a clock that steps is forgotten within two seconds. Writers (the
- * Redis loops) take a lock once a call; readers (every purchase) only load
+ * HTTP loops, on their Redis replies) take a lock once a call; readers (every purchase) only load
  * atomics. */
 #ifndef SECKILL_REDIS_CLOCK_H
 #define SECKILL_REDIS_CLOCK_H

@@ -1,52 +1,52 @@
-/* redis_loop.h: an event-loop thread that owns one asynchronous Redis
- * connection. Other threads hand it jobs; every job's commands are written
- * together with those of all jobs that arrived in the same turn of the loop,
- * so many concurrent requests share one write and one read (pipelining). */
-#ifndef SECKILL_REDIS_LOOP_H
-#define SECKILL_REDIS_LOOP_H
-
-#include <stddef.h>
+/* redis_conn.h: one asynchronous Redis connection that lives on an event
+ * loop of its owner's (an HTTP loop thread's libevent base). Commands are
+ * only buffered when sent; the loop writes them, and reads the replies, on
+ * the same thread: the purchases of one loop turn share one write and one
+ * read, and nothing crosses threads on the way. */
+#ifndef SECKILL_REDIS_CONN_H
+#define SECKILL_REDIS_CONN_H
 
 #include <event2/event.h>
 #include <hiredis/async.h>
 
 #include "config.h"
 
-typedef struct redis_loop redis_loop;
+typedef struct redis_conn redis_conn;
 
-/* Runs on the loop thread. ac is the connection to send commands on, or NULL
- * when Redis is unreachable or the loop is stopping: the job must then answer
- * its request itself. */
-typedef void (*redis_job_fn)(redisAsyncContext *ac, void *arg);
-
-/* Starts the thread and connects (reconnecting with backoff whenever the
- * connection drops). Returns NULL with err set on failure. */
-redis_loop *redis_loop_create(const config *cfg, char *err, size_t errlen);
-
-/* Queues fn(ac, arg) to run on the loop thread. Returns 0, or -1 when the
- * loop is stopping (the caller then answers on its own). */
-int redis_loop_submit(redis_loop *l, redis_job_fn fn, void *arg);
+/* Starts connecting on base (and reconnects with backoff whenever the
+ * connection drops). Called on the base's thread, or before that thread
+ * starts. NULL when out of memory. */
+redis_conn *redis_conn_create(const config *cfg, struct event_base *base);
 
 /* Whether the connection is up now (from any thread). */
-int redis_loop_connected(const redis_loop *l);
+int redis_conn_connected(const redis_conn *c);
 
-/* On the loop thread only (in a job or an event of the loop): */
+/* On the base's thread only: */
 
 /* The connection to send commands on; NULL while it is down. */
-redisAsyncContext *redis_loop_context(redis_loop *l);
+redisAsyncContext *redis_conn_context(redis_conn *c);
 
-/* The loop's libevent base, for events of the loop's own. */
-struct event_base *redis_loop_base(redis_loop *l);
+/* Writes what the commands sent so far buffered, now rather than when the
+ * loop next sees the socket writable: saves the loop a turn (and the write
+ * event's epoll changes) when called at the end of the turn's work. */
+void redis_conn_flush(redis_conn *c);
 
-/* State a user of the loop keeps per loop (NULL until set). free_fn(local)
- * runs in redis_loop_free, after the thread ended and before the base is
- * freed. Set once. */
-void *redis_loop_local(redis_loop *l);
-void redis_loop_set_local(redis_loop *l, void *local, void (*free_fn)(void *));
+/* The loop's libevent base, for events of the user's own. */
+struct event_base *redis_conn_base(redis_conn *c);
 
-/* Stops: jobs still queued run with ac == NULL, replies still owed arrive
- * first (or, if Redis is gone, their callbacks get a NULL reply), then the
- * thread ends. NULL is a no-op. */
-void redis_loop_free(redis_loop *l);
+/* State a user keeps per connection (NULL until set). free_fn(local) runs
+ * in redis_conn_free, after the replies owed. Set once. */
+void *redis_conn_local(redis_conn *c);
+void redis_conn_set_local(redis_conn *c, void *local, void (*free_fn)(void *));
+
+/* Closes, on the base's thread while its loop is not running: waits for the
+ * replies still owed (running the base, timeout_ms at most); the callbacks
+ * of commands still unanswered then get a NULL reply, and the local's
+ * free_fn runs. Afterwards the connection stays down; NULL is a no-op. */
+void redis_conn_close(redis_conn *c, int timeout_ms);
+
+/* Frees a closed connection (from any thread, once no other can read it).
+ * NULL is a no-op. */
+void redis_conn_free(redis_conn *c);
 
 #endif

@@ -75,7 +75,6 @@ Test(config, defaults_are_the_documented_ones)
     cr_assert_str_eq(cfg.host, "127.0.0.1");
     cr_assert_eq(cfg.port, 8080);
     cr_assert_eq(cfg.http_threads, 0);
-    cr_assert_eq(cfg.io_threads, 1);
     cr_assert_eq(cfg.pool_threads, 4);
     cr_assert_eq(cfg.max_connections, 16384);
     cr_assert_eq(cfg.connection_timeout_s, 30);
@@ -129,6 +128,19 @@ Test(config, set_accepts_each_type)
         cr_assert_eq(config_set(&cfg, "allow_anonymous", no[i], err, sizeof(err)), 0, "%s", no[i]);
         cr_assert_eq(cfg.allow_anonymous, 0, "%s", no[i]);
     }
+    config_free(&cfg);
+}
+
+/* A config file written for an older release still starts: a key it no
+ * longer uses is ignored (with a warning), while a misspelt one is not. */
+Test(config, set_ignores_a_retired_key_and_refuses_an_unknown_one)
+{
+    config cfg;
+    char err[CONFIG_ERRLEN] = "";
+    config_init(&cfg);
+    cr_assert_eq(config_set(&cfg, "io_threads", "4", err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(config_set(&cfg, "io_thread", "4", err, sizeof(err)), -1);
+    cr_assert(strstr(err, "unknown key") != NULL, "%s", err);
     config_free(&cfg);
 }
 
