@@ -12,7 +12,7 @@ build: ## install missing packages, build into build/ (SECKILL_SANITIZE=1: build
 	scripts/deps.sh
 	scripts/build.sh
 
-run: ## start Redis, PostgreSQL, server and worker under run/dev; Ctrl-C stops them
+run: ## start Redis, PostgreSQL, server and worker under run/dev (SECKILL_INSTANCES=N: N servers behind nginx); Ctrl-C stops them
 	scripts/run.sh
 
 stop: ## stop what `make run` started (from another terminal)

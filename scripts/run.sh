@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # run.sh: `make run` (the whole system under run/dev, in the foreground until Ctrl-C) and `make stop`.
+# SECKILL_INSTANCES=N (1-16, default 1) runs N servers on free ports behind nginx on SECKILL_PORT
+# (8080), as a shop would run several: they share the one Redis, PostgreSQL and worker.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=services.sh
@@ -7,9 +9,12 @@ source scripts/services.sh
 
 dir=$PWD/run/dev
 port=${SECKILL_PORT:-8080}
+instances=${SECKILL_INSTANCES:-1}
 
 stop_all() {
-    stop_pid "$dir/server.pid" seckill-server
+    local f
+    nginx_stop "$dir"
+    for f in "$dir"/server.pid "$dir"/server-*.pid; do stop_pid "$f" seckill-server; done
     stop_pid "$dir/worker.pid" seckill-worker
     zk_stop "$dir"
     redlock_stop "$dir"
@@ -42,16 +47,24 @@ if [[ ${1:-} == stop ]]; then
     exit 0
 fi
 [[ $# == 0 ]] || die "usage: $0 [stop]"
+if ! [[ $instances =~ ^[0-9]+$ ]] || ((instances < 1 || instances > 16)); then
+    die "SECKILL_INSTANCES: '$instances' is not a number of servers from 1 to 16"
+fi
 
 for f in run.pid:run.sh server.pid:seckill-server worker.pid:seckill-worker redis.pid:redis-server \
-    zookeeper/zookeeper.pid:ZooKeeperServerMain; do
+    zookeeper/zookeeper.pid:ZooKeeperServerMain nginx/nginx.pid:nginx; do
     if live_pid "$dir/${f%%:*}" "${f#*:}" >/dev/null; then
         die "a run is already active in $dir (${f#*:} is up): stop it with 'make stop'"
     fi
 done
+for f in "$dir"/server-*.pid; do
+    ! live_pid "$f" seckill-server >/dev/null ||
+        die "a run is already active in $dir (seckill-server is up): stop it with 'make stop'"
+done
 
 port_free "$port" || die "port $port is taken: choose another with SECKILL_PORT=..."
 scripts/deps.sh
+((instances == 1)) || scripts/deps.sh nginx-light # the load balancer in front of them
 scripts/build.sh
 
 mkdir -p "$dir"
@@ -75,43 +88,70 @@ if [[ -z ${SECKILL_ADMIN_TOKEN:-} ]]; then
     SECKILL_ADMIN_TOKEN=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 fi
 # One line per request goes to access.log, not to the terminal: a load test makes 100,000s.
-export SECKILL_PORT=$port SECKILL_ADMIN_TOKEN SECKILL_ALLOW_ANONYMOUS=true SECKILL_ACCESS_LOG=true \
-    SECKILL_ACCESS_LOG_FILE=$dir/access.log
-: >"$dir/server.log"
-: >"$dir/worker.log"
-: >"$dir/access.log"
+export SECKILL_ADMIN_TOKEN SECKILL_ALLOW_ANONYMOUS=true SECKILL_ACCESS_LOG=true
+rm -f "$dir"/server-*.log "$dir"/access-*.log
 
-# start NAME: starts seckill-NAME in the background; its pid goes to NAME_pid and
-# run/dev/NAME.pid, the time it started (bash's SECONDS) to NAME_since.
+# The processes run.sh starts and watches, by name: "server" (or "server-1".."server-N" behind
+# nginx) and "worker"; each server's own port and access log.
+names=(worker)
+declare -A port_of access_of
+if ((instances == 1)); then
+    names+=(server) port_of[server]=$port access_of[server]=$dir/access.log
+else
+    for ((k = 1; k <= instances; k++)); do
+        p=$(free_port "$port")
+        while [[ " ${port_of[*]} " == *" $p "* ]]; do p=$(free_port "$port"); done
+        names+=("server-$k") port_of[server-$k]=$p access_of[server-$k]=$dir/access-$k.log
+    done
+fi
+for name in "${names[@]}"; do : >"$dir/$name.log"; done
+for name in "${!access_of[@]}"; do : >"${access_of[$name]}"; done
+
+# start NAME: starts seckill-server or seckill-worker as NAME in the background (logging to
+# run/dev/NAME.log); its pid goes to pid_of[NAME] and run/dev/NAME.pid, the time it started
+# (bash's SECONDS) to since[NAME].
+declare -A pid_of since
 start() {
-    build/seckill-"$1" >>"$dir/$1.log" 2>&1 &
-    printf -v "$1_pid" '%s' $!
-    printf -v "$1_since" '%s' "$SECONDS"
+    if [[ $1 == server* ]]; then
+        SECKILL_PORT=${port_of[$1]} SECKILL_ACCESS_LOG_FILE=${access_of[$1]} build/seckill-server >>"$dir/$1.log" 2>&1 &
+    else
+        build/seckill-"$1" >>"$dir/$1.log" 2>&1 &
+    fi
+    pid_of[$1]=$!
+    since[$1]=$SECONDS
     echo $! >"$dir/$1.pid"
 }
-server_pid='' worker_pid=''
-start server
-start worker
+for name in "${names[@]}"; do start "$name"; done
 
-url=http://127.0.0.1:$port
 # Up to 60 s: a start on a loaded machine is slower, never a failure. Alive is asked of the
 # process itself (its pid from $!, not a zombie): right after the fork its command line is still
 # this script's, so a check by name could take a starting server for a dead one.
 child_alive() { [[ -r /proc/$1/stat ]] && [[ $(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) != Z ]]; }
-for _ in {1..600}; do
-    curl -fsS -o /dev/null "$url/health" 2>/dev/null && break
-    child_alive "$server_pid" || break
-    sleep 0.1
+urls=()
+for name in "${names[@]}"; do
+    [[ $name == server* ]] || continue
+    u=http://127.0.0.1:${port_of[$name]}
+    urls+=("$u")
+    for _ in {1..600}; do
+        curl -fsS -o /dev/null "$u/health" 2>/dev/null && break
+        child_alive "${pid_of[$name]}" || break
+        sleep 0.1
+    done
+    if ! curl -fsS -o /dev/null "$u/health"; then
+        tail -n 20 "$dir/$name.log" >&2
+        die "$name does not answer on $u/health (log: $dir/$name.log)"
+    fi
 done
-if ! curl -fsS -o /dev/null "$url/health"; then
-    tail -n 20 "$dir/server.log" >&2
-    die "the server does not answer on $url/health (log: $dir/server.log)"
-fi
+url=http://127.0.0.1:$port
+((instances == 1)) || nginx_start "$dir" "$port" "${port_of[@]}"
 
+behind=''
+((instances == 1)) || behind="
+nginx in front of $instances servers: ${urls[*]} (one access-K.log each)"
 cat <<EOF
 
 seckill is running at $url (logs: $dir/*.log, one line per request in access.log;
-ZooKeeper on 127.0.0.1:$zk_port, Redlock on $SECKILL_REDLOCK_SERVERS)
+ZooKeeper on 127.0.0.1:$zk_port, Redlock on $SECKILL_REDLOCK_SERVERS)$behind
 admin token: $SECKILL_ADMIN_TOKEN
 
   curl -X POST -H "Authorization: Bearer $SECKILL_ADMIN_TOKEN" -d '{"name":"phone","stock":100}' $url/api/v1/items
@@ -122,21 +162,25 @@ Ctrl-C here (or 'make stop' from another terminal) stops everything. A server or
 dies is started again: kill -9 the worker mid-sale and watch every accepted order arrive.
 
 EOF
-tail -n +1 -F "$dir/server.log" "$dir/worker.log" &
+logs=()
+for name in "${names[@]}"; do logs+=("$dir/$name.log"); done
+tail -n +1 -F "${logs[@]}" &
 tail_pid=$!
 
 # traffic_summary: once a second while requests arrive or accepted orders wait for the worker,
-# one line from the server's /metrics (its own scrapes not counted): requests/s, orders accepted
-# in that second and in all, and the orders not yet in PostgreSQL.
+# one line from the servers' /metrics (their own scrapes not counted; several instances summed):
+# requests/s, orders accepted in that second and in all, and the orders not yet in PostgreSQL
+# (one figure of Redis's, which every instance reports alike).
 traffic_summary() {
-    local last_t='' last_req=0 last_acc=0 last_pending=0 t m req acc queue pending
+    local last_t='' last_req=0 last_acc=0 last_pending=0 t m u req acc queue pending
     for (( ; ; )); do
         sleep 1
-        m=$(curl -fsS --max-time 2 "$url/metrics" 2>/dev/null) || continue
+        m=
+        for u in "${urls[@]}"; do m+=$(curl -fsS --max-time 2 "$u/metrics" 2>/dev/null)$'\n' || continue 2; done
         t=$EPOCHREALTIME
         read -r req acc queue pending < <(awk '
             /^seckill_http_requests_total/ && !/route="metrics"/ { req += $NF }
-            /^seckill_purchases_total\{outcome="queued"\}/ { acc = $NF }
+            /^seckill_purchases_total\{outcome="queued"\}/ { acc += $NF }
             /^seckill_queue_orders / { queue = $NF }
             /^seckill_pending_orders / { pending = $NF }
             END { printf "%d %d %d %d\n", req, acc, queue, pending }' <<<"$m")
@@ -158,19 +202,18 @@ summary_pid=$!
 # is logged and started again after a back-off of 1 s, doubling up to 30 s, back to 1 s once it
 # has lived a minute. The sleep is waited on in the background so that Ctrl-C and 'make stop'
 # are handled at once.
-declare -A backoff=([server]=1 [worker]=1)
+declare -A backoff
+for name in "${names[@]}"; do backoff[$name]=1; done
 for (( ; ; )); do
     done_pid=
     status=0
-    wait -n -p done_pid "$server_pid" "$worker_pid" || status=$?
+    wait -n -p done_pid "${pid_of[@]}" || status=$?
     [[ -n $done_pid ]] || continue
-    name=server
-    [[ $done_pid == "$worker_pid" ]] && name=worker
-    since=${name}_since
-    ((SECONDS - ${!since} < 60)) || backoff[$name]=1
+    for name in "${names[@]}"; do [[ ${pid_of[$name]} != "$done_pid" ]] || break; done
+    ((SECONDS - ${since[$name]} < 60)) || backoff[$name]=1
     delay=${backoff[$name]}
     # Into its log, which the terminal follows.
-    echo "run.sh: seckill-$name (pid $done_pid) exited with status $status; starting it again in $delay s" \
+    echo "run.sh: $name (pid $done_pid) exited with status $status; starting it again in $delay s" \
         >>"$dir/$name.log"
     sleep "$delay" &
     wait $!
