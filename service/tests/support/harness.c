@@ -436,16 +436,18 @@ static void run_services(const char *verb)
     cr_assert_eq(system(cmd), 0, "services.sh %s failed", verb);
 }
 
-/* Runs `source services.sh; <function> <run folder>[/<sub>]`; its output
- * lands in out (when not NULL). Returns the exit code. */
-static int services_function(const char *function, const char *sub, char *out, size_t cap)
+/* Runs `source services.sh; <function> <run folder>[/<sub>] <args>` (args:
+ * words without quotes); its output lands in out (when not NULL). Returns
+ * the exit code. */
+static int services_run(const char *function, const char *sub, const char *args, char *out,
+                        size_t cap)
 {
     const char *dir = getenv("SECKILL_TEST_DIR");
     cr_assert(dir && *dir, "SECKILL_TEST_DIR is not set: run `make test`");
     char cmd[1024];
     snprintf(cmd, sizeof(cmd),
-             "bash -c 'source \"$0/scripts/services.sh\" && %s \"$1\"' '%s' '%s%s%s'", function,
-             SECKILL_SOURCE_DIR, dir, sub ? "/" : "", sub ? sub : "");
+             "bash -c 'source \"$0/scripts/services.sh\" && %s \"$1\" %s' '%s' '%s%s%s'", function,
+             args, SECKILL_SOURCE_DIR, dir, sub ? "/" : "", sub ? sub : "");
     FILE *p = popen(cmd, "r");
     cr_assert_not_null(p, "popen: %s", cmd);
     size_t n = out ? fread(out, 1, cap - 1, p) : 0;
@@ -453,6 +455,29 @@ static int services_function(const char *function, const char *sub, char *out, s
         out[n] = '\0';
     int status = pclose(p);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int services_function(const char *function, const char *sub, char *out, size_t cap)
+{
+    return services_run(function, sub, "", out, cap);
+}
+
+int harness_nginx_start(const int *upstreams, int n)
+{
+    int port = harness_free_port();
+    char args[512];
+    int len = snprintf(args, sizeof(args), "%d", port);
+    for (int i = 0; i < n && len > 0 && (size_t)len < sizeof(args); i++)
+        len += snprintf(args + len, sizeof(args) - (size_t)len, " %d", upstreams[i]);
+    cr_assert(len > 0 && (size_t)len < sizeof(args), "too many upstreams");
+    cr_assert_eq(services_run("nginx_start", NULL, args, NULL, 0), 0,
+                 "services.sh nginx_start failed (log: $SECKILL_TEST_DIR/nginx/error.log)");
+    return port;
+}
+
+void harness_nginx_stop(void)
+{
+    services_function("nginx_stop", NULL, NULL, 0);
 }
 
 void harness_redlock_start(char *servers, size_t cap)

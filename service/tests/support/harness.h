@@ -117,6 +117,14 @@ void harness_redis_restart(void);
 void harness_pg_crash(void);
 void harness_pg_restart(void);
 
+/* Starts nginx under the run's folder (services.sh nginx_start) on a free
+ * port in front of the seckill servers on the n upstream ports (round
+ * robin, keep-alive), and returns that port once /ready answers through it.
+ * Aborts the test when it does not start. */
+int harness_nginx_start(const int *upstreams, int n);
+/* Stops it, by its pid file, if it runs (for .fini too). */
+void harness_nginx_stop(void);
+
 /* Starts two more Redis servers under the run's folder (services.sh
  * redlock_start) and writes the three servers of a Redlock, the run's Redis
  * first, as "127.0.0.1:<port>,..." into servers. */
