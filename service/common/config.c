@@ -12,6 +12,7 @@
 
 #include "buyer_token.h"
 #include "log.h"
+#include "redis_cluster.h"
 #include "validate.h"
 #include "version.h"
 
@@ -27,27 +28,41 @@ typedef struct config_key {
     int secret;
     const char *const *words; /* KEY_ENUM: the enum's values by name, NULL-terminated */
     const char *help;
+    /* KEY_STR: a value's own rule (NULL: any text); -1 with why when broken */
+    int (*check)(const char *value, char *why, size_t whylen);
 } config_key;
 
 #define INT_KEY(f, d, lo, hi, h)                                                                   \
     {                                                                                              \
-#f, KEY_INT, offsetof(config, f), d, lo, hi, 0, NULL, h                                    \
+#f, KEY_INT, offsetof(config, f), d, lo, hi, 0, NULL, h, NULL                              \
     }
 #define BOOL_KEY(f, d, h)                                                                          \
     {                                                                                              \
-#f, KEY_BOOL, offsetof(config, f), d, 0, 1, 0, NULL, h                                     \
+#f, KEY_BOOL, offsetof(config, f), d, 0, 1, 0, NULL, h, NULL                               \
     }
 #define STR_KEY(f, d, s, h)                                                                        \
     {                                                                                              \
-#f, KEY_STR, offsetof(config, f), d, 0, 0, s, NULL, h                                      \
+#f, KEY_STR, offsetof(config, f), d, 0, 0, s, NULL, h, NULL                                \
+    }
+#define CHECKED_STR_KEY(f, d, c, h)                                                                \
+    {                                                                                              \
+#f, KEY_STR, offsetof(config, f), d, 0, 0, 0, NULL, h, c                                   \
     }
 #define ENUM_KEY(f, d, w, h)                                                                       \
     {                                                                                              \
-#f, KEY_ENUM, offsetof(config, f), d, 0, 0, 0, w, h                                        \
+#f, KEY_ENUM, offsetof(config, f), d, 0, 0, 0, w, h, NULL                                  \
     }
 
 /* An enum field is set through an int, as the other numbers are. */
 _Static_assert(sizeof(config_buyer_auth) == sizeof(int), "config_buyer_auth is not int-sized");
+
+/* redis_cluster: a list of seeds redis_cluster.c can read (empty: none). */
+static int check_cluster_seeds(const char *value, char *why, size_t whylen)
+{
+    redis_cluster_node seeds[REDIS_CLUSTER_MAX_SEEDS];
+    return redis_cluster_seeds_parse(value, seeds, REDIS_CLUSTER_MAX_SEEDS, why, whylen) < 0 ? -1
+                                                                                             : 0;
+}
 
 /* By value: CONFIG_BUYER_AUTH_NONE, CONFIG_BUYER_AUTH_TOKEN. */
 static const char *const buyer_auth_words[] = {"none", "token", NULL};
@@ -88,6 +103,10 @@ static const config_key keys[] = {
     INT_KEY(redis_port, "6379", 1, 65535, "Redis port"),
     STR_KEY(redis_password, "", 1, "Redis password (AUTH), empty for none"),
     INT_KEY(redis_timeout_ms, "2000", 1, 600000, "connect and command timeout of Redis calls"),
+    CHECKED_STR_KEY(redis_cluster, "", check_cluster_seeds,
+                    "host:port,... seeds of a Redis Cluster (empty: the single Redis of redis_host "
+                    "and redis_port); checked but not yet used: read by the cluster mode, being "
+                    "built for issue 14"),
     STR_KEY(pg_conninfo, "host=127.0.0.1 port=5432 dbname=seckill user=seckill", 1,
             "libpq connection string of PostgreSQL"),
     INT_KEY(lab_threads, "64", 1, 1024, "threads of the oversell laboratory's blocking strategies"),
@@ -176,6 +195,11 @@ static int set_key(config *cfg, const config_key *k, const char *value, char *er
         return -1;
     }
     if (k->type == KEY_STR) {
+        char why[CONFIG_ERRLEN];
+        if (k->check && k->check(value, why, sizeof(why)) < 0) {
+            snprintf(err, errlen, "%s: %s", k->name, why);
+            return -1;
+        }
         char *copy = strdup(value);
         if (!copy) {
             snprintf(err, errlen, "%s: out of memory", k->name);

@@ -39,7 +39,9 @@ typedef struct config {
     int redis_port;
     char *redis_password; /* secret */
     int redis_timeout_ms;
-    char *pg_conninfo; /* secret when it holds a password */
+    char *redis_cluster; /* seeds "host:port,..." of a Redis Cluster; empty: the one Redis above.
+                          * Checked, but not yet read: for the cluster mode of issue 14 */
+    char *pg_conninfo;   /* secret when it holds a password */
     /* oversell laboratory (/api/v1/experiments) */
     int lab_threads;          /* blocking threads of the lab, each with its own connections */
     int lab_delay_ms;         /* default business work inside the critical section */

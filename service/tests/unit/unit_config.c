@@ -86,6 +86,7 @@ Test(config, defaults_are_the_documented_ones)
     cr_assert_eq(cfg.redis_port, 6379);
     cr_assert_str_eq(cfg.redis_password, "");
     cr_assert_eq(cfg.redis_timeout_ms, 2000);
+    cr_assert_str_eq(cfg.redis_cluster, "");
     cr_assert_str_eq(cfg.pg_conninfo, "host=127.0.0.1 port=5432 dbname=seckill user=seckill");
     cr_assert_str_eq(cfg.worker_id, "1");
     cr_assert_eq(cfg.worker_batch_size, 500);
@@ -603,6 +604,41 @@ Test(config, buyer_auth_takes_none_or_token_and_nothing_else)
         cr_assert(strstr(err, "buyer_auth") && strstr(err, "none or token"), "%s", err);
     }
     cr_assert_eq(cfg.buyer_auth, CONFIG_BUYER_AUTH_TOKEN, "a refused value leaves the old one");
+    config_free(&cfg);
+}
+
+Test(config, redis_cluster_takes_a_list_of_seeds_and_names_a_bad_entry)
+{
+    config cfg;
+    char err[CONFIG_ERRLEN] = "";
+    config_init(&cfg);
+    cr_assert_eq(
+        config_set(&cfg, "redis_cluster", "127.0.0.1:7000, 127.0.0.1:7001", err, sizeof(err)), 0,
+        "%s", err);
+    cr_assert_str_eq(cfg.redis_cluster, "127.0.0.1:7000, 127.0.0.1:7001");
+    cr_assert_eq(config_set(&cfg, "redis_cluster", "127.0.0.1:7000,localhost", err, sizeof(err)),
+                 -1);
+    cr_assert_str_eq(err, "redis_cluster: entry 2 'localhost': expected host:port");
+    cr_assert_eq(config_set(&cfg, "redis_cluster", "h:99999", err, sizeof(err)), -1);
+    cr_assert(strstr(err, "redis_cluster") && strstr(err, "1..65535"), "%s", err);
+    cr_assert_str_eq(cfg.redis_cluster, "127.0.0.1:7000, 127.0.0.1:7001",
+                     "a refused value leaves the old one");
+    cr_assert_eq(config_set(&cfg, "redis_cluster", "", err, sizeof(err)), 0, "%s", err);
+    cr_assert_str_eq(cfg.redis_cluster, "");
+    config_free(&cfg);
+}
+
+Test(config, load_refuses_a_bad_redis_cluster_from_the_environment)
+{
+    config cfg;
+    char err[CONFIG_ERRLEN] = "";
+    char *argv[] = {"seckill-worker", NULL};
+    char *printed = NULL;
+    config_init(&cfg);
+    setenv("SECKILL_REDIS_CLUSTER", "127.0.0.1:7000,,127.0.0.1:7001", 1);
+    cr_assert_eq(load(&cfg, argv, &printed, err, sizeof(err)), CONFIG_ERROR);
+    cr_assert(strstr(err, "SECKILL_REDIS_CLUSTER") && strstr(err, "entry 2 is empty"), "%s", err);
+    free(printed);
     config_free(&cfg);
 }
 
