@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # services.sh: a local Redis and PostgreSQL under a run folder; `services.sh start|stop DIR`, or source it for its functions.
+# `services.sh cluster-start|cluster-stop DIR`: a Redis Cluster of six nodes under DIR/cluster.
 #
 # start writes DIR/env, to be sourced: SECKILL_REDIS_HOST, SECKILL_REDIS_PORT, SECKILL_PG_CONNINFO.
 # Ports are random free ones unless SECKILL_RUN_REDIS_PORT / SECKILL_RUN_PG_PORT say otherwise.
@@ -99,8 +100,11 @@ services_running() {
         { [[ -f $dir/pg/PG_VERSION ]] && as_user "$(pg_user)" "$(pg_bin)/pg_ctl" status -D "$dir/pg" >/dev/null; }
 }
 
-start_redis() {
-    local dir=$1 port=$2 user
+# launch_redis DIR PORT [CONF]: starts a Redis on PORT with its files under DIR (CONF: more lines
+# of its config, a cluster node's) without waiting for it; wait_redis DIR PORT waits until it
+# answers. start_redis DIR PORT [CONF] does both.
+launch_redis() {
+    local dir=$1 port=$2 extra=${3:-} user
     user=$(redis_user)
     own_by "$user" "$dir/redis/" "$dir/redis.pid" "$dir/redis.log"
     cat >"$dir/redis.conf" <<CONF
@@ -114,14 +118,24 @@ logfile $dir/redis.log
 appendonly yes
 appendfsync everysec
 save ""
+$extra
 CONF
     as_user "$user" redis-server "$dir/redis.conf"
+}
+
+wait_redis() {
+    local dir=$1 port=$2
     for _ in {1..100}; do
         [[ $(redis-cli -h 127.0.0.1 -p "$port" ping 2>/dev/null) == PONG ]] && return 0
         sleep 0.1
     done
     tail -n 20 "$dir/redis.log" >&2
     die "Redis did not start on port $port (log: $dir/redis.log)"
+}
+
+start_redis() {
+    launch_redis "$@"
+    wait_redis "$1" "$2"
 }
 
 start_postgres() {
@@ -265,6 +279,89 @@ redlock_stop() {
     for n in 1 2; do stop_pid "$dir/redlock-$n/redis.pid" redis-server; done
 }
 
+# cluster_start DIR: a Redis Cluster of 3 masters, each with a replica (Debian's redis-server and
+# `redis-cli --cluster create`), under DIR/cluster: node-1 .. node-6, each with its own folder,
+# config, pid file and log, fresh at every start, on free ports (client ports and cluster bus
+# ports, all in 10000-31999). Returns once every node says cluster_state:ok with all 16384 slots
+# assigned and all six nodes known, and every replica is in sync with its master; prints the
+# seeds (all six nodes, "127.0.0.1:<port>,...") and writes them to DIR/cluster/env
+# (SECKILL_REDIS_CLUSTER). SECKILL_CLUSTER_NODE_TIMEOUT_MS sets cluster-node-timeout (default
+# 2000: how long a master may be unreachable before its replica takes over; it also bounds the
+# delay before a new master says cluster_state:ok, up to 5 s: the cluster is ready in about 4 s).
+cluster_start() {
+    local dir c n p node ports=() taken=' ' addrs=() seeds='' info i ready
+    dir=$(realpath -m "$1")
+    c=$dir/cluster
+    for n in {1..6}; do
+        ! live_pid "$c/node-$n/redis.pid" redis-server >/dev/null ||
+            die "a Redis Cluster already runs in $c (stop it: services.sh cluster-stop $dir)"
+    done
+    mkdir -p "$c"
+    check_reachable "$(redis_user)" "$c"
+    rm -rf "$c"/node-* "$c/env" "$c/create.log"
+    # Twelve distinct ports: the bus port is named, not the default port + 10000, which could
+    # fall in the kernel's ephemeral range.
+    while ((${#ports[@]} < 12)); do
+        p=$(free_port)
+        [[ $taken == *" $p "* ]] || { ports+=("$p") && taken+="$p "; }
+    done
+    # The six start side by side: one after the other costs seconds.
+    for n in {1..6}; do
+        node=$c/node-$n
+        mkdir -p "$node"
+        # Diskless replication without delay: a replica is in sync in milliseconds, not after
+        # the default 5 s wait for more replicas.
+        launch_redis "$node" "${ports[n - 1]}" "cluster-enabled yes
+cluster-config-file nodes.conf
+cluster-port ${ports[n + 5]}
+cluster-node-timeout ${SECKILL_CLUSTER_NODE_TIMEOUT_MS:-2000}
+repl-diskless-sync yes
+repl-diskless-sync-delay 0" &
+        addrs+=("127.0.0.1:${ports[n - 1]}")
+        seeds+=${seeds:+,}127.0.0.1:${ports[n - 1]}
+    done
+    wait
+    for n in {1..6}; do wait_redis "$c/node-$n" "${ports[n - 1]}"; done
+    redis-cli --cluster create "${addrs[@]}" --cluster-replicas 1 --cluster-yes >"$c/create.log" 2>&1 || {
+        tail -n 20 "$c/create.log" >&2
+        cluster_stop "$dir"
+        die "redis-cli --cluster create failed (log: $c/create.log)"
+    }
+    for ((i = 0; i < 300; i++)); do
+        ready=1
+        for n in {1..6}; do
+            info=$(printf 'CLUSTER INFO\nINFO replication\n' |
+                redis-cli -h 127.0.0.1 -p "${ports[n - 1]}" 2>/dev/null) || true
+            if [[ $info != *cluster_state:ok* || $info != *cluster_slots_assigned:16384* ||
+                $info != *cluster_known_nodes:6* ]] ||
+                [[ $info == *role:slave* && $info != *master_link_status:up* ]]; then
+                ready=0
+                break
+            fi
+        done
+        ((ready == 0)) || break
+        sleep 0.1
+    done
+    if ((ready == 0)); then
+        redis-cli -h 127.0.0.1 -p "${ports[0]}" cluster nodes >&2 || true
+        cluster_stop "$dir"
+        die "the Redis Cluster in $c did not become ready in 30 s (logs: $c/node-*/redis.log)"
+    fi
+    cat >"$c/env" <<ENV
+# Generated by scripts/services.sh: the seeds of the Redis Cluster of this run folder.
+export SECKILL_REDIS_CLUSTER=$seeds
+ENV
+    echo "$seeds"
+}
+
+# cluster_stop DIR: stops what cluster_start started there, by its pid files, all nodes at once.
+cluster_stop() {
+    local dir n
+    dir=$(realpath -m "$1")
+    for n in {1..6}; do stop_pid "$dir/cluster/node-$n/redis.pid" redis-server & done
+    wait
+}
+
 # ZooKeeper runs as its package's user when we are root (as Redis runs as redis).
 zk_user() {
     if ((EUID != 0)); then
@@ -385,7 +482,7 @@ nginx_stop() {
 if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
     case ${1:-}/${2:-} in
     start/?* | stop/?*) "services_$1" "$2" ;;
-    redis-kill/?* | redis-restart/?*) "${1/-/_}" "$2" ;;
-    *) die "usage: $0 start|stop|redis-kill|redis-restart DIR" ;;
+    redis-kill/?* | redis-restart/?* | cluster-start/?* | cluster-stop/?*) "${1/-/_}" "$2" ;;
+    *) die "usage: $0 start|stop|redis-kill|redis-restart|cluster-start|cluster-stop DIR" ;;
     esac
 fi

@@ -22,6 +22,7 @@ scripts/build.sh
 status=1
 # shellcheck disable=SC2317  # only called by the EXIT trap
 finish() {
+    cluster_stop "$dir" # a Redis Cluster a test suite left behind (by its pid files)
     services_stop "$dir"
     # realpath: the folder may be a link to one under /tmp (see reachable_dir).
     if ((status == 0)); then rm -rf "$(realpath -m "$dir")" "$dir"; else echo "test: logs kept in $dir" >&2; fi

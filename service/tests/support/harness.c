@@ -520,6 +520,21 @@ void harness_zk_stop(void)
     services_function("zk_stop", NULL, NULL, 0);
 }
 
+int harness_cluster_start(char *seeds, size_t cap)
+{
+    seeds[0] = '\0';
+    if (!getenv("SECKILL_TEST_DIR") || services_function("cluster_start", NULL, seeds, cap) != 0)
+        return -1;
+    seeds[strcspn(seeds, "\n")] = '\0';
+    return strchr(seeds, ':') ? 0 : -1;
+}
+
+void harness_cluster_stop(void)
+{
+    if (getenv("SECKILL_TEST_DIR"))
+        services_function("cluster_stop", NULL, NULL, 0);
+}
+
 void harness_redis_crash(void)
 {
     run_services("redis-kill");

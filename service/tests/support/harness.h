@@ -141,6 +141,17 @@ void harness_zk_start(char *servers, size_t cap);
 /* Stops it, by its pid file, if it runs (for .fini too). */
 void harness_zk_stop(void);
 
+/* Starts a Redis Cluster of 3 masters and 3 replicas under the run's folder
+ * (services.sh cluster_start: fresh nodes on free ports, `redis-cli
+ * --cluster create`, every node at cluster_state:ok with all slots assigned,
+ * replicas in sync; about 4 s) and writes its seeds, all six nodes as
+ * "127.0.0.1:<port>,...", into seeds. Returns 0, or -1 when it did not
+ * start (services.sh says why on stderr). It does not abort: a suite may
+ * start one cluster for all its tests from a Criterion report hook. */
+int harness_cluster_start(char *seeds, size_t cap);
+/* Stops it, by its pid files, if it runs (for .fini too). */
+void harness_cluster_stop(void);
+
 /* Runs seckill-admin with args (NULL-terminated, without argv[0]) and the
  * run's config; its output lands NUL-terminated in out. Returns its exit
  * code. */
