@@ -1,0 +1,451 @@
+/* integration_redis_cluster.c: redis_cluster.c against a real Redis Cluster
+ * of 3 masters and 3 replicas (services.sh cluster_start): the slot map it
+ * reads agrees with CLUSTER KEYSLOT and CLUSTER NODES, a command sent where
+ * it says is never redirected, and a slot moved between masters answers a
+ * client holding the old map with a real ASK during the move and a real
+ * MOVED after it, which the module's decisions follow to the slot's owner.
+ *
+ * One cluster serves the whole suite (started before the first test, stopped
+ * after the last: a start costs seconds); the test that moves a slot moves
+ * one nobody else looks at. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+#include <criterion/hooks.h>
+#include <hiredis/hiredis.h>
+
+#include "harness.h"
+#include "redis_cluster.h"
+
+#define SEEDS_ENV "SECKILL_TEST_CLUSTER_SEEDS"
+
+/* In the runner, before any test and after the last: the tests, each in a
+ * process of its own, find the seeds in the environment they inherit. */
+ReportHook(PRE_ALL)(struct criterion_test_set *set)
+{
+    (void)set;
+    char seeds[1024];
+    if (harness_cluster_start(seeds, sizeof(seeds)) == 0)
+        setenv(SEEDS_ENV, seeds, 1);
+}
+
+ReportHook(POST_ALL)(struct criterion_global_stats *stats)
+{
+    (void)stats;
+    harness_cluster_stop();
+}
+
+TestSuite(cluster, .timeout = 120);
+
+typedef struct cluster {
+    redis_cluster_node seeds[16];
+    int nseeds;
+    redis_cluster_map *map;
+} cluster;
+
+static void cluster_open(cluster *cl)
+{
+    const char *text = getenv(SEEDS_ENV);
+    cr_assert(text && *text, "the Redis Cluster did not start (logs: $SECKILL_TEST_DIR/cluster/)");
+    char err[512];
+    cl->nseeds = redis_cluster_seeds_parse(text, cl->seeds, 16, err, sizeof(err));
+    cr_assert_eq(cl->nseeds, 6, "seeds '%s': %s", text, err);
+    cl->map = redis_cluster_fetch_map(cl->seeds, (size_t)cl->nseeds, 2000, NULL, err, sizeof(err));
+    cr_assert_not_null(cl->map, "%s", err);
+}
+
+static void cluster_close(cluster *cl)
+{
+    redis_cluster_map_free(cl->map);
+}
+
+static redisContext *connect_to(const redis_cluster_node *n)
+{
+    struct timeval tv = {5, 0};
+    redisContext *c = redisConnectWithTimeout(n->host, n->port, tv);
+    cr_assert(c && !c->err, "connect %s:%d: %s", n->host, n->port, c ? c->errstr : "no memory");
+    redisSetTimeout(c, tv);
+    return c;
+}
+
+/* The reply of a command that must not fail to arrive; the caller frees it. */
+static redisReply *command(redisContext *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = redisvCommand(c, fmt, ap);
+    va_end(ap);
+    cr_assert_not_null(r, "%s: %s", fmt, c->errstr);
+    return r;
+}
+
+static void expect_status(redisContext *c, const char *what, redisReply *r)
+{
+    (void)c;
+    cr_assert(r->type == REDIS_REPLY_STATUS, "%s: %s", what,
+              r->type == REDIS_REPLY_ERROR ? r->str : "not a status");
+    freeReplyObject(r);
+}
+
+static void node_id(redisContext *c, char *id, size_t cap)
+{
+    redisReply *r = command(c, "CLUSTER MYID");
+    cr_assert_eq(r->type, REDIS_REPLY_STRING);
+    snprintf(id, cap, "%s", r->str);
+    freeReplyObject(r);
+}
+
+/* --- CLUSTER NODES, read the plain way --------------------------------------- */
+
+typedef struct nodes_view {
+    struct {
+        char id[64], master_id[64];
+        redis_cluster_node addr;
+        int is_master;
+    } node[16];
+    int n;
+    int owner[REDIS_CLUSTER_SLOTS]; /* index into node, -1: none */
+} nodes_view;
+
+/* Each line: <id> <ip:port@bus> <flags> <master id or -> <ping> <pong> <epoch>
+ * <link> <slot or from-to>... (and [slot->-id] for a migration, skipped). */
+static void read_nodes(redisContext *c, nodes_view *v)
+{
+    memset(v, 0, sizeof(*v));
+    for (int i = 0; i < REDIS_CLUSTER_SLOTS; i++)
+        v->owner[i] = -1;
+    redisReply *r = command(c, "CLUSTER NODES");
+    cr_assert_eq(r->type, REDIS_REPLY_STRING);
+    char *save = NULL;
+    for (char *line = strtok_r(r->str, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        cr_assert_lt(v->n, 16);
+        char addr[128], flags[128];
+        int used = 0;
+        cr_assert_eq(sscanf(line, "%63s %127s %127s %63s %*s %*s %*s %*s%n", v->node[v->n].id, addr,
+                            flags, v->node[v->n].master_id, &used),
+                     4, "line '%s'", line);
+        char *at = strchr(addr, '@'), *colon = strrchr(addr, ':');
+        cr_assert(at && colon && colon < at, "address '%s'", addr);
+        *at = '\0';
+        v->node[v->n].addr.port = atoi(colon + 1);
+        *colon = '\0';
+        snprintf(v->node[v->n].addr.host, sizeof(v->node[v->n].addr.host), "%s", addr);
+        v->node[v->n].is_master = strstr(flags, "master") != NULL;
+        for (char *p = line + used; *p;) {
+            while (*p == ' ')
+                p++;
+            if (!*p || *p == '[')
+                break;
+            char *end;
+            long from = strtol(p, &end, 10), to = from;
+            if (*end == '-')
+                to = strtol(end + 1, &end, 10);
+            for (long s = from; s <= to; s++)
+                v->owner[s] = v->n;
+            p = end;
+        }
+        v->n++;
+    }
+    freeReplyObject(r);
+}
+
+static int view_index(const nodes_view *v, const redis_cluster_node *n)
+{
+    for (int i = 0; i < v->n; i++)
+        if (redis_cluster_node_equal(&v->node[i].addr, n))
+            return i;
+    return -1;
+}
+
+/* --- the tests ----------------------------------------------------------------- */
+
+Test(cluster, the_module_hashes_thousands_of_keys_to_the_slots_cluster_keyslot_gives)
+{
+    cluster cl;
+    cluster_open(&cl);
+    redisContext *c = connect_to(&cl.seeds[0]);
+    enum { KEYS = 4000 };
+    char key[KEYS][64];
+    for (int i = 0; i < KEYS; i++) {
+        /* Plain keys, the product's tagged ones, and tags at odd places. */
+        switch (i % 4) {
+        case 0:
+            snprintf(key[i], sizeof(key[i]), "key:%d", i);
+            break;
+        case 1:
+            snprintf(key[i], sizeof(key[i]), "{item:%d}:state", i);
+            break;
+        case 2:
+            snprintf(key[i], sizeof(key[i]), "a{%d}b{c}", i * 7919);
+            break;
+        default:
+            snprintf(key[i], sizeof(key[i]), "x{}{%d}y%c", i, "{}"[i & 1]);
+        }
+        redisAppendCommand(c, "CLUSTER KEYSLOT %s", key[i]);
+    }
+    for (int i = 0; i < KEYS; i++) {
+        redisReply *r = NULL;
+        cr_assert_eq(redisGetReply(c, (void **)&r), REDIS_OK, "%s", c->errstr);
+        cr_assert_eq(r->type, REDIS_REPLY_INTEGER);
+        cr_assert_eq(redis_cluster_slot(key[i], strlen(key[i])), (int)r->integer,
+                     "key %s: %d, Redis says %lld", key[i],
+                     redis_cluster_slot(key[i], strlen(key[i])), r->integer);
+        freeReplyObject(r);
+    }
+    redisFree(c);
+    cluster_close(&cl);
+}
+
+Test(cluster, the_slot_map_names_the_master_cluster_nodes_gives_every_slot)
+{
+    cluster cl;
+    cluster_open(&cl);
+    cr_assert_eq(redis_cluster_map_unowned(cl.map), 0);
+    cr_assert_eq(redis_cluster_map_masters(cl.map), 3);
+    redisContext *c = connect_to(&cl.seeds[0]);
+    static nodes_view v;
+    read_nodes(c, &v);
+    redisFree(c);
+    cr_assert_eq(v.n, 6);
+    for (int s = 0; s < REDIS_CLUSTER_SLOTS; s++) {
+        const redis_cluster_node *m = redis_cluster_map_master(cl.map, s);
+        cr_assert_not_null(m, "slot %d", s);
+        cr_assert_geq(v.owner[s], 0, "slot %d has no owner in CLUSTER NODES", s);
+        cr_assert(redis_cluster_node_equal(m, &v.node[v.owner[s]].addr),
+                  "slot %d: map says %s:%d, CLUSTER NODES %s:%d", s, m->host, m->port,
+                  v.node[v.owner[s]].addr.host, v.node[v.owner[s]].addr.port);
+        /* The replicas CLUSTER SLOTS lists (only those that have replicated
+         * something) are replicas of that very master. */
+        size_t n;
+        const redis_cluster_node *replicas = redis_cluster_map_replicas(cl.map, s, &n);
+        for (size_t k = 0; k < n; k++) {
+            int i = view_index(&v, &replicas[k]);
+            cr_assert_geq(i, 0);
+            cr_assert_str_eq(v.node[i].master_id, v.node[v.owner[s]].id);
+        }
+    }
+    cluster_close(&cl);
+}
+
+Test(cluster, a_seed_that_is_down_is_skipped_and_all_seeds_down_is_an_error_naming_each)
+{
+    cluster cl;
+    cluster_open(&cl);
+    char err[1024];
+    int closed = harness_free_port();
+    redis_cluster_node seeds[2] = {{"127.0.0.1", closed}, cl.seeds[3]};
+    redis_cluster_map *map = redis_cluster_fetch_map(seeds, 2, 1000, NULL, err, sizeof(err));
+    cr_assert_not_null(map, "%s", err);
+    for (int s = 0; s < REDIS_CLUSTER_SLOTS; s += 97)
+        cr_assert(redis_cluster_node_equal(redis_cluster_map_master(map, s),
+                                           redis_cluster_map_master(cl.map, s)),
+                  "slot %d: a replica's map and a master's disagree", s);
+    redis_cluster_map_free(map);
+    cr_assert_null(redis_cluster_fetch_map(seeds, 1, 1000, NULL, err, sizeof(err)));
+    char want[64];
+    snprintf(want, sizeof(want), "127.0.0.1:%d: ", closed);
+    cr_assert(strstr(err, want), "%s", err);
+    cluster_close(&cl);
+}
+
+Test(cluster, a_plain_redis_is_no_cluster_and_says_so)
+{
+    config cfg;
+    harness_config(&cfg);
+    redis_cluster_node plain = {"", cfg.redis_port};
+    snprintf(plain.host, sizeof(plain.host), "%s", cfg.redis_host);
+    config_free(&cfg);
+    char err[512];
+    cr_assert_null(redis_cluster_fetch_map(&plain, 1, 1000, NULL, err, sizeof(err)));
+    cr_assert(strstr(err, "cluster support disabled"), "%s", err);
+}
+
+Test(cluster, a_set_sent_to_the_master_the_map_names_is_never_moved)
+{
+    cluster cl;
+    cluster_open(&cl);
+    size_t masters = redis_cluster_map_masters(cl.map);
+    redisContext *conn[3];
+    int sent[3] = {0};
+    for (size_t m = 0; m < masters; m++)
+        conn[m] = connect_to(redis_cluster_map_master_at(cl.map, m));
+    enum { KEYS = 3000 };
+    for (int i = 0; i < KEYS; i++) {
+        char key[64];
+        snprintf(key, sizeof(key), "{item:%d}:state", i);
+        const redis_cluster_node *owner = redis_cluster_map_master_of_key(cl.map, key, strlen(key));
+        for (size_t m = 0; m < masters; m++)
+            if (owner == redis_cluster_map_master_at(cl.map, m)) {
+                redisAppendCommand(conn[m], "SET %s %d", key, i);
+                sent[m]++;
+            }
+    }
+    for (size_t m = 0; m < masters; m++) {
+        cr_assert_gt(sent[m], KEYS / 6, "the keys spread over every master");
+        for (int i = 0; i < sent[m]; i++) {
+            redisReply *r = NULL;
+            cr_assert_eq(redisGetReply(conn[m], (void **)&r), REDIS_OK);
+            cr_assert_eq(r->type, REDIS_REPLY_STATUS, "%s",
+                         r->type == REDIS_REPLY_ERROR ? r->str : "not OK");
+            freeReplyObject(r);
+        }
+    }
+    /* And the wrong master answers a real MOVED that names the right one. */
+    const char *key = "{item:1}:state";
+    const redis_cluster_node *owner = redis_cluster_map_master_of_key(cl.map, key, strlen(key));
+    size_t wrong = owner == redis_cluster_map_master_at(cl.map, 0) ? 1 : 0;
+    redisReply *r = command(conn[wrong], "GET %s", key);
+    cr_assert_eq(r->type, REDIS_REPLY_ERROR);
+    redis_cluster_redirect rd;
+    cr_assert_eq(redis_cluster_redirect_parse(r->str, r->len, &rd), REDIS_CLUSTER_MOVED, "%s",
+                 r->str);
+    cr_assert_eq(rd.slot, redis_cluster_slot(key, strlen(key)));
+    cr_assert(redis_cluster_node_equal(&rd.node, owner), "%s", r->str);
+    freeReplyObject(r);
+    for (size_t m = 0; m < masters; m++)
+        redisFree(conn[m]);
+    cluster_close(&cl);
+}
+
+/* Sends `GET key` as a client holding map would, following the module's
+ * decisions; returns the final reply's string (into out) and the number of
+ * hops, and what the first answer asked for in *first. */
+static int get_following(redis_cluster_map *map, const char *key, char *out, size_t cap,
+                         redis_cluster_action *first, redis_cluster_node *landed)
+{
+    redis_cluster_attempt a;
+    redis_cluster_attempt_init(&a, 0);
+    redis_cluster_node at = *redis_cluster_map_master_of_key(map, key, strlen(key));
+    int asking = 0, hops = 0;
+    *first = REDIS_CLUSTER_DELIVER;
+    for (;;) {
+        redisContext *c = connect_to(&at);
+        if (asking)
+            expect_status(c, "ASKING", command(c, "ASKING"));
+        redisReply *r = command(c, "GET %s", key);
+        redisFree(c);
+        redis_cluster_node next;
+        redis_cluster_action act = r->type == REDIS_REPLY_ERROR
+                                       ? redis_cluster_follow(map, &a, r->str, r->len, &at, &next)
+                                       : REDIS_CLUSTER_DELIVER;
+        if (hops == 0)
+            *first = act;
+        if (act == REDIS_CLUSTER_DELIVER) {
+            cr_assert_eq(r->type, REDIS_REPLY_STRING, "GET %s: %s", key,
+                         r->type == REDIS_REPLY_ERROR ? r->str : "not a string");
+            snprintf(out, cap, "%s", r->str);
+            freeReplyObject(r);
+            *landed = at;
+            return hops;
+        }
+        freeReplyObject(r);
+        cr_assert(act == REDIS_CLUSTER_RETRY || act == REDIS_CLUSTER_RETRY_ASKING,
+                  "unexpected action %d", act);
+        asking = act == REDIS_CLUSTER_RETRY_ASKING;
+        at = next;
+        hops++;
+    }
+}
+
+Test(cluster, a_slot_being_moved_answers_ask_then_moved_and_the_decisions_reach_its_owner)
+{
+    cluster cl;
+    cluster_open(&cl);
+    /* A slot of its own: a tag no other test uses. */
+    const char *moved_key = "{migrating}:a", *staying_key = "{migrating}:b";
+    int slot = redis_cluster_slot(moved_key, strlen(moved_key));
+    const redis_cluster_node *src_node = redis_cluster_map_master(cl.map, slot);
+    redis_cluster_node source = *src_node, target = *redis_cluster_map_master_at(cl.map, 0);
+    if (redis_cluster_node_equal(&target, &source))
+        target = *redis_cluster_map_master_at(cl.map, 1);
+    redisContext *src = connect_to(&source), *dst = connect_to(&target);
+    char src_id[64], dst_id[64];
+    node_id(src, src_id, sizeof(src_id));
+    node_id(dst, dst_id, sizeof(dst_id));
+    expect_status(src, "SET", command(src, "SET %s moved", moved_key));
+    expect_status(src, "SET", command(src, "SET %s staying", staying_key));
+
+    /* The move begins: target imports, source migrates, one key goes. */
+    expect_status(dst, "IMPORTING", command(dst, "CLUSTER SETSLOT %d IMPORTING %s", slot, src_id));
+    expect_status(src, "MIGRATING", command(src, "CLUSTER SETSLOT %d MIGRATING %s", slot, dst_id));
+    expect_status(src, "MIGRATE",
+                  command(src, "MIGRATE %s %d %s 0 5000", target.host, target.port, moved_key));
+
+    /* During: the key that went is asked for at the target, once, after
+     * ASKING; the map stays as it was. */
+    redis_cluster_map *old = cl.map;
+    char value[64];
+    redis_cluster_action first;
+    redis_cluster_node landed;
+    int hops = get_following(old, moved_key, value, sizeof(value), &first, &landed);
+    cr_assert_eq(first, REDIS_CLUSTER_RETRY_ASKING, "a real ASK");
+    cr_assert_eq(hops, 1);
+    cr_assert_str_eq(value, "moved");
+    cr_assert(redis_cluster_node_equal(&landed, &target));
+    cr_assert(redis_cluster_node_equal(redis_cluster_map_master(old, slot), &source));
+    cr_assert_eq(redis_cluster_map_stale(old), 0);
+    /* Without ASKING the target does not serve a slot it only imports. */
+    redisReply *r = command(dst, "GET %s", moved_key);
+    redis_cluster_redirect rd;
+    cr_assert_eq(r->type, REDIS_REPLY_ERROR);
+    cr_assert_eq(redis_cluster_redirect_parse(r->str, r->len, &rd), REDIS_CLUSTER_MOVED, "%s",
+                 r->str);
+    cr_assert(redis_cluster_node_equal(&rd.node, &source), "%s", r->str);
+    freeReplyObject(r);
+    /* A key still at the source is served there, without a redirect... */
+    hops = get_following(old, staying_key, value, sizeof(value), &first, &landed);
+    cr_assert_eq(hops, 0);
+    cr_assert_str_eq(value, "staying");
+    /* ...and a command over both keys, split by the move, is told to retry
+     * later: what a script over one item's keys meets during a reshard. */
+    r = command(src, "MGET %s %s", moved_key, staying_key);
+    cr_assert_eq(r->type, REDIS_REPLY_ERROR);
+    cr_assert_eq(redis_cluster_redirect_parse(r->str, r->len, &rd), REDIS_CLUSTER_TRYAGAIN, "%s",
+                 r->str);
+    freeReplyObject(r);
+
+    /* The move ends: the rest goes, and the slot is the target's, told to
+     * the target first, then the source, then the third master. */
+    expect_status(src, "MIGRATE",
+                  command(src, "MIGRATE %s %d %s 0 5000", target.host, target.port, staying_key));
+    expect_status(dst, "NODE", command(dst, "CLUSTER SETSLOT %d NODE %s", slot, dst_id));
+    expect_status(src, "NODE", command(src, "CLUSTER SETSLOT %d NODE %s", slot, dst_id));
+    for (size_t m = 0; m < redis_cluster_map_masters(cl.map); m++) {
+        const redis_cluster_node *n = redis_cluster_map_master_at(cl.map, m);
+        if (redis_cluster_node_equal(n, &target) || redis_cluster_node_equal(n, &source))
+            continue;
+        redisContext *third = connect_to(n);
+        expect_status(third, "NODE", command(third, "CLUSTER SETSLOT %d NODE %s", slot, dst_id));
+        redisFree(third);
+    }
+
+    /* After: the old map gets a real MOVED; the decision records the new
+     * owner, asks for a refresh, and the retry lands at the target. */
+    hops = get_following(old, staying_key, value, sizeof(value), &first, &landed);
+    cr_assert_eq(first, REDIS_CLUSTER_RETRY, "a real MOVED");
+    cr_assert_eq(hops, 1);
+    cr_assert_str_eq(value, "staying");
+    cr_assert(redis_cluster_node_equal(&landed, &target));
+    cr_assert(redis_cluster_node_equal(redis_cluster_map_master(old, slot), &target));
+    cr_assert_eq(redis_cluster_map_stale(old), 1);
+    /* The updated map needs no redirect any more. */
+    hops = get_following(old, moved_key, value, sizeof(value), &first, &landed);
+    cr_assert_eq(hops, 0);
+    cr_assert_str_eq(value, "moved");
+
+    /* And a map fetched afresh from the masters says so too. */
+    redis_cluster_node masters[2] = {source, target};
+    char err[512];
+    redis_cluster_map *fresh = redis_cluster_fetch_map(masters, 2, 2000, NULL, err, sizeof(err));
+    cr_assert_not_null(fresh, "%s", err);
+    cr_assert(redis_cluster_node_equal(redis_cluster_map_master(fresh, slot), &target));
+    cr_assert_eq(redis_cluster_map_stale(fresh), 0);
+    redis_cluster_map_free(fresh);
+
+    redisFree(src);
+    redisFree(dst);
+    cluster_close(&cl);
+}
