@@ -18,6 +18,7 @@ stop_all() {
     stop_pid "$dir/worker.pid" seckill-worker
     zk_stop "$dir"
     redlock_stop "$dir"
+    cluster_stop "$dir"
     services_stop "$dir"
 }
 
@@ -83,6 +84,13 @@ zk_port=$(zk_start "$dir")
 export SECKILL_ZOOKEEPER_SERVERS=127.0.0.1:$zk_port
 read -r redlock_1 redlock_2 < <(redlock_start "$dir")
 export SECKILL_REDLOCK_SERVERS=127.0.0.1:$SECKILL_REDIS_PORT,127.0.0.1:$redlock_1,127.0.0.1:$redlock_2
+# SECKILL_REDIS_CLUSTER=1: a Redis Cluster of 3 masters and 3 replicas too, under run/dev/cluster;
+# its seeds replace the 1 (the variable is also the config key redis_cluster). Server and worker
+# check the key but still use the single Redis: the cluster mode is being built (issue 14).
+if [[ ${SECKILL_REDIS_CLUSTER:-} == 1 ]]; then
+    SECKILL_REDIS_CLUSTER=$(cluster_start "$dir")
+    export SECKILL_REDIS_CLUSTER
+fi
 
 if [[ -z ${SECKILL_ADMIN_TOKEN:-} ]]; then
     SECKILL_ADMIN_TOKEN=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
@@ -151,7 +159,8 @@ nginx in front of $instances servers: ${urls[*]} (one access-K.log each)"
 cat <<EOF
 
 seckill is running at $url (logs: $dir/*.log, one line per request in access.log;
-ZooKeeper on 127.0.0.1:$zk_port, Redlock on $SECKILL_REDLOCK_SERVERS)$behind
+ZooKeeper on 127.0.0.1:$zk_port, Redlock on $SECKILL_REDLOCK_SERVERS${SECKILL_REDIS_CLUSTER:+,
+Redis Cluster (not used yet) on $SECKILL_REDIS_CLUSTER})$behind
 admin token: $SECKILL_ADMIN_TOKEN
 
   curl -X POST -H "Authorization: Bearer $SECKILL_ADMIN_TOKEN" -d '{"name":"phone","stock":100}' $url/api/v1/items
