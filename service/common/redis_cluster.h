@@ -73,7 +73,9 @@ const redis_cluster_node *redis_cluster_map_master_of_key(const redis_cluster_ma
                                                           const char *key, size_t len);
 
 /* The replicas of slot's master as CLUSTER SLOTS listed them; *n their
- * number (0 when the slot has no owner). */
+ * number (0 when the slot has no owner). Redis lists only the replicas that
+ * are not failed and have replicated something (a fresh, idle cluster's
+ * replicas may be missing for seconds): for reads, not for an inventory. */
 const redis_cluster_node *redis_cluster_map_replicas(const redis_cluster_map *map, int slot,
                                                      size_t *n);
 
