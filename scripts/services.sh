@@ -289,7 +289,7 @@ redlock_stop() {
 # 2000: how long a master may be unreachable before its replica takes over; it also bounds the
 # delay before a new master says cluster_state:ok, up to 5 s: the cluster is ready in about 4 s).
 cluster_start() {
-    local dir c n p node ports=() taken=' ' addrs=() seeds='' info i ready
+    local dir c n p node ports=() taken=' ' addrs=() launched=() seeds='' info i ready
     dir=$(realpath -m "$1")
     c=$dir/cluster
     for n in {1..6}; do
@@ -317,10 +317,12 @@ cluster-port ${ports[n + 5]}
 cluster-node-timeout ${SECKILL_CLUSTER_NODE_TIMEOUT_MS:-2000}
 repl-diskless-sync yes
 repl-diskless-sync-delay 0" &
+        launched+=($!)
         addrs+=("127.0.0.1:${ports[n - 1]}")
         seeds+=${seeds:+,}127.0.0.1:${ports[n - 1]}
     done
-    wait
+    # By pid: a caller's own background jobs (run.sh's) are none of our business.
+    wait "${launched[@]}" || true
     for n in {1..6}; do wait_redis "$c/node-$n" "${ports[n - 1]}"; done
     redis-cli --cluster create "${addrs[@]}" --cluster-replicas 1 --cluster-yes >"$c/create.log" 2>&1 || {
         tail -n 20 "$c/create.log" >&2
@@ -356,10 +358,13 @@ ENV
 
 # cluster_stop DIR: stops what cluster_start started there, by its pid files, all nodes at once.
 cluster_stop() {
-    local dir n
+    local dir n stopping=()
     dir=$(realpath -m "$1")
-    for n in {1..6}; do stop_pid "$dir/cluster/node-$n/redis.pid" redis-server & done
-    wait
+    for n in {1..6}; do
+        stop_pid "$dir/cluster/node-$n/redis.pid" redis-server &
+        stopping+=($!)
+    done
+    wait "${stopping[@]}"
 }
 
 # ZooKeeper runs as its package's user when we are root (as Redis runs as redis).
