@@ -159,11 +159,7 @@ if [[ ${SCENARIO:-} != singleton_job ]]; then # that one starts three of its own
     worker_pid=$!
 fi
 base=http://127.0.0.1:$port
-for _ in {1..100}; do
-    curl -fs "$base/ready" >/dev/null && break
-    sleep 0.1
-done
-curl -fs "$base/ready" >/dev/null || die "the server did not start (log: $dir/server.log)"
+wait_ready "$base/ready" || die "the server did not start (log: $dir/server.log)"
 
 item=$(curl -fsS -X POST -H "Authorization: Bearer $token" \
     -d "{\"name\":\"experiments\",\"stock\":$STOCK,\"lab\":true}" "$base/api/v1/items" | jq .id)
@@ -232,11 +228,7 @@ start_proc() {
     echo $! >"$dir/procs/$name.pid"
     [[ -n $p ]] || return 0
     port_of[$name]=$p
-    for _ in {1..100}; do
-        curl -fs "http://127.0.0.1:$p/ready" >/dev/null && return 0
-        sleep 0.1
-    done
-    die "server $name did not start (log: $dir/$name.log)"
+    wait_ready "http://127.0.0.1:$p/ready" || die "server $name did not start (log: $dir/$name.log)"
 }
 
 # kill_proc NAME SIGNAL: signals what start_proc started as NAME, by its pid file, and waits

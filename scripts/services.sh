@@ -58,6 +58,16 @@ stop_pid() {
     rm -f "$1"
 }
 
+# wait_ready URL: waits up to 10 s for URL (a seckill /ready, directly or through nginx) to
+# answer 2xx; returns 1 if it never did.
+wait_ready() {
+    for _ in {1..100}; do
+        curl -fs "$1" >/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
 port_free() {
     ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
@@ -472,11 +482,7 @@ nginx_start() {
     } >"$conf"
     # Its output (none but a failure to start) apart: a caller may read ours to its end.
     nginx -p "$dir" -e "$dir/error.log" -c "$conf" </dev/null >/dev/null 2>>"$dir/start.log" &
-    for _ in {1..100}; do
-        curl -fs "http://127.0.0.1:$listen/ready" >/dev/null && return 0
-        sleep 0.1
-    done
-    die "nginx did not start (logs: $dir/start.log, $dir/error.log)"
+    wait_ready "http://127.0.0.1:$listen/ready" || die "nginx did not start (logs: $dir/start.log, $dir/error.log)"
 }
 
 # nginx_stop DIR: stops what nginx_start started there, by its pid file.
