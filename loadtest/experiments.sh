@@ -190,7 +190,7 @@ ab_field() {
 orders_in_pg() {
     local n pending
     for _ in {1..600}; do
-        pending=$(redis-cli -h 127.0.0.1 -p "$SECKILL_REDIS_PORT" HLEN seckill:pending)
+        pending=$(redis-cli -h 127.0.0.1 -p "$SECKILL_REDIS_PORT" HLEN "seckill:{item:$item}:pending")
         ((pending == 0)) && break
         sleep 0.1
     done
@@ -526,23 +526,23 @@ scenario_singleton_job() {
     pid=$(cat "$dir/procs/$victim.pid")
     deadline=$(($(now_ms) + 60000))
     while ((in_hand == 0 && $(now_ms) < deadline)); do
-        [[ $(rcli LLEN "seckill:processing:$victim") != 0 ]] || continue
+        [[ $(rcli LLEN "seckill:{item:$item}:processing:$victim") != 0 ]] || continue
         kill -STOP "$pid"
-        in_hand=$(rcli LLEN "seckill:processing:$victim")
+        in_hand=$(rcli LLEN "seckill:{item:$item}:processing:$victim")
         ((in_hand > 0)) || kill -CONT "$pid"
     done
     kill_proc "$victim" KILL
     progress_step "singleton_job: the rest drained, a few more periods of elections"
     while (($(now_ms) < deadline)); do
-        [[ $(rcli LLEN seckill:queue) == 0 && $(rcli HLEN seckill:pending) == 0 &&
-            $(rcli EXISTS "seckill:processing:$victim") == 0 ]] && break
+        [[ $(rcli LLEN "seckill:{item:$item}:queue") == 0 && $(rcli HLEN "seckill:{item:$item}:pending") == 0 &&
+            $(rcli EXISTS "seckill:{item:$item}:processing:$victim") == 0 ]] && break
         sleep 0.2
     done
     sleep $((4 * period / 1000 + 1)) # a few more periods of elections
     for w in scen-w1 scen-w3; do kill_proc "$w" TERM; done
     pg=$(psql "$SECKILL_PG_CONNINFO" -XtAc "select count(*) from orders where item_id = $item")
     distinct=$(psql "$SECKILL_PG_CONNINFO" -XtAc "select count(distinct id) from orders where item_id = $item")
-    dead=$(rcli LLEN seckill:dead)
+    dead=$(rcli LLEN "seckill:{item:$item}:dead")
     recovered=$(grep -ho "worker $victim has no heartbeat: [0-9]*" "$dir"/scen-w*.log |
         awk '{ n += $NF } END { print n + 0 }')
     e=$(elections "$dir"/scen-w*.log)

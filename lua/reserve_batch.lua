@@ -9,8 +9,8 @@
 --         {stock, initial, round, restocks, restocked, starts, ends, limit}
 -- KEYS[2] item buyers hash {user_id -> units bought this round}
 --                                                    ({item:N}:buyers)
--- KEYS[3] the order queue                            (seckill:queue)
--- KEYS[4] orders accepted and not yet persisted      (seckill:pending)
+-- KEYS[3] the item's order queue                     (seckill:{item:N}:queue)
+-- KEYS[4] its orders accepted and not yet persisted  (seckill:{item:N}:pending)
 -- KEYS[5] units the buyers gave back this round      ({item:N}:given_back)
 --         {user_id -> units of their cancelled and expired orders}
 -- ARGV[1] item id, ARGV[2] the most orders KEYS[4] may hold (0: no bound),

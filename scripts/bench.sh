@@ -238,7 +238,13 @@ log "server $url (pid $server_pid), nginx :$nginx_port, load average $load"
 
 # ---- 4: worker drain against a raw COPY (the functions; run after 5, or alone) ----------
 
-processing=seckill:processing:$SECKILL_WORKER_ID
+# The drain item's queue, pending hash and the worker's processing list for it: one slot's keys
+# (service/common/keys.h); the item is created below, through the API, which registers it.
+drain_keys() {
+    queue="seckill:{item:$drainitem}:queue"
+    pending="seckill:{item:$drainitem}:pending"
+    processing="seckill:{item:$drainitem}:processing:$SECKILL_WORKER_ID"
+}
 base=1000000000000
 # Orders in the queue format of service/common/order.h (what lua/reserve.lua writes), queued
 # and recorded as pending like the reserve script does, 1000 per LPUSH (Lua's unpack limit).
@@ -261,14 +267,15 @@ return n'
 drain_fill() {
     local i n queued
     progress_step "4 drain: queueing $(fmt "$drain_orders") orders"
-    "${redis[@]}" del seckill:queue seckill:pending "$processing" >/dev/null
+    drain_keys
+    "${redis[@]}" del "$queue" "$pending" "$processing" >/dev/null
     "${psql[@]}" -c "truncate orders" -c "checkpoint"
     for ((i = 0; i < drain_orders; i += 100000)); do
         n=$((drain_orders - i < 100000 ? drain_orders - i : 100000))
-        "${redis[@]}" eval "$fill_lua" 2 seckill:queue seckill:pending $((base + i + 1)) "$n" \
+        "${redis[@]}" eval "$fill_lua" 2 "$queue" "$pending" $((base + i + 1)) "$n" \
             "$drainitem" "$drainround" "$created_ms" >/dev/null
     done
-    queued=$("${redis[@]}" llen seckill:queue)
+    queued=$("${redis[@]}" llen "$queue")
     [[ $queued == "$drain_orders" ]] || die "queued $queued orders instead of $drain_orders"
 }
 
@@ -295,7 +302,7 @@ drain_once() {
     echo "$wpid" >"$dir/worker.pid"
     # One redis-cli a tenth of a second: starting processes costs CPU the drain needs.
     while :; do
-        left=$("${redis[@]}" eval "return redis.call('llen', KEYS[1]) + redis.call('llen', KEYS[2])" 2 seckill:queue "$processing")
+        left=$("${redis[@]}" eval "return redis.call('llen', KEYS[1]) + redis.call('llen', KEYS[2])" 2 "$queue" "$processing")
         ((left == 0)) && break
         sleep 0.1
     done

@@ -11,6 +11,7 @@
 #include "keys.h"
 #include "order.h"
 #include "order_return.h"
+#include "registry.h"
 
 static reconcile_item *find_item(const reconcile_report *r, int64_t id)
 {
@@ -29,12 +30,12 @@ static reconcile_item *find_item(const reconcile_report *r, int64_t id)
 
 typedef void (*pending_fn)(void *ctx, const order *o);
 
-/* Calls fn for every decodable order of seckill:pending (HSCAN). */
-static int for_each_pending(redisContext *redis, pending_fn fn, void *ctx)
+/* Calls fn for every decodable order of an item's pending hash (HSCAN). */
+static int for_each_pending(redisContext *redis, const char *pending, pending_fn fn, void *ctx)
 {
     char cursor[32] = "0";
     do {
-        redisReply *r = redisCommand(redis, "HSCAN %s %s COUNT 1000", KEYS_PENDING, cursor);
+        redisReply *r = redisCommand(redis, "HSCAN %s %s COUNT 1000", pending, cursor);
         if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
             freeReplyObject(r);
             return -1;
@@ -68,7 +69,7 @@ static void keep_pending(void *ctx, const order *o)
     r->waiting[r->nwaiting++] = *o;
 }
 
-/* An order stays in seckill:pending a moment after its commit (until the
+/* An order stays in its pending hash a moment after its commit (until the
  * worker's acknowledgement, or the sweep's for a dead worker): drops from
  * r->waiting the orders PostgreSQL already holds, so none is counted twice.
  * Returns 0, or -1 when PostgreSQL fails. */
@@ -127,14 +128,14 @@ static int64_t redis_int(redisContext *redis, const char *cmd, const char *key, 
     return n;
 }
 
-/* Sums the lengths of every worker's processing list. */
+/* Sums the lengths of every worker's processing lists. */
 static int64_t processing_total(redisContext *redis, int *ok)
 {
     int64_t total = 0;
     char cursor[32] = "0";
     do {
         redisReply *r =
-            redisCommand(redis, "SCAN %s MATCH seckill:processing:* COUNT 1000", cursor);
+            redisCommand(redis, "SCAN %s MATCH %s COUNT 1000", cursor, KEYS_PROCESSING_PATTERN);
         if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
             freeReplyObject(r);
             *ok = 0;
@@ -214,7 +215,21 @@ int reconcile_scan(redisContext *redis, PGconn *pg, reconcile_report *out, char 
     int ok = 1;
     for (size_t i = 0; i < out->nitems && ok; i++)
         ok = read_redis_item(redis, &out->items[i]) == 0;
-    ok = ok && for_each_pending(redis, keep_pending, out) == 0 && !out->waiting_failed;
+    /* Every queue and pending hash: those of the registry's items. */
+    int64_t *queues = NULL;
+    size_t nqueues = 0;
+    ok = ok && registry_read(redis, &queues, &nqueues, "reconcile") == 0;
+    for (size_t q = 0; ok && q < nqueues; q++) {
+        char queue[KEYS_MAX], pending[KEYS_MAX], dead[KEYS_MAX];
+        keys_queue(queue, sizeof(queue), queues[q]);
+        keys_pending(pending, sizeof(pending), queues[q]);
+        keys_dead(dead, sizeof(dead), queues[q]);
+        ok = for_each_pending(redis, pending, keep_pending, out) == 0 && !out->waiting_failed;
+        out->queue += redis_int(redis, "LLEN", queue, &ok);
+        out->pending += redis_int(redis, "HLEN", pending, &ok);
+        out->dead += redis_int(redis, "LLEN", dead, &ok);
+    }
+    free(queues);
     if (ok && drop_persisted(pg, out) < 0) {
         snprintf(err, errlen, "postgresql: %s", PQerrorMessage(pg));
         reconcile_report_free(out);
@@ -225,12 +240,8 @@ int reconcile_scan(redisContext *redis, PGconn *pg, reconcile_report *out, char 
         if (it && out->waiting[i].round == it->round)
             it->pending += out->waiting[i].quantity;
     }
-    if (ok) {
-        out->queue = redis_int(redis, "LLEN", KEYS_QUEUE, &ok);
-        out->pending = redis_int(redis, "HLEN", KEYS_PENDING, &ok);
-        out->dead = redis_int(redis, "LLEN", KEYS_DEAD_LETTER, &ok);
+    if (ok)
         out->processing = processing_total(redis, &ok);
-    }
     if (!ok) {
         snprintf(err, errlen, "redis: %s", redis->err ? redis->errstr : "unexpected reply");
         reconcile_report_free(out);
@@ -414,7 +425,8 @@ int reconcile_rebuild(redisContext *redis, PGconn *pg, const reconcile_report *r
         const reconcile_item *it = &r->items[i];
         if (reconcile_item_ok(it))
             continue;
-        if (rebuild_item(redis, pg, r, it) < 0) {
+        /* Its queue back in the registry too, for a Redis that lost it. */
+        if (registry_add(redis, it->id, "reconcile") < 0 || rebuild_item(redis, pg, r, it) < 0) {
             snprintf(err, errlen, "rebuilding item %" PRId64 " failed: %s", it->id,
                      redis->err ? redis->errstr : PQerrorMessage(pg));
             return -1;

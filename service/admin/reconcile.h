@@ -1,6 +1,6 @@
 /* reconcile.h: the books of every item, read from Redis and PostgreSQL, and
  * their repair. Every unit Redis counts as sold must be an order that is
- * either persisted (PostgreSQL) or on its way (seckill:pending), counted
+ * either persisted (PostgreSQL) or on its way (its pending hash), counted
  * in units of the current round:
  *     initial + restocked - remaining == persisted + pending
  * A Redis that lost writes (restarted from an older AOF or RDB) breaks this:
@@ -38,12 +38,12 @@ typedef struct reconcile_item {
 typedef struct reconcile_report {
     reconcile_item *items;
     size_t nitems;
-    int64_t queue;      /* orders waiting in seckill:queue */
+    int64_t queue;      /* orders waiting in the items' queues */
     int64_t processing; /* orders held by workers */
-    int64_t pending;    /* all of seckill:pending */
-    int64_t dead;       /* seckill:dead */
+    int64_t pending;    /* all of the items' pending hashes */
+    int64_t dead;       /* the items' dead letters */
     int64_t drifting;   /* items whose drift is not 0, or unknown to Redis */
-    order *waiting;     /* the orders of seckill:pending not yet in PostgreSQL */
+    order *waiting;     /* the pending orders not yet in PostgreSQL */
     size_t nwaiting, waiting_cap;
     int waiting_failed; /* out of memory while reading them */
 } reconcile_report;

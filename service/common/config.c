@@ -88,7 +88,8 @@ static const config_key keys[] = {
     INT_KEY(purchase_batch, "32", 1, 64,
             "purchases of one item sent to Redis as one script call at most (group commit)"),
     INT_KEY(max_pending_orders, "1000000", 0, 2000000000,
-            "accepted orders not yet persisted at most, then 503 queue_full (0: no bound)"),
+            "accepted orders of one item not yet persisted at most, then 503 queue_full (0: no "
+            "bound)"),
     ENUM_KEY(buyer_auth, "none", buyer_auth_words,
              "how a buyer proves who they are: none (user_id in the request) or token "
              "(Authorization: Bearer, HMAC-signed by the shop's login service)"),
@@ -125,7 +126,8 @@ static const config_key keys[] = {
             "lab: ZooKeeper session timeout; a crashed holder's lock goes when it runs out"),
     STR_KEY(lab_results, "loadtest/results/experiments.json", 0,
             "lab: results file of `make experiments`, served at /lab/results.json"),
-    STR_KEY(worker_id, "1", 0, "worker name; its processing list is seckill:processing:<id>"),
+    STR_KEY(worker_id, "1", 0,
+            "worker name; its processing lists are seckill:{item:N}:processing:<id>"),
     INT_KEY(worker_batch_size, "500", 1, 100000, "orders per PostgreSQL transaction at most"),
     INT_KEY(worker_batch_ms, "20", 0, 60000, "how long a batch waits to fill up"),
     INT_KEY(worker_retry_max_ms, "5000", 10, 600000, "longest backoff while PostgreSQL is down"),

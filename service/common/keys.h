@@ -1,28 +1,33 @@
 /* keys.h: the Redis key layout. Every key of one item carries the item's
- * hash tag ({item:42}) so all of them live in one Redis Cluster slot and the
- * item's Lua scripts stay legal when the data set is sharded. */
+ * hash tag ({item:42}), its order queue, pending hash, dead letters and the
+ * workers' processing lists included, so all of them live in one Redis
+ * Cluster slot and every script call (and every MULTI) stays in one slot
+ * when the data set is sharded. The few global keys (the item registry,
+ * events, locks, heartbeats) are only ever touched by single-key commands. */
 #ifndef SECKILL_KEYS_H
 #define SECKILL_KEYS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-/* Large enough for any key below. */
-#define KEYS_MAX 96
+/* Large enough for any key below (with a worker id of up to 64 bytes). */
+#define KEYS_MAX 128
 
-/* The order queue that servers push to and workers move from. */
-#define KEYS_QUEUE "seckill:queue"
-/* Hash {order_id -> order} of orders accepted and not yet persisted: the
- * reserve script adds, the worker removes after its commit. */
-#define KEYS_PENDING "seckill:pending"
-/* Orders a worker could not decode: kept for a human, never dropped. */
-#define KEYS_DEAD_LETTER "seckill:dead"
+/* Redis Cluster's slot count: a key's slot is CRC16(its hash tag) mod this. */
+#define KEYS_SLOTS 16384
+
+/* Set of the ids of every item whose queue may hold orders: added to on
+ * every create and reset (beside lua/item_reset.lua, not in it: another
+ * slot), read by the worker to find the queues it drains, by the sweep,
+ * the metrics, the order lookup and reconcile. */
+#define KEYS_ITEMS "seckill:items"
 /* Pub/sub channel of cross-instance events ("reset <item>"). */
 #define KEYS_EVENTS "seckill:events"
 /* Counter that hands every server instance its order-id node number. */
 #define KEYS_NODE_SEQ "seckill:node_seq"
-/* Every worker's processing list starts with this (the sweep SCANs for it). */
-#define KEYS_PROCESSING_PREFIX "seckill:processing:"
+/* What the sweep SCANs for: every worker's processing list of every item
+ * (keys_processing); keys_parse_processing reads one back. */
+#define KEYS_PROCESSING_PATTERN "seckill:{item:*}:processing:*"
 /* The lock (SET NX PX <period>) that elects one worker per period to run
  * the recovery sweep; its value says who holds it. */
 #define KEYS_SWEEP_LOCK "seckill:sweep"
@@ -42,8 +47,29 @@ int keys_item_returned(char *buf, size_t len, int64_t item);
 /* Hash {user_id -> units} the buyer gave back this round: the buyer's next
  * order numbers its units after every unit the buyer ever held. */
 int keys_item_given_back(char *buf, size_t len, int64_t item);
-/* A worker's processing list. */
-int keys_processing(char *buf, size_t len, const char *worker_id);
+/* The item's order queue, that the reserve script pushes to and workers
+ * move from. */
+int keys_queue(char *buf, size_t len, int64_t item);
+/* Hash {order_id -> order} of the item's orders accepted and not yet
+ * persisted: the reserve script adds, the worker removes after its commit. */
+int keys_pending(char *buf, size_t len, int64_t item);
+/* The item's payloads a worker could not decode: kept for a human, never
+ * dropped. */
+int keys_dead(char *buf, size_t len, int64_t item);
+/* A worker's processing list for the item's queue: in the queue's slot, so
+ * that the move from one to the other is one atomic command. */
+int keys_processing(char *buf, size_t len, int64_t item, const char *worker_id);
+/* The token of the worker run that last claimed its processing list of the
+ * item (set before the run reads or moves into it): the sweep moves a
+ * dead worker's list only while the claim it read is still there. */
+int keys_claim(char *buf, size_t len, int64_t item, const char *worker_id);
+/* Reads a key made by keys_processing: its item and worker id (a pointer
+ * into key, NUL-terminated with it). Returns 0, or -1 when key is not one. */
+int keys_parse_processing(const char *key, int64_t *item, const char **worker_id);
+/* The Redis Cluster slot of a key: CRC16 (XMODEM) of its hash tag (the
+ * text between the first '{' and the next '}', when not empty; else of the
+ * whole key) mod KEYS_SLOTS. Pure. */
+unsigned keys_slot(const char *key, size_t len);
 /* A worker's heartbeat: exists (with a TTL, holding the run's token) while
  * the worker with that id lives. */
 int keys_worker_alive(char *buf, size_t len, const char *worker_id);

@@ -214,11 +214,12 @@ char *metrics_render(metrics *m, const metrics_gauges *g)
 
     gauge(&t, "seckill_soldout_flags", "Items this instance answers sold out from memory.",
           g->soldout_flags);
-    gauge(&t, "seckill_queue_orders", "Orders waiting on seckill:queue.", g->queue);
+    gauge(&t, "seckill_queue_orders", "Orders waiting on the items' queues.", g->queue);
     gauge(&t, "seckill_processing_orders", "Orders held in workers' processing lists.",
           g->processing);
     gauge(&t, "seckill_pending_orders", "Orders accepted and not yet persisted.", g->pending);
-    gauge(&t, "seckill_dead_letter_orders", "Payloads moved to seckill:dead.", g->dead);
+    gauge(&t, "seckill_dead_letter_orders", "Payloads moved to the items' dead-letter lists.",
+          g->dead);
     if (t.oom) {
         free(t.s);
         return NULL;

@@ -47,10 +47,10 @@ void metrics_purchase_batch(metrics *m, int buyers);
 /* What is read at scrape time rather than counted. */
 typedef struct metrics_gauges {
     int64_t soldout_flags; /* items flagged sold out on this instance */
-    int64_t queue;         /* orders on seckill:queue, -1 when unknown */
+    int64_t queue;         /* orders on the items' queues, -1 when unknown */
     int64_t processing;    /* orders in workers' processing lists, -1 when unknown */
     int64_t pending;       /* orders accepted and not yet persisted, -1 when unknown */
-    int64_t dead;          /* seckill:dead, -1 when unknown */
+    int64_t dead;          /* the items' dead letters, -1 when unknown */
 } metrics_gauges;
 
 /* The whole exposition; the caller frees it. NULL when out of memory. */

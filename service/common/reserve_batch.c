@@ -11,6 +11,8 @@ void reserve_batch_init(reserve_batch *b, int64_t item, int max_pending)
     b->n = 0;
     keys_item_state(b->state_key, sizeof(b->state_key), item);
     keys_item_buyers(b->buyers_key, sizeof(b->buyers_key), item);
+    keys_queue(b->queue_key, sizeof(b->queue_key), item);
+    keys_pending(b->pending_key, sizeof(b->pending_key), item);
     keys_item_given_back(b->given_back_key, sizeof(b->given_back_key), item);
     snprintf(b->item_s, sizeof(b->item_s), "%" PRId64, item);
     snprintf(b->bound_s, sizeof(b->bound_s), "%d", max_pending);
@@ -39,8 +41,8 @@ int reserve_batch_keys_args(reserve_batch *b)
     int n = 0;
     ka[n++] = b->state_key;
     ka[n++] = b->buyers_key;
-    ka[n++] = KEYS_QUEUE;
-    ka[n++] = KEYS_PENDING;
+    ka[n++] = b->queue_key;
+    ka[n++] = b->pending_key;
     ka[n++] = b->given_back_key;
     ka[n++] = b->item_s;
     ka[n++] = b->bound_s;

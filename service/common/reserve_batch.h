@@ -32,7 +32,8 @@ typedef struct reserve_batch_buyer {
 typedef struct reserve_batch {
     int64_t item;
     int n; /* buyers so far */
-    char state_key[KEYS_MAX], buyers_key[KEYS_MAX], given_back_key[KEYS_MAX];
+    char state_key[KEYS_MAX], buyers_key[KEYS_MAX], queue_key[KEYS_MAX], pending_key[KEYS_MAX],
+        given_back_key[KEYS_MAX]; /* all in the item's slot */
     char item_s[24], bound_s[24], numkeys[12];
     reserve_batch_buyer buyer[RESERVE_BATCH_MAX];
     const char *keys_args[RESERVE_BATCH_ARGV]; /* filled by reserve_batch_argv: */

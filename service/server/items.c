@@ -17,7 +17,7 @@ static int start_round_in_redis(store *s, int64_t item, int64_t stock, int64_t r
                                 const sale_terms *t)
 {
     char state[KEYS_MAX], buyers[KEYS_MAX], returned[KEYS_MAX], given_back[KEYS_MAX], stock_s[24],
-        round_s[24], starts_s[24], ends_s[24], limit_s[12], event[80];
+        round_s[24], starts_s[24], ends_s[24], limit_s[12], item_s[24], event[80];
     keys_item_state(state, sizeof(state), item);
     keys_item_buyers(buyers, sizeof(buyers), item);
     keys_item_returned(returned, sizeof(returned), item);
@@ -27,6 +27,15 @@ static int start_round_in_redis(store *s, int64_t item, int64_t stock, int64_t r
     snprintf(starts_s, sizeof(starts_s), "%" PRId64, t->starts_ms);
     snprintf(ends_s, sizeof(ends_s), "%" PRId64, t->ends_ms);
     snprintf(limit_s, sizeof(limit_s), "%d", t->per_buyer_limit);
+    /* The registry first (registry.h): the workers must find the item's
+     * queue before its first order lands there. A set in its own slot, so
+     * not in the script. */
+    snprintf(item_s, sizeof(item_s), "%" PRId64, item);
+    const char *sadd[] = {"SADD", KEYS_ITEMS, item_s};
+    redisReply *added = store_redis(s, 3, sadd);
+    freeReplyObject(added);
+    if (!added)
+        return -1;
     const char *keys_args[] = {state,   buyers,   returned, given_back, stock_s,
                                round_s, starts_s, ends_s,   limit_s};
     redisReply *r = store_script(s, SCRIPT_ITEM_RESET, 4, 5, keys_args);

@@ -46,20 +46,32 @@ static void read_record(const PGresult *res, int row, order_record *r, int *over
         *overdue = PQgetvalue(res, row, 12)[0] == 't';
 }
 
-/* The order in Redis's pending hash: accepted, not yet persisted. SK_OK,
+/* The order in its item's pending hash: accepted, not yet persisted. The
+ * order id does not tell the item, so every registered item's hash is asked
+ * (one HGET each: a handful of items at a time are on sale). SK_OK,
  * SK_NOT_FOUND or SK_BACKEND_DOWN. */
 static sk_status read_pending(store *s, int64_t order_id, order *o)
 {
-    char id_s[24];
-    snprintf(id_s, sizeof(id_s), "%" PRId64, order_id);
-    const char *argv[] = {"HGET", KEYS_PENDING, id_s};
-    redisReply *r = store_redis(s, 3, argv);
-    if (!r)
+    int64_t *items = NULL;
+    size_t n = 0;
+    if (store_items(s, &items, &n) < 0)
         return SK_BACKEND_DOWN;
-    sk_status st = r->type == REDIS_REPLY_STRING && order_decode(r->str, r->len, o) == 0
-                       ? SK_OK
-                       : SK_NOT_FOUND;
-    freeReplyObject(r);
+    char id_s[24], pending[KEYS_MAX];
+    snprintf(id_s, sizeof(id_s), "%" PRId64, order_id);
+    sk_status st = SK_NOT_FOUND;
+    for (size_t i = 0; i < n && st == SK_NOT_FOUND; i++) {
+        keys_pending(pending, sizeof(pending), items[i]);
+        const char *argv[] = {"HGET", pending, id_s};
+        redisReply *r = store_redis(s, 3, argv);
+        if (!r) {
+            st = SK_BACKEND_DOWN;
+            break;
+        }
+        if (r->type == REDIS_REPLY_STRING && order_decode(r->str, r->len, o) == 0)
+            st = SK_OK;
+        freeReplyObject(r);
+    }
+    free(items);
     return st;
 }
 

@@ -12,6 +12,7 @@
 #include "backend.h"
 #include "keys.h"
 #include "log.h"
+#include "registry.h"
 
 struct store {
     const config *cfg;
@@ -184,17 +185,42 @@ static int add_processing(void *ctx, const char *key, size_t len)
     return 0;
 }
 
+int store_items(store *s, int64_t **items, size_t *n)
+{
+    const char *argv[] = {"SMEMBERS", KEYS_ITEMS};
+    redisReply *r = store_redis(s, 2, argv);
+    int rc = r ? registry_from_reply(r, items, n) : -1;
+    freeReplyObject(r);
+    return rc;
+}
+
 void store_gauges(store *s, metrics_gauges *g)
 {
-    g->queue = gauge_int(s, "LLEN", KEYS_QUEUE);
-    g->pending = gauge_int(s, "HLEN", KEYS_PENDING);
-    g->dead = gauge_int(s, "LLEN", KEYS_DEAD_LETTER);
+    /* The items' queues, pending hashes and dead letters, summed. */
+    int64_t *items = NULL;
+    size_t n = 0;
+    if (store_items(s, &items, &n) < 0) {
+        g->queue = g->pending = g->dead = g->processing = -1;
+        return;
+    }
+    g->queue = g->pending = g->dead = 0;
+    for (size_t i = 0; i < n && g->queue >= 0 && g->pending >= 0 && g->dead >= 0; i++) {
+        char key[KEYS_MAX];
+        keys_queue(key, sizeof(key), items[i]);
+        int64_t queue = gauge_int(s, "LLEN", key);
+        keys_pending(key, sizeof(key), items[i]);
+        int64_t pending = gauge_int(s, "HLEN", key);
+        keys_dead(key, sizeof(key), items[i]);
+        int64_t dead = gauge_int(s, "LLEN", key);
+        g->queue = queue < 0 ? -1 : g->queue + queue;
+        g->pending = pending < 0 ? -1 : g->pending + pending;
+        g->dead = dead < 0 ? -1 : g->dead + dead;
+    }
+    free(items);
     /* The workers' processing lists. */
-    char pattern[KEYS_MAX];
-    snprintf(pattern, sizeof(pattern), "%s*", KEYS_PROCESSING_PREFIX);
     processing_sum sum = {s, 0};
     if (ensure_redis(s) < 0 ||
-        backend_redis_scan(s->redis, pattern, add_processing, &sum, "store") != 0)
+        backend_redis_scan(s->redis, KEYS_PROCESSING_PATTERN, add_processing, &sum, "store") != 0)
         g->processing = -1;
     else
         g->processing = sum.total;

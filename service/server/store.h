@@ -64,8 +64,14 @@ int64_t store_redis_now_ms(store *s);
  * return owed, for the worker's expiry sweep. */
 int store_return_units(store *s, const order_ref *o);
 
-/* The gauges of /metrics that live in Redis: queue, processing lists,
- * pending and dead letters (-1 each when Redis does not answer). */
+/* The ids of the items whose queues may hold orders (registry.h), sorted,
+ * into a new array (*items, the caller frees). Returns 0, or -1 when Redis
+ * failed. */
+int store_items(store *s, int64_t **items, size_t *n);
+
+/* The gauges of /metrics that live in Redis, summed over the items: queues,
+ * processing lists, pending hashes and dead letters (-1 each when Redis does
+ * not answer). */
 void store_gauges(store *s, metrics_gauges *g);
 
 #endif

@@ -1,5 +1,5 @@
 /* sweep.c: the recovery sweep: heartbeats, the election of one sweeper per
- * period, and the move of a dead worker's processing list onto the queue.
+ * period, and the move of a dead worker's processing lists onto the queues.
  *
  * A worker that dies for good leaves its processing list behind, and no
  * other worker reads another's list. So every worker refreshes a heartbeat
@@ -9,9 +9,14 @@
  * heartbeat back onto the queue.
  *
  * Why no order is lost or doubled:
- *   - One script per list checks the heartbeat and moves the whole list:
- *     Redis runs it whole, so an order is always in exactly one of the two
- *     lists, and a worker that takes its id back in between keeps its list.
+ *   - One script per list moves the whole list onto its item's queue: Redis
+ *     runs it whole, so an order is always in exactly one of the two lists.
+ *     The heartbeat lives in another Redis Cluster slot than the list, so
+ *     the script cannot read it; instead every run of a worker claims each
+ *     of its lists (keys_claim, in the list's slot) before it touches it,
+ *     and the sweep reads the claim, then finds the heartbeat gone, then
+ *     moves the list only if the claim is unchanged: a worker that takes
+ *     its id back in between keeps its list.
  *   - Orders the dead worker had already committed come back too; the
  *     insert is idempotent (ON CONFLICT DO NOTHING), so whoever takes them
  *     next inserts nothing and acknowledges them.
@@ -109,13 +114,42 @@ int sweep_elect(redisContext *c, const char *lock, const char *token, int64_t pe
     return 1;
 }
 
-long long sweep_recover(redisContext *c, const scripts *sc, const char *worker_id)
+int sweep_claim(redisContext *c, int64_t item, const char *worker_id, const char *token)
 {
-    char list[KEYS_MAX], alive[KEYS_MAX];
-    keys_processing(list, sizeof(list), worker_id);
+    char key[KEYS_MAX];
+    keys_claim(key, sizeof(key), item, worker_id);
+    redisReply *r = redisCommand(c, "SET %s %s", key, token);
+    if (!r || r->type != REDIS_REPLY_STATUS)
+        return failed(c, r, "claim");
+    freeReplyObject(r);
+    return 0;
+}
+
+long long sweep_recover(redisContext *c, const scripts *sc, int64_t item, const char *worker_id)
+{
+    char list[KEYS_MAX], queue[KEYS_MAX], claim_key[KEYS_MAX], alive[KEYS_MAX];
+    char claim[SWEEP_TOKEN_MAX] = "";
+    keys_processing(list, sizeof(list), item, worker_id);
+    keys_queue(queue, sizeof(queue), item);
+    keys_claim(claim_key, sizeof(claim_key), item, worker_id);
     keys_worker_alive(alive, sizeof(alive), worker_id);
-    const char *ka[] = {list, KEYS_QUEUE, alive};
-    redisReply *r = scripts_call(c, &sc->s[SCRIPT_SWEEP_RECOVER], 3, 0, ka);
+    /* The claim first, then the heartbeat: a run that claims after this
+     * read had its heartbeat set before, and the script sees its claim. */
+    redisReply *r = redisCommand(c, "GET %s", claim_key);
+    if (!r || (r->type != REDIS_REPLY_STRING && r->type != REDIS_REPLY_NIL))
+        return failed(c, r, "sweep claim");
+    if (r->type == REDIS_REPLY_STRING)
+        snprintf(claim, sizeof(claim), "%s", r->str);
+    freeReplyObject(r);
+    r = redisCommand(c, "EXISTS %s", alive);
+    if (!r || r->type != REDIS_REPLY_INTEGER)
+        return failed(c, r, "sweep heartbeat");
+    int alive_now = r->integer == 1;
+    freeReplyObject(r);
+    if (alive_now)
+        return -2;
+    const char *ka[] = {list, queue, claim_key, claim};
+    r = scripts_call(c, &sc->s[SCRIPT_SWEEP_RECOVER], 3, 1, ka);
     if (!r || r->type != REDIS_REPLY_INTEGER)
         return failed(c, r, "sweep move");
     long long n = r->integer;
@@ -136,19 +170,19 @@ typedef struct sweep_pass {
 static int recover_list(void *ctx, const char *key, size_t len)
 {
     sweep_pass *p = ctx;
-    const size_t prefix = strlen(KEYS_PROCESSING_PREFIX);
-    if (len <= prefix)
+    (void)len;
+    int64_t item;
+    const char *id;
+    if (keys_parse_processing(key, &item, &id) < 0 || strcmp(id, p->self_id) == 0)
         return 0;
-    const char *id = key + prefix;
-    if (strcmp(id, p->self_id) == 0)
-        return 0;
-    long long moved = sweep_recover(p->c, p->sc, id);
+    long long moved = sweep_recover(p->c, p->sc, item, id);
     if (moved == -1)
         return -1;
     if (moved <= 0)
         return 0; /* alive, or its list emptied meanwhile */
-    log_msg(LOG_WARN, COMPONENT, "worker %s has no heartbeat: %lld orders of %s back onto %s", id,
-            moved, key, KEYS_QUEUE);
+    log_msg(LOG_WARN, COMPONENT,
+            "worker %s has no heartbeat: %lld orders of %s back onto item %" PRId64 "'s queue", id,
+            moved, key, item);
     p->out->lists++;
     p->out->orders += moved;
     return 0;
@@ -156,9 +190,8 @@ static int recover_list(void *ctx, const char *key, size_t len)
 
 int sweep_run(redisContext *c, const scripts *sc, const char *self_id, sweep_result *out)
 {
-    char pattern[KEYS_MAX];
-    snprintf(pattern, sizeof(pattern), "%s*", KEYS_PROCESSING_PREFIX);
     memset(out, 0, sizeof(*out));
     sweep_pass p = {c, sc, self_id, out};
-    return backend_redis_scan(c, pattern, recover_list, &p, COMPONENT) == 0 ? 0 : -1;
+    return backend_redis_scan(c, KEYS_PROCESSING_PATTERN, recover_list, &p, COMPONENT) == 0 ? 0
+                                                                                            : -1;
 }

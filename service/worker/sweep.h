@@ -1,7 +1,7 @@
 /* sweep.h: recovery of the orders of dead workers. Each worker keeps a
  * heartbeat key while it lives; once per period one worker, elected by a
  * Redis lock, moves the processing list of every worker without a heartbeat
- * back onto the queue (see sweep.c for why nothing is lost or doubled). */
+ * back onto its item's queue (see sweep.c for why nothing is lost or doubled). */
 #ifndef SECKILL_SWEEP_H
 #define SECKILL_SWEEP_H
 
@@ -44,11 +44,18 @@ int sweep_heartbeat_release(redisContext *c, const scripts *sc, const char *work
  * expires with its period, so there is at most one run per period. */
 int sweep_elect(redisContext *c, const char *lock, const char *token, int64_t period_ms);
 
-/* Moves every order of worker_id's processing list back onto the queue, in
- * one script and only if the worker has no heartbeat. Returns how many
- * moved (0: an empty list), -2 when the worker is alive (nothing moved), -1
- * on a Redis error. */
-long long sweep_recover(redisContext *c, const scripts *sc, const char *worker_id);
+/* Claims this run's processing list of item for worker_id (SET of
+ * keys_claim to token): done before the run first reads or moves into the
+ * list, so that a sweep that took the worker for dead leaves the list
+ * alone. Returns 0, or -1 on a Redis error (logged). */
+int sweep_claim(redisContext *c, int64_t item, const char *worker_id, const char *token);
+
+/* Moves every order of worker_id's processing list of item back onto the
+ * item's queue, only if the worker has no heartbeat, in one script that
+ * also checks that no run claimed the list since the heartbeat was read.
+ * Returns how many moved (0: an empty list), -2 when the worker is alive
+ * or claimed the list meanwhile (nothing moved), -1 on a Redis error. */
+long long sweep_recover(redisContext *c, const scripts *sc, int64_t item, const char *worker_id);
 
 /* The sweep: every processing list (SCAN) but self_id's is recovered with
  * sweep_recover(); each recovery is logged and counted into *out (zeroed

@@ -1,10 +1,11 @@
 /* worker.c: the reliable queue consumer that persists orders.
  *
  * The protocol, and why each order reaches PostgreSQL exactly once:
- *   1. Orders move from KEYS_QUEUE to this worker's own processing list
- *      (BLMOVE for the first, then one script call for the rest of the
- *      batch). A move is atomic in Redis, so an order is always in exactly
- *      one of the two lists: a crash here loses nothing.
+ *   1. Orders move from an item's queue to this worker's own processing
+ *      list for that item, in the queue's slot (BLMOVE for the first, then
+ *      one script call for the rest of the batch). A move is atomic in
+ *      Redis, so an order is always in exactly one of the two lists: a
+ *      crash here loses nothing.
  *   2. The batch is inserted in one statement that is idempotent (the order
  *      id is the primary key, ON CONFLICT DO NOTHING): inserting it twice is
  *      harmless, so a crash between commit and step 3 costs a repeat, not a
@@ -21,6 +22,14 @@
  * (Without a PostgreSQL connection to send on, the next batch moves in the
  * same round trip as this one's step 3 instead.) A crash at any point leaves
  * every batch not acknowledged in the list.
+ *
+ * Every item has its own queue (keys.h: each script stays in one Redis
+ * Cluster slot), so the worker drains one queue at a time, as above, for a
+ * turn of up to WORKER_TURN_MS or until it runs dry, then moves on to the
+ * next one that holds orders (worker_items.h: the registry of items, one
+ * pipelined LLEN per item to find it). With several queues and nothing to
+ * do it blocks on the last one drained for WORKER_POLL_MS at a time, so an
+ * order on any other waits that long at most before its batch starts.
  *
  * A worker that never comes back is covered by the sweep (sweep.c): each
  * worker keeps a heartbeat while it lives, and once per worker_sweep_ms one
@@ -47,6 +56,7 @@
 #include "expiry.h"
 #include "sweep.h"
 #include "worker_batch.h"
+#include "worker_items.h"
 #include "worker_pg.h"
 #include "worker_queue.h"
 
@@ -55,6 +65,12 @@
 /* How long one BLMOVE blocks on an empty queue: the worst delay before the
  * worker notices a stop request. */
 #define WORKER_BLOCK_MS 1000
+/* With several queues, how long one BLMOVE waits on the last queue drained
+ * before the others are looked at again. */
+#define WORKER_POLL_MS 50
+/* How long the worker keeps draining one queue while it holds orders before
+ * it gives the others their turn. */
+#define WORKER_TURN_MS 500
 /* Stop requests are checked this often while waiting to retry. */
 #define WORKER_NAP_MS 50
 /* The heartbeat's refresh period when this worker does not sweep
@@ -88,8 +104,8 @@ typedef struct worker_stats {
 
 struct worker {
     const config *cfg;
-    char processing[KEYS_MAX];
     char block_arg[32];          /* BLMOVE's timeout argument, in seconds */
+    char poll_arg[32];           /* the same with several queues: WORKER_POLL_MS */
     char token[SWEEP_TOKEN_MAX]; /* this run's: the heartbeat's and the sweep lock's value */
     int64_t beat_ms;             /* heartbeat refresh period; its TTL is 3 of them */
     int64_t next_beat;           /* monotonic ms of the next refresh */
@@ -104,6 +120,8 @@ struct worker {
     worker_batch *hand;  /* the batch being persisted and acknowledged */
     worker_batch *spare; /* the next one, moved while PostgreSQL inserts */
     worker_queue q;      /* the Redis side of the batch (worker_queue.h) */
+    worker_items items;  /* the queues to drain (worker_items.h) */
+    int64_t turn_ends;   /* monotonic ms when the queue drained now yields */
     worker_stats stats;
 };
 
@@ -127,7 +145,7 @@ static void worker_nap(const worker *w, int64_t ms)
 static void log_dead(const worker_batch *b)
 {
     for (size_t i = 0; i < b->ndead; i++)
-        log_msg(LOG_WARN, COMPONENT, "not an order, moving it to %s: %.*s", KEYS_DEAD_LETTER,
+        log_msg(LOG_WARN, COMPONENT, "not an order, moving it to %s: %.*s", b->src.dead,
                 WORKER_LOG_PAYLOAD, b->dead_argv[2 + i]);
 }
 
@@ -230,6 +248,7 @@ static int redis_connect(worker *w)
         redis_drop(w);
         return rc;
     }
+    worker_items_forget_claims(&w->items);
     return 0;
 fail:
     redis_drop(w);
@@ -325,6 +344,74 @@ static const worker_queue *queue(worker *w, worker_batch *b)
     return &w->q;
 }
 
+/* ---- the queues ------------------------------------------------------------ */
+
+/* Points batch b at item's queue and claims the list it moves into. Returns
+ * 0, or -1 on a Redis error. */
+static int batch_from(worker *w, worker_batch *b, int64_t item)
+{
+    if (worker_items_claim(&w->items, w->redis, item) < 0)
+        return -1;
+    worker_source src;
+    worker_source_init(&src, item, w->cfg->worker_id);
+    worker_batch_from(b, &src);
+    return 0;
+}
+
+/* Reads back the oldest orders of this worker's processing lists, those a
+ * previous run (or this one, before Redis failed) moved but did not
+ * acknowledge: from the first list that holds any, claimed first. Returns
+ * how many are in hand (0: every list is empty), or -1 on a Redis error. */
+static int recover_next(worker *w)
+{
+    worker_items *it = &w->items;
+    if (worker_items_refresh(it, w->redis, 1) < 0)
+        return -1;
+    /* A list found and then emptied by a sweep before the claim is looked
+     * for again; after the claim no sweep moves it. */
+    for (size_t tries = 0; tries <= it->n; tries++) {
+        size_t at;
+        int rc = worker_items_find(it, w->redis, 1, 0, &at);
+        if (rc <= 0)
+            return rc;
+        if (batch_from(w, w->hand, it->ids[at]) < 0)
+            return -1;
+        int n = worker_queue_load(queue(w, w->hand));
+        if (n != 0)
+            return n;
+    }
+    return 0;
+}
+
+/* Fills the batch in hand (worker_queue_fill). Orders already in hand
+ * (moved with the last acknowledgement) are topped up from their queue.
+ * An empty hand first picks a queue: the next one after the last drained
+ * that holds orders (round robin), else the last drained, waited on for
+ * the whole block time when it is the only one, WORKER_POLL_MS otherwise.
+ * Returns how many are in hand (0: none came), or -1 on a Redis error. */
+static int take_orders(worker *w)
+{
+    worker_batch *b = w->hand;
+    if (b->n > 0)
+        return worker_queue_fill(queue(w, b));
+    worker_items *it = &w->items;
+    if (worker_items_refresh(it, w->redis, 0) < 0)
+        return -1;
+    if (it->n == 0) {
+        worker_nap(w, WORKER_POLL_MS);
+        return 0;
+    }
+    size_t at = it->at;
+    if (it->n > 1 && worker_items_find(it, w->redis, 0, (it->at + 1) % it->n, &at) < 0)
+        return -1;
+    it->at = at;
+    if (batch_from(w, b, it->ids[at]) < 0)
+        return -1;
+    w->q.block_arg = it->n == 1 ? w->block_arg : w->poll_arg;
+    w->turn_ends = backend_mono_ms() + WORKER_TURN_MS;
+    return worker_queue_fill(queue(w, b));
+}
+
 /* ---- the batch into PostgreSQL ------------------------------------------ */
 
 /* Inserts the orders of the batch in hand, retrying with backoff until
@@ -415,8 +502,8 @@ worker *worker_create(const config *cfg, char *err, size_t errlen)
         return NULL;
     }
     w->cfg = cfg;
-    keys_processing(w->processing, sizeof(w->processing), cfg->worker_id);
     sweep_token(w->token, sizeof(w->token), cfg->worker_id);
+    worker_items_init(&w->items, cfg->worker_id, w->token);
     w->beat_ms = cfg->worker_sweep_ms ? cfg->worker_sweep_ms : WORKER_HEARTBEAT_DEFAULT_MS;
     /* A turn of the loop, hence a refresh and an expiry, at least once per
      * period. */
@@ -425,7 +512,8 @@ worker *worker_create(const config *cfg, char *err, size_t errlen)
         block = cfg->worker_expiry_ms;
     snprintf(w->block_arg, sizeof(w->block_arg), "%" PRId64 ".%03" PRId64, block / 1000,
              block % 1000);
-    worker_queue q = {NULL, &w->sc, w->processing, w->block_arg, cfg->worker_batch_ms, w->hand};
+    snprintf(w->poll_arg, sizeof(w->poll_arg), "0.%03d", WORKER_POLL_MS);
+    worker_queue q = {NULL, &w->sc, w->block_arg, cfg->worker_batch_ms, w->hand};
     w->q = q;
     return w;
 fail:
@@ -442,6 +530,7 @@ void worker_free(worker *w)
     pg_drop(w);
     worker_batch_close(&w->batches[0]);
     worker_batch_close(&w->batches[1]);
+    worker_items_close(&w->items);
     free(w);
 }
 
@@ -453,9 +542,9 @@ int worker_run(worker *w, const atomic_int *stop)
     w->next_sweep = backend_mono_ms() + w->cfg->worker_sweep_ms;
     w->next_expiry = backend_mono_ms();
     log_msg(LOG_INFO, COMPONENT,
-            "worker %s started: batches of %d orders or %d ms, list %s, sweep every %d ms",
-            w->cfg->worker_id, w->cfg->worker_batch_size, w->cfg->worker_batch_ms, w->processing,
-            w->cfg->worker_sweep_ms);
+            "worker %s started: batches of %d orders or %d ms, lists %s, sweep every %d ms",
+            w->cfg->worker_id, w->cfg->worker_batch_size, w->cfg->worker_batch_ms,
+            "seckill:{item:N}:processing:<id>", w->cfg->worker_sweep_ms);
     /* Only to report a wrong conninfo at once rather than with the first
      * order; a failure here is retried when there is something to insert. */
     pg_connect(w);
@@ -466,8 +555,7 @@ int worker_run(worker *w, const atomic_int *stop)
         if (w->redis || redis_connect(w) == 0) {
             n = worker_tend(w);
             if (n == 0)
-                n = recovering ? worker_queue_load(queue(w, w->hand))
-                               : worker_queue_fill(queue(w, w->hand));
+                n = recovering ? recover_next(w) : take_orders(w);
         }
         if (w->id_taken)
             break;
@@ -483,15 +571,19 @@ int worker_run(worker *w, const atomic_int *stop)
              * next one into its place. The list holds them oldest at the
              * tail: the previous, this, the next. Without a connection to
              * send on, the next batch moves with this one's acknowledgement
-             * instead. */
-            int steady = !recovering && !stop_requested(w);
+             * instead. When the queue's turn is over, nothing moves with
+             * them: the hand empties and the next queue is picked. */
+            int steady = !recovering && !stop_requested(w) && backend_mono_ms() < w->turn_ends;
             int sent = steady && b->norders && w->pg && worker_pg_send(w->pg, b) == 0;
             int moved = 0;
-            if (sent)
-                moved =
-                    w->spare->n ? ack_batch(w, w->spare, 1) : worker_queue_move(queue(w, w->spare));
-            else if (w->spare->n)
+            if (sent && w->spare->n) {
+                moved = ack_batch(w, w->spare, 1); /* the same queue's: the turn's batches */
+            } else if (sent) {
+                worker_batch_from(w->spare, &b->src);
+                moved = worker_queue_move(queue(w, w->spare));
+            } else if (w->spare->n) {
                 moved = ack_batch(w, w->spare, 0); /* the previous batch first: it is at the tail */
+            }
             if (batch_persist(w, sent) < 0)
                 break;
             if (sent && moved > 0) {

@@ -28,6 +28,25 @@ static void array_close(worker_pg_array *a)
     a->len += (size_t)snprintf(a->text + a->len, a->cap - a->len, "}");
 }
 
+void worker_source_init(worker_source *src, int64_t item, const char *worker_id)
+{
+    src->item = item;
+    keys_queue(src->queue, sizeof(src->queue), item);
+    keys_processing(src->processing, sizeof(src->processing), item, worker_id);
+    keys_pending(src->pending, sizeof(src->pending), item);
+    keys_dead(src->dead, sizeof(src->dead), item);
+}
+
+void worker_batch_from(worker_batch *b, const worker_source *src)
+{
+    if (&b->src != src)
+        b->src = *src;
+    b->dead_argv[1] = b->src.dead;
+    b->dead_argvlen[1] = strlen(b->src.dead);
+    b->pending_argv[1] = b->src.pending;
+    b->pending_argvlen[1] = strlen(b->src.pending);
+}
+
 void worker_batch_clear(worker_batch *b)
 {
     for (size_t i = 0; i < b->n; i++)
@@ -72,12 +91,9 @@ int worker_batch_init(worker_batch *b, size_t cap)
     }
     b->dead_argv[0] = "LPUSH";
     b->dead_argvlen[0] = strlen("LPUSH");
-    b->dead_argv[1] = KEYS_DEAD_LETTER;
-    b->dead_argvlen[1] = strlen(KEYS_DEAD_LETTER);
     b->pending_argv[0] = "HDEL";
     b->pending_argvlen[0] = strlen("HDEL");
-    b->pending_argv[1] = KEYS_PENDING;
-    b->pending_argvlen[1] = strlen(KEYS_PENDING);
+    worker_batch_from(b, &b->src); /* no source yet: empty keys */
     return 0;
 fail:
     worker_batch_close(b);

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "keys.h"
+
 /* id, item_id, user_id, round, created_ms, quantity, first_unit: one
  * bigint[] each. */
 #define WORKER_BATCH_COLUMNS 7
@@ -24,18 +26,33 @@ typedef struct worker_pg_array {
     size_t cap;
 } worker_pg_array;
 
+/* The keys of the queue a batch comes from: one item's, all in its slot, so
+ * the move, the acknowledgement's MULTI and the sweep each stay in one
+ * Redis Cluster slot. */
+typedef struct worker_source {
+    int64_t item;
+    char queue[KEYS_MAX];
+    char processing[KEYS_MAX]; /* this worker's list for the queue */
+    char pending[KEYS_MAX];
+    char dead[KEYS_MAX];
+} worker_source;
+
+/* The keys of item's queue for worker_id. */
+void worker_source_init(worker_source *src, int64_t item, const char *worker_id);
+
 /* The orders in hand: copies of the processing list's payloads, the ones
  * that decoded, and the ones bound for the dead-letter list. */
 typedef struct worker_batch {
-    size_t cap;     /* cfg->worker_batch_size */
-    size_t n;       /* payloads in hand */
-    char **payload; /* owned copies */
+    worker_source src; /* where the orders come from and are acknowledged */
+    size_t cap;        /* cfg->worker_batch_size */
+    size_t n;          /* payloads in hand */
+    char **payload;    /* owned copies */
     size_t *payload_len;
     size_t norders;         /* payloads that decoded to plausible orders */
-    const char **dead_argv; /* "LPUSH", KEYS_DEAD_LETTER, then the dead payloads */
+    const char **dead_argv; /* "LPUSH", src.dead, then the dead payloads */
     size_t *dead_argvlen;
     size_t ndead;
-    const char **pending_argv; /* "HDEL", KEYS_PENDING, then the decoded order ids */
+    const char **pending_argv; /* "HDEL", src.pending, then the decoded order ids */
     size_t *pending_argvlen;
     char (*ids)[24];   /* text of the decoded order ids */
     int64_t oldest_ms; /* acceptance time of its oldest decoded order */
@@ -47,8 +64,12 @@ typedef struct worker_batch {
 int worker_batch_init(worker_batch *b, size_t cap);
 void worker_batch_close(worker_batch *b);
 
-/* Drops the payloads in hand; the room stays. */
+/* Drops the payloads in hand; the room and the source stay. */
 void worker_batch_clear(worker_batch *b);
+
+/* Sets where the batch's next orders come from (a copy of src): only while
+ * it holds none. */
+void worker_batch_from(worker_batch *b, const worker_source *src);
 
 /* Adds a copy of a payload; at most cap. Returns 0, or -1 when out of
  * memory or full. */

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "backend.h"
-#include "keys.h"
 #include "log.h"
 
 #define COMPONENT "worker"
@@ -73,7 +72,7 @@ static int move_many(const worker_queue *q, size_t want)
 {
     char n[24];
     snprintf(n, sizeof(n), "%zu", want);
-    const char *ka[] = {KEYS_QUEUE, q->processing, n};
+    const char *ka[] = {q->b->src.queue, q->b->src.processing, n};
     return take_many(q, scripts_call(q->c, &q->sc->s[SCRIPT_QUEUE_MOVE], 2, 1, ka), want);
 }
 
@@ -89,8 +88,8 @@ int worker_queue_fill(const worker_queue *q)
 {
     worker_batch *b = q->b;
     if (b->n == 0) {
-        redisReply *r = redisCommand(q->c, "BLMOVE %s %s RIGHT LEFT %s", KEYS_QUEUE, q->processing,
-                                     q->block_arg);
+        redisReply *r = redisCommand(q->c, "BLMOVE %s %s RIGHT LEFT %s", b->src.queue,
+                                     b->src.processing, q->block_arg);
         int rc = take_moved(q, r);
         if (rc <= 0)
             return rc;
@@ -112,8 +111,8 @@ int worker_queue_fill(const worker_queue *q)
             /* The queue ran dry: wait out the batch time for the next one. */
             char arg[32];
             snprintf(arg, sizeof(arg), "%" PRId64 ".%03" PRId64, left / 1000, left % 1000);
-            redisReply *r =
-                redisCommand(q->c, "BLMOVE %s %s RIGHT LEFT %s", KEYS_QUEUE, q->processing, arg);
+            redisReply *r = redisCommand(q->c, "BLMOVE %s %s RIGHT LEFT %s", b->src.queue,
+                                         b->src.processing, arg);
             int rc = take_moved(q, r);
             if (rc <= 0)
                 return rc < 0 ? -1 : (int)b->n;
@@ -130,7 +129,7 @@ int worker_queue_load(const worker_queue *q)
     worker_batch *b = q->b;
     /* The oldest are at the tail; a previous run with a larger batch size
      * may have left more than one batch, taken here one batch at a time. */
-    redisReply *r = redisCommand(q->c, "LRANGE %s -%lld -1", q->processing, (long long)b->cap);
+    redisReply *r = redisCommand(q->c, "LRANGE %s -%lld -1", b->src.processing, (long long)b->cap);
     if (!r || r->type != REDIS_REPLY_ARRAY || r->elements > b->cap)
         return failed(q, r, "LRANGE");
     for (size_t i = 0; i < r->elements; i++) {
@@ -138,14 +137,14 @@ int worker_queue_load(const worker_queue *q)
         if (e->type != REDIS_REPLY_STRING)
             return failed(q, r, "LRANGE");
         if (worker_batch_add(b, e->str, e->len) < 0) {
-            log_msg(LOG_ERROR, COMPONENT, "out of memory reading %s", q->processing);
+            log_msg(LOG_ERROR, COMPONENT, "out of memory reading %s", b->src.processing);
             freeReplyObject(r);
             return -1;
         }
     }
     freeReplyObject(r);
     if (b->n)
-        log_msg(LOG_INFO, COMPONENT, "finishing %zu orders left in %s", b->n, q->processing);
+        log_msg(LOG_INFO, COMPONENT, "finishing %zu orders left in %s", b->n, b->src.processing);
     return (int)b->n;
 }
 
@@ -188,11 +187,12 @@ int worker_queue_ack(const worker_queue *q, int move_next)
                                     b->pending_argvlen) == REDIS_OK;
         queued++;
     }
-    ok = ok && redisAppendCommand(q->c, "LTRIM %s 0 %lld", q->processing, keep_until) == REDIS_OK;
+    ok = ok &&
+         redisAppendCommand(q->c, "LTRIM %s 0 %lld", b->src.processing, keep_until) == REDIS_OK;
     ok = ok && redisAppendCommand(q->c, "EXEC") == REDIS_OK;
     char want[24];
     snprintf(want, sizeof(want), "%zu", b->cap);
-    const char *ka[] = {KEYS_QUEUE, q->processing, want};
+    const char *ka[] = {b->src.queue, b->src.processing, want};
     const char *argv[6];
     size_t lens[6];
     char numkeys[12];

@@ -1,7 +1,9 @@
 /* worker_queue.h: the worker's side of the reliable queue in Redis: orders
- * move from the queue into the worker's own processing list (atomically, so
- * each is always in exactly one of them), are read back after a crash, and
- * leave it only once PostgreSQL has them (worker.c has the protocol). */
+ * move from an item's queue into the worker's own processing list for it
+ * (atomically, so each is always in exactly one of them), are read back
+ * after a crash, and leave it only once PostgreSQL has them (worker.c has
+ * the protocol). Every call works on the keys of its batch's source
+ * (worker_batch_from), all in one Redis Cluster slot. */
 #ifndef SECKILL_WORKER_QUEUE_H
 #define SECKILL_WORKER_QUEUE_H
 
@@ -12,12 +14,11 @@
 
 /* What the calls work on; all of it the worker's. */
 typedef struct worker_queue {
-    redisContext *c;        /* a live connection */
-    const scripts *sc;      /* queue_move.lua */
-    const char *processing; /* the worker's processing list */
-    const char *block_arg;  /* BLMOVE's timeout on an empty queue, in seconds */
-    int batch_ms;           /* how long a batch waits to fill after its first order */
-    worker_batch *b;        /* where the orders land */
+    redisContext *c;       /* a live connection */
+    const scripts *sc;     /* queue_move.lua */
+    const char *block_arg; /* BLMOVE's timeout on an empty queue, in seconds */
+    int batch_ms;          /* how long a batch waits to fill after its first order */
+    worker_batch *b;       /* where the orders land; its src says from where */
 } worker_queue;
 
 /* Moves orders from the queue to the processing list, and copies into the

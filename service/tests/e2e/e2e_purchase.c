@@ -13,6 +13,7 @@
 #include "backend.h"
 #include "blast.h"
 #include "harness.h"
+#include "keys.h"
 #include "sale.h"
 
 #define TOKEN "e2e-admin-token"
@@ -67,9 +68,7 @@ static void wait_drained(PGconn *pg, int64_t item, int64_t rows)
     int64_t deadline = backend_mono_ms() + 60000, n = -1, pending = -1;
     while (backend_mono_ms() < deadline) {
         n = harness_pg_int(pg, sql);
-        redisReply *r = redisCommand(c, "HLEN seckill:pending");
-        pending = r ? r->integer : -1;
-        freeReplyObject(r);
+        pending = harness_redis_sum(c, "HLEN", keys_pending);
         if (n >= rows && pending == 0)
             break;
         usleep(50 * 1000);

@@ -47,13 +47,13 @@ Test(worker_crash, a_worker_killed_while_holding_a_batch_and_restarted_persists_
     redisContext *c = harness_redis();
     PGconn *pg = harness_pg();
     char processing[KEYS_MAX];
-    keys_processing(processing, sizeof(processing), WORKER_ID);
+    keys_processing(processing, sizeof(processing), 1, WORKER_ID);
     PGresult *res = PQexec(pg, "INSERT INTO items (id, name, initial_stock, round) "
                                "VALUES (1, 'crash', 50000, 1)");
     cr_assert_eq(PQresultStatus(res), PGRES_COMMAND_OK, "%s", PQerrorMessage(pg));
     PQclear(res);
     /* Item 1, round 1, one buyer each. */
-    harness_push_orders(c, KEYS_QUEUE, FIRST_ID, 1, N, 1, 1, backend_now_ms());
+    harness_push_orders(c, FIRST_ID, 1, N, 1, 1, backend_now_ms());
 
     int held = 0;
     for (int kill = 1; kill <= KILLS; kill++) {
@@ -81,7 +81,7 @@ Test(worker_crash, a_worker_killed_while_holding_a_batch_and_restarted_persists_
 
     start_worker();
     int64_t deadline = backend_mono_ms() + WAIT_MS;
-    while (harness_redis_int(c, "LLEN", KEYS_QUEUE) > 0 ||
+    while (harness_redis_sum(c, "LLEN", keys_queue) > 0 ||
            harness_redis_int(c, "LLEN", processing) > 0) {
         cr_assert(backend_mono_ms() < deadline, "the restarted worker did not drain the queue");
         usleep(10 * 1000);
@@ -99,7 +99,7 @@ Test(worker_crash, a_worker_killed_while_holding_a_batch_and_restarted_persists_
              "LEFT JOIN orders o ON o.id = g WHERE o.id IS NULL",
              FIRST_ID, FIRST_ID + N - 1);
     cr_assert_eq(harness_pg_int(pg, missing), 0);
-    cr_assert_eq(harness_redis_int(c, "LLEN", KEYS_DEAD_LETTER), 0);
+    cr_assert_eq(harness_redis_sum(c, "LLEN", keys_dead), 0);
     PQfinish(pg);
     redisFree(c);
 }

@@ -55,7 +55,7 @@ static void start_worker(int i)
     pids[i] = harness_spawn(SECKILL_WORKER_BIN, argv, NULL, log_path(i));
 }
 
-/* The accepted orders' entries in seckill:pending, as the reserve script
+/* The accepted orders' entries in item 1's pending hash, as the reserve script
  * writes them: the worker that persists an order removes its entry. */
 static void push_pending(redisContext *c)
 {
@@ -64,7 +64,7 @@ static void push_pending(redisContext *c)
         order o = {FIRST_ID + i, 1, 1 + i, 1, backend_now_ms(), 1, 1};
         cr_assert(order_encode(&o, payload, sizeof(payload)) > 0);
         snprintf(id, sizeof(id), "%lld", (long long)o.id);
-        redisAppendCommand(c, "HSET %s %s %s", KEYS_PENDING, id, payload);
+        redisAppendCommand(c, "HSET %s %s %s", harness_pending_key(1), id, payload);
     }
     for (int i = 0; i < N; i++) {
         redisReply *r = NULL;
@@ -114,12 +114,12 @@ Test(worker_sweep, a_worker_killed_for_good_has_its_orders_recovered_by_the_elec
     PGconn *pg = harness_pg();
     char processing[WORKERS][KEYS_MAX];
     for (int i = 0; i < WORKERS; i++)
-        keys_processing(processing[i], sizeof(processing[i]), ids[i]);
+        keys_processing(processing[i], sizeof(processing[i]), 1, ids[i]);
     PGresult *res = PQexec(pg, "INSERT INTO items (id, name, initial_stock, round) "
                                "VALUES (1, 'sweep', 30000, 1)");
     cr_assert_eq(PQresultStatus(res), PGRES_COMMAND_OK, "%s", PQerrorMessage(pg));
     PQclear(res);
-    harness_push_orders(c, KEYS_QUEUE, FIRST_ID, 1, N, 1, 1, backend_now_ms());
+    harness_push_orders(c, FIRST_ID, 1, N, 1, 1, backend_now_ms());
     push_pending(c);
 
     for (int i = 0; i < WORKERS; i++)
@@ -149,13 +149,13 @@ Test(worker_sweep, a_worker_killed_for_good_has_its_orders_recovered_by_the_elec
     cr_assert_lt(rows, N, "the workers finished before the kill: raise N");
 
     /* The survivors drain the queue; the sweep hands them the dead list. */
-    while (harness_redis_int(c, "LLEN", KEYS_QUEUE) > 0 ||
-           harness_redis_int(c, "HLEN", KEYS_PENDING) > 0 ||
+    while (harness_redis_sum(c, "LLEN", keys_queue) > 0 ||
+           harness_redis_sum(c, "HLEN", keys_pending) > 0 ||
            harness_redis_int(c, "EXISTS", processing[VICTIM]) > 0) {
         cr_assert(backend_mono_ms() < deadline,
                   "not drained: queue %lld, pending %lld, dead worker's list %lld",
-                  harness_redis_int(c, "LLEN", KEYS_QUEUE),
-                  harness_redis_int(c, "HLEN", KEYS_PENDING),
+                  harness_redis_sum(c, "LLEN", keys_queue),
+                  harness_redis_sum(c, "HLEN", keys_pending),
                   harness_redis_int(c, "LLEN", processing[VICTIM]));
         usleep(20 * 1000);
     }
@@ -173,9 +173,9 @@ Test(worker_sweep, a_worker_killed_for_good_has_its_orders_recovered_by_the_elec
     cr_assert_eq(harness_pg_int(pg, missing), 0);
     for (int i = 0; i < WORKERS; i++)
         cr_assert_eq(harness_redis_int(c, "LLEN", processing[i]), 0, "%s", processing[i]);
-    cr_assert_eq(harness_redis_int(c, "LLEN", KEYS_QUEUE), 0);
-    cr_assert_eq(harness_redis_int(c, "HLEN", KEYS_PENDING), 0);
-    cr_assert_eq(harness_redis_int(c, "LLEN", KEYS_DEAD_LETTER), 0);
+    cr_assert_eq(harness_redis_sum(c, "LLEN", keys_queue), 0);
+    cr_assert_eq(harness_redis_sum(c, "HLEN", keys_pending), 0);
+    cr_assert_eq(harness_redis_sum(c, "LLEN", keys_dead), 0);
 
     /* What the logs say: the victim's whole list came back through the
      * sweep, and no two sweeps were elected within one period. A win is

@@ -87,10 +87,10 @@ static void call_batch(int64_t item, const int64_t *users, int n, int64_t first_
 /* Decodes the queue entry at index (0: the newest) into *o. */
 static void queued_order(long index, order *o)
 {
-    redisReply *r = redisCommand(redis, "LINDEX %s %ld", KEYS_QUEUE, index);
+    redisReply *r = redisCommand(redis, "LINDEX %s %ld", harness_queue_key(ITEM), index);
     cr_assert(r && r->type == REDIS_REPLY_STRING, "no queue entry %ld", index);
     cr_assert_eq(order_decode(r->str, r->len, o), 0, "%s", r->str);
-    redisReply *p = redisCommand(redis, "HGET %s %" PRId64, KEYS_PENDING, o->id);
+    redisReply *p = redisCommand(redis, "HGET %s %" PRId64, harness_pending_key(ITEM), o->id);
     cr_assert(p && p->type == REDIS_REPLY_STRING, "order %" PRId64 " is not pending", o->id);
     cr_assert_str_eq(p->str, r->str, "the pending entry is the queued text");
     freeReplyObject(p);
@@ -129,8 +129,8 @@ Test(reserve_batch, a_batch_of_new_buyers_sells_to_each_in_order_and_queues_each
     }
     cr_assert_eq(harness_item_field(redis, ITEM, "stock"), 7);
     cr_assert_eq(harness_item_field(redis, ITEM, "initial"), 10, "initial stock is not touched");
-    cr_assert_eq(harness_redis_int(redis, "LLEN", KEYS_QUEUE), 3);
-    cr_assert_eq(harness_redis_int(redis, "HLEN", KEYS_PENDING), 3);
+    cr_assert_eq(harness_redis_int(redis, "LLEN", harness_queue_key(ITEM)), 3);
+    cr_assert_eq(harness_redis_int(redis, "HLEN", harness_pending_key(ITEM)), 3);
     /* The oldest order is the farthest from the head: the worker takes
      * them in the buyers' order. */
     for (int i = 0; i < 3; i++) {
@@ -158,7 +158,7 @@ Test(reserve_batch, the_last_units_go_to_the_first_buyers_and_the_rest_are_sold_
     cr_expect_eq(a[3].outcome, RESERVE_SOLD_OUT);
     cr_expect_eq(a[4].outcome, RESERVE_SOLD_OUT);
     cr_assert_eq(harness_item_field(redis, ITEM, "stock"), 0, "never below zero");
-    cr_assert_eq(harness_redis_int(redis, "LLEN", KEYS_QUEUE), 3);
+    cr_assert_eq(harness_redis_int(redis, "LLEN", harness_queue_key(ITEM)), 3);
 }
 
 Test(reserve_batch, a_buyer_reaches_the_limit_and_no_further_even_twice_in_one_batch)
@@ -223,7 +223,7 @@ Test(reserve_batch, a_quantity_above_what_remains_takes_nothing)
     cr_expect_eq(a[1].outcome, RESERVE_QUEUED, "the next buyer's quantity fits");
     cr_expect_eq(a[1].remaining, 0);
     cr_assert_eq(buyer_units(ITEM, 7), 0, "the refused buyer is not recorded");
-    cr_assert_eq(harness_redis_int(redis, "LLEN", KEYS_QUEUE), 1);
+    cr_assert_eq(harness_redis_int(redis, "LLEN", harness_queue_key(ITEM)), 1);
 }
 
 Test(reserve_batch, nothing_is_taken_before_the_start_or_from_the_end_by_redis_clock)
@@ -241,7 +241,7 @@ Test(reserve_batch, nothing_is_taken_before_the_start_or_from_the_end_by_redis_c
     cr_expect_eq(it.per_buyer_limit, 2);
     cr_expect(it.starts_ms - it.now_ms > 59000, "the time left by Redis's clock");
     cr_assert_eq(harness_item_field(redis, ITEM, "stock"), 10);
-    cr_assert_eq(harness_redis_int(redis, "LLEN", KEYS_QUEUE), 0);
+    cr_assert_eq(harness_redis_int(redis, "LLEN", harness_queue_key(ITEM)), 0);
 
     harness_item_round(redis, &sc, ITEM, 10, 2, now - 120000, now - 1, 1);
     call_batch(ITEM, users, 2, 200, 0, a);
@@ -258,7 +258,7 @@ Test(reserve_batch, at_the_pending_bound_the_rest_of_the_batch_is_queue_full_and
     int64_t users[] = {1, 2, 3};
     reserve_answer a[3];
     item_reset(ITEM, 10, 1);
-    freeReplyObject(redisCommand(redis, "HSET %s 999 waiting", KEYS_PENDING));
+    freeReplyObject(redisCommand(redis, "HSET %s 999 waiting", harness_pending_key(ITEM)));
     call_batch(ITEM, users, 3, 100, 2, a);
     cr_expect_eq(a[0].outcome, RESERVE_QUEUED);
     cr_expect_eq(a[1].outcome, RESERVE_QUEUE_FULL);

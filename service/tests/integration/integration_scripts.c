@@ -131,7 +131,7 @@ static outcome buy(int64_t item, int64_t user, int64_t order_id)
 /* Decodes the queue entry at index (0: the newest) into *o. */
 static void queued_order(long index, order *o)
 {
-    redisReply *r = redisCommand(redis, "LINDEX %s %ld", KEYS_QUEUE, index);
+    redisReply *r = redisCommand(redis, "LINDEX %s %ld", harness_queue_key(ITEM), index);
     cr_assert(r && r->type == REDIS_REPLY_STRING, "no queue entry %ld", index);
     int rc = order_decode(r->str, r->len, o);
     cr_assert_eq(rc, 0, "order_decode refused the script's payload: %s", r->str);

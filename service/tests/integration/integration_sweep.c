@@ -1,7 +1,7 @@
 /* integration_sweep.c: the recovery sweep's pieces against a real Redis:
  * heartbeats, the election of one sweeper per period, the move of a dead
- * worker's list onto the queue, and a worker refusing an id that a live
- * worker holds. */
+ * worker's lists onto their items' queues (and not of a list a new run
+ * claimed), and a worker refusing an id that a live worker holds. */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -58,57 +58,92 @@ static void set_heartbeat(redisContext *c, const char *id, const char *token, in
     freeReplyObject(r);
 }
 
+#define ITEM 5
+
 Test(sweep, a_dead_workers_list_goes_back_to_the_queue_oldest_first_and_a_live_ones_stays)
 {
     harness_reset_backends();
     redisContext *c = harness_redis();
-    char dead[KEYS_MAX], live[KEYS_MAX], buf[64];
-    keys_processing(dead, sizeof(dead), "dead");
-    keys_processing(live, sizeof(live), "live");
+    char dead[KEYS_MAX], live[KEYS_MAX], queue[KEYS_MAX], buf[64];
+    keys_processing(dead, sizeof(dead), ITEM, "dead");
+    keys_processing(live, sizeof(live), ITEM, "live");
+    keys_queue(queue, sizeof(queue), ITEM);
     /* Moves push at the head: "o1" is the oldest, at the tail. */
     push(c, dead, "o1");
     push(c, dead, "o2");
     push(c, dead, "o3");
     push(c, live, "l1");
-    push(c, KEYS_QUEUE, "q1");
+    push(c, queue, "q1");
     set_heartbeat(c, "live", "live:1:x", 10000);
 
-    cr_assert_eq(sweep_recover(c, &sc, "live"), -2, "a live worker keeps its list");
+    cr_assert_eq(sweep_recover(c, &sc, ITEM, "live"), -2, "a live worker keeps its list");
     cr_assert_eq(harness_redis_int(c, "LLEN", live), 1);
-    cr_assert_eq(sweep_recover(c, &sc, "dead"), 3);
+    cr_assert_eq(sweep_recover(c, &sc, ITEM, "dead"), 3);
     cr_assert_eq(harness_redis_int(c, "EXISTS", dead), 0);
-    cr_assert_eq(harness_redis_int(c, "LLEN", KEYS_QUEUE), 4);
+    cr_assert_eq(harness_redis_int(c, "LLEN", queue), 4);
     /* Workers take from the tail: the recovered come first, oldest first. */
-    cr_assert_str_eq(element(c, KEYS_QUEUE, -1, buf, sizeof(buf)), "o1");
-    cr_assert_str_eq(element(c, KEYS_QUEUE, -2, buf, sizeof(buf)), "o2");
-    cr_assert_str_eq(element(c, KEYS_QUEUE, -3, buf, sizeof(buf)), "o3");
-    cr_assert_str_eq(element(c, KEYS_QUEUE, 0, buf, sizeof(buf)), "q1");
-    cr_assert_eq(sweep_recover(c, &sc, "dead"), 0, "a second sweep finds nothing");
+    cr_assert_str_eq(element(c, queue, -1, buf, sizeof(buf)), "o1");
+    cr_assert_str_eq(element(c, queue, -2, buf, sizeof(buf)), "o2");
+    cr_assert_str_eq(element(c, queue, -3, buf, sizeof(buf)), "o3");
+    cr_assert_str_eq(element(c, queue, 0, buf, sizeof(buf)), "q1");
+    cr_assert_eq(sweep_recover(c, &sc, ITEM, "dead"), 0, "a second sweep finds nothing");
     redisFree(c);
 }
 
-Test(sweep, the_sweep_recovers_every_dead_list_but_never_its_own_or_a_live_ones)
+Test(sweep, a_list_claimed_by_a_new_run_after_the_sweep_looked_is_left_to_it)
+{
+    harness_reset_backends();
+    redisContext *c = harness_redis();
+    char list[KEYS_MAX], queue[KEYS_MAX], claim[KEYS_MAX];
+    keys_processing(list, sizeof(list), ITEM, "w");
+    keys_queue(queue, sizeof(queue), ITEM);
+    keys_claim(claim, sizeof(claim), ITEM, "w");
+    push(c, list, "o1");
+    cr_assert_eq(sweep_claim(c, ITEM, "w", "w:1:old"), 0);
+    /* The sweep read the old run's claim and found no heartbeat; then a new
+     * run took the id and claimed the list before the sweep's script ran. */
+    cr_assert_eq(sweep_claim(c, ITEM, "w", "w:2:new"), 0);
+    const char *ka[] = {list, queue, claim, "w:1:old"};
+    redisReply *r = scripts_call(c, &sc.s[SCRIPT_SWEEP_RECOVER], 3, 1, ka);
+    cr_assert(r && r->type == REDIS_REPLY_INTEGER);
+    cr_assert_eq(r->integer, -2, "the new run keeps its list");
+    freeReplyObject(r);
+    cr_assert_eq(harness_redis_int(c, "LLEN", list), 1);
+    /* Without a live run, the sweep takes it, whatever claim it holds. */
+    cr_assert_eq(sweep_recover(c, &sc, ITEM, "w"), 1);
+    cr_assert_eq(harness_redis_int(c, "LLEN", queue), 1);
+    cr_assert_eq(harness_redis_int(c, "EXISTS", claim), 0, "the claim goes with the list");
+    redisFree(c);
+}
+
+Test(sweep, the_sweep_recovers_every_dead_list_of_every_item_but_never_its_own_or_a_live_ones)
 {
     harness_reset_backends();
     redisContext *c = harness_redis();
     char key[KEYS_MAX];
     const char *ids[] = {"self", "alive", "dead1", "dead2"};
-    for (int i = 0; i < 4; i++) {
-        keys_processing(key, sizeof(key), ids[i]);
-        push(c, key, "a");
-        push(c, key, "b");
+    for (int64_t item = 1; item <= 2; item++) {
+        for (int i = 0; i < 4; i++) {
+            keys_processing(key, sizeof(key), item, ids[i]);
+            push(c, key, "a");
+            push(c, key, "b");
+        }
     }
     set_heartbeat(c, "alive", "alive:1:x", 10000);
 
     sweep_result res;
     cr_assert_eq(sweep_run(c, &sc, "self", &res), 0);
-    cr_assert_eq(res.lists, 2);
-    cr_assert_eq(res.orders, 4);
-    cr_assert_eq(harness_redis_int(c, "LLEN", KEYS_QUEUE), 4);
-    keys_processing(key, sizeof(key), "self");
-    cr_assert_eq(harness_redis_int(c, "LLEN", key), 2, "its own list is the worker's to finish");
-    keys_processing(key, sizeof(key), "alive");
-    cr_assert_eq(harness_redis_int(c, "LLEN", key), 2);
+    cr_assert_eq(res.lists, 4);
+    cr_assert_eq(res.orders, 8);
+    for (int64_t item = 1; item <= 2; item++) {
+        keys_queue(key, sizeof(key), item);
+        cr_assert_eq(harness_redis_int(c, "LLEN", key), 4, "item %lld", (long long)item);
+        keys_processing(key, sizeof(key), item, "self");
+        cr_assert_eq(harness_redis_int(c, "LLEN", key), 2,
+                     "its own list is the worker's to finish");
+        keys_processing(key, sizeof(key), item, "alive");
+        cr_assert_eq(harness_redis_int(c, "LLEN", key), 2);
+    }
     cr_assert_eq(sweep_run(c, &sc, "self", &res), 0);
     cr_assert_eq(res.lists, 0);
     redisFree(c);

@@ -16,6 +16,7 @@
 #include "harness.h"
 #include "keys.h"
 #include "order.h"
+#include "registry.h"
 
 #define WORKER_ID "it"
 #define CREATED_MS 1767225600000LL
@@ -63,12 +64,38 @@ static void stop_worker(void)
 static const char *processing_key(void)
 {
     static char key[KEYS_MAX];
-    keys_processing(key, sizeof(key), WORKER_ID);
+    keys_processing(key, sizeof(key), 1, WORKER_ID);
     return key;
 }
 
+static const char *dead_key(void)
+{
+    static char key[KEYS_MAX];
+    keys_dead(key, sizeof(key), 1);
+    return key;
+}
+
+/* The orders in this worker's processing lists of every registered item. */
+static long long processing_total(redisContext *c)
+{
+    int64_t *items;
+    size_t n;
+    cr_assert_eq(registry_read(c, &items, &n, "test"), 0);
+    long long total = 0;
+    for (size_t i = 0; i < n; i++) {
+        char key[KEYS_MAX];
+        keys_processing(key, sizeof(key), items[i], WORKER_ID);
+        total += harness_redis_int(c, "LLEN", key);
+    }
+    free(items);
+    return total;
+}
+
+/* LPUSHes a payload onto list key, a list of item 1, registered as its
+ * creation would. */
 static void push_payload(redisContext *c, const char *key, const char *payload)
 {
+    cr_assert_eq(registry_add(c, 1, "test"), 0);
     redisReply *r = redisCommand(c, "LPUSH %s %s", key, payload);
     cr_assert(r && r->type == REDIS_REPLY_INTEGER, "LPUSH failed");
     freeReplyObject(r);
@@ -93,13 +120,12 @@ static void pg_ok(PGconn *pg, const char *sql)
     PQclear(res);
 }
 
-/* Waits until the queue and the worker's processing list are both empty:
+/* Waits until the queues and the worker's processing lists are all empty:
  * then every order has been committed and acknowledged. */
 static void wait_drained(redisContext *c)
 {
     int64_t deadline = backend_mono_ms() + DRAIN_TIMEOUT_MS;
-    while (harness_redis_int(c, "LLEN", KEYS_QUEUE) > 0 ||
-           harness_redis_int(c, "LLEN", processing_key()) > 0) {
+    while (harness_redis_sum(c, "LLEN", keys_queue) > 0 || processing_total(c) > 0) {
         cr_assert(backend_mono_ms() < deadline, "the worker did not drain the queue in %d ms",
                   DRAIN_TIMEOUT_MS);
         usleep(10 * 1000);
@@ -112,7 +138,7 @@ Test(worker, persists_every_queued_order_once_and_leaves_both_lists_empty)
     redisContext *c = harness_redis();
     PGconn *pg = harness_pg();
     insert_item(pg, 1, 1);
-    harness_push_orders(c, KEYS_QUEUE, 1000, 1, 2500, 1, 1, CREATED_MS);
+    harness_push_orders(c, 1000, 1, 2500, 1, 1, CREATED_MS);
 
     start_worker("100", NULL);
     wait_drained(c);
@@ -125,9 +151,9 @@ Test(worker, persists_every_queued_order_once_and_leaves_both_lists_empty)
     cr_assert_eq(harness_pg_int(pg, "SELECT count(*) FROM orders WHERE created_at = "
                                     "to_timestamp((1767225600000 + id - 1000) / 1000.0)"),
                  2500, "created_at is the acceptance time");
-    cr_assert_eq(harness_redis_int(c, "EXISTS", KEYS_QUEUE), 0);
+    cr_assert_eq(harness_redis_sum(c, "LLEN", keys_queue), 0);
     cr_assert_eq(harness_redis_int(c, "EXISTS", processing_key()), 0);
-    cr_assert_eq(harness_redis_int(c, "EXISTS", KEYS_DEAD_LETTER), 0);
+    cr_assert_eq(harness_redis_sum(c, "LLEN", keys_dead), 0);
     PQfinish(pg);
     redisFree(c);
 }
@@ -141,11 +167,11 @@ Test(worker, persists_an_order_pushed_twice_and_the_same_units_of_a_buyer_only_o
     char buf[256];
     order o = {42, 1, 7, 1, CREATED_MS, 2, 1};
     cr_assert(order_encode(&o, buf, sizeof(buf)) > 0);
-    push_payload(c, KEYS_QUEUE, buf);
-    push_payload(c, KEYS_QUEUE, buf);
+    push_payload(c, harness_queue_key(1), buf);
+    push_payload(c, harness_queue_key(1), buf);
     order third = {44, 1, 7, 1, CREATED_MS, 1, 3}; /* the buyer's third unit */
     cr_assert(order_encode(&third, buf, sizeof(buf)) > 0);
-    push_payload(c, KEYS_QUEUE, buf);
+    push_payload(c, harness_queue_key(1), buf);
 
     start_worker("10", NULL);
     wait_drained(c);
@@ -153,18 +179,17 @@ Test(worker, persists_an_order_pushed_twice_and_the_same_units_of_a_buyer_only_o
      * another order for the buyer's first unit (a Redis that forgot its
      * buyers would make one): both refused. */
     order_encode(&o, buf, sizeof(buf));
-    push_payload(c, KEYS_QUEUE, buf);
+    push_payload(c, harness_queue_key(1), buf);
     order again = {43, 1, 7, 1, CREATED_MS, 1, 1};
     cr_assert(order_encode(&again, buf, sizeof(buf)) > 0);
-    push_payload(c, KEYS_QUEUE, buf);
+    push_payload(c, harness_queue_key(1), buf);
     wait_drained(c);
     stop_worker();
 
     cr_assert_eq(harness_pg_int(pg, "SELECT count(*) FROM orders"), 2);
     cr_assert_eq(harness_pg_int(pg, "SELECT sum(quantity) FROM orders WHERE user_id = 7"), 3);
     cr_assert_eq(harness_pg_int(pg, "SELECT count(*) FROM orders WHERE id IN (42, 44)"), 2);
-    cr_assert_eq(harness_redis_int(c, "EXISTS", KEYS_DEAD_LETTER), 0,
-                 "duplicates are not dead letters");
+    cr_assert_eq(harness_redis_sum(c, "LLEN", keys_dead), 0, "duplicates are not dead letters");
     PQfinish(pg);
     redisFree(c);
 }
@@ -175,9 +200,9 @@ Test(worker, keeps_orders_of_an_old_round_and_drops_those_of_unknown_items)
     redisContext *c = harness_redis();
     PGconn *pg = harness_pg();
     insert_item(pg, 1, 2);
-    harness_push_orders(c, KEYS_QUEUE, 100, 1, 5, 1, 1, CREATED_MS);   /* round 1: before a reset */
-    harness_push_orders(c, KEYS_QUEUE, 200, 101, 5, 1, 2, CREATED_MS); /* the current round */
-    harness_push_orders(c, KEYS_QUEUE, 300, 1, 3, 99, 1, CREATED_MS);  /* no item 99 */
+    harness_push_orders(c, 100, 1, 5, 1, 1, CREATED_MS);   /* round 1: before a reset */
+    harness_push_orders(c, 200, 101, 5, 1, 2, CREATED_MS); /* the current round */
+    harness_push_orders(c, 300, 1, 3, 99, 1, CREATED_MS);  /* no item 99 */
 
     start_worker("50", NULL);
     wait_drained(c);
@@ -190,8 +215,7 @@ Test(worker, keeps_orders_of_an_old_round_and_drops_those_of_unknown_items)
     cr_assert_eq(harness_pg_int(pg, "SELECT count(*) FROM orders WHERE round = 1 "
                                     "AND id BETWEEN 100 AND 104"),
                  5, "accepted before the reset: kept under their round");
-    cr_assert_eq(harness_redis_int(c, "EXISTS", KEYS_DEAD_LETTER), 0,
-                 "dropped on purpose, not dead");
+    cr_assert_eq(harness_redis_sum(c, "LLEN", keys_dead), 0, "dropped on purpose, not dead");
     PQfinish(pg);
     redisFree(c);
 }
@@ -202,23 +226,23 @@ Test(worker, moves_payloads_that_are_not_orders_to_the_dead_letter_list)
     redisContext *c = harness_redis();
     PGconn *pg = harness_pg();
     insert_item(pg, 1, 1);
-    harness_push_orders(c, KEYS_QUEUE, 1, 1, 3, 1, 1, CREATED_MS);
-    push_payload(c, KEYS_QUEUE, "garbage");
-    push_payload(c, KEYS_QUEUE, "{\"order_id\":\"5\",\"item_id\":1}");
+    harness_push_orders(c, 1, 1, 3, 1, 1, CREATED_MS);
+    push_payload(c, harness_queue_key(1), "garbage");
+    push_payload(c, harness_queue_key(1), "{\"order_id\":\"5\",\"item_id\":1}");
     /* Decodes, but PostgreSQL could never store its time: it would block
      * the queue forever if it were retried. */
     order far = {6, 1, 6, 1, INT64_MAX / 2, 1, 1};
     char buf[256];
     order_encode(&far, buf, sizeof(buf));
-    push_payload(c, KEYS_QUEUE, buf);
-    harness_push_orders(c, KEYS_QUEUE, 10, 10, 3, 1, 1, CREATED_MS);
+    push_payload(c, harness_queue_key(1), buf);
+    harness_push_orders(c, 10, 10, 3, 1, 1, CREATED_MS);
 
     start_worker("100", NULL);
     wait_drained(c);
     stop_worker();
 
     cr_assert_eq(harness_pg_int(pg, "SELECT count(*) FROM orders"), 6);
-    redisReply *r = redisCommand(c, "LRANGE %s 0 -1", KEYS_DEAD_LETTER);
+    redisReply *r = redisCommand(c, "LRANGE %s 0 -1", dead_key());
     cr_assert(r && r->type == REDIS_REPLY_ARRAY);
     cr_assert_eq(r->elements, 3, "3 dead letters, got %zu", r->elements);
     int garbage = 0, partial = 0, far_seen = 0;
@@ -240,8 +264,8 @@ Test(worker, persists_orders_a_previous_run_left_in_its_processing_list_before_n
     PGconn *pg = harness_pg();
     insert_item(pg, 1, 1);
     /* A previous run with a larger batch size died holding 700 orders. */
-    harness_push_orders(c, processing_key(), 1, 1, 700, 1, 1, CREATED_MS);
-    harness_push_orders(c, KEYS_QUEUE, 5000, 5000, 300, 1, 1, CREATED_MS);
+    harness_push_orders_onto(c, processing_key(), 1, 1, 700, 1, 1, CREATED_MS);
+    harness_push_orders(c, 5000, 5000, 300, 1, 1, CREATED_MS);
 
     start_worker("200", NULL);
     wait_drained(c);
@@ -256,7 +280,7 @@ Test(worker, persists_orders_a_previous_run_left_in_its_processing_list_before_n
     redisFree(c);
 }
 
-/* Copies every payload of list key into seckill:pending under its order id,
+/* Copies every payload of list key into item 1's pending hash under its order id,
  * as the reserve script leaves each accepted order. */
 static void pend_all(redisContext *c, const char *key)
 {
@@ -265,9 +289,9 @@ static void pend_all(redisContext *c, const char *key)
     for (size_t i = 0; i < r->elements; i++) {
         order o;
         cr_assert_eq(order_decode(r->element[i]->str, r->element[i]->len, &o), 0);
-        redisReply *h = redisCommand(c, "HSET %s %lld %b", KEYS_PENDING, (long long)o.id,
+        redisReply *h = redisCommand(c, "HSET %s %lld %b", harness_pending_key(1), (long long)o.id,
                                      r->element[i]->str, r->element[i]->len);
-        cr_assert(h && h->type == REDIS_REPLY_INTEGER, "HSET %s", KEYS_PENDING);
+        cr_assert(h && h->type == REDIS_REPLY_INTEGER, "HSET %s", harness_pending_key(1));
         freeReplyObject(h);
     }
     freeReplyObject(r);
@@ -282,14 +306,14 @@ Test(worker, a_crash_after_commit_before_its_acknowledgement_leaves_every_order_
     /* What a worker killed between its COMMIT and the MULTI that removes the
      * batch from Redis leaves: 400 orders in PostgreSQL, still in its
      * processing list and still pending; and 100 more queued behind them. */
-    harness_push_orders(c, processing_key(), 1, 1, 400, 1, 1, CREATED_MS);
-    harness_push_orders(c, KEYS_QUEUE, 1001, 1001, 100, 1, 1, CREATED_MS);
+    harness_push_orders_onto(c, processing_key(), 1, 1, 400, 1, 1, CREATED_MS);
+    harness_push_orders(c, 1001, 1001, 100, 1, 1, CREATED_MS);
     pend_all(c, processing_key());
-    pend_all(c, KEYS_QUEUE);
+    pend_all(c, harness_queue_key(1));
     pg_ok(pg, "INSERT INTO orders (id, item_id, user_id, round, created_at) "
               "SELECT g, 1, g, 1, to_timestamp((1767225600000 + g - 1) / 1000.0) "
               "FROM generate_series(1, 400) g");
-    cr_assert_eq(harness_redis_int(c, "HLEN", KEYS_PENDING), 500);
+    cr_assert_eq(harness_redis_sum(c, "HLEN", keys_pending), 500);
 
     start_worker("150", NULL);
     wait_drained(c);
@@ -301,8 +325,8 @@ Test(worker, a_crash_after_commit_before_its_acknowledgement_leaves_every_order_
                  500, "every order exactly once");
     cr_assert_eq(harness_pg_int(pg, "SELECT count(DISTINCT user_id) FROM orders"), 500);
     cr_assert_eq(harness_redis_int(c, "EXISTS", processing_key()), 0, "processing list emptied");
-    cr_assert_eq(harness_redis_int(c, "EXISTS", KEYS_PENDING), 0, "pending emptied");
-    cr_assert_eq(harness_redis_int(c, "EXISTS", KEYS_DEAD_LETTER), 0);
+    cr_assert_eq(harness_redis_sum(c, "HLEN", keys_pending), 0, "pending emptied");
+    cr_assert_eq(harness_redis_sum(c, "LLEN", keys_dead), 0);
     PQfinish(pg);
     redisFree(c);
 }
@@ -351,7 +375,7 @@ Test(worker, loses_nothing_when_its_redis_connection_is_killed_mid_stream)
     PGconn *pg = harness_pg();
     insert_item(pg, 1, 1);
     enum { N = 30000 };
-    harness_push_orders(c, KEYS_QUEUE, 1, 1, N, 1, 1, CREATED_MS);
+    harness_push_orders(c, 1, 1, N, 1, 1, CREATED_MS);
 
     start_worker("100", NULL);
     int kills = 0;
@@ -381,8 +405,8 @@ Test(worker, a_sigterm_mid_stream_persists_the_batch_moved_with_the_last_acknowl
     PGconn *pg = harness_pg();
     insert_item(pg, 1, 1);
     enum { N = 30000 };
-    harness_push_orders(c, KEYS_QUEUE, 1, 1, N, 1, 1, CREATED_MS);
-    pend_all(c, KEYS_QUEUE);
+    harness_push_orders(c, 1, 1, N, 1, 1, CREATED_MS);
+    pend_all(c, harness_queue_key(1));
 
     /* While the queue is full, every acknowledgement moves the next batch:
      * a stop must persist that one too, not leave it behind. */
@@ -391,18 +415,18 @@ Test(worker, a_sigterm_mid_stream_persists_the_batch_moved_with_the_last_acknowl
     stop_worker();
 
     int64_t rows = harness_pg_int(pg, "SELECT count(*) FROM orders");
-    long long queued = harness_redis_int(c, "LLEN", KEYS_QUEUE);
+    long long queued = harness_redis_sum(c, "LLEN", keys_queue);
     cr_assert_lt(rows, N, "the worker finished before the stop: raise N");
     cr_assert_eq(harness_redis_int(c, "LLEN", processing_key()), 0, "nothing left in hand");
     cr_assert_eq(rows + queued, N, "every order persisted or still queued");
-    cr_assert_eq(harness_redis_int(c, "HLEN", KEYS_PENDING), queued,
+    cr_assert_eq(harness_redis_sum(c, "HLEN", keys_pending), queued,
                  "pending: exactly the orders still queued");
 
     start_worker("100", NULL);
     wait_drained(c);
     stop_worker();
     assert_each_persisted_once(pg, N);
-    cr_assert_eq(harness_redis_int(c, "EXISTS", KEYS_PENDING), 0);
+    cr_assert_eq(harness_redis_sum(c, "HLEN", keys_pending), 0);
     PQfinish(pg);
     redisFree(c);
 }
@@ -414,7 +438,7 @@ Test(worker, keeps_draining_when_redis_forgets_its_scripts_mid_stream)
     PGconn *pg = harness_pg();
     insert_item(pg, 1, 1);
     enum { N = 30000 };
-    harness_push_orders(c, KEYS_QUEUE, 1, 1, N, 1, 1, CREATED_MS);
+    harness_push_orders(c, 1, 1, N, 1, 1, CREATED_MS);
 
     /* A Redis restart forgets the scripts: the move that rides on an
      * acknowledgement then gets NOSCRIPT, and the next fill moves by text. */
@@ -429,7 +453,7 @@ Test(worker, keeps_draining_when_redis_forgets_its_scripts_mid_stream)
     stop_worker();
 
     assert_each_persisted_once(pg, N);
-    cr_assert_eq(harness_redis_int(c, "EXISTS", KEYS_DEAD_LETTER), 0);
+    cr_assert_eq(harness_redis_sum(c, "LLEN", keys_dead), 0);
     PQfinish(pg);
     redisFree(c);
 }
@@ -445,7 +469,7 @@ Test(worker, keeps_the_old_rounds_orders_when_an_insert_races_with_a_reset)
      * the old round are drained: they are neither lost nor held up. */
     pg_ok(reset, "BEGIN");
     pg_ok(reset, "UPDATE items SET round = round + 1 WHERE id = 1");
-    harness_push_orders(c, KEYS_QUEUE, 1, 1, 20, 1, 1, CREATED_MS);
+    harness_push_orders(c, 1, 1, 20, 1, 1, CREATED_MS);
     start_worker("100", NULL);
     wait_drained(c);
     pg_ok(reset, "COMMIT");
@@ -519,7 +543,7 @@ Test(worker, keeps_the_batch_while_postgresql_is_unreachable_and_persists_it_lat
     char env[1200];
     snprintf(env, sizeof(env), "SECKILL_PG_CONNINFO=%s", conninfo);
     char *extra_env[] = {env, NULL};
-    harness_push_orders(c, KEYS_QUEUE, 1, 1, 150, 1, 1, CREATED_MS);
+    harness_push_orders(c, 1, 1, 150, 1, 1, CREATED_MS);
 
     /* Its database does not exist yet: every connection attempt fails. */
     start_worker("100", extra_env);
@@ -531,7 +555,7 @@ Test(worker, keeps_the_batch_while_postgresql_is_unreachable_and_persists_it_lat
     usleep(500 * 1000);
     cr_assert_eq(harness_redis_int(c, "LLEN", processing_key()), 100,
                  "the batch is kept, not dropped");
-    cr_assert_eq(harness_redis_int(c, "LLEN", KEYS_QUEUE), 50,
+    cr_assert_eq(harness_redis_sum(c, "LLEN", keys_queue), 50,
                  "no second batch is taken meanwhile");
 
     /* The database appears whole, item included: built under another name
@@ -583,7 +607,7 @@ Test(worker, stops_promptly_on_sigterm_while_postgresql_is_unreachable_and_keeps
     char env[1200];
     snprintf(env, sizeof(env), "SECKILL_PG_CONNINFO=%s", conninfo);
     char *extra_env[] = {env, NULL};
-    harness_push_orders(c, KEYS_QUEUE, 1, 1, 30, 1, 1, CREATED_MS);
+    harness_push_orders(c, 1, 1, 30, 1, 1, CREATED_MS);
 
     start_worker("100", extra_env);
     int64_t deadline = backend_mono_ms() + 10000;
@@ -596,7 +620,7 @@ Test(worker, stops_promptly_on_sigterm_while_postgresql_is_unreachable_and_keeps
     cr_assert_lt(backend_mono_ms() - asked, 2000, "the stop took too long");
     cr_assert_eq(harness_redis_int(c, "LLEN", processing_key()), 30,
                  "the batch waits for the next run");
-    cr_assert_eq(harness_redis_int(c, "LLEN", KEYS_QUEUE), 0);
+    cr_assert_eq(harness_redis_sum(c, "LLEN", keys_queue), 0);
 
     free(conninfo);
     config_free(&cfg);

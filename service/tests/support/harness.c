@@ -21,6 +21,7 @@
 #include "backend.h"
 #include "keys.h"
 #include "order.h"
+#include "registry.h"
 
 extern char **environ;
 
@@ -127,10 +128,20 @@ long long harness_item_field(redisContext *c, int64_t item, const char *field)
     return v;
 }
 
-void harness_push_orders(redisContext *c, const char *key, int64_t first_id, int64_t first_user,
-                         int n, int64_t item, int64_t round, int64_t created_ms)
+void harness_push_orders(redisContext *c, int64_t first_id, int64_t first_user, int n, int64_t item,
+                         int64_t round, int64_t created_ms)
+{
+    char key[KEYS_MAX];
+    keys_queue(key, sizeof(key), item);
+    harness_push_orders_onto(c, key, first_id, first_user, n, item, round, created_ms);
+}
+
+void harness_push_orders_onto(redisContext *c, const char *key, int64_t first_id,
+                              int64_t first_user, int n, int64_t item, int64_t round,
+                              int64_t created_ms)
 {
     char buf[256];
+    cr_assert_eq(registry_add(c, item, "harness"), 0, "SADD %s", KEYS_ITEMS);
     for (int i = 0; i < n; i++) {
         order o = {first_id + i, item, first_user + i, round, created_ms + i, 1, 1};
         cr_assert(order_encode(&o, buf, sizeof(buf)) > 0);
@@ -142,6 +153,35 @@ void harness_push_orders(redisContext *c, const char *key, int64_t first_id, int
         cr_assert(r->type == REDIS_REPLY_INTEGER, "LPUSH failed");
         freeReplyObject(r);
     }
+}
+
+const char *harness_queue_key(int64_t item)
+{
+    static char key[KEYS_MAX];
+    keys_queue(key, sizeof(key), item);
+    return key;
+}
+
+const char *harness_pending_key(int64_t item)
+{
+    static char key[KEYS_MAX];
+    keys_pending(key, sizeof(key), item);
+    return key;
+}
+
+long long harness_redis_sum(redisContext *c, const char *cmd, int (*keyfn)(char *, size_t, int64_t))
+{
+    int64_t *items;
+    size_t n;
+    cr_assert_eq(registry_read(c, &items, &n, "harness"), 0, "SMEMBERS %s", KEYS_ITEMS);
+    long long sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        char key[KEYS_MAX];
+        keyfn(key, sizeof(key), items[i]);
+        sum += harness_redis_int(c, cmd, key);
+    }
+    free(items);
+    return sum;
 }
 
 int64_t harness_pg_int(PGconn *pg, const char *sql)

@@ -48,11 +48,28 @@ long long harness_redis_int(redisContext *c, const char *cmd, const char *key);
  * the test when it is absent. */
 long long harness_item_field(redisContext *c, int64_t item, const char *field);
 
-/* LPUSHes n orders in the queue format onto list key, pipelined: ids
- * first_id.., buyers first_user.., all of item and round, acceptance times
+/* LPUSHes n orders in the queue format onto item's queue, pipelined, and
+ * registers the item (KEYS_ITEMS) as its creation would: ids first_id..,
+ * buyers first_user.., all of item and round, acceptance times
  * created_ms... Aborts the test on failure. */
-void harness_push_orders(redisContext *c, const char *key, int64_t first_id, int64_t first_user,
-                         int n, int64_t item, int64_t round, int64_t created_ms);
+void harness_push_orders(redisContext *c, int64_t first_id, int64_t first_user, int n, int64_t item,
+                         int64_t round, int64_t created_ms);
+/* The same onto list key (a processing list, as a crashed worker leaves
+ * it); the item is registered too. */
+void harness_push_orders_onto(redisContext *c, const char *key, int64_t first_id,
+                              int64_t first_user, int n, int64_t item, int64_t round,
+                              int64_t created_ms);
+
+/* item's queue and pending hash keys, in static buffers (one of each,
+ * overwritten by the next call): for tests of one item. */
+const char *harness_queue_key(int64_t item);
+const char *harness_pending_key(int64_t item);
+
+/* The sum of "<cmd> <key>" (LLEN, HLEN) over the key that keyfn makes for
+ * every registered item (keys_queue, keys_pending, keys_dead). Aborts the
+ * test on a failure. */
+long long harness_redis_sum(redisContext *c, const char *cmd,
+                            int (*keyfn)(char *, size_t, int64_t));
 
 /* Runs sql (one statement, no parameters) and returns the first column of the
  * first row as an integer; aborts the test on error. */

@@ -133,8 +133,8 @@ void sale_wait_drained(int timeout_ms)
     int64_t deadline = backend_mono_ms() + timeout_ms;
     for (;;) {
         redisContext *c = harness_redis();
-        long long pending = harness_redis_int(c, "HLEN", KEYS_PENDING);
-        long long queue = harness_redis_int(c, "LLEN", KEYS_QUEUE);
+        long long pending = harness_redis_sum(c, "HLEN", keys_pending);
+        long long queue = harness_redis_sum(c, "LLEN", keys_queue);
         redisFree(c);
         if (pending == 0 && queue == 0)
             return;

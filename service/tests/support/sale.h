@@ -49,7 +49,7 @@ void sale_join(sale *s);
 void sale_wait_sold(int64_t item, int64_t units, int timeout_ms);
 
 /* Waits until no order waits between acceptance and PostgreSQL
- * (seckill:pending and seckill:queue empty). */
+ * (every item's pending hash and queue empty). */
 void sale_wait_drained(int timeout_ms);
 
 /* Asserts that every order answered 202 is in PostgreSQL exactly once and

@@ -80,12 +80,56 @@ Test(keys, a_short_buffer_reports_the_needed_length)
     cr_assert_eq(strlen(buf), sizeof(buf) - 1, "truncated and terminated");
 }
 
-Test(keys, processing_list_names_the_worker)
+Test(keys, an_items_queue_pending_hash_and_dead_letters_carry_its_hash_tag)
 {
     char buf[KEYS_MAX];
-    int n = keys_processing(buf, sizeof(buf), "w3");
-    cr_assert_str_eq(buf, "seckill:processing:w3");
+    cr_assert_eq(keys_queue(buf, sizeof(buf), 42), (int)strlen("seckill:{item:42}:queue"));
+    cr_assert_str_eq(buf, "seckill:{item:42}:queue");
+    expect_tag(buf, "item:42");
+    keys_pending(buf, sizeof(buf), 42);
+    cr_assert_str_eq(buf, "seckill:{item:42}:pending");
+    expect_tag(buf, "item:42");
+    keys_dead(buf, sizeof(buf), 42);
+    cr_assert_str_eq(buf, "seckill:{item:42}:dead");
+    expect_tag(buf, "item:42");
+}
+
+Test(keys, processing_list_names_the_item_and_the_worker)
+{
+    char buf[KEYS_MAX];
+    int n = keys_processing(buf, sizeof(buf), 7, "w3");
+    cr_assert_str_eq(buf, "seckill:{item:7}:processing:w3");
     cr_assert_eq(n, (int)strlen(buf));
+    expect_tag(buf, "item:7");
+    keys_claim(buf, sizeof(buf), 7, "w3");
+    cr_assert_str_eq(buf, "seckill:{item:7}:claim:w3");
+    expect_tag(buf, "item:7");
+}
+
+Test(keys, a_processing_list_is_read_back_into_its_item_and_worker)
+{
+    char buf[KEYS_MAX];
+    keys_processing(buf, sizeof(buf), INT64_MAX, "host-1:w");
+    int64_t item = 0;
+    const char *id = NULL;
+    cr_assert_eq(keys_parse_processing(buf, &item, &id), 0);
+    cr_assert_eq(item, INT64_MAX);
+    cr_assert_str_eq(id, "host-1:w");
+    cr_assert_eq(keys_parse_processing("seckill:{item:7}:processing:", &item, &id), -1,
+                 "no worker id");
+    cr_assert_eq(keys_parse_processing("seckill:{item:7}:claim:w", &item, &id), -1);
+    cr_assert_eq(keys_parse_processing("seckill:{item:x}:processing:w", &item, &id), -1);
+    cr_assert_eq(keys_parse_processing("seckill:processing:w", &item, &id), -1, "the old layout");
+}
+
+Test(keys, the_longest_keys_fit_keys_max_with_a_64_byte_worker_id)
+{
+    char id[65], buf[KEYS_MAX];
+    memset(id, 'w', 64);
+    id[64] = '\0';
+    cr_assert_lt(keys_processing(buf, sizeof(buf), INT64_MIN, id), KEYS_MAX);
+    cr_assert_lt(keys_claim(buf, sizeof(buf), INT64_MIN, id), KEYS_MAX);
+    cr_assert_lt(keys_pending(buf, sizeof(buf), INT64_MIN), KEYS_MAX);
 }
 
 Test(keys, heartbeat_key_names_the_worker_outside_the_processing_lists)
@@ -94,14 +138,16 @@ Test(keys, heartbeat_key_names_the_worker_outside_the_processing_lists)
     int n = keys_worker_alive(buf, sizeof(buf), "w3");
     cr_assert_str_eq(buf, "seckill:worker:w3:alive");
     cr_assert_eq(n, (int)strlen(buf));
-    cr_assert_neq(strncmp(buf, KEYS_PROCESSING_PREFIX, strlen(KEYS_PROCESSING_PREFIX)), 0,
-                  "the sweep's SCAN must not take a heartbeat for a list");
+    int64_t item;
+    const char *id;
+    cr_assert_eq(keys_parse_processing(buf, &item, &id), -1,
+                 "the sweep's SCAN must not take a heartbeat for a list");
 }
 
 Test(keys, shared_keys_are_distinct)
 {
-    cr_assert_str_neq(KEYS_QUEUE, KEYS_DEAD_LETTER);
-    cr_assert_str_neq(KEYS_QUEUE, KEYS_EVENTS);
-    cr_assert_str_neq(KEYS_QUEUE, KEYS_NODE_SEQ);
-    cr_assert_str_neq(KEYS_DEAD_LETTER, KEYS_EVENTS);
+    cr_assert_str_neq(KEYS_ITEMS, KEYS_EVENTS);
+    cr_assert_str_neq(KEYS_ITEMS, KEYS_NODE_SEQ);
+    cr_assert_str_neq(KEYS_ITEMS, KEYS_SWEEP_LOCK);
+    cr_assert_str_neq(KEYS_SWEEP_LOCK, KEYS_EXPIRY_LOCK);
 }

@@ -24,6 +24,9 @@ Test(worker_batch, orders_become_one_array_per_column_in_postgresqls_text_form)
 {
     worker_batch b;
     cr_assert_eq(worker_batch_init(&b, 4), 0);
+    worker_source src;
+    worker_source_init(&src, 1, "w1");
+    worker_batch_from(&b, &src);
     add_order(&b, 11, 1, 100, 7, 1700000000000);
     add_order(&b, 12, 2, 200, 8, 1600000000000);
     worker_batch_sort(&b);
@@ -40,7 +43,7 @@ Test(worker_batch, orders_become_one_array_per_column_in_postgresqls_text_form)
     cr_expect_eq(b.oldest_ms, 1600000000000, "the oldest acceptance time is the lag's start");
     /* HDEL pending <ids>: the acknowledgement's argument vector. */
     cr_expect_str_eq(b.pending_argv[0], "HDEL");
-    cr_expect_str_eq(b.pending_argv[1], KEYS_PENDING);
+    cr_expect_str_eq(b.pending_argv[1], "seckill:{item:1}:pending", "the source's pending hash");
     cr_expect_str_eq(b.pending_argv[2], "11");
     cr_expect_str_eq(b.pending_argv[3], "12");
     cr_expect_eq(b.pending_argvlen[3], 2);
@@ -51,6 +54,9 @@ Test(worker_batch, what_is_not_an_order_goes_to_the_dead_letters_and_nowhere_els
 {
     worker_batch b;
     cr_assert_eq(worker_batch_init(&b, 8), 0);
+    worker_source src;
+    worker_source_init(&src, 1, "w1");
+    worker_batch_from(&b, &src);
     const char *junk[] = {"not json", "{\"order_id\":\"x\"}", ""};
     add_order(&b, 21, 1, 5, 1, 1700000000000);
     for (size_t i = 0; i < 3; i++)
@@ -65,7 +71,7 @@ Test(worker_batch, what_is_not_an_order_goes_to_the_dead_letters_and_nowhere_els
     cr_expect_eq(b.ndead, 5);
     cr_expect_str_eq(b.columns[0].text, "{21,24}");
     cr_expect_str_eq(b.dead_argv[0], "LPUSH");
-    cr_expect_str_eq(b.dead_argv[1], KEYS_DEAD_LETTER);
+    cr_expect_str_eq(b.dead_argv[1], "seckill:{item:1}:dead");
     cr_expect_str_eq(b.dead_argv[2], "not json");
     cr_expect_eq(b.dead_argvlen[4], 0);
     worker_batch_close(&b);
@@ -113,5 +119,24 @@ Test(worker_batch, the_longest_numbers_fit_a_full_batch)
     snprintf(want, sizeof(want), "{%" PRId64 ",%" PRId64 ",%" PRId64 "}", INT64_MAX, INT64_MAX,
              INT64_MAX);
     cr_expect_str_eq(b.columns[2].text, want);
+    worker_batch_close(&b);
+}
+
+Test(worker_batch, a_batch_acknowledges_into_the_keys_of_the_queue_it_came_from)
+{
+    worker_batch b;
+    cr_assert_eq(worker_batch_init(&b, 2), 0);
+    worker_source src;
+    worker_source_init(&src, 42, "w9");
+    cr_expect_str_eq(src.queue, "seckill:{item:42}:queue");
+    cr_expect_str_eq(src.processing, "seckill:{item:42}:processing:w9");
+    worker_batch_from(&b, &src);
+    cr_assert_eq(worker_batch_add(&b, "junk", 4), 0);
+    worker_batch_sort(&b);
+    cr_expect_str_eq(b.dead_argv[1], "seckill:{item:42}:dead");
+    cr_expect_eq(b.dead_argvlen[1], strlen("seckill:{item:42}:dead"));
+    cr_expect_str_eq(b.pending_argv[1], "seckill:{item:42}:pending");
+    worker_batch_clear(&b);
+    cr_expect_str_eq(b.src.processing, "seckill:{item:42}:processing:w9", "a clear keeps it");
     worker_batch_close(&b);
 }

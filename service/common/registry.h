@@ -1,0 +1,27 @@
+/* registry.h: the set of items whose queues may hold orders (KEYS_ITEMS),
+ * how everything that must visit every item's queue, pending hash or
+ * processing lists finds them without a scan: an item joins it when it is
+ * created or reset, and never leaves it. */
+#ifndef SECKILL_REGISTRY_H
+#define SECKILL_REGISTRY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <hiredis/hiredis.h>
+
+/* Reads the item ids of an SMEMBERS reply, sorted ascending, into a new
+ * array (*items, the caller frees; NULL when none); members that are not
+ * ids are skipped. Pure. Returns 0, or -1 when r is not an array or out of
+ * memory. */
+int registry_from_reply(const redisReply *r, int64_t **items, size_t *n);
+
+/* Reads the registry (SMEMBERS KEYS_ITEMS) on c as registry_from_reply()
+ * does. Returns 0, or -1 on a Redis error (logged for component). */
+int registry_read(redisContext *c, int64_t **items, size_t *n, const char *component);
+
+/* Adds item to the registry on c (SADD). Returns 0, or -1 on a Redis error
+ * (logged for component). */
+int registry_add(redisContext *c, int64_t item, const char *component);
+
+#endif

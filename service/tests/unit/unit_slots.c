@@ -1,0 +1,102 @@
+/* unit_slots.c: every Redis script call (and the worker's MULTI) is given
+ * keys of one Redis Cluster slot, as the callers build them: a cluster
+ * refuses a CROSSSLOT call. keys_slot() is checked against slots Redis
+ * itself computes (CLUSTER KEYSLOT). */
+#include <stdint.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "keys.h"
+#include "lab_keys.h"
+#include "reserve_batch.h"
+#include "worker_batch.h"
+
+static unsigned slot(const char *key)
+{
+    return keys_slot(key, strlen(key));
+}
+
+/* Every key of keys[0..n) is in the slot of keys[0]. */
+static void expect_one_slot(const char *what, const char *const *keys, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        cr_expect_eq(slot(keys[i]), slot(keys[0]), "%s: %s (slot %u) and %s (slot %u)", what,
+                     keys[i], slot(keys[i]), keys[0], slot(keys[0]));
+}
+
+Test(slots, keys_slot_agrees_with_redis_cluster_keyslot)
+{
+    /* From CLUSTER KEYSLOT on a cluster-enabled redis-server. */
+    cr_expect_eq(slot("foo"), 12182);
+    cr_expect_eq(slot("somekey"), 11058);
+    cr_expect_eq(slot("123456789"), 0x31c3 % KEYS_SLOTS, "the CRC16 (XMODEM) check value");
+    cr_expect_eq(slot("{user1000}.following"), slot("user1000"), "only the tag is hashed");
+    cr_expect_eq(slot("foo{}{bar}"), slot("foo{}{bar}"), "an empty tag: the whole key");
+    cr_expect_neq(slot("foo{}{bar}"), slot("bar"), "an empty first tag is no tag");
+    cr_expect_eq(slot("foo{{bar}}zap"), slot("{bar"), "the tag ends at the first '}'");
+    cr_expect_eq(keys_slot("{a}b", 3), slot("{a}"), "only len bytes are read");
+}
+
+Test(slots, the_reserve_script_touches_one_slot)
+{
+    reserve_batch b;
+    reserve_batch_init(&b, 42, 1000);
+    cr_assert_geq(reserve_batch_add(&b, 7, 0, 1001, 1), 0);
+    reserve_batch_keys_args(&b);
+    expect_one_slot("reserve_batch", b.keys_args, RESERVE_BATCH_NKEYS);
+}
+
+Test(slots, the_workers_move_acknowledgement_and_sweep_touch_one_slot)
+{
+    for (int64_t item = 1; item <= 200; item++) {
+        worker_source src;
+        worker_source_init(&src, item, "host-7");
+        char claim[KEYS_MAX];
+        keys_claim(claim, sizeof(claim), item, "host-7");
+        /* queue_move.lua and BLMOVE; the MULTI of the acknowledgement;
+         * sweep_recover.lua. */
+        const char *move[] = {src.queue, src.processing};
+        const char *ack[] = {src.processing, src.pending, src.dead};
+        const char *sweep[] = {src.processing, src.queue, claim};
+        expect_one_slot("queue_move", move, 2);
+        expect_one_slot("acknowledgement", ack, 3);
+        expect_one_slot("sweep_recover", sweep, 3);
+    }
+}
+
+Test(slots, the_item_scripts_and_the_reserve_script_share_the_items_slot)
+{
+    char state[KEYS_MAX], buyers[KEYS_MAX], returned[KEYS_MAX], given_back[KEYS_MAX],
+        queue[KEYS_MAX], pending[KEYS_MAX];
+    keys_item_state(state, sizeof(state), 9);
+    keys_item_buyers(buyers, sizeof(buyers), 9);
+    keys_item_returned(returned, sizeof(returned), 9);
+    keys_item_given_back(given_back, sizeof(given_back), 9);
+    keys_queue(queue, sizeof(queue), 9);
+    keys_pending(pending, sizeof(pending), 9);
+    /* item_reset.lua and order_return.lua: state, buyers, returned,
+     * given_back; restock.lua: state; all beside the queue. */
+    const char *keys[] = {state, buyers, returned, given_back, queue, pending};
+    expect_one_slot("item scripts", keys, 6);
+}
+
+Test(slots, the_laboratorys_scripts_touch_one_slot)
+{
+    char stock[KEYS_MAX], seen[KEYS_MAX], issued[KEYS_MAX], lock[KEYS_MAX];
+    lab_keys_stock(stock, sizeof(stock), 3, "fenced");
+    lab_keys_fence_seen(seen, sizeof(seen), 3, "fenced");
+    lab_keys_fence_issued(issued, sizeof(issued), 3, "fenced");
+    lab_keys_lock(lock, sizeof(lock), 3, "fenced");
+    /* fence_take.lua and fence_read.lua: the stock and the newest token. */
+    const char *fence[] = {stock, seen, issued, lock};
+    expect_one_slot("fence scripts", fence, 4);
+}
+
+Test(slots, different_items_spread_over_the_slots)
+{
+    char a[KEYS_MAX], b[KEYS_MAX];
+    keys_queue(a, sizeof(a), 1);
+    keys_queue(b, sizeof(b), 2);
+    cr_expect_neq(slot(a), slot(b), "one slot for all items would put them all on one master");
+}

@@ -1,0 +1,126 @@
+/* worker_items.c: the registry as one worker sees it, and finding the next
+ * queue or processing list that holds orders. */
+#include "worker_items.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "keys.h"
+#include "log.h"
+#include "registry.h"
+#include "sweep.h"
+
+#define COMPONENT "worker"
+
+void worker_items_init(worker_items *it, const char *worker_id, const char *token)
+{
+    memset(it, 0, sizeof(*it));
+    it->worker_id = worker_id;
+    it->token = token;
+}
+
+void worker_items_close(worker_items *it)
+{
+    free(it->ids);
+    free(it->claimed);
+    memset(it, 0, sizeof(*it));
+}
+
+void worker_items_forget_claims(worker_items *it)
+{
+    it->nclaimed = 0;
+}
+
+int worker_items_refresh(worker_items *it, redisContext *c, int force)
+{
+    int64_t now = backend_mono_ms();
+    if (!force && now < it->next_read)
+        return 0;
+    int64_t *ids;
+    size_t n;
+    if (registry_read(c, &ids, &n, COMPONENT) < 0)
+        return -1;
+    /* Keep draining the same queue: its index in the new view. */
+    int64_t last = it->at < it->n ? it->ids[it->at] : 0;
+    free(it->ids);
+    it->ids = ids;
+    it->n = n;
+    it->at = 0;
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] == last)
+            it->at = i;
+    it->next_read = now + WORKER_ITEMS_REFRESH_MS;
+    return 0;
+}
+
+/* Where item is, or would go, in the sorted claims. */
+static size_t claim_index(const worker_items *it, int64_t item)
+{
+    size_t lo = 0, hi = it->nclaimed;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (it->claimed[mid] < item)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int worker_items_claim(worker_items *it, redisContext *c, int64_t item)
+{
+    size_t i = claim_index(it, item);
+    if (i < it->nclaimed && it->claimed[i] == item)
+        return 0;
+    if (sweep_claim(c, item, it->worker_id, it->token) < 0)
+        return -1;
+    if (it->nclaimed == it->claimed_cap) {
+        size_t cap = it->claimed_cap ? it->claimed_cap * 2 : 16;
+        int64_t *grown = realloc(it->claimed, cap * sizeof(*grown));
+        if (!grown)
+            return 0; /* claimed in Redis; claiming again later is harmless */
+        it->claimed = grown;
+        it->claimed_cap = cap;
+    }
+    memmove(&it->claimed[i + 1], &it->claimed[i], (it->nclaimed - i) * sizeof(*it->claimed));
+    it->claimed[i] = item;
+    it->nclaimed++;
+    return 0;
+}
+
+int worker_items_find(worker_items *it, redisContext *c, int lists, size_t from, size_t *at)
+{
+    if (it->n == 0)
+        return 0;
+    /* One LLEN per item, pipelined: one round trip whatever the count. */
+    for (size_t k = 0; k < it->n; k++) {
+        char key[KEYS_MAX];
+        int64_t item = it->ids[(from + k) % it->n];
+        if (lists)
+            keys_processing(key, sizeof(key), item, it->worker_id);
+        else
+            keys_queue(key, sizeof(key), item);
+        if (redisAppendCommand(c, "LLEN %s", key) != REDIS_OK)
+            return -1;
+    }
+    int found = 0, rc = 0;
+    for (size_t k = 0; k < it->n; k++) {
+        redisReply *r = NULL;
+        if (redisGetReply(c, (void **)&r) != REDIS_OK) {
+            log_msg(LOG_WARN, COMPONENT, "redis LLEN: %s", c->errstr);
+            return -1;
+        }
+        /* Keep reading: the other replies are on their way. */
+        if (!r || r->type != REDIS_REPLY_INTEGER)
+            rc = -1;
+        else if (!found && r->integer > 0) {
+            found = 1;
+            *at = (from + k) % it->n;
+        }
+        freeReplyObject(r);
+    }
+    if (rc < 0)
+        log_msg(LOG_WARN, COMPONENT, "redis LLEN: unexpected reply");
+    return rc < 0 ? -1 : found;
+}
