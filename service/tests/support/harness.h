@@ -202,6 +202,14 @@ void harness_system_start(harness_system *s, char *const extra_env[], const char
 /* The end of a test: both stop cleanly (harness_stop_clean). */
 void harness_system_stop(harness_system *s);
 
+/* Starts a redis-server in cluster mode on a free port (returned in *port)
+ * as a one-node Redis Cluster that owns all 16384 slots, and waits until
+ * the cluster is ok: it refuses, as any cluster does, a script call or a
+ * MULTI whose keys hash to different slots (CROSSSLOT). Its files and log
+ * go under the run's scratch folder. Returns its pid (harness_stop() it);
+ * aborts the test when it does not come up. */
+pid_t harness_start_cluster_node(int *port);
+
 /* For .fini: kills what a test that ended early left running. */
 void harness_system_kill(harness_system *s);
 

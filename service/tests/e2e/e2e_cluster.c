@@ -1,0 +1,86 @@
+/* e2e_cluster.c: the server and the worker on a Redis Cluster node (one node
+ * owning every slot, which refuses any call whose keys span two slots):
+ * two items sold at once, each exactly its stock, every accepted order
+ * persisted once, and an order read back while it waits in its item's
+ * pending hash or after. */
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "backend.h"
+#include "harness.h"
+#include "keys.h"
+#include "sale.h"
+
+#define TOKEN "e2e-admin-token"
+
+static harness_system sys;
+static pid_t node_pid;
+
+/* The cluster node first: the server, the worker and harness_redis() take
+ * their Redis from the environment. */
+static void start_system(void)
+{
+    int port;
+    node_pid = harness_start_cluster_node(&port);
+    char port_s[16];
+    snprintf(port_s, sizeof(port_s), "%d", port);
+    cr_assert_eq(setenv("SECKILL_REDIS_PORT", port_s, 1), 0);
+    char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=cluster", NULL};
+    harness_system_start(&sys, env, "e2e-cluster");
+}
+
+static void kill_leftovers(void)
+{
+    harness_system_kill(&sys);
+    if (node_pid > 0)
+        harness_stop(node_pid, SIGKILL);
+    node_pid = 0;
+}
+
+TestSuite(cluster, .init = start_system, .fini = kill_leftovers, .timeout = 300);
+
+Test(cluster, two_items_sell_exactly_their_stock_and_every_accepted_order_persists_once)
+{
+    enum { STOCK = 300, BUYERS = 2000, CONNECTIONS = 50 };
+    sale a, b;
+    sale_init(&a, sys.port, sale_create_item(sys.port, TOKEN, "one", STOCK), BUYERS, CONNECTIONS, 1,
+              BUYERS);
+    sale_init(&b, sys.port, sale_create_item(sys.port, TOKEN, "two", STOCK), BUYERS, CONNECTIONS, 1,
+              BUYERS);
+    sale_start(&a);
+    sale_start(&b);
+    sale_join(&a);
+    sale_join(&b);
+    cr_expect_eq(a.naccepted, STOCK, "item one answered 202: %zu", a.naccepted);
+    cr_expect_eq(b.naccepted, STOCK, "item two answered 202: %zu", b.naccepted);
+    cr_expect_eq(a.other + a.unavailable + a.queue_full + b.other + b.unavailable + b.queue_full, 0,
+                 "other answers");
+
+    /* An accepted order reads back, pending or persisted. */
+    char path[64], resp[1024];
+    snprintf(path, sizeof(path), "/api/v1/orders/%" PRId64, b.accepted[0]);
+    cr_expect_eq(harness_http(sys.port, "GET", path, TOKEN, NULL, resp, sizeof(resp)), 200, "%s",
+                 resp);
+
+    /* The server wrote to the cluster node: its registry holds both. */
+    redisContext *c = harness_redis();
+    cr_expect_eq(harness_redis_int(c, "SCARD", KEYS_ITEMS), 2);
+    redisReply *r = redisCommand(c, "CLUSTER INFO");
+    cr_assert(r && r->type == REDIS_REPLY_STRING && strstr(r->str, "cluster_state:ok"),
+              "not the cluster node");
+    freeReplyObject(r);
+    redisFree(c);
+    sale_wait_drained(60000);
+    PGconn *pg = harness_pg();
+    sale_assert_exactly_persisted(&a, pg);
+    sale_assert_exactly_persisted(&b, pg);
+    PQfinish(pg);
+    sale_free(&a);
+    sale_free(&b);
+    harness_system_stop(&sys);
+}
