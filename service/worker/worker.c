@@ -25,8 +25,9 @@
  *
  * Every item has its own queue (keys.h: each script stays in one Redis
  * Cluster slot), so the worker drains one queue at a time, as above, for a
- * turn of up to WORKER_TURN_MS or until it runs dry, then moves on to the
- * next one that holds orders (worker_items.h: the registry of items, one
+ * turn of up to WORKER_TURN_MS (endless while it is the only queue) or until
+ * it runs dry, then moves on to the next one that holds orders
+ * (worker_items.h: the registry of items, read about once a second, and one
  * pipelined LLEN per item to find it). With several queues and nothing to
  * do it blocks on the last one drained for WORKER_POLL_MS at a time, so an
  * order on any other waits that long at most before its batch starts.
@@ -392,11 +393,13 @@ static int recover_next(worker *w)
 static int take_orders(worker *w)
 {
     worker_batch *b = w->hand;
-    if (b->n > 0)
-        return worker_queue_fill(queue(w, b));
     worker_items *it = &w->items;
+    /* Also during a turn: an item created meanwhile ends a lone queue's
+     * endless turn. */
     if (worker_items_refresh(it, w->redis, 0) < 0)
         return -1;
+    if (b->n > 0)
+        return worker_queue_fill(queue(w, b));
     if (it->n == 0) {
         worker_nap(w, WORKER_POLL_MS);
         return 0;
@@ -573,7 +576,9 @@ int worker_run(worker *w, const atomic_int *stop)
              * send on, the next batch moves with this one's acknowledgement
              * instead. When the queue's turn is over, nothing moves with
              * them: the hand empties and the next queue is picked. */
-            int steady = !recovering && !stop_requested(w) && backend_mono_ms() < w->turn_ends;
+            /* A lone queue's turn never ends: no other is waiting. */
+            int turn = w->items.n <= 1 || backend_mono_ms() < w->turn_ends;
+            int steady = !recovering && !stop_requested(w) && turn;
             int sent = steady && b->norders && w->pg && worker_pg_send(w->pg, b) == 0;
             int moved = 0;
             if (sent && w->spare->n) {
