@@ -24,21 +24,20 @@ typedef enum { COMMAND_NONE, COMMAND_RECONCILE, COMMAND_BUYER_TOKEN } admin_comm
 
 static void usage(FILE *out)
 {
-    fprintf(
-        out,
-        "Usage: seckill-admin reconcile [--json] [--rebuild] [config options]\n"
-        "       seckill-admin buyer-token USER [--ttl S] [config options]\n\n"
-        "reconcile compares every item's sold units in Redis with its orders in\n"
-        "PostgreSQL and in the items' pending hashes, and prints the drift. --rebuild sets the\n"
-        "drifting items' stock and buyers in Redis back from those orders (pause the\n"
-        "sale first).\n\n"
-        "buyer-token prints a buyer token for the buyer id USER (1 to 2^53-1), valid\n"
-        "for S seconds (default %d, at most %d), signed with buyer_token_secret\n"
-        "(SECKILL_BUYER_TOKEN_SECRET, at least %d bytes) as a shop's login service\n"
-        "signs them: for trying and testing a server with buyer_auth = token.\n\n"
-        "Config options as for seckill-server (--help lists them).\n"
-        "Exit: 0 balanced, rebuilt or printed, 1 drift, 2 usage, 3 backend unreachable.\n",
-        TOKEN_TTL_DEFAULT, TOKEN_TTL_MAX, BUYER_TOKEN_SECRET_MIN);
+    fprintf(out,
+            "Usage: seckill-admin reconcile [--json] [--rebuild] [config options]\n"
+            "       seckill-admin buyer-token USER [--ttl S] [config options]\n\n"
+            "reconcile compares every item's sold units in Redis with its orders in\n"
+            "PostgreSQL and in its pending hash, and prints the drift. --rebuild sets the\n"
+            "drifting items' stock and buyers in Redis back from those orders (pause the\n"
+            "sale first).\n\n"
+            "buyer-token prints a buyer token for the buyer id USER (1 to 2^53-1), valid\n"
+            "for S seconds (default %d, at most %d), signed with buyer_token_secret\n"
+            "(SECKILL_BUYER_TOKEN_SECRET, at least %d bytes) as a shop's login service\n"
+            "signs them: for trying and testing a server with buyer_auth = token.\n\n"
+            "Config options as for seckill-server (--help lists them).\n"
+            "Exit: 0 balanced, rebuilt or printed, 1 drift, 2 usage, 3 backend unreachable.\n",
+            TOKEN_TTL_DEFAULT, TOKEN_TTL_MAX, BUYER_TOKEN_SECRET_MIN);
 }
 
 /* Prints the token of the buyer id user valid for ttl seconds (NULL: the
