@@ -73,31 +73,6 @@ int keys_parse_processing(const char *key, int64_t *item, const char **worker_id
     return 0;
 }
 
-/* CRC16-CCITT (XMODEM: polynomial 0x1021, initial 0), the one Redis Cluster
- * hashes keys with; bitwise, as keys are short and this is not hot. */
-static unsigned crc16(const char *p, size_t len)
-{
-    unsigned crc = 0;
-    for (size_t i = 0; i < len; i++) {
-        crc ^= (unsigned)(unsigned char)p[i] << 8;
-        for (int b = 0; b < 8; b++)
-            crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
-    }
-    return crc;
-}
-
-unsigned keys_slot(const char *key, size_t len)
-{
-    const char *open = memchr(key, '{', len);
-    if (open) {
-        size_t rest = len - (size_t)(open - key) - 1;
-        const char *close = memchr(open + 1, '}', rest);
-        if (close && close > open + 1)
-            return crc16(open + 1, (size_t)(close - open - 1)) % KEYS_SLOTS;
-    }
-    return crc16(key, len) % KEYS_SLOTS;
-}
-
 int keys_worker_alive(char *buf, size_t len, const char *worker_id)
 {
     return snprintf(buf, len, "seckill:worker:%s:alive", worker_id);

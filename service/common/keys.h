@@ -13,9 +13,6 @@
 /* Large enough for any key below (with a worker id of up to 64 bytes). */
 #define KEYS_MAX 128
 
-/* Redis Cluster's slot count: a key's slot is CRC16(its hash tag) mod this. */
-#define KEYS_SLOTS 16384
-
 /* Set of the ids of every item whose queue may hold orders: added to on
  * every create and reset (beside lua/item_reset.lua, not in it: another
  * slot), read by the worker to find the queues it drains, by the sweep,
@@ -66,10 +63,6 @@ int keys_claim(char *buf, size_t len, int64_t item, const char *worker_id);
 /* Reads a key made by keys_processing: its item and worker id (a pointer
  * into key, NUL-terminated with it). Returns 0, or -1 when key is not one. */
 int keys_parse_processing(const char *key, int64_t *item, const char **worker_id);
-/* The Redis Cluster slot of a key: CRC16 (XMODEM) of its hash tag (the
- * text between the first '{' and the next '}', when not empty; else of the
- * whole key) mod KEYS_SLOTS. Pure. */
-unsigned keys_slot(const char *key, size_t len);
 /* A worker's heartbeat: exists (with a TTL, holding the run's token) while
  * the worker with that id lives. */
 int keys_worker_alive(char *buf, size_t len, const char *worker_id);

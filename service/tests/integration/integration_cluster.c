@@ -3,7 +3,7 @@
  * script call or a MULTI whose keys hash to different slots (CROSSSLOT).
  * The reserve script, the worker's move and acknowledgement, the sweep, the
  * returns, the restock and the laboratory's scripts all run there, and
- * keys_slot() agrees with the cluster's own hashing. */
+ * redis_cluster_slot() agrees with the cluster's own hashing. */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +13,7 @@
 #include "harness.h"
 #include "keys.h"
 #include "lab_keys.h"
+#include "redis_cluster.h"
 #include "reserve_batch.h"
 #include "scripts.h"
 #include "sweep.h"
@@ -63,7 +64,7 @@ static int64_t cluster_keyslot(const char *key)
     return slot;
 }
 
-Test(cluster, keys_slot_is_the_slot_the_cluster_computes)
+Test(cluster, the_slot_of_each_kind_of_key_is_the_slot_the_cluster_computes)
 {
     char keys[8][KEYS_MAX];
     keys_queue(keys[0], KEYS_MAX, ITEM);
@@ -75,7 +76,8 @@ Test(cluster, keys_slot_is_the_slot_the_cluster_computes)
     snprintf(keys[6], KEYS_MAX, "foo{}{bar}");
     snprintf(keys[7], KEYS_MAX, "foo{{bar}}zap");
     for (int i = 0; i < 8; i++)
-        cr_expect_eq(keys_slot(keys[i], strlen(keys[i])), cluster_keyslot(keys[i]), "%s", keys[i]);
+        cr_expect_eq(redis_cluster_slot(keys[i], strlen(keys[i])), cluster_keyslot(keys[i]), "%s",
+                     keys[i]);
 }
 
 Test(cluster, the_reserve_script_with_the_old_global_queue_is_refused_and_with_the_items_runs)

@@ -22,6 +22,7 @@
 #include "backend.h"
 #include "keys.h"
 #include "order.h"
+#include "redis_cluster.h"
 #include "registry.h"
 
 /* Debian's redis-server, the one scripts/services.sh runs. */
@@ -743,7 +744,7 @@ pid_t harness_start_cluster_node(int *port)
         usleep(20 * 1000);
         c = redisConnect("127.0.0.1", *port);
     }
-    redisReply *r = redisCommand(c, "CLUSTER ADDSLOTSRANGE 0 %d", KEYS_SLOTS - 1);
+    redisReply *r = redisCommand(c, "CLUSTER ADDSLOTSRANGE 0 %d", REDIS_CLUSTER_SLOTS - 1);
     cr_assert(r && r->type == REDIS_REPLY_STATUS, "CLUSTER ADDSLOTSRANGE: %s",
               r && r->type == REDIS_REPLY_ERROR ? r->str : c->errstr);
     freeReplyObject(r);

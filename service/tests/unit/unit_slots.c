@@ -1,7 +1,7 @@
 /* unit_slots.c: every Redis script call (and the worker's MULTI) is given
  * keys of one Redis Cluster slot, as the callers build them: a cluster
- * refuses a CROSSSLOT call. keys_slot() is checked against slots Redis
- * itself computes (CLUSTER KEYSLOT). */
+ * refuses a CROSSSLOT call. (The slot function itself is checked in
+ * unit_redis_cluster and against a real cluster.) */
 #include <stdint.h>
 #include <string.h>
 
@@ -9,33 +9,21 @@
 
 #include "keys.h"
 #include "lab_keys.h"
+#include "redis_cluster.h"
 #include "reserve_batch.h"
 #include "worker_batch.h"
 
-static unsigned slot(const char *key)
+static int slot(const char *key)
 {
-    return keys_slot(key, strlen(key));
+    return redis_cluster_slot(key, strlen(key));
 }
 
 /* Every key of keys[0..n) is in the slot of keys[0]. */
 static void expect_one_slot(const char *what, const char *const *keys, size_t n)
 {
     for (size_t i = 1; i < n; i++)
-        cr_expect_eq(slot(keys[i]), slot(keys[0]), "%s: %s (slot %u) and %s (slot %u)", what,
+        cr_expect_eq(slot(keys[i]), slot(keys[0]), "%s: %s (slot %d) and %s (slot %d)", what,
                      keys[i], slot(keys[i]), keys[0], slot(keys[0]));
-}
-
-Test(slots, keys_slot_agrees_with_redis_cluster_keyslot)
-{
-    /* From CLUSTER KEYSLOT on a cluster-enabled redis-server. */
-    cr_expect_eq(slot("foo"), 12182);
-    cr_expect_eq(slot("somekey"), 11058);
-    cr_expect_eq(slot("123456789"), 0x31c3 % KEYS_SLOTS, "the CRC16 (XMODEM) check value");
-    cr_expect_eq(slot("{user1000}.following"), slot("user1000"), "only the tag is hashed");
-    cr_expect_eq(slot("foo{}{bar}"), slot("foo{}{bar}"), "an empty tag: the whole key");
-    cr_expect_neq(slot("foo{}{bar}"), slot("bar"), "an empty first tag is no tag");
-    cr_expect_eq(slot("foo{{bar}}zap"), slot("{bar"), "the tag ends at the first '}'");
-    cr_expect_eq(keys_slot("{a}b", 3), slot("{a}"), "only len bytes are read");
 }
 
 Test(slots, the_reserve_script_touches_one_slot)
