@@ -36,111 +36,43 @@
  * worker keeps a heartbeat while it lives, and once per worker_sweep_ms one
  * of them, elected by a Redis lock, moves the lists of workers without a
  * heartbeat back onto the queue. The heartbeat also keeps two live workers
- * from sharing an id: the second refuses to start. */
+ * from sharing an id: the second refuses to start.
+ *
+ * This file is the protocol and its loop; the connections, the heartbeat
+ * and the naps between retries are worker_conn.c's, the chores done when
+ * due (the heartbeat's refresh, the sweep, the expiry) worker_chores.c's,
+ * and the state they share is worker_state.h. */
 #include "worker.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
-
-#include <hiredis/hiredis.h>
-#include <libpq-fe.h>
 
 #include "backend.h"
 #include "backoff.h"
-#include "keys.h"
 #include "log.h"
-#include "order.h"
-#include "expiry.h"
 #include "sweep.h"
 #include "worker_batch.h"
+#include "worker_chores.h"
+#include "worker_conn.h"
 #include "worker_items.h"
 #include "worker_pg.h"
 #include "worker_queue.h"
+#include "worker_state.h"
 
 #define COMPONENT "worker"
 
-/* How long one BLMOVE blocks on an empty queue: the worst delay before the
- * worker notices a stop request. */
-#define WORKER_BLOCK_MS 1000
 /* With several queues, how long one BLMOVE waits on the last queue drained
  * before the others are looked at again. */
 #define WORKER_POLL_MS 50
 /* How long the worker keeps draining one queue while it holds orders before
  * it gives the others their turn. */
 #define WORKER_TURN_MS 500
-/* Stop requests are checked this often while waiting to retry. */
-#define WORKER_NAP_MS 50
 /* The heartbeat's refresh period when this worker does not sweep
  * (worker_sweep_ms = 0): others may, and must not take it for dead. */
 #define WORKER_HEARTBEAT_DEFAULT_MS 5000
-/* The heartbeat lives this many periods: a worker is dead for the sweep
- * only after missing about as many refreshes. */
-#define WORKER_HEARTBEAT_PERIODS 3
 /* Longest payload quoted in a log line. */
 #define WORKER_LOG_PAYLOAD 200
-
-/* What the worker did: logged when it stops, read by its /metrics thread
- * (hence atomic; written by the worker's thread alone). */
-typedef struct worker_stats {
-    _Atomic int64_t batches;  /* batches committed and acknowledged */
-    _Atomic int64_t inserted; /* rows the inserts added */
-    _Atomic int64_t
-        skipped; /* decoded orders not inserted: repeats, units already held, unknown items */
-    _Atomic int64_t dead;         /* payloads moved to the dead-letter list */
-    _Atomic int64_t last_batch;   /* orders in the last acknowledged batch */
-    _Atomic int64_t lag_ms;       /* its oldest order's age when it was acknowledged */
-    _Atomic int64_t pg_errors;    /* failed inserts and connects */
-    _Atomic int64_t redis_errors; /* Redis failures that made it reconnect */
-    _Atomic int64_t sweeps;       /* sweeps this worker was elected to run */
-    _Atomic int64_t swept_lists;  /* dead workers' lists it moved onto the queue */
-    _Atomic int64_t swept_orders; /* orders in them */
-    _Atomic int64_t expiries;     /* expiry passes this worker was elected to run */
-    _Atomic int64_t expired;      /* unpaid orders it expired */
-    _Atomic int64_t returned;     /* units it gave back (expired, and owed returns finished) */
-} worker_stats;
-
-struct worker {
-    const config *cfg;
-    char block_arg[32];          /* BLMOVE's timeout argument, in seconds */
-    char poll_arg[32];           /* the same with several queues: WORKER_POLL_MS */
-    char token[SWEEP_TOKEN_MAX]; /* this run's: the heartbeat's and the sweep lock's value */
-    int64_t beat_ms;             /* heartbeat refresh period; its TTL is 3 of them */
-    int64_t next_beat;           /* monotonic ms of the next refresh */
-    int64_t next_sweep;          /* monotonic ms of the next try for the sweep lock */
-    int64_t next_expiry;         /* monotonic ms of the next try for the expiry lock */
-    int id_taken;                /* another live worker holds the id: stop */
-    scripts sc;                  /* digests learnt at each connect (SCRIPT LOAD) */
-    redisContext *redis;
-    PGconn *pg;
-    const atomic_int *stop;
-    worker_batch batches[2];
-    worker_batch *hand;  /* the batch being persisted and acknowledged */
-    worker_batch *spare; /* the next one, moved while PostgreSQL inserts */
-    worker_queue q;      /* the Redis side of the batch (worker_queue.h) */
-    worker_items items;  /* the queues to drain (worker_items.h) */
-    int64_t turn_ends;   /* monotonic ms when the queue drained now yields */
-    worker_stats stats;
-};
-
-static int stop_requested(const worker *w)
-{
-    return atomic_load(w->stop) != 0;
-}
-
-/* Sleeps ms in short naps, returning early when a stop is requested. */
-static void worker_nap(const worker *w, int64_t ms)
-{
-    while (ms > 0 && !stop_requested(w)) {
-        int64_t step = ms < WORKER_NAP_MS ? ms : WORKER_NAP_MS;
-        struct timespec ts = {(time_t)(step / 1000), (long)(step % 1000) * 1000000L};
-        nanosleep(&ts, NULL);
-        ms -= step;
-    }
-}
 
 /* Says which payloads go to the dead-letter list, and why. */
 static void log_dead(const worker_batch *b)
@@ -148,193 +80,6 @@ static void log_dead(const worker_batch *b)
     for (size_t i = 0; i < b->ndead; i++)
         log_msg(LOG_WARN, COMPONENT, "not an order, moving it to %s: %.*s", b->src.dead,
                 WORKER_LOG_PAYLOAD, b->dead_argv[2 + i]);
-}
-
-/* ---- Redis ---------------------------------------------------------------- */
-
-static void redis_drop(worker *w)
-{
-    if (w->redis)
-        redisFree(w->redis);
-    w->redis = NULL;
-}
-
-/* Checks a reply that is not the one expected, logs why, frees it. */
-static int redis_failed(worker *w, redisReply *r, const char *what)
-{
-    if (!r)
-        log_msg(LOG_WARN, COMPONENT, "redis %s: %s", what,
-                w->redis->errstr[0] ? w->redis->errstr : "connection lost");
-    else
-        log_msg(LOG_WARN, COMPONENT, "redis %s: unexpected reply%s%s", what,
-                r->type == REDIS_REPLY_ERROR ? ": " : "",
-                r->type == REDIS_REPLY_ERROR ? r->str : "");
-    freeReplyObject(r);
-    return -1;
-}
-
-/* Refreshes the heartbeat, which also takes the id for this run. Another
- * token's heartbeat is a live worker's or a crashed run's: with wait set,
- * waits out its remaining TTL once (a crashed run's expires, a live one's is
- * refreshed meanwhile). Returns 0, -1 on a Redis error or a stop request,
- * -2 when another live worker holds the id (w->id_taken set, logged). */
-static int heartbeat(worker *w, int wait)
-{
-    char holder[SWEEP_TOKEN_MAX];
-    int64_t pttl = 0;
-    for (;;) {
-        int rc =
-            sweep_heartbeat(w->redis, &w->sc, w->cfg->worker_id, w->token,
-                            w->beat_ms * WORKER_HEARTBEAT_PERIODS, holder, sizeof(holder), &pttl);
-        if (rc > 0)
-            w->next_beat = backend_mono_ms() + w->beat_ms;
-        if (rc != 0)
-            return rc > 0 ? 0 : -1;
-        if (!wait)
-            break;
-        log_msg(LOG_WARN, COMPONENT,
-                "the heartbeat of worker id %s holds another run's token %s; waiting %" PRId64
-                " ms to see whether that run crashed",
-                w->cfg->worker_id, holder, pttl);
-        worker_nap(w, pttl + WORKER_NAP_MS);
-        if (stop_requested(w))
-            return -1;
-        wait = 0;
-    }
-    log_msg(LOG_ERROR, COMPONENT,
-            "worker id %s is in use by a live worker (heartbeat %s): give every worker its own "
-            "worker_id",
-            w->cfg->worker_id, holder);
-    w->id_taken = 1;
-    return -2;
-}
-
-static int redis_connect(worker *w)
-{
-    char err[256], name[KEYS_MAX];
-    w->redis = backend_redis_connect(w->cfg, err, sizeof(err));
-    if (!w->redis) {
-        log_msg(LOG_WARN, COMPONENT, "%s", err);
-        return -1;
-    }
-    /* Replies to BLMOVE may take the whole block time to come. */
-    int64_t ms = WORKER_BLOCK_MS + w->cfg->redis_timeout_ms;
-    struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
-    if (redisSetTimeout(w->redis, tv) != REDIS_OK) {
-        log_msg(LOG_WARN, COMPONENT, "redis: cannot set the timeout");
-        goto fail;
-    }
-    /* A name in CLIENT LIST tells operators (and tests) which connection is
-     * whose; names cannot hold spaces. */
-    snprintf(name, sizeof(name), "seckill-worker:%s", w->cfg->worker_id);
-    for (char *p = name; *p; p++)
-        if (*p <= ' ' || *p > '~')
-            *p = '_';
-    redisReply *r = redisCommand(w->redis, "CLIENT SETNAME %s", name);
-    if (!r || r->type != REDIS_REPLY_STATUS) {
-        redis_failed(w, r, "CLIENT SETNAME");
-        goto fail;
-    }
-    freeReplyObject(r);
-    /* Every connect loads the scripts, so that the calls go by digest even
-     * after a Redis restart. */
-    if (scripts_load(&w->sc, w->redis) < 0) {
-        log_msg(LOG_WARN, COMPONENT, "redis: cannot load the scripts");
-        goto fail;
-    }
-    log_msg(LOG_INFO, COMPONENT, "connected to redis %s:%d", w->cfg->redis_host,
-            w->cfg->redis_port);
-    int rc = heartbeat(w, 1);
-    if (rc < 0) {
-        redis_drop(w);
-        return rc;
-    }
-    worker_items_forget_claims(&w->items);
-    return 0;
-fail:
-    redis_drop(w);
-    return -1;
-}
-
-/* ---- PostgreSQL ----------------------------------------------------------- */
-
-static void pg_drop(worker *w)
-{
-    PQfinish(w->pg);
-    w->pg = NULL;
-}
-
-static int pg_connect(worker *w)
-{
-    w->pg = worker_pg_connect(w->cfg);
-    return w->pg ? 0 : -1;
-}
-
-/* ---- periodic chores ---------------------------------------------------- */
-
-/* Every worker_expiry_ms, a try for the expiry lock, then the expiry pass
- * if elected. A PostgreSQL failure, or a return Redis refused, waits for the
- * next period (the deadlines and the returns owed stay in PostgreSQL): only
- * a lost Redis connection concerns the rest of the loop. Returns 0, or -1
- * when the Redis connection is gone. */
-static int worker_expire(worker *w, int64_t now)
-{
-    if (w->cfg->worker_expiry_ms == 0 || now < w->next_expiry)
-        return 0;
-    w->next_expiry = now + w->cfg->worker_expiry_ms;
-    int rc = sweep_elect(w->redis, KEYS_EXPIRY_LOCK, w->token, w->cfg->worker_expiry_ms);
-    if (rc <= 0)
-        return rc;
-    if (!w->pg && pg_connect(w) < 0) {
-        w->stats.pg_errors++;
-        return 0;
-    }
-    expiry_result res;
-    rc = expiry_run(&w->redis, w->pg, &w->sc, &res);
-    w->stats.expiries++;
-    w->stats.expired += res.expired;
-    w->stats.returned += res.units;
-    if (rc == -2) {
-        w->stats.pg_errors++;
-        pg_drop(w);
-        return 0;
-    }
-    if (rc < 0 && w->redis)
-        log_msg(LOG_WARN, COMPONENT, "expiry: a return failed; it stays owed for the next pass");
-    return w->redis ? 0 : -1;
-}
-
-/* The chores of a turn of the loop: the heartbeat when due, the expiry
- * when due, and every worker_sweep_ms a try for the sweep lock, then the
- * sweep if elected. The times of the election are logged so that a test can
- * check that no two sweeps shared a period. Returns 0, -1 on a Redis error,
- * -2 when another worker took the id. */
-static int worker_tend(worker *w)
-{
-    int64_t now = backend_mono_ms();
-    if (now >= w->next_beat) {
-        int rc = heartbeat(w, 0);
-        if (rc < 0)
-            return rc;
-    }
-    if (worker_expire(w, now) < 0)
-        return -1;
-    if (w->cfg->worker_sweep_ms == 0 || now < w->next_sweep)
-        return 0;
-    w->next_sweep = now + w->cfg->worker_sweep_ms;
-    int64_t asked = backend_now_ms();
-    int rc = sweep_elect(w->redis, KEYS_SWEEP_LOCK, w->token, w->cfg->worker_sweep_ms);
-    if (rc <= 0)
-        return rc;
-    log_msg(LOG_DEBUG, COMPONENT,
-            "sweep: elected for %d ms (asked at %" PRId64 ", answered at %" PRId64 ")",
-            w->cfg->worker_sweep_ms, asked, backend_now_ms());
-    sweep_result res;
-    rc = sweep_run(w->redis, &w->sc, w->cfg->worker_id, &res);
-    w->stats.sweeps++;
-    w->stats.swept_lists += res.lists;
-    w->stats.swept_orders += res.orders;
-    return rc;
 }
 
 /* The queue's calls on the connection of the moment, for batch b. */
@@ -401,7 +146,7 @@ static int take_orders(worker *w)
     if (b->n > 0)
         return worker_queue_fill(queue(w, b));
     if (it->n == 0) {
-        worker_nap(w, WORKER_POLL_MS);
+        worker_conn_nap(w, WORKER_POLL_MS);
         return 0;
     }
     size_t at = it->at;
@@ -428,7 +173,7 @@ static int batch_persist(worker *w, int sent)
         return 0;
     int64_t delay = 0;
     for (;;) {
-        if (w->pg || pg_connect(w) == 0) {
+        if (w->pg || worker_conn_pg_connect(w) == 0) {
             int64_t inserted = sent ? worker_pg_finish(w->pg, b) : worker_pg_insert(w->pg, b);
             sent = 0;
             if (inserted >= 0) {
@@ -443,19 +188,19 @@ static int batch_persist(worker *w, int sent)
             }
             /* Whatever failed, a fresh connection is the simplest known
              * state: closing rolls back anything left open. */
-            pg_drop(w);
+            worker_conn_pg_drop(w);
         }
         w->stats.pg_errors++; /* the insert failed, or the connect */
-        if (stop_requested(w))
+        if (worker_conn_stop_requested(w))
             return -1;
         /* Still alive while PostgreSQL is away: the sweep must not take
          * the batch. A Redis error here shows again at the acknowledgement. */
         if (w->redis && backend_mono_ms() >= w->next_beat)
-            heartbeat(w, 0);
+            worker_conn_heartbeat(w, 0);
         delay = backoff_next(delay, w->cfg->worker_retry_max_ms);
         log_msg(LOG_INFO, COMPONENT, "postgresql: retrying %zu orders in %" PRId64 " ms",
                 b->norders, delay);
-        worker_nap(w, delay);
+        worker_conn_nap(w, delay);
     }
 }
 
@@ -529,8 +274,8 @@ void worker_free(worker *w)
 {
     if (!w)
         return;
-    redis_drop(w);
-    pg_drop(w);
+    worker_conn_redis_drop(w);
+    worker_conn_pg_drop(w);
     worker_batch_close(&w->batches[0]);
     worker_batch_close(&w->batches[1]);
     worker_items_close(&w->items);
@@ -550,13 +295,13 @@ int worker_run(worker *w, const atomic_int *stop)
             "seckill:{item:N}:processing:<id>", w->cfg->worker_sweep_ms);
     /* Only to report a wrong conninfo at once rather than with the first
      * order; a failure here is retried when there is something to insert. */
-    pg_connect(w);
+    worker_conn_pg_connect(w);
     /* A stop waits for the batch in hand, moved with the last
      * acknowledgement, to be persisted too. */
-    while (!stop_requested(w) || w->hand->n > 0) {
+    while (!worker_conn_stop_requested(w) || w->hand->n > 0) {
         int n = -1;
-        if (w->redis || redis_connect(w) == 0) {
-            n = worker_tend(w);
+        if (w->redis || worker_conn_redis_connect(w) == 0) {
+            n = worker_chores_run(w);
             if (n == 0)
                 n = recovering ? recover_next(w) : take_orders(w);
         }
@@ -578,7 +323,7 @@ int worker_run(worker *w, const atomic_int *stop)
              * them: the hand empties and the next queue is picked. */
             /* A lone queue's turn never ends: no other is waiting. */
             int turn = w->items.n <= 1 || backend_mono_ms() < w->turn_ends;
-            int steady = !recovering && !stop_requested(w) && turn;
+            int steady = !recovering && !worker_conn_stop_requested(w) && turn;
             int sent = steady && b->norders && w->pg && worker_pg_send(w->pg, b) == 0;
             int moved = 0;
             if (sent && w->spare->n) {
@@ -610,12 +355,12 @@ int worker_run(worker *w, const atomic_int *stop)
         worker_batch_clear(w->spare);
         /* Redis failed somewhere: the processing list, not our copy, says
          * what is in hand, so reconnect and read it again. */
-        redis_drop(w);
+        worker_conn_redis_drop(w);
         w->stats.redis_errors++;
         recovering = 1;
         delay = backoff_next(delay, w->cfg->worker_retry_max_ms);
         log_msg(LOG_INFO, COMPONENT, "redis: reconnecting in %" PRId64 " ms", delay);
-        worker_nap(w, delay);
+        worker_conn_nap(w, delay);
     }
     /* Committed before a stop cut the loop short: acknowledged now rather
      * than repeated by the next run. */

@@ -1,0 +1,75 @@
+/* worker_chores.c: the heartbeat, the sweep and the expiry, each when due. */
+#include "worker_chores.h"
+
+#include <inttypes.h>
+
+#include "backend.h"
+#include "expiry.h"
+#include "keys.h"
+#include "log.h"
+#include "sweep.h"
+#include "worker_conn.h"
+
+#define COMPONENT "worker"
+
+/* Every worker_expiry_ms, a try for the expiry lock, then the expiry pass
+ * if elected. A PostgreSQL failure, or a return Redis refused, waits for the
+ * next period (the deadlines and the returns owed stay in PostgreSQL): only
+ * a lost Redis connection concerns the rest of the loop. Returns 0, or -1
+ * when the Redis connection is gone. */
+static int worker_expire(worker *w, int64_t now)
+{
+    if (w->cfg->worker_expiry_ms == 0 || now < w->next_expiry)
+        return 0;
+    w->next_expiry = now + w->cfg->worker_expiry_ms;
+    int rc = sweep_elect(w->redis, KEYS_EXPIRY_LOCK, w->token, w->cfg->worker_expiry_ms);
+    if (rc <= 0)
+        return rc;
+    if (!w->pg && worker_conn_pg_connect(w) < 0) {
+        w->stats.pg_errors++;
+        return 0;
+    }
+    expiry_result res;
+    rc = expiry_run(&w->redis, w->pg, &w->sc, &res);
+    w->stats.expiries++;
+    w->stats.expired += res.expired;
+    w->stats.returned += res.units;
+    if (rc == -2) {
+        w->stats.pg_errors++;
+        worker_conn_pg_drop(w);
+        return 0;
+    }
+    if (rc < 0 && w->redis)
+        log_msg(LOG_WARN, COMPONENT, "expiry: a return failed; it stays owed for the next pass");
+    return w->redis ? 0 : -1;
+}
+
+/* The times of the sweep's election are logged so that a test can check
+ * that no two sweeps shared a period. */
+int worker_chores_run(worker *w)
+{
+    int64_t now = backend_mono_ms();
+    if (now >= w->next_beat) {
+        int rc = worker_conn_heartbeat(w, 0);
+        if (rc < 0)
+            return rc;
+    }
+    if (worker_expire(w, now) < 0)
+        return -1;
+    if (w->cfg->worker_sweep_ms == 0 || now < w->next_sweep)
+        return 0;
+    w->next_sweep = now + w->cfg->worker_sweep_ms;
+    int64_t asked = backend_now_ms();
+    int rc = sweep_elect(w->redis, KEYS_SWEEP_LOCK, w->token, w->cfg->worker_sweep_ms);
+    if (rc <= 0)
+        return rc;
+    log_msg(LOG_DEBUG, COMPONENT,
+            "sweep: elected for %d ms (asked at %" PRId64 ", answered at %" PRId64 ")",
+            w->cfg->worker_sweep_ms, asked, backend_now_ms());
+    sweep_result res;
+    rc = sweep_run(w->redis, &w->sc, w->cfg->worker_id, &res);
+    w->stats.sweeps++;
+    w->stats.swept_lists += res.lists;
+    w->stats.swept_orders += res.orders;
+    return rc;
+}
