@@ -96,6 +96,19 @@ redisReply *backend_redis_reply(redisContext **c, redisReply *r, const char *com
     return r;
 }
 
+int backend_redis_failed(redisContext *c, redisReply *r, const char *component, const char *what)
+{
+    if (!r)
+        log_msg(LOG_WARN, component, "redis %s: %s", what,
+                c->errstr[0] ? c->errstr : "connection lost");
+    else
+        log_msg(LOG_WARN, component, "redis %s: unexpected reply%s%s", what,
+                r->type == REDIS_REPLY_ERROR ? ": " : "",
+                r->type == REDIS_REPLY_ERROR ? r->str : "");
+    freeReplyObject(r);
+    return -1;
+}
+
 redisReply *backend_redis_script(redisContext **c, const script *sc, int nkeys, int nargs,
                                  const char *const *keys_args, const char *component)
 {

@@ -37,6 +37,11 @@ int backend_pg_ensure(PGconn **pg, const config *cfg, const char *component);
 redisReply *backend_redis_reply(redisContext **c, redisReply *r, const char *component,
                                 const char *what);
 
+/* Logs why reply r of a command on c is not the one expected (no reply: the
+ * connection's error; an error reply: its text), frees r (NULL is fine).
+ * Returns -1, for the caller to return in turn. what names the command. */
+int backend_redis_failed(redisContext *c, redisReply *r, const char *component, const char *what);
+
 /* Calls script sc with nkeys keys followed by nargs arguments on *c (a
  * connection kept by backend_redis_ensure): EVALSHA, and EVAL with the text
  * when Redis forgot the script (NOSCRIPT). The reply is judged as by

@@ -40,20 +40,6 @@
 
 #define COMPONENT "sweep"
 
-/* Logs a reply that is not the one expected, frees it. Returns -1. */
-static int failed(redisContext *c, redisReply *r, const char *what)
-{
-    if (!r)
-        log_msg(LOG_WARN, COMPONENT, "redis %s: %s", what,
-                c->errstr[0] ? c->errstr : "connection lost");
-    else
-        log_msg(LOG_WARN, COMPONENT, "redis %s: unexpected reply%s%s", what,
-                r->type == REDIS_REPLY_ERROR ? ": " : "",
-                r->type == REDIS_REPLY_ERROR ? r->str : "");
-    freeReplyObject(r);
-    return -1;
-}
-
 void sweep_token(char *buf, size_t len, const char *worker_id)
 {
     uint64_t rnd = 0;
@@ -72,12 +58,12 @@ int sweep_heartbeat(redisContext *c, const scripts *sc, const char *worker_id, c
     redisReply *r = scripts_call(c, &sc->s[SCRIPT_HEARTBEAT], 1, 2, ka);
     if (!r || r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
         r->element[0]->type != REDIS_REPLY_INTEGER)
-        return failed(c, r, "heartbeat");
+        return backend_redis_failed(c, r, COMPONENT, "heartbeat");
     int rc = r->element[0]->integer == 1;
     if (!rc) {
         if (r->elements != 3 || r->element[1]->type != REDIS_REPLY_STRING ||
             r->element[2]->type != REDIS_REPLY_INTEGER)
-            return failed(c, r, "heartbeat");
+            return backend_redis_failed(c, r, COMPONENT, "heartbeat");
         snprintf(holder, holder_len, "%s", r->element[1]->str);
         *pttl_ms = r->element[2]->integer;
     }
@@ -94,7 +80,7 @@ int sweep_heartbeat_release(redisContext *c, const scripts *sc, const char *work
     const char *ka[] = {key, token};
     redisReply *r = scripts_call(c, &sc->s[SCRIPT_LOCK_RELEASE], 1, 1, ka);
     if (!r || r->type != REDIS_REPLY_INTEGER)
-        return failed(c, r, "heartbeat release");
+        return backend_redis_failed(c, r, COMPONENT, "heartbeat release");
     freeReplyObject(r);
     return 0;
 }
@@ -109,7 +95,7 @@ int sweep_elect(redisContext *c, const char *lock, const char *token, int64_t pe
         return 0;
     }
     if (!r || r->type != REDIS_REPLY_STATUS)
-        return failed(c, r, "sweep lock");
+        return backend_redis_failed(c, r, COMPONENT, "sweep lock");
     freeReplyObject(r);
     return 1;
 }
@@ -120,7 +106,7 @@ int sweep_claim(redisContext *c, int64_t item, const char *worker_id, const char
     keys_claim(key, sizeof(key), item, worker_id);
     redisReply *r = redisCommand(c, "SET %s %s", key, token);
     if (!r || r->type != REDIS_REPLY_STATUS)
-        return failed(c, r, "claim");
+        return backend_redis_failed(c, r, COMPONENT, "claim");
     freeReplyObject(r);
     return 0;
 }
@@ -137,13 +123,13 @@ long long sweep_recover(redisContext *c, const scripts *sc, int64_t item, const 
      * read had its heartbeat set before, and the script sees its claim. */
     redisReply *r = redisCommand(c, "GET %s", claim_key);
     if (!r || (r->type != REDIS_REPLY_STRING && r->type != REDIS_REPLY_NIL))
-        return failed(c, r, "sweep claim");
+        return backend_redis_failed(c, r, COMPONENT, "sweep claim");
     if (r->type == REDIS_REPLY_STRING)
         snprintf(claim, sizeof(claim), "%s", r->str);
     freeReplyObject(r);
     r = redisCommand(c, "EXISTS %s", alive);
     if (!r || r->type != REDIS_REPLY_INTEGER)
-        return failed(c, r, "sweep heartbeat");
+        return backend_redis_failed(c, r, COMPONENT, "sweep heartbeat");
     int alive_now = r->integer == 1;
     freeReplyObject(r);
     if (alive_now)
@@ -151,7 +137,7 @@ long long sweep_recover(redisContext *c, const scripts *sc, int64_t item, const 
     const char *ka[] = {list, queue, claim_key, claim};
     r = scripts_call(c, &sc->s[SCRIPT_SWEEP_RECOVER], 3, 1, ka);
     if (!r || r->type != REDIS_REPLY_INTEGER)
-        return failed(c, r, "sweep move");
+        return backend_redis_failed(c, r, COMPONENT, "sweep move");
     long long n = r->integer;
     freeReplyObject(r);
     return n;

@@ -43,20 +43,6 @@ void worker_conn_redis_drop(worker *w)
     w->redis = NULL;
 }
 
-/* Checks a reply that is not the one expected, logs why, frees it. */
-static int redis_failed(worker *w, redisReply *r, const char *what)
-{
-    if (!r)
-        log_msg(LOG_WARN, COMPONENT, "redis %s: %s", what,
-                w->redis->errstr[0] ? w->redis->errstr : "connection lost");
-    else
-        log_msg(LOG_WARN, COMPONENT, "redis %s: unexpected reply%s%s", what,
-                r->type == REDIS_REPLY_ERROR ? ": " : "",
-                r->type == REDIS_REPLY_ERROR ? r->str : "");
-    freeReplyObject(r);
-    return -1;
-}
-
 int worker_conn_heartbeat(worker *w, int wait)
 {
     char holder[SWEEP_TOKEN_MAX];
@@ -111,7 +97,7 @@ int worker_conn_redis_connect(worker *w)
             *p = '_';
     redisReply *r = redisCommand(w->redis, "CLIENT SETNAME %s", name);
     if (!r || r->type != REDIS_REPLY_STATUS) {
-        redis_failed(w, r, "CLIENT SETNAME");
+        backend_redis_failed(w->redis, r, COMPONENT, "CLIENT SETNAME");
         goto fail;
     }
     freeReplyObject(r);

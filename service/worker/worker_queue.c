@@ -10,20 +10,6 @@
 
 #define COMPONENT "worker"
 
-/* Logs a reply that is not the one expected, frees it. Returns -1. */
-static int failed(const worker_queue *q, redisReply *r, const char *what)
-{
-    if (!r)
-        log_msg(LOG_WARN, COMPONENT, "redis %s: %s", what,
-                q->c->errstr[0] ? q->c->errstr : "connection lost");
-    else
-        log_msg(LOG_WARN, COMPONENT, "redis %s: unexpected reply%s%s", what,
-                r->type == REDIS_REPLY_ERROR ? ": " : "",
-                r->type == REDIS_REPLY_ERROR ? r->str : "");
-    freeReplyObject(r);
-    return -1;
-}
-
 /* Takes the reply of one (B)LMOVE. Returns 1 when an order moved into the
  * batch, 0 when the queue was empty, -1 on an error. Frees r. */
 static int take_moved(const worker_queue *q, redisReply *r)
@@ -33,7 +19,7 @@ static int take_moved(const worker_queue *q, redisReply *r)
         return 0;
     }
     if (!r || r->type != REDIS_REPLY_STRING)
-        return failed(q, r, "LMOVE");
+        return backend_redis_failed(q->c, r, COMPONENT, "LMOVE");
     /* The order is already in the processing list: failing to copy it only
      * means re-reading it from there. */
     int rc = worker_batch_add(q->b, r->str, r->len);
@@ -49,11 +35,11 @@ static int take_moved(const worker_queue *q, redisReply *r)
 static int take_many(const worker_queue *q, redisReply *r, size_t want)
 {
     if (!r || r->type != REDIS_REPLY_ARRAY || r->elements > want)
-        return failed(q, r, "EVAL move");
+        return backend_redis_failed(q->c, r, COMPONENT, "EVAL move");
     for (size_t i = r->elements; i-- > 0;) {
         redisReply *e = r->element[i];
         if (e->type != REDIS_REPLY_STRING)
-            return failed(q, r, "EVAL move");
+            return backend_redis_failed(q->c, r, COMPONENT, "EVAL move");
         if (worker_batch_add(q->b, e->str, e->len) < 0) {
             log_msg(LOG_ERROR, COMPONENT, "out of memory copying an order");
             freeReplyObject(r);
@@ -131,11 +117,11 @@ int worker_queue_load(const worker_queue *q)
      * may have left more than one batch, taken here one batch at a time. */
     redisReply *r = redisCommand(q->c, "LRANGE %s -%lld -1", b->src.processing, (long long)b->cap);
     if (!r || r->type != REDIS_REPLY_ARRAY || r->elements > b->cap)
-        return failed(q, r, "LRANGE");
+        return backend_redis_failed(q->c, r, COMPONENT, "LRANGE");
     for (size_t i = 0; i < r->elements; i++) {
         redisReply *e = r->element[i];
         if (e->type != REDIS_REPLY_STRING)
-            return failed(q, r, "LRANGE");
+            return backend_redis_failed(q->c, r, COMPONENT, "LRANGE");
         if (worker_batch_add(b, e->str, e->len) < 0) {
             log_msg(LOG_ERROR, COMPONENT, "out of memory reading %s", b->src.processing);
             freeReplyObject(r);
@@ -201,12 +187,12 @@ int worker_queue_ack(const worker_queue *q, int move_next)
         ok = argc > 0 && redisAppendCommandArgv(q->c, argc, argv, lens) == REDIS_OK;
     }
     if (!ok)
-        return failed(q, NULL, "MULTI");
+        return backend_redis_failed(q->c, NULL, COMPONENT, "MULTI");
     int rc = 0;
     for (int i = 0; i < queued + 2; i++) {
         redisReply *r = NULL;
         if (redisGetReply(q->c, (void **)&r) != REDIS_OK)
-            return failed(q, NULL, "MULTI");
+            return backend_redis_failed(q->c, NULL, COMPONENT, "MULTI");
         int good;
         if (i < queued + 1) { /* +OK for MULTI, +QUEUED for each command */
             good = r->type == REDIS_REPLY_STATUS;
@@ -217,7 +203,7 @@ int worker_queue_ack(const worker_queue *q, int move_next)
         }
         if (!good) {
             /* Keep reading: the other replies are on their way. */
-            failed(q, r, i <= queued ? "MULTI" : "EXEC");
+            backend_redis_failed(q->c, r, COMPONENT, i <= queued ? "MULTI" : "EXEC");
             rc = -1;
         } else {
             freeReplyObject(r);
@@ -230,7 +216,7 @@ int worker_queue_ack(const worker_queue *q, int move_next)
         return 0;
     redisReply *r = NULL;
     if (redisGetReply(q->c, (void **)&r) != REDIS_OK) {
-        failed(q, NULL, "EVAL move");
+        backend_redis_failed(q->c, NULL, COMPONENT, "EVAL move");
         return -2;
     }
     if (scripts_is_noscript(r)) {
