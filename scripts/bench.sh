@@ -262,11 +262,17 @@ for i = first, first + n - 1 do
 end
 return n'
 
-# drain_fill: an empty orders table and an empty queue, a checkpoint (neither the drain nor the
-# COPY pays for the writes of what ran before it), then drain_orders orders queued.
+# drain_fill: an empty orders table and empty queues, a checkpoint (neither the drain nor the
+# COPY pays for the writes of what ran before it), then drain_orders orders queued. The orders
+# the rounds and ab left in their items' queues go too: the worker drains every registered item,
+# and the drain counts only its own.
 drain_fill() {
-    local i n queued
+    local i n queued id
     progress_step "4 drain: queueing $(fmt "$drain_orders") orders"
+    for id in $("${redis[@]}" smembers seckill:items); do
+        "${redis[@]}" del "seckill:{item:$id}:queue" "seckill:{item:$id}:pending" \
+            "seckill:{item:$id}:processing:$SECKILL_WORKER_ID" >/dev/null
+    done
     drain_keys
     "${redis[@]}" del "$queue" "$pending" "$processing" >/dev/null
     "${psql[@]}" -c "truncate orders" -c "checkpoint"
