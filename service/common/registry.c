@@ -6,8 +6,8 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
+#include "backend.h"
 #include "keys.h"
-#include "log.h"
 
 static int compare_ids(const void *a, const void *b)
 {
@@ -50,25 +50,17 @@ int registry_from_reply(const redisReply *r, int64_t **items, size_t *n)
 int registry_read(redisContext *c, int64_t **items, size_t *n, const char *component)
 {
     redisReply *r = redisCommand(c, "SMEMBERS %s", KEYS_ITEMS);
-    int rc = r && r->type != REDIS_REPLY_ERROR ? registry_from_reply(r, items, n) : -1;
-    if (rc < 0)
-        log_msg(LOG_WARN, component, "redis SMEMBERS %s: %s", KEYS_ITEMS,
-                !r                             ? c->errstr
-                : r->type == REDIS_REPLY_ERROR ? r->str
-                                               : "unexpected reply or out of memory");
+    if (!r || r->type == REDIS_REPLY_ERROR || registry_from_reply(r, items, n) < 0)
+        return backend_redis_failed(c, r, component, "SMEMBERS " KEYS_ITEMS);
     freeReplyObject(r);
-    return rc;
+    return 0;
 }
 
 int registry_add(redisContext *c, int64_t item, const char *component)
 {
     redisReply *r = redisCommand(c, "SADD %s %" PRId64, KEYS_ITEMS, item);
-    int rc = r && r->type == REDIS_REPLY_INTEGER ? 0 : -1;
-    if (rc < 0)
-        log_msg(LOG_WARN, component, "redis SADD %s: %s", KEYS_ITEMS,
-                !r                             ? c->errstr
-                : r->type == REDIS_REPLY_ERROR ? r->str
-                                               : "unexpected reply");
+    if (!r || r->type != REDIS_REPLY_INTEGER)
+        return backend_redis_failed(c, r, component, "SADD " KEYS_ITEMS);
     freeReplyObject(r);
-    return rc;
+    return 0;
 }
