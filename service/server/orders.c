@@ -47,30 +47,45 @@ static void read_record(const PGresult *res, int row, order_record *r, int *over
 }
 
 /* The order in its item's pending hash: accepted, not yet persisted. The
- * order id does not tell the item, so every registered item's hash is asked
- * (one HGET each: a handful of items at a time are on sale). SK_OK,
- * SK_NOT_FOUND or SK_BACKEND_DOWN. */
+ * order id does not tell the item, so every registered item's hash is asked:
+ * one HGET each, all in one round trip. SK_OK, SK_NOT_FOUND or
+ * SK_BACKEND_DOWN. */
 static sk_status read_pending(store *s, int64_t order_id, order *o)
 {
     int64_t *items = NULL;
     size_t n = 0;
     if (store_items(s, &items, &n) < 0)
         return SK_BACKEND_DOWN;
-    char id_s[24], pending[KEYS_MAX];
+    char id_s[24];
     snprintf(id_s, sizeof(id_s), "%" PRId64, order_id);
+    char(*keys)[KEYS_MAX] = malloc((n + 1) * sizeof(*keys));
+    const char **argv = malloc((3 * n + 1) * sizeof(*argv));
+    redisReply **replies = calloc(n + 1, sizeof(*replies));
     sk_status st = SK_NOT_FOUND;
-    for (size_t i = 0; i < n && st == SK_NOT_FOUND; i++) {
-        keys_pending(pending, sizeof(pending), items[i]);
-        const char *argv[] = {"HGET", pending, id_s};
-        redisReply *r = store_redis(s, 3, argv);
-        if (!r) {
-            st = SK_BACKEND_DOWN;
-            break;
-        }
-        if (r->type == REDIS_REPLY_STRING && order_decode(r->str, r->len, o) == 0)
+    if (!keys || !argv || !replies) {
+        st = SK_INTERNAL;
+        n = 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        keys_pending(keys[i], KEYS_MAX, items[i]);
+        argv[3 * i] = "HGET";
+        argv[3 * i + 1] = keys[i];
+        argv[3 * i + 2] = id_s;
+    }
+    if (store_redis_pipeline(s, n, 3, argv, replies) < 0)
+        st = SK_BACKEND_DOWN;
+    for (size_t i = 0; i < n; i++) {
+        redisReply *r = replies[i];
+        if (!r && st == SK_NOT_FOUND)
+            st = SK_BACKEND_DOWN; /* an error reply: the hash could not be read */
+        else if (r && st == SK_NOT_FOUND && r->type == REDIS_REPLY_STRING &&
+                 order_decode(r->str, r->len, o) == 0)
             st = SK_OK;
         freeReplyObject(r);
     }
+    free(replies);
+    free(argv);
+    free(keys);
     free(items);
     return st;
 }

@@ -69,6 +69,34 @@ redisReply *store_redis(store *s, int argc, const char **argv)
     return backend_redis_reply(&s->redis, r, "store", argv[0]);
 }
 
+int store_redis_pipeline(store *s, size_t n, int argc, const char **argv, redisReply **replies)
+{
+    memset(replies, 0, n * sizeof(*replies));
+    if (n == 0)
+        return 0;
+    if (ensure_redis(s) < 0)
+        return -1;
+    size_t i = 0;
+    for (; i < n; i++)
+        if (redisAppendCommandArgv(s->redis, argc, argv + i * (size_t)argc, NULL) != REDIS_OK)
+            goto fail;
+    for (i = 0; i < n; i++) {
+        void *r = NULL;
+        if (redisGetReply(s->redis, &r) != REDIS_OK)
+            goto fail;
+        replies[i] = backend_redis_reply(&s->redis, r, "store", argv[i * (size_t)argc]);
+    }
+    return 0;
+fail:
+    for (size_t k = 0; k < n; k++) {
+        freeReplyObject(replies[k]);
+        replies[k] = NULL;
+    }
+    metrics_backend_error(s->metrics, METRICS_REDIS);
+    backend_redis_reply(&s->redis, NULL, "store", argv[(i < n ? i : 0) * (size_t)argc]);
+    return -1;
+}
+
 redisReply *store_script(store *s, script_id id, int nkeys, int nargs, const char **keys_args)
 {
     if (ensure_redis(s) < 0)
@@ -203,19 +231,36 @@ void store_gauges(store *s, metrics_gauges *g)
         g->queue = g->pending = g->dead = g->processing = -1;
         return;
     }
+    /* Three lengths an item (queue, pending, dead), in one round trip. */
     g->queue = g->pending = g->dead = 0;
-    for (size_t i = 0; i < n && g->queue >= 0 && g->pending >= 0 && g->dead >= 0; i++) {
-        char key[KEYS_MAX];
-        keys_queue(key, sizeof(key), items[i]);
-        int64_t queue = gauge_int(s, "LLEN", key);
-        keys_pending(key, sizeof(key), items[i]);
-        int64_t pending = gauge_int(s, "HLEN", key);
-        keys_dead(key, sizeof(key), items[i]);
-        int64_t dead = gauge_int(s, "LLEN", key);
-        g->queue = queue < 0 ? -1 : g->queue + queue;
-        g->pending = pending < 0 ? -1 : g->pending + pending;
-        g->dead = dead < 0 ? -1 : g->dead + dead;
+    char(*keys)[KEYS_MAX] = malloc((3 * n + 1) * sizeof(*keys));
+    const char **argv = malloc((6 * n + 1) * sizeof(*argv));
+    redisReply **replies = calloc(3 * n + 1, sizeof(*replies));
+    if (!keys || !argv || !replies) {
+        g->queue = g->pending = g->dead = -1;
+        n = 0;
     }
+    for (size_t i = 0; i < n; i++) {
+        keys_queue(keys[3 * i], KEYS_MAX, items[i]);
+        keys_pending(keys[3 * i + 1], KEYS_MAX, items[i]);
+        keys_dead(keys[3 * i + 2], KEYS_MAX, items[i]);
+        for (size_t k = 0; k < 3; k++) {
+            argv[2 * (3 * i + k)] = k == 1 ? "HLEN" : "LLEN";
+            argv[2 * (3 * i + k) + 1] = keys[3 * i + k];
+        }
+    }
+    if (store_redis_pipeline(s, 3 * n, 2, argv, replies) < 0)
+        g->queue = g->pending = g->dead = -1;
+    int64_t *sums[3] = {&g->queue, &g->pending, &g->dead};
+    for (size_t i = 0; i < 3 * n; i++) {
+        int64_t *sum = sums[i % 3];
+        redisReply *r = replies[i];
+        *sum = *sum < 0 || !r || r->type != REDIS_REPLY_INTEGER ? -1 : *sum + r->integer;
+        freeReplyObject(r);
+    }
+    free(replies);
+    free(argv);
+    free(keys);
     free(items);
     /* The workers' processing lists. */
     processing_sum sum = {s, 0};

@@ -37,6 +37,14 @@ sk_status store_ready(store *s);
  * NULL (the connection dropped) on failure or an error reply. */
 redisReply *store_redis(store *s, int argc, const char **argv);
 
+/* n commands of argc arguments each, one after the other in argv (command
+ * i's are argv[i * argc] on), in one write, their replies read together:
+ * one round trip for a command per registered item. Each reply lands in
+ * replies[i] (the caller frees it), NULL for an error reply. Returns 0, or
+ * -1 when the connection failed (every replies[i] NULL, the connection
+ * dropped). */
+int store_redis_pipeline(store *s, size_t n, int argc, const char **argv, redisReply **replies);
+
 /* A call of script id (EVALSHA, EVAL after NOSCRIPT). Returns the reply as
  * it came (the caller judges and frees it), NULL when Redis failed. */
 redisReply *store_script(store *s, script_id id, int nkeys, int nargs, const char **keys_args);

@@ -84,3 +84,43 @@ Test(cluster, two_items_sell_exactly_their_stock_and_every_accepted_order_persis
     sale_free(&b);
     harness_system_stop(&sys);
 }
+
+/* With the worker stopped, an order waits in its item's pending hash; the
+ * order id does not name the item, so a lookup asks every registered
+ * item's hash (in one round trip) and must find it there, among others',
+ * and say it is queued; once the worker ran, the row says persisted. */
+Test(cluster, a_queued_order_is_found_among_several_items_pending_hashes)
+{
+    harness_stop_clean(&sys.worker, "worker");
+    int64_t items[3];
+    for (int i = 0; i < 3; i++)
+        items[i] = sale_create_item(sys.port, TOKEN, "pending", 5);
+    char path[96], resp[1024];
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/purchase", items[1]);
+    cr_assert_eq(
+        harness_http(sys.port, "POST", path, NULL, "{\"user_id\":\"7\"}", resp, sizeof(resp)), 202,
+        "%s", resp);
+    const char *at = strstr(resp, "\"order_id\":\"");
+    cr_assert_not_null(at, "%s", resp);
+    int64_t order_id = strtoll(at + strlen("\"order_id\":\""), NULL, 10);
+
+    snprintf(path, sizeof(path), "/api/v1/orders/%" PRId64, order_id);
+    cr_assert_eq(harness_http(sys.port, "GET", path, TOKEN, NULL, resp, sizeof(resp)), 200, "%s",
+                 resp);
+    cr_expect(strstr(resp, "\"status\":\"queued\""), "%s", resp);
+    char item_member[48];
+    snprintf(item_member, sizeof(item_member), "\"item_id\":%" PRId64, items[1]);
+    cr_expect(strstr(resp, item_member), "%s", resp);
+    snprintf(path, sizeof(path), "/api/v1/orders/%" PRId64, order_id + 1);
+    cr_expect_eq(harness_http(sys.port, "GET", path, TOKEN, NULL, resp, sizeof(resp)), 404, "%s",
+                 resp);
+
+    char *env[] = {"SECKILL_WORKER_ID=cluster", NULL};
+    sys.worker = harness_start_worker(env, "e2e-cluster-worker-again.log");
+    sale_wait_drained(30000);
+    snprintf(path, sizeof(path), "/api/v1/orders/%" PRId64, order_id);
+    cr_assert_eq(harness_http(sys.port, "GET", path, TOKEN, NULL, resp, sizeof(resp)), 200, "%s",
+                 resp);
+    cr_expect(strstr(resp, "\"status\":\"persisted\""), "%s", resp);
+    harness_system_stop(&sys);
+}
