@@ -2,7 +2,8 @@
  * one-node cluster that owns every slot refuses, as any cluster does, a
  * script call or a MULTI whose keys hash to different slots (CROSSSLOT).
  * The reserve script, the worker's move and acknowledgement, the sweep, the
- * returns, the restock and the laboratory's scripts all run there, and
+ * returns and the restock all run there (the laboratory's scripts: in
+ * integration_lab_cluster), and
  * redis_cluster_slot() agrees with the cluster's own hashing. */
 #include <signal.h>
 #include <stdio.h>
@@ -12,7 +13,6 @@
 
 #include "harness.h"
 #include "keys.h"
-#include "lab_keys.h"
 #include "redis_cluster.h"
 #include "reserve_batch.h"
 #include "scripts.h"
@@ -28,12 +28,7 @@ static scripts sc;
 
 static void start_node(void)
 {
-    int port;
-    node_pid = harness_start_cluster_node(&port);
-    redis = redisConnect("127.0.0.1", port);
-    cr_assert(redis && !redis->err, "connect to the cluster node");
-    cr_assert_eq(scripts_init(&sc), 0);
-    cr_assert_eq(scripts_load(&sc, redis), 0, "SCRIPT LOAD on the cluster node");
+    redis = harness_cluster_node_with_scripts(&node_pid, &sc);
 }
 
 static void stop_node(void)
@@ -160,23 +155,4 @@ Test(cluster, the_return_restock_heartbeat_and_lock_scripts_run)
     int64_t pttl;
     cr_expect_eq(sweep_heartbeat(redis, &sc, "w", "w:1:a", 5000, holder, sizeof(holder), &pttl), 1);
     cr_expect_eq(sweep_heartbeat_release(redis, &sc, "w", "w:1:a"), 0);
-}
-
-Test(cluster, the_laboratorys_scripts_run)
-{
-    char stock[KEYS_MAX], seen[KEYS_MAX], lock[KEYS_MAX], channel[KEYS_MAX];
-    lab_keys_stock(stock, sizeof(stock), ITEM, "fenced");
-    lab_keys_fence_seen(seen, sizeof(seen), ITEM, "fenced");
-    lab_keys_lock(lock, sizeof(lock), ITEM, "reentrant");
-    lab_keys_lock_channel(channel, sizeof(channel), ITEM, "reentrant");
-    const char *take[] = {stock, seen, "1", "9"};
-    expect_ran("fence_take", scripts_call(redis, &sc.s[SCRIPT_LAB_FENCE_TAKE], 2, 2, take));
-    const char *read[] = {stock, seen, "2", "10"};
-    expect_ran("fence_read", scripts_call(redis, &sc.s[SCRIPT_LAB_FENCE_READ], 2, 2, read));
-    const char *lk[] = {lock, "owner", "1000"};
-    expect_ran("reentrant_lock", scripts_call(redis, &sc.s[SCRIPT_LAB_REENTRANT_LOCK], 1, 2, lk));
-    expect_ran("reentrant_renew", scripts_call(redis, &sc.s[SCRIPT_LAB_REENTRANT_RENEW], 1, 2, lk));
-    const char *unlock[] = {lock, "owner", "1000", channel};
-    expect_ran("reentrant_unlock",
-               scripts_call(redis, &sc.s[SCRIPT_LAB_REENTRANT_UNLOCK], 1, 3, unlock));
 }

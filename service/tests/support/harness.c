@@ -761,6 +761,17 @@ pid_t harness_start_cluster_node(int *port)
     return pid;
 }
 
+redisContext *harness_cluster_node_with_scripts(pid_t *pid, scripts *sc)
+{
+    int port;
+    *pid = harness_start_cluster_node(&port);
+    redisContext *c = redisConnect("127.0.0.1", port);
+    cr_assert(c && !c->err, "connect to the cluster node");
+    cr_assert_eq(scripts_init(sc), 0);
+    cr_assert_eq(scripts_load(sc, c), 0, "SCRIPT LOAD on the cluster node");
+    return c;
+}
+
 const char *harness_path(const char *name)
 {
     static char path[512];

@@ -210,6 +210,10 @@ void harness_system_stop(harness_system *s);
  * aborts the test when it does not come up. */
 pid_t harness_start_cluster_node(int *port);
 
+/* The same node (its pid in *pid), a connection to it (the test frees it)
+ * and every script of sc loaded there. Aborts the test on failure. */
+redisContext *harness_cluster_node_with_scripts(pid_t *pid, scripts *sc);
+
 /* For .fini: kills what a test that ended early left running. */
 void harness_system_kill(harness_system *s);
 

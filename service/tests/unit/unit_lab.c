@@ -12,6 +12,7 @@
 #include "lab_strategy.h"
 #include "lab_table.h"
 #include "lab_zookeeper.h"
+#include "redis_cluster.h"
 #include "router.h"
 
 /* The strategies of issues 4 and 5 and EXPERIMENTS.md's verdicts. */
@@ -306,4 +307,20 @@ Test(lab_redlock, a_majority_wins_while_validity_is_left)
     cr_expect_eq(lab_redlock_quorum(5), 3);
     cr_expect_eq(lab_redlock_validity_ms(10000, 5), 10000 - 5 - 102);
     cr_expect_leq(lab_redlock_validity_ms(200, 197), 0, "a lock won too late is no lock");
+}
+
+/* fence_take.lua and fence_read.lua touch the stock, the newest token and
+ * the lock of one strategy's item: one Redis Cluster slot (unit_slots checks
+ * the product's scripts the same way). */
+Test(lab, the_fence_scripts_keys_are_in_one_slot)
+{
+    char keys[4][KEYS_MAX];
+    lab_keys_stock(keys[0], KEYS_MAX, 3, "fenced");
+    lab_keys_fence_seen(keys[1], KEYS_MAX, 3, "fenced");
+    lab_keys_fence_issued(keys[2], KEYS_MAX, 3, "fenced");
+    lab_keys_lock(keys[3], KEYS_MAX, 3, "fenced");
+    int slot = redis_cluster_slot(keys[0], strlen(keys[0]));
+    for (int i = 1; i < 4; i++)
+        cr_expect_eq(redis_cluster_slot(keys[i], strlen(keys[i])), slot, "%s and %s", keys[i],
+                     keys[0]);
 }

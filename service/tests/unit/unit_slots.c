@@ -8,7 +8,6 @@
 #include <criterion/criterion.h>
 
 #include "keys.h"
-#include "lab_keys.h"
 #include "redis_cluster.h"
 #include "reserve_batch.h"
 #include "worker_batch.h"
@@ -67,18 +66,6 @@ Test(slots, the_item_scripts_and_the_reserve_script_share_the_items_slot)
      * given_back; restock.lua: state; all beside the queue. */
     const char *keys[] = {state, buyers, returned, given_back, queue, pending};
     expect_one_slot("item scripts", keys, 6);
-}
-
-Test(slots, the_laboratorys_scripts_touch_one_slot)
-{
-    char stock[KEYS_MAX], seen[KEYS_MAX], issued[KEYS_MAX], lock[KEYS_MAX];
-    lab_keys_stock(stock, sizeof(stock), 3, "fenced");
-    lab_keys_fence_seen(seen, sizeof(seen), 3, "fenced");
-    lab_keys_fence_issued(issued, sizeof(issued), 3, "fenced");
-    lab_keys_lock(lock, sizeof(lock), 3, "fenced");
-    /* fence_take.lua and fence_read.lua: the stock and the newest token. */
-    const char *fence[] = {stock, seen, issued, lock};
-    expect_one_slot("fence scripts", fence, 4);
 }
 
 Test(slots, different_items_spread_over_the_slots)
