@@ -5,7 +5,6 @@
  * returns and the restock all run there (the laboratory's scripts: in
  * integration_lab_cluster), and
  * redis_cluster_slot() agrees with the cluster's own hashing. */
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -33,11 +32,7 @@ static void start_node(void)
 
 static void stop_node(void)
 {
-    redisFree(redis);
-    redis = NULL;
-    if (node_pid > 0)
-        harness_stop(node_pid, SIGKILL);
-    node_pid = 0;
+    harness_cluster_node_stop(&node_pid, &redis);
 }
 
 TestSuite(cluster, .init = start_node, .fini = stop_node, .timeout = 60);
@@ -45,9 +40,7 @@ TestSuite(cluster, .init = start_node, .fini = stop_node, .timeout = 60);
 /* A script call's reply: anything but an error. Frees it. */
 static void expect_ran(const char *what, redisReply *r)
 {
-    cr_assert(r, "%s: %s", what, redis->errstr);
-    cr_assert_neq(r->type, REDIS_REPLY_ERROR, "%s refused: %s", what, r->str);
-    freeReplyObject(r);
+    harness_expect_ran(redis, what, r);
 }
 
 static int64_t cluster_keyslot(const char *key)

@@ -2,7 +2,6 @@
  * Cluster that owns every slot (and refuses, as any cluster does, a call
  * whose keys hash to different slots): each strategy's keys share its
  * item's slot. The product's scripts: integration_cluster. */
-#include <signal.h>
 
 #include <criterion/criterion.h>
 
@@ -24,11 +23,7 @@ static void start_node(void)
 
 static void stop_node(void)
 {
-    redisFree(redis);
-    redis = NULL;
-    if (node_pid > 0)
-        harness_stop(node_pid, SIGKILL);
-    node_pid = 0;
+    harness_cluster_node_stop(&node_pid, &redis);
 }
 
 TestSuite(lab_cluster, .init = start_node, .fini = stop_node, .timeout = 60);
@@ -36,9 +31,7 @@ TestSuite(lab_cluster, .init = start_node, .fini = stop_node, .timeout = 60);
 /* A script call's reply: anything but an error. Frees it. */
 static void expect_ran(const char *what, redisReply *r)
 {
-    cr_assert(r, "%s: %s", what, redis->errstr);
-    cr_assert_neq(r->type, REDIS_REPLY_ERROR, "%s refused: %s", what, r->str);
-    freeReplyObject(r);
+    harness_expect_ran(redis, what, r);
 }
 
 Test(lab_cluster, the_laboratorys_scripts_run_in_one_slot)

@@ -772,6 +772,22 @@ redisContext *harness_cluster_node_with_scripts(pid_t *pid, scripts *sc)
     return c;
 }
 
+void harness_cluster_node_stop(pid_t *pid, redisContext **c)
+{
+    redisFree(*c);
+    *c = NULL;
+    if (*pid > 0)
+        harness_stop(*pid, SIGKILL);
+    *pid = 0;
+}
+
+void harness_expect_ran(redisContext *c, const char *what, redisReply *r)
+{
+    cr_assert(r, "%s: %s", what, c->errstr);
+    cr_assert_neq(r->type, REDIS_REPLY_ERROR, "%s refused: %s", what, r->str);
+    freeReplyObject(r);
+}
+
 const char *harness_path(const char *name)
 {
     static char path[512];

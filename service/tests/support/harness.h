@@ -214,6 +214,14 @@ pid_t harness_start_cluster_node(int *port);
  * and every script of sc loaded there. Aborts the test on failure. */
 redisContext *harness_cluster_node_with_scripts(pid_t *pid, scripts *sc);
 
+/* Its end, for .fini: frees *c and kills *pid (both cleared; either may be
+ * unset already). */
+void harness_cluster_node_stop(pid_t *pid, redisContext **c);
+
+/* Asserts that r, the reply on c to the script call what, is not an error
+ * (a cluster's CROSSSLOT refusal included); frees it. */
+void harness_expect_ran(redisContext *c, const char *what, redisReply *r);
+
 /* For .fini: kills what a test that ended early left running. */
 void harness_system_kill(harness_system *s);
 
