@@ -368,19 +368,28 @@ static void assert_each_persisted_once(PGconn *pg, int64_t n)
     cr_assert_eq(harness_pg_int(pg, "SELECT count(*) FROM orders"), n);
 }
 
-Test(worker, loses_nothing_when_its_redis_connection_is_killed_mid_stream)
+/* The stream tests' start: clean backends, item 1 of round 1, and STREAM_ORDERS orders
+ * 1..STREAM_ORDERS queued, more than a few batches of 100 take to drain. */
+enum { STREAM_ORDERS = 30000 };
+static void stream_begin(redisContext **c, PGconn **pg)
 {
     harness_reset_backends();
-    redisContext *c = harness_redis();
-    PGconn *pg = harness_pg();
-    insert_item(pg, 1, 1);
-    enum { N = 30000 };
-    harness_push_orders(c, 1, 1, N, 1, 1, CREATED_MS);
+    *c = harness_redis();
+    *pg = harness_pg();
+    insert_item(*pg, 1, 1);
+    harness_push_orders(*c, 1, 1, STREAM_ORDERS, 1, 1, CREATED_MS);
+}
+
+Test(worker, loses_nothing_when_its_redis_connection_is_killed_mid_stream)
+{
+    redisContext *c;
+    PGconn *pg;
+    stream_begin(&c, &pg);
 
     start_worker("100", NULL);
     int kills = 0;
     for (int part = 1; part <= 3; part++) {
-        wait_rows(pg, N * part / 4);
+        wait_rows(pg, STREAM_ORDERS * part / 4);
         long long id = worker_client_id(c);
         if (!id)
             continue;
@@ -393,39 +402,36 @@ Test(worker, loses_nothing_when_its_redis_connection_is_killed_mid_stream)
     wait_drained(c);
     stop_worker();
 
-    assert_each_persisted_once(pg, N);
+    assert_each_persisted_once(pg, STREAM_ORDERS);
     PQfinish(pg);
     redisFree(c);
 }
 
 Test(worker, a_sigterm_mid_stream_persists_the_batch_moved_with_the_last_acknowledgement)
 {
-    harness_reset_backends();
-    redisContext *c = harness_redis();
-    PGconn *pg = harness_pg();
-    insert_item(pg, 1, 1);
-    enum { N = 30000 };
-    harness_push_orders(c, 1, 1, N, 1, 1, CREATED_MS);
+    redisContext *c;
+    PGconn *pg;
+    stream_begin(&c, &pg);
     pend_all(c, harness_queue_key(1));
 
     /* While the queue is full, every acknowledgement moves the next batch:
      * a stop must persist that one too, not leave it behind. */
     start_worker("100", NULL);
-    wait_rows(pg, N / 10);
+    wait_rows(pg, STREAM_ORDERS / 10);
     stop_worker();
 
     int64_t rows = harness_pg_int(pg, "SELECT count(*) FROM orders");
     long long queued = harness_redis_sum(c, "LLEN", keys_queue);
-    cr_assert_lt(rows, N, "the worker finished before the stop: raise N");
+    cr_assert_lt(rows, STREAM_ORDERS, "the worker finished before the stop: raise STREAM_ORDERS");
     cr_assert_eq(harness_redis_int(c, "LLEN", processing_key()), 0, "nothing left in hand");
-    cr_assert_eq(rows + queued, N, "every order persisted or still queued");
+    cr_assert_eq(rows + queued, STREAM_ORDERS, "every order persisted or still queued");
     cr_assert_eq(harness_redis_sum(c, "HLEN", keys_pending), queued,
                  "pending: exactly the orders still queued");
 
     start_worker("100", NULL);
     wait_drained(c);
     stop_worker();
-    assert_each_persisted_once(pg, N);
+    assert_each_persisted_once(pg, STREAM_ORDERS);
     cr_assert_eq(harness_redis_sum(c, "HLEN", keys_pending), 0);
     PQfinish(pg);
     redisFree(c);
@@ -433,18 +439,15 @@ Test(worker, a_sigterm_mid_stream_persists_the_batch_moved_with_the_last_acknowl
 
 Test(worker, keeps_draining_when_redis_forgets_its_scripts_mid_stream)
 {
-    harness_reset_backends();
-    redisContext *c = harness_redis();
-    PGconn *pg = harness_pg();
-    insert_item(pg, 1, 1);
-    enum { N = 30000 };
-    harness_push_orders(c, 1, 1, N, 1, 1, CREATED_MS);
+    redisContext *c;
+    PGconn *pg;
+    stream_begin(&c, &pg);
 
     /* A Redis restart forgets the scripts: the move that rides on an
      * acknowledgement then gets NOSCRIPT, and the next fill moves by text. */
     start_worker("100", NULL);
     for (int part = 1; part <= 3; part++) {
-        wait_rows(pg, N * part / 4);
+        wait_rows(pg, STREAM_ORDERS * part / 4);
         redisReply *r = redisCommand(c, "SCRIPT FLUSH");
         cr_assert(r && r->type == REDIS_REPLY_STATUS, "SCRIPT FLUSH");
         freeReplyObject(r);
@@ -452,7 +455,7 @@ Test(worker, keeps_draining_when_redis_forgets_its_scripts_mid_stream)
     wait_drained(c);
     stop_worker();
 
-    assert_each_persisted_once(pg, N);
+    assert_each_persisted_once(pg, STREAM_ORDERS);
     cr_assert_eq(harness_redis_sum(c, "LLEN", keys_dead), 0);
     PQfinish(pg);
     redisFree(c);
