@@ -1,0 +1,90 @@
+/* redis_nodes.h: the blocking connections of one thread to the Redis that
+ * serves each key: the one Redis of redis_host:redis_port, or, when the
+ * config names redis_cluster seeds, every master of that Redis Cluster
+ * (issue 14). Callers say which key a command is about; this module picks
+ * the node by the key's slot (redis_cluster.h), makes connections lazily,
+ * drops a broken one (remade by the next call), follows MOVED (the map is
+ * refreshed before the next command) and ASK (ASKING, then the command
+ * once), and reads the slot map again after a connection to a node failed.
+ * On a single Redis everything goes to that one connection, as before.
+ *
+ * Not thread-safe: one redis_nodes per thread (the worker, a pool thread,
+ * the admin tool). The HTTP loops' asynchronous purchase connections are
+ * server/redis_conn.h's. */
+#ifndef SECKILL_REDIS_NODES_H
+#define SECKILL_REDIS_NODES_H
+
+#include <stddef.h>
+
+#include <hiredis/hiredis.h>
+
+#include "config.h"
+#include "scripts.h"
+
+typedef struct redis_nodes redis_nodes;
+
+/* Connects nothing yet. component names the owner in the logs. cfg must
+ * outlive the result. NULL when out of memory. */
+redis_nodes *redis_nodes_create(const config *cfg, const char *component);
+void redis_nodes_free(redis_nodes *rn);
+
+/* Whether cfg names a Redis Cluster (its redis_cluster seeds). */
+int redis_nodes_is_cluster(const redis_nodes *rn);
+
+/* The connection to the node serving key (the slot map read first when
+ * there is none or it is stale; the connection made when missing). NULL
+ * when that node (or, for the map, every seed) does not answer: logged.
+ * The context stays the module's; a caller sends on it directly (a
+ * pipeline, MULTI/EXEC, BLMOVE) and hands every reply it reads to
+ * redis_nodes_reply. */
+redisContext *redis_nodes_for_key(redis_nodes *rn, const char *key);
+
+/* The number of masters (1 on a single Redis), reading the map when
+ * needed; 0 when no node answers. The connection to master i (0 <= i <
+ * count), made when missing; NULL when it does not answer. For what is
+ * done on every master: SCAN, a sweep, a sum of gauges. */
+size_t redis_nodes_count(redis_nodes *rn);
+redisContext *redis_nodes_at(redis_nodes *rn, size_t i);
+
+/* Any live connection (the first master's, else any seed's): for commands
+ * that are not about a key (TIME, PING, PUBLISH, which a cluster spreads to
+ * every node). NULL when none answers. */
+redisContext *redis_nodes_any(redis_nodes *rn);
+
+/* Judges reply r read on c (a context of rn's): no reply means c's node is
+ * lost, so it is logged and dropped (and the map read again next time); a
+ * MOVED or ASK marks the map stale; any error reply is logged and freed.
+ * Returns r when usable, else NULL. what (may be NULL) names the command in
+ * the log. */
+redisReply *redis_nodes_reply(redis_nodes *rn, redisContext *c, redisReply *r, const char *what);
+
+/* One command about key (argv, lens NULL: strlen), on the node serving it,
+ * following MOVED and ASK (REDIS_CLUSTER_MAX_REDIRECTS at most). The reply
+ * as redis_nodes_reply judges it: the caller frees it; NULL on failure. */
+redisReply *redis_nodes_command(redis_nodes *rn, const char *key, int argc, const char **argv,
+                                const size_t *lens);
+
+/* Script sc with nkeys keys (all in one slot: the first routes it) then
+ * nargs arguments: EVALSHA, EVAL with the text after NOSCRIPT, MOVED and ASK
+ * followed. Judged as redis_nodes_reply (what: the script's name). */
+redisReply *redis_nodes_script(redis_nodes *rn, const script *sc, int nkeys, int nargs,
+                               const char *const *keys_args);
+
+/* n commands of argc arguments each, one after the other in argv (command
+ * i's are argv[i * argc] on, its key argv[i * argc + 1]): grouped by node,
+ * each node's group in one write, the replies read together. replies[i]
+ * gets command i's (the caller frees it), NULL for an error reply (logged);
+ * a MOVED or ASK among them is followed one command at a time. Returns 0,
+ * or -1 when a node failed (every reply NULL). */
+int redis_nodes_pipeline(redis_nodes *rn, size_t n, int argc, const char **argv,
+                         redisReply **replies);
+
+/* Called for each key a scan finds; non-zero stops the scan. */
+typedef int (*redis_nodes_scan_fn)(void *ctx, const char *key, size_t len);
+
+/* Every key matching pattern on every master, by SCAN (never KEYS), one call
+ * of each per key; each may send commands through rn. Returns 0; -1 when a
+ * node failed (logged); or the first non-zero value each returned. */
+int redis_nodes_scan(redis_nodes *rn, const char *pattern, redis_nodes_scan_fn each, void *ctx);
+
+#endif
