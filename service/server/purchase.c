@@ -60,8 +60,10 @@ typedef struct batcher batcher;
 /* The purchases of one item on their way to Redis as one call. */
 typedef struct batch {
     batcher *owner;
-    int by_text;     /* Redis forgot the script: its text is sent */
-    int64_t sent_ms; /* local monotonic: the bounds of Redis's clock */
+    int by_text;                   /* Redis forgot the script: its text is sent */
+    int64_t sent_ms;               /* local monotonic: the bounds of Redis's clock */
+    int slot;                      /* the item's keys' (redis_cluster_slot) */
+    redis_cluster_attempt attempt; /* MOVED, ASK and TRYAGAIN followed so far */
     purchase *p[RESERVE_BATCH_MAX];
     reserve_batch call;
 } batch;
@@ -145,12 +147,57 @@ static void batch_fail(batch *b)
 }
 
 static int batch_send(batch *b);
+static int batch_send_on(batch *b, redisAsyncContext *ac, int asking);
+
+/* A pause before a command is sent again after TRYAGAIN (the keys of its
+ * slot half moved by a reshard) or a redirect to a node not yet connected. */
+#define PURCHASE_RETRY_PAUSE_MS 10
+
+/* The bound of MOVED, ASK and TRYAGAIN a batch follows: a reshard moves an
+ * item's few keys in one MIGRATE, so this leaves room for a failover's
+ * map refresh too. */
+#define PURCHASE_MAX_REDIRECTS 16
+
+static void on_retry_timer(evutil_socket_t fd, short what, void *arg)
+{
+    batch *b = arg;
+    (void)fd;
+    (void)what;
+    if (batch_send(b) < 0)
+        batch_fail(b);
+}
+
+/* On a Redis Cluster, an error reply may only say "not here": the script did
+ * not run, nothing was sold, and the batch goes again where the reply says.
+ * Returns 1 when the batch is on its way again (or failed), 0 when r is the
+ * batch's answer. */
+static int followed(batch *b, const redisAsyncContext *ac, const redisReply *r)
+{
+    redisAsyncContext *next;
+    redis_cluster_action act = redis_conn_follow(b->owner->conn, ac, r, &b->attempt, &next);
+    if (act == REDIS_CLUSTER_DELIVER || act == REDIS_CLUSTER_TOO_MANY)
+        return 0;
+    int sent = -1;
+    if (act == REDIS_CLUSTER_RETRY_ASKING && next)
+        sent = batch_send_on(b, next, 1);
+    else if (act == REDIS_CLUSTER_RETRY && next)
+        sent = batch_send_on(b, next, 0);
+    else {
+        struct timeval pause = {0, PURCHASE_RETRY_PAUSE_MS * 1000};
+        sent = event_base_once(redis_conn_base(b->owner->conn), -1, EV_TIMEOUT, on_retry_timer, b,
+                               &pause);
+    }
+    if (sent < 0)
+        batch_fail(b);
+    return 1;
+}
 
 static void on_batch_reply(redisAsyncContext *ac, void *reply, void *privdata)
 {
     batch *b = privdata;
     redisReply *r = reply;
-    (void)ac;
+    if (r && r->type == REDIS_REPLY_ERROR && followed(b, ac, r))
+        return;
     if (scripts_is_noscript(r) && !b->by_text) {
         /* A restarted Redis lost the script: send its text once (which
          * caches it for the calls that follow). Nothing ran: no buyer was
@@ -188,13 +235,16 @@ static void on_batch_reply(redisAsyncContext *ac, void *reply, void *privdata)
     free(b);
 }
 
-/* Sends b on its loop's connection. Returns 0, or -1 (b unchanged). */
-static int batch_send(batch *b)
+/* Sends b on ac, after ASKING when asking (an ASK redirect: the node takes
+ * the one command that follows). Returns 0, or -1 (b unchanged). */
+static int batch_send_on(batch *b, redisAsyncContext *ac, int asking)
 {
-    redisAsyncContext *ac = redis_conn_context(b->owner->conn);
     if (!ac)
         return -1;
-    metrics_purchase_batch(b->owner->a->metrics, b->call.n);
+    if (asking && redisAsyncCommand(ac, NULL, NULL, "ASKING") != REDIS_OK)
+        return -1;
+    if (b->attempt.redirects == 0 && !b->by_text)
+        metrics_purchase_batch(b->owner->a->metrics, b->call.n);
     b->sent_ms = backend_mono_ms();
     int argc =
         reserve_batch_argv(&b->call, &b->owner->a->scripts.s[SCRIPT_RESERVE_BATCH], b->by_text);
@@ -202,6 +252,12 @@ static int batch_send(batch *b)
                    REDIS_OK
                ? 0
                : -1;
+}
+
+/* Sends b to the node serving its item. Returns 0, or -1 (b unchanged). */
+static int batch_send(batch *b)
+{
+    return batch_send_on(b, redis_conn_context_for(b->owner->conn, b->slot), 0);
 }
 
 /* Sends the open batch at index i and closes it. */
@@ -274,6 +330,8 @@ static int batcher_add(batcher *bt, purchase *p)
         b->owner = bt;
         b->by_text = 0;
         reserve_batch_init(&b->call, p->item, bt->a->cfg->max_pending_orders);
+        b->slot = redis_cluster_slot(b->call.state_key, strlen(b->call.state_key));
+        redis_cluster_attempt_init(&b->attempt, PURCHASE_MAX_REDIRECTS);
         i = bt->nopen++;
         bt->open[i] = b;
     }
@@ -342,7 +400,7 @@ void purchase_start(app *a, http_exchange *ex, int64_t item, int64_t user, int q
 
     http_exchange_defer(ex);
     redis_conn *c = app_exchange_conn(ex);
-    batcher *bt = c && redis_conn_context(c) ? batcher_of(a, c) : NULL;
+    batcher *bt = c ? batcher_of(a, c) : NULL;
     if (!bt || batcher_add(bt, p) < 0)
         fail(p);
 }

@@ -1,5 +1,6 @@
-/* e2e_cluster.c: the server and the worker on a Redis Cluster node (one node
- * owning every slot, which refuses any call whose keys span two slots):
+/* e2e_cluster.c: the server and the worker in cluster mode on a Redis
+ * Cluster node (one node owning every slot, which refuses any call whose
+ * keys span two slots):
  * two items sold at once, each exactly its stock, every accepted order
  * persisted once, and an order read back while it waits in its item's
  * pending hash or after. */
@@ -30,7 +31,11 @@ static void start_system(void)
     char port_s[16];
     snprintf(port_s, sizeof(port_s), "%d", port);
     cr_assert_eq(setenv("SECKILL_REDIS_PORT", port_s, 1), 0);
-    char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=cluster", NULL};
+    /* And as the seed of the cluster mode: the slot map read from the node,
+     * commands routed by their keys' slots. */
+    char seeds[64];
+    snprintf(seeds, sizeof(seeds), "SECKILL_REDIS_CLUSTER=127.0.0.1:%d", port);
+    char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=cluster", seeds, NULL};
     harness_system_start(&sys, env, "e2e-cluster");
 }
 
@@ -73,6 +78,11 @@ Test(cluster, two_items_sell_exactly_their_stock_and_every_accepted_order_persis
     redisReply *r = redisCommand(c, "CLUSTER INFO");
     cr_assert(r && r->type == REDIS_REPLY_STRING && strstr(r->str, "cluster_state:ok"),
               "not the cluster node");
+    freeReplyObject(r);
+    /* In cluster mode: the server read the slot map (CLUSTER SLOTS). */
+    r = redisCommand(c, "INFO commandstats");
+    cr_assert(r && r->type == REDIS_REPLY_STRING && strstr(r->str, "cmdstat_cluster|slots:calls="),
+              "nobody read the slot map: not in cluster mode");
     freeReplyObject(r);
     redisFree(c);
     sale_wait_drained(60000);
