@@ -106,8 +106,14 @@ static const config_key keys[] = {
     INT_KEY(redis_timeout_ms, "2000", 1, 600000, "connect and command timeout of Redis calls"),
     CHECKED_STR_KEY(redis_cluster, "", check_cluster_seeds,
                     "host:port,... seeds of a Redis Cluster (empty: the single Redis of redis_host "
-                    "and redis_port); checked but not yet used: read by the cluster mode, being "
-                    "built for issue 14"),
+                    "and redis_port); the slot map is read from them, and each key goes to the "
+                    "master of its slot"),
+    INT_KEY(reserve_wait_replicas, "0", 0, 16,
+            "replicas that must hold a batch of reservations before its buyers hear 202 (Redis "
+            "WAIT; 0: answer at once, and a master lost before it replicated loses them)"),
+    INT_KEY(reserve_wait_timeout_ms, "200", 1, 60000,
+            "how long a batch waits for reserve_wait_replicas, then its buyers hear 503 "
+            "unconfirmed (the orders may still go through)"),
     STR_KEY(pg_conninfo, "host=127.0.0.1 port=5432 dbname=seckill user=seckill", 1,
             "libpq connection string of PostgreSQL"),
     INT_KEY(lab_threads, "64", 1, 1024, "threads of the oversell laboratory's blocking strategies"),

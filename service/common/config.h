@@ -39,9 +39,10 @@ typedef struct config {
     int redis_port;
     char *redis_password; /* secret */
     int redis_timeout_ms;
-    char *redis_cluster; /* seeds "host:port,..." of a Redis Cluster; empty: the one Redis above.
-                          * Checked, but not yet read: for the cluster mode of issue 14 */
-    char *pg_conninfo;   /* secret when it holds a password */
+    char *redis_cluster; /* seeds "host:port,..." of a Redis Cluster; empty: the one Redis above */
+    int reserve_wait_replicas;   /* replicas holding a batch before its 202s (WAIT); 0: none */
+    int reserve_wait_timeout_ms; /* WAIT's timeout, then 503 unconfirmed */
+    char *pg_conninfo;           /* secret when it holds a password */
     /* oversell laboratory (/api/v1/experiments) */
     int lab_threads;          /* blocking threads of the lab, each with its own connections */
     int lab_delay_ms;         /* default business work inside the critical section */

@@ -241,6 +241,13 @@ int json_io_error(char *buf, size_t cap, sk_status s, const char *message)
     return n < 0 || (size_t)n >= cap ? -1 : n;
 }
 
+int json_io_purchase_unconfirmed(char *buf, size_t cap, int64_t order_id)
+{
+    int n = snprintf(buf, cap, "{\"error\":\"%s\",\"message\":\"%s\",\"order_id\":\"%" PRId64 "\"}",
+                     sk_status_code(SK_UNCONFIRMED), sk_status_message(SK_UNCONFIRMED), order_id);
+    return n < 0 || (size_t)n >= cap ? -1 : n;
+}
+
 int json_io_purchase_queued(char *buf, size_t cap, int64_t order_id, int quantity,
                             int64_t remaining)
 {

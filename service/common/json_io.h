@@ -132,6 +132,11 @@ int json_io_window_ok(const sale_terms *t);
 int json_io_error(char *buf, size_t cap, sk_status s, const char *message);
 
 /* {"status":"queued","order_id":"<id>","quantity":q,"remaining":N} */
+/* The 503 of a reservation no replica confirmed in time: the error, and the
+ * order id the buyer may read later (the order may still go through).
+ * Returns the length, or -1 when it does not fit. */
+int json_io_purchase_unconfirmed(char *buf, size_t cap, int64_t order_id);
+
 int json_io_purchase_queued(char *buf, size_t cap, int64_t order_id, int quantity,
                             int64_t remaining);
 

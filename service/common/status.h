@@ -30,6 +30,7 @@ typedef enum sk_status {
     SK_ORDER_CANCELLED, /* the order was cancelled: it cannot be paid */
     SK_ORDER_EXPIRED,   /* the order expired unpaid: it cannot be paid or cancelled */
     SK_ORDER_FINAL,     /* the item has no payment step: its orders are final */
+    SK_UNCONFIRMED,     /* reserved, but no replica confirmed it in time (reserve_wait_replicas) */
     SK_STATUS_COUNT
 } sk_status;
 

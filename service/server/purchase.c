@@ -66,6 +66,9 @@ typedef struct batch {
     redis_cluster_attempt attempt; /* MOVED, ASK and TRYAGAIN followed so far */
     purchase *p[RESERVE_BATCH_MAX];
     reserve_batch call;
+    /* What Redis answered, kept while WAIT (reserve_wait_replicas) runs: */
+    reserve_item it;
+    reserve_answer ans[RESERVE_BATCH_MAX];
 } batch;
 
 /* An HTTP loop's batches of the current turn (its thread only). */
@@ -137,6 +140,72 @@ static void answer(purchase *p, const reserve_item *it, const reserve_answer *an
                           .ends_ms = it->ends_ms};
     reply_refusal(p->ex, &r);
     free(p);
+}
+
+/* Reserved, but no replica confirmed it in time: the order may still go
+ * through (or be lost with its master), so the buyer hears 503 with the
+ * order id to read later. */
+static void unconfirmed(purchase *p)
+{
+    metrics_purchase(p->a->metrics, METRICS_UNCONFIRMED);
+    char body[512];
+    int n = json_io_purchase_unconfirmed(body, sizeof(body), p->order_id);
+    if (n < 0)
+        http_exchange_reply_error(p->ex, SK_UNCONFIRMED, NULL);
+    else
+        http_exchange_reply(p->ex, sk_status_http(SK_UNCONFIRMED), body, (size_t)n, NULL);
+    free(p);
+}
+
+/* Answers every buyer of b from b->ans, and frees b. confirmed: the batch's
+ * writes reached the replicas asked for (or none were asked for). */
+static void batch_settle(batch *b, int confirmed)
+{
+    for (int i = 0; i < b->call.n; i++) {
+        if (b->ans[i].outcome == RESERVE_BAD_REPLY)
+            fail(b->p[i]);
+        else if (b->ans[i].outcome == RESERVE_QUEUED && !confirmed)
+            unconfirmed(b->p[i]);
+        else
+            answer(b->p[i], &b->it, &b->ans[i]);
+    }
+    free(b);
+}
+
+static void on_wait_reply(redisAsyncContext *ac, void *reply, void *privdata)
+{
+    batch *b = privdata;
+    const redisReply *r = reply;
+    (void)ac;
+    int want = b->owner->a->cfg->reserve_wait_replicas;
+    int confirmed = r && r->type == REDIS_REPLY_INTEGER && r->integer >= want;
+    if (!confirmed)
+        log_msg(LOG_WARN, "purchase", "WAIT %d: %lld replicas confirmed a batch of %d in %d ms",
+                want, r && r->type == REDIS_REPLY_INTEGER ? r->integer : -1LL, b->call.n,
+                b->owner->a->cfg->reserve_wait_timeout_ms);
+    batch_settle(b, confirmed);
+}
+
+/* With reserve_wait_replicas, a batch that queued orders is answered only
+ * once that many replicas hold its writes: WAIT on the same connection, just
+ * after the script (Redis answers it when the replicas acknowledged the
+ * connection's writes so far, or at the timeout). Returns 1 when it was
+ * sent. */
+static int wait_replicas(batch *b, redisAsyncContext *ac)
+{
+    const config *cfg = b->owner->a->cfg;
+    int queued = 0;
+    for (int i = 0; i < b->call.n && !queued; i++)
+        queued = b->ans[i].outcome == RESERVE_QUEUED;
+    if (cfg->reserve_wait_replicas == 0 || !queued)
+        return 0;
+    char want[12], timeout[12];
+    snprintf(want, sizeof(want), "%d", cfg->reserve_wait_replicas);
+    snprintf(timeout, sizeof(timeout), "%d", cfg->reserve_wait_timeout_ms);
+    const char *argv[] = {"WAIT", want, timeout};
+    if (redisAsyncCommandArgv(ac, on_wait_reply, b, 3, argv, NULL) != REDIS_OK)
+        batch_settle(b, 0);
+    return 1;
 }
 
 static void batch_fail(batch *b)
@@ -225,14 +294,12 @@ static void on_batch_reply(redisAsyncContext *ac, void *reply, void *privdata)
         gate_new_version(a->gate, b->call.item, reserve_stock_version(it.round, it.changes));
         gate_set_window(a->gate, b->call.item, it.round, it.starts_ms, it.ends_ms);
     }
-    for (int i = 0; i < b->call.n; i++) {
-        reserve_answer ans;
-        if (reserve_batch_answer(r, b->call.n, i, &ans) == RESERVE_BAD_REPLY)
-            fail(b->p[i]);
-        else
-            answer(b->p[i], &it, &ans);
-    }
-    free(b);
+    b->it = it;
+    for (int i = 0; i < b->call.n; i++)
+        if (reserve_batch_answer(r, b->call.n, i, &b->ans[i]) == RESERVE_BAD_REPLY)
+            b->ans[i].outcome = RESERVE_BAD_REPLY;
+    if (!wait_replicas(b, ac))
+        batch_settle(b, 1);
 }
 
 /* Sends b on ac, after ASKING when asking (an ASK redirect: the node takes

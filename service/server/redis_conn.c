@@ -241,8 +241,8 @@ static void take_map(redis_conn *c, redis_cluster_map *map)
         if (!n)
             log_msg(LOG_ERROR, "redis", "more than %d cluster nodes: some slots are unserved",
                     REDIS_CONN_MAX_NODES);
-        else if (!n->ac && !c->closing)
-            connect_now(n); /* a node left alone while it was no master */
+        else if (!n->ac && !evtimer_pending(n->reconnect_ev, NULL))
+            schedule_reconnect(n); /* left alone while it was no master, or down */
     }
     update_ready(c);
 }

@@ -133,3 +133,41 @@ Test(chaos_redis, a_redis_that_forgot_sales_is_caught_and_rebuilt_by_reconcile)
     cr_expect(strstr(resp, "limit_reached"), "%s", resp);
     stop_system();
 }
+
+/* The suite's system again, with the option: Criterion runs the suite's
+ * .init before a test's own, so it is restarted here, not in a .init. */
+static void restart_waiting_for_a_replica(void)
+{
+    stop_system();
+    char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=chaos",
+                   "SECKILL_RESERVE_WAIT_REPLICAS=1", "SECKILL_RESERVE_WAIT_TIMEOUT_MS=50", NULL};
+    harness_system_start(&sys, env, "chaos-wait");
+}
+
+/* reserve_wait_replicas = 1 against a Redis with no replica: no batch is
+ * ever confirmed, so no buyer hears 202. Each hears 503 unconfirmed with the
+ * order id, and the order is what the answer says it may be: reserved, and
+ * persisted by the worker. A refusal needs no confirmation. */
+Test(chaos_redis, reservations_no_replica_confirmed_are_answered_unconfirmed_and_still_persist)
+{
+    restart_waiting_for_a_replica();
+    int64_t item = create_item(3);
+    for (int64_t user = 1; user <= 3; user++) {
+        cr_assert_eq(buy(item, user), 503, "%s", resp);
+        cr_expect(strstr(resp, "\"error\":\"unconfirmed\""), "%s", resp);
+        cr_expect(strstr(resp, "\"order_id\":\""), "%s", resp);
+    }
+    cr_expect_eq(buy(item, 4), 409, "a refusal waits for nothing: %s", resp);
+    cr_expect(strstr(resp, "sold_out"), "%s", resp);
+
+    cr_assert_eq(harness_http(sys.port, "GET", "/metrics", NULL, NULL, resp, sizeof(resp)), 200);
+    cr_expect_eq(harness_metric(resp, "seckill_purchases_total{outcome=\"unconfirmed\"}"), 3, "%s",
+                 resp);
+    sale_wait_drained(60000);
+    PGconn *pg = harness_pg();
+    char sql[128];
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM orders WHERE item_id = %" PRId64, item);
+    cr_expect_eq(harness_pg_int(pg, sql), 3, "the unconfirmed orders went through");
+    PQfinish(pg);
+    stop_system();
+}
