@@ -9,11 +9,16 @@
 
 redisContext *backend_redis_connect(const config *cfg, char *err, size_t errlen)
 {
+    return backend_redis_connect_to(cfg, cfg->redis_host, cfg->redis_port, err, errlen);
+}
+
+redisContext *backend_redis_connect_to(const config *cfg, const char *host, int port, char *err,
+                                       size_t errlen)
+{
     struct timeval tv = {cfg->redis_timeout_ms / 1000, (cfg->redis_timeout_ms % 1000) * 1000};
-    redisContext *c = redisConnectWithTimeout(cfg->redis_host, cfg->redis_port, tv);
+    redisContext *c = redisConnectWithTimeout(host, port, tv);
     if (!c || c->err) {
-        snprintf(err, errlen, "redis %s:%d: %s", cfg->redis_host, cfg->redis_port,
-                 c ? c->errstr : "out of memory");
+        snprintf(err, errlen, "redis %s:%d: %s", host, port, c ? c->errstr : "out of memory");
         goto fail;
     }
     if (redisSetTimeout(c, tv) != REDIS_OK) {

@@ -17,6 +17,11 @@
  * err set. */
 redisContext *backend_redis_connect(const config *cfg, char *err, size_t errlen);
 
+/* The same to host:port (a node of a Redis Cluster) instead of cfg's
+ * redis_host and redis_port; cfg still gives the timeout and the password. */
+redisContext *backend_redis_connect_to(const config *cfg, const char *host, int port, char *err,
+                                       size_t errlen);
+
 /* Connects to cfg->pg_conninfo. Returns a connection the caller closes with
  * PQfinish(), or NULL with err set. */
 PGconn *backend_pg_connect(const config *cfg, char *err, size_t errlen);
