@@ -4,10 +4,15 @@
  * it says is never redirected, and a slot moved between masters answers a
  * client holding the old map with a real ASK during the move and a real
  * MOVED after it, which the module's decisions follow to the slot's owner.
+ * Then redis_nodes.c on the same cluster: commands, pipelines, scans and
+ * scripts reach the master serving each key, a killed connection is remade,
+ * and a slot on the move is followed through ASK, TRYAGAIN and MOVED.
  *
  * One cluster serves the whole suite (started before the first test, stopped
- * after the last: a start costs seconds); the test that moves a slot moves
+ * after the last: a start costs seconds); each test that moves a slot moves
  * one nobody else looks at. */
+#include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,8 +22,12 @@
 #include <criterion/hooks.h>
 #include <hiredis/hiredis.h>
 
+#include "backend.h"
 #include "harness.h"
+#include "keys.h"
 #include "redis_cluster.h"
+#include "redis_nodes.h"
+#include "scripts.h"
 
 #define SEEDS_ENV "SECKILL_TEST_CLUSTER_SEEDS"
 
@@ -447,5 +456,467 @@ Test(cluster, a_slot_being_moved_answers_ask_then_moved_and_the_decisions_reach_
 
     redisFree(src);
     redisFree(dst);
+    cluster_close(&cl);
+}
+
+/* --- redis_nodes.c on the cluster ---------------------------------------------- */
+
+/* A config whose redis_cluster names the cluster's six nodes. */
+static void cluster_config(config *cfg)
+{
+    const char *text = getenv(SEEDS_ENV);
+    cr_assert(text && *text, "the Redis Cluster did not start (logs: $SECKILL_TEST_DIR/cluster/)");
+    harness_config(cfg);
+    free(cfg->redis_cluster);
+    cfg->redis_cluster = strdup(text);
+    cr_assert_not_null(cfg->redis_cluster);
+}
+
+static redis_nodes *nodes_open(config *cfg)
+{
+    cluster_config(cfg);
+    redis_nodes *rn = redis_nodes_create(cfg, "test");
+    cr_assert_not_null(rn);
+    cr_assert(redis_nodes_is_cluster(rn));
+    return rn;
+}
+
+static void nodes_close(redis_nodes *rn, config *cfg)
+{
+    redis_nodes_free(rn);
+    config_free(cfg);
+}
+
+/* Whether c is a connection to node n. */
+static int connected_to(const redisContext *c, const redis_cluster_node *n)
+{
+    return c && c->tcp.port == n->port && strcmp(c->tcp.host, n->host) == 0;
+}
+
+/* The reply of command argv (argc entries) about key through rn, which must
+ * arrive; the caller frees it. */
+static redisReply *nodes_command(redis_nodes *rn, const char *key, int argc, const char **argv)
+{
+    redisReply *r = redis_nodes_command(rn, key, argc, argv, NULL);
+    cr_assert_not_null(r, "%s %s through redis_nodes", argv[0], key);
+    return r;
+}
+
+static void nodes_set(redis_nodes *rn, const char *key, const char *value)
+{
+    const char *argv[] = {"SET", key, value};
+    expect_status(NULL, "SET", nodes_command(rn, key, 3, argv));
+}
+
+/* GET key through rn equals want. */
+static void nodes_expect(redis_nodes *rn, const char *key, const char *want)
+{
+    const char *argv[] = {"GET", key};
+    redisReply *r = nodes_command(rn, key, 2, argv);
+    cr_assert_eq(r->type, REDIS_REPLY_STRING, "GET %s", key);
+    cr_assert_str_eq(r->str, want, "GET %s", key);
+    freeReplyObject(r);
+}
+
+/* The index among the masters of cl.map of the one that serves key: the
+ * one whose plain GET answers want rather than a MOVED (the cluster's own
+ * word, whatever any map says). */
+static size_t owner_by_get(redisContext **masters, size_t n, const char *key, const char *want)
+{
+    size_t owner = n;
+    for (size_t m = 0; m < n; m++) {
+        redisReply *r = command(masters[m], "GET %s", key);
+        if (r->type == REDIS_REPLY_STRING) {
+            cr_assert_str_eq(r->str, want, "GET %s", key);
+            cr_assert_eq(owner, n, "%s is served by two masters", key);
+            owner = m;
+        } else {
+            cr_assert_eq(r->type, REDIS_REPLY_ERROR, "GET %s", key);
+            cr_assert(strncmp(r->str, "MOVED ", 6) == 0, "%s", r->str);
+        }
+        freeReplyObject(r);
+    }
+    cr_assert_lt(owner, n, "no master serves %s", key);
+    return owner;
+}
+
+Test(cluster, redis_nodes_sends_thousands_of_keys_to_the_master_that_serves_each)
+{
+    cluster cl;
+    cluster_open(&cl);
+    config cfg;
+    redis_nodes *rn = nodes_open(&cfg);
+    size_t n = redis_cluster_map_masters(cl.map);
+    cr_assert_eq(redis_nodes_count(rn), n);
+    redisContext *plain[3];
+    for (size_t m = 0; m < n; m++) {
+        plain[m] = connect_to(redis_cluster_map_master_at(cl.map, m));
+        /* Each master once among redis_nodes_at's. */
+        int seen = 0;
+        for (size_t i = 0; i < n; i++)
+            seen += connected_to(redis_nodes_at(rn, i), redis_cluster_map_master_at(cl.map, m));
+        cr_assert_eq(seen, 1, "master %zu among redis_nodes_at", m);
+    }
+    cr_assert_null(redis_nodes_at(rn, n));
+    cr_assert_eq(redis_nodes_any(rn), redis_nodes_at(rn, 0));
+    enum { KEYS = 1500 };
+    int per_master[3] = {0};
+    for (int i = 0; i < KEYS; i++) {
+        char key[64], value[32];
+        snprintf(key, sizeof(key), i % 2 ? "nodes:%d" : "{item:%d}:nodes", i);
+        snprintf(value, sizeof(value), "v%d", i);
+        nodes_set(rn, key, value);
+        size_t owner = owner_by_get(plain, n, key, value);
+        per_master[owner]++;
+        cr_assert(
+            connected_to(redis_nodes_for_key(rn, key), redis_cluster_map_master_at(cl.map, owner)),
+            "redis_nodes_for_key(%s) is not its owner's connection", key);
+    }
+    for (size_t m = 0; m < n; m++) {
+        cr_assert_gt(per_master[m], KEYS / 6, "the keys spread over every master");
+        redisFree(plain[m]);
+    }
+    nodes_close(rn, &cfg);
+    cluster_close(&cl);
+}
+
+Test(cluster, a_redis_nodes_pipeline_across_the_masters_answers_in_the_order_of_its_commands)
+{
+    cluster cl;
+    cluster_open(&cl);
+    config cfg;
+    redis_nodes *rn = nodes_open(&cfg);
+    enum { N = 3000 };
+    static char keys[N][32], values[N][32];
+    static const char *argv[N * 3];
+    static redisReply *replies[N];
+    int per_master[3] = {0};
+    for (int i = 0; i < N; i++) {
+        snprintf(keys[i], sizeof(keys[i]), "pipe:%d", i);
+        snprintf(values[i], sizeof(values[i]), "%d", i * 3);
+        argv[i * 3] = "SET";
+        argv[i * 3 + 1] = keys[i];
+        argv[i * 3 + 2] = values[i];
+        const redis_cluster_node *owner =
+            redis_cluster_map_master_of_key(cl.map, keys[i], strlen(keys[i]));
+        for (size_t m = 0; m < 3; m++)
+            per_master[m] += owner == redis_cluster_map_master_at(cl.map, m);
+    }
+    for (size_t m = 0; m < 3; m++)
+        cr_assert_gt(per_master[m], N / 6, "the commands spread over every master");
+    cr_assert_eq(redis_nodes_pipeline(rn, N, 3, argv, replies), 0);
+    for (int i = 0; i < N; i++) {
+        cr_assert(replies[i] && replies[i]->type == REDIS_REPLY_STATUS, "SET %d", i);
+        freeReplyObject(replies[i]);
+    }
+    /* INCRBY by each key's own value doubles it: each reply names its
+     * command. One key holds text: its error reply is NULL, alone. */
+    nodes_set(rn, keys[1234], "text");
+    for (int i = 0; i < N; i++)
+        argv[i * 3] = "INCRBY";
+    cr_assert_eq(redis_nodes_pipeline(rn, N, 3, argv, replies), 0);
+    for (int i = 0; i < N; i++) {
+        if (i == 1234) {
+            cr_assert_null(replies[i]);
+            continue;
+        }
+        cr_assert(replies[i] && replies[i]->type == REDIS_REPLY_INTEGER, "INCRBY %d", i);
+        cr_assert_eq(replies[i]->integer, i * 6, "reply %d is command %d's", i, i);
+        freeReplyObject(replies[i]);
+    }
+    nodes_close(rn, &cfg);
+    cluster_close(&cl);
+}
+
+/* Deletes each key it meets through the redis_nodes of the scan, on
+ * whichever master serves it, and counts it. */
+typedef struct scan_delete {
+    redis_nodes *rn;
+    int seen;
+} scan_delete;
+
+static int delete_each(void *ctx, const char *key, size_t len)
+{
+    scan_delete *d = ctx;
+    char k[64];
+    snprintf(k, sizeof(k), "%.*s", (int)len, key);
+    const char *argv[] = {"DEL", k};
+    redisReply *r = nodes_command(d->rn, k, 2, argv);
+    cr_assert(r->type == REDIS_REPLY_INTEGER && r->integer == 1, "DEL %s", k);
+    freeReplyObject(r);
+    d->seen++;
+    return 0;
+}
+
+Test(cluster, a_redis_nodes_scan_finds_the_keys_of_every_master)
+{
+    cluster cl;
+    cluster_open(&cl);
+    config cfg;
+    redis_nodes *rn = nodes_open(&cfg);
+    enum { N = 3000 };
+    static char keys[N][32];
+    static const char *argv[N * 3];
+    static redisReply *replies[N];
+    for (int i = 0; i < N; i++) {
+        snprintf(keys[i], sizeof(keys[i]), "nodes-scan:%d", i);
+        argv[i * 3] = "SET";
+        argv[i * 3 + 1] = keys[i];
+        argv[i * 3 + 2] = "x";
+    }
+    cr_assert_eq(redis_nodes_pipeline(rn, N, 3, argv, replies), 0);
+    for (int i = 0; i < N; i++)
+        freeReplyObject(replies[i]);
+    /* Each master holds a share; the scan meets every key once, and its
+     * callback's DEL goes through the same redis_nodes to any master. */
+    for (size_t m = 0; m < 3; m++) {
+        redisContext *c = connect_to(redis_cluster_map_master_at(cl.map, m));
+        redisReply *r = command(c, "SCAN 0 MATCH nodes-scan:* COUNT 100000");
+        cr_assert(r->type == REDIS_REPLY_ARRAY && r->element[1]->elements > N / 6, "master %zu", m);
+        freeReplyObject(r);
+        redisFree(c);
+    }
+    scan_delete d = {rn, 0};
+    cr_assert_eq(redis_nodes_scan(rn, "nodes-scan:*", delete_each, &d), 0);
+    cr_assert_eq(d.seen, N);
+    d.seen = 0;
+    cr_assert_eq(redis_nodes_scan(rn, "nodes-scan:*", delete_each, &d), 0);
+    cr_assert_eq(d.seen, 0);
+    nodes_close(rn, &cfg);
+    cluster_close(&cl);
+}
+
+Test(cluster, item_reset_through_redis_nodes_runs_on_each_items_master_loaded_or_not)
+{
+    cluster cl;
+    cluster_open(&cl);
+    config cfg;
+    redis_nodes *rn = nodes_open(&cfg);
+    /* The digests from one master: the other two answer NOSCRIPT first. */
+    scripts sc;
+    cr_assert_eq(scripts_init(&sc), 0);
+    redisContext *first = connect_to(redis_cluster_map_master_at(cl.map, 0));
+    cr_assert_eq(scripts_load(&sc, first), 0);
+    redisFree(first);
+    enum { ITEMS = 60 };
+    for (int64_t item = 880000; item < 880000 + ITEMS; item++) {
+        char state[KEYS_MAX], buyers[KEYS_MAX], returned[KEYS_MAX], given_back[KEYS_MAX], stock[32];
+        keys_item_state(state, sizeof(state), item);
+        keys_item_buyers(buyers, sizeof(buyers), item);
+        keys_item_returned(returned, sizeof(returned), item);
+        keys_item_given_back(given_back, sizeof(given_back), item);
+        snprintf(stock, sizeof(stock), "%" PRId64, item % 1000);
+        const char *ka[] = {state, buyers, returned, given_back, stock, "1", "0", "0", "1"};
+        redisReply *r = redis_nodes_script(rn, &sc.s[SCRIPT_ITEM_RESET], 4, 5, ka);
+        cr_assert(r && r->type == REDIS_REPLY_INTEGER && r->integer == 1, "item_reset %" PRId64,
+                  item);
+        freeReplyObject(r);
+        const char *hget[] = {"HGET", state, "stock"};
+        r = nodes_command(rn, state, 3, hget);
+        cr_assert(r->type == REDIS_REPLY_STRING && strcmp(r->str, stock) == 0, "stock of %s",
+                  state);
+        freeReplyObject(r);
+    }
+    /* EVAL loaded the script where it was missing: every master has it. */
+    for (size_t m = 0; m < 3; m++) {
+        redisContext *c = connect_to(redis_cluster_map_master_at(cl.map, m));
+        redisReply *r = command(c, "SCRIPT EXISTS %s", sc.s[SCRIPT_ITEM_RESET].sha);
+        cr_assert(r->type == REDIS_REPLY_ARRAY && r->element[0]->integer == 1, "master %zu", m);
+        freeReplyObject(r);
+        redisFree(c);
+    }
+    nodes_close(rn, &cfg);
+    cluster_close(&cl);
+}
+
+Test(cluster, a_redis_nodes_connection_killed_fails_one_command_and_the_next_reconnects)
+{
+    cluster cl;
+    cluster_open(&cl);
+    config cfg;
+    redis_nodes *rn = nodes_open(&cfg);
+    const char *key = "{item:1}:nodes-kill";
+    nodes_set(rn, key, "here");
+    redisContext *c = redis_nodes_for_key(rn, key);
+    redisReply *r = redis_nodes_reply(rn, c, redisCommand(c, "CLIENT ID"), "CLIENT ID");
+    cr_assert(r && r->type == REDIS_REPLY_INTEGER);
+    long long id = r->integer;
+    freeReplyObject(r);
+    redis_cluster_node owner = {"", c->tcp.port};
+    snprintf(owner.host, sizeof(owner.host), "%s", c->tcp.host);
+    redisContext *plain = connect_to(&owner);
+    r = command(plain, "CLIENT KILL ID %lld", id);
+    cr_assert(r->type == REDIS_REPLY_INTEGER && r->integer == 1);
+    freeReplyObject(r);
+    redisFree(plain);
+    const char *argv[] = {"GET", key};
+    cr_assert_null(redis_nodes_command(rn, key, 2, argv, NULL), "the killed connection's GET");
+    nodes_expect(rn, key, "here");
+    cr_assert(connected_to(redis_nodes_for_key(rn, key), &owner));
+    nodes_close(rn, &cfg);
+    cluster_close(&cl);
+}
+
+/* --- moving a slot, as the cluster's tools do --------------------------------- */
+
+typedef struct slot_move {
+    int slot;
+    redis_cluster_node source, target;
+    redisContext *src, *dst;
+    char src_id[64], dst_id[64];
+} slot_move;
+
+/* The move of slot from its master in cl.map to another master begins:
+ * the target imports, the source migrates. */
+static void move_begin(slot_move *mv, const cluster *cl, int slot)
+{
+    mv->slot = slot;
+    mv->source = *redis_cluster_map_master(cl->map, slot);
+    mv->target = *redis_cluster_map_master_at(cl->map, 0);
+    if (redis_cluster_node_equal(&mv->target, &mv->source))
+        mv->target = *redis_cluster_map_master_at(cl->map, 1);
+    mv->src = connect_to(&mv->source);
+    mv->dst = connect_to(&mv->target);
+    node_id(mv->src, mv->src_id, sizeof(mv->src_id));
+    node_id(mv->dst, mv->dst_id, sizeof(mv->dst_id));
+    expect_status(mv->dst, "IMPORTING",
+                  command(mv->dst, "CLUSTER SETSLOT %d IMPORTING %s", slot, mv->src_id));
+    expect_status(mv->src, "MIGRATING",
+                  command(mv->src, "CLUSTER SETSLOT %d MIGRATING %s", slot, mv->dst_id));
+}
+
+static void move_key(redisContext *src, const redis_cluster_node *target, const char *key)
+{
+    expect_status(src, "MIGRATE",
+                  command(src, "MIGRATE %s %d %s 0 5000", target->host, target->port, key));
+}
+
+/* The move ends: the slot is the target's, told to every master. */
+static void move_end(slot_move *mv, const cluster *cl)
+{
+    expect_status(mv->dst, "NODE",
+                  command(mv->dst, "CLUSTER SETSLOT %d NODE %s", mv->slot, mv->dst_id));
+    expect_status(mv->src, "NODE",
+                  command(mv->src, "CLUSTER SETSLOT %d NODE %s", mv->slot, mv->dst_id));
+    for (size_t m = 0; m < redis_cluster_map_masters(cl->map); m++) {
+        const redis_cluster_node *n = redis_cluster_map_master_at(cl->map, m);
+        if (redis_cluster_node_equal(n, &mv->target) || redis_cluster_node_equal(n, &mv->source))
+            continue;
+        redisContext *third = connect_to(n);
+        expect_status(third, "NODE",
+                      command(third, "CLUSTER SETSLOT %d NODE %s", mv->slot, mv->dst_id));
+        redisFree(third);
+    }
+    redisFree(mv->src);
+    redisFree(mv->dst);
+}
+
+Test(cluster, redis_nodes_follows_the_moved_of_a_slot_that_changed_master)
+{
+    cluster cl;
+    cluster_open(&cl);
+    const char *key = "{nodes:moved}:a", *other = "{nodes:elsewhere}:b";
+    int slot = redis_cluster_slot(key, strlen(key));
+    cr_assert_neq(slot, redis_cluster_slot(other, strlen(other)));
+    /* Two holders of the old map: one for commands, one for a pipeline. */
+    config cfg1, cfg2;
+    redis_nodes *rn = nodes_open(&cfg1), *piped = nodes_open(&cfg2);
+    nodes_set(rn, key, "moved");
+    nodes_set(rn, other, "stays");
+    nodes_expect(piped, key, "moved");
+    slot_move mv;
+    move_begin(&mv, &cl, slot);
+    cr_assert(connected_to(redis_nodes_for_key(rn, key), &mv.source));
+    move_key(mv.src, &mv.target, key);
+    move_end(&mv, &cl);
+
+    /* The old map's GET meets a MOVED, follows it at once, and the map
+     * read again afterwards sends the key straight to its new master. */
+    nodes_expect(rn, key, "moved");
+    cr_assert(connected_to(redis_nodes_for_key(rn, key), &mv.target));
+    nodes_expect(rn, other, "stays");
+    const char *argv[] = {"GET", other, "GET", key, "GET", other};
+    redisReply *replies[3];
+    cr_assert_eq(redis_nodes_pipeline(piped, 3, 2, argv, replies), 0);
+    const char *want[] = {"stays", "moved", "stays"};
+    for (int i = 0; i < 3; i++) {
+        cr_assert(replies[i] && replies[i]->type == REDIS_REPLY_STRING, "reply %d", i);
+        cr_assert_str_eq(replies[i]->str, want[i]);
+        freeReplyObject(replies[i]);
+    }
+    cr_assert(connected_to(redis_nodes_for_key(piped, key), &mv.target));
+    nodes_close(rn, &cfg1);
+    nodes_close(piped, &cfg2);
+    cluster_close(&cl);
+}
+
+/* Moves key after a pause, while the test's MGET is being told TRYAGAIN. */
+typedef struct late_move {
+    redisContext *src;
+    redis_cluster_node target;
+    const char *key;
+} late_move;
+
+static void *move_later(void *arg)
+{
+    late_move *lm = arg;
+    harness_sleep_ms(60);
+    redisReply *r =
+        redisCommand(lm->src, "MIGRATE %s %d %s 0 5000", lm->target.host, lm->target.port, lm->key);
+    int ok = r && r->type == REDIS_REPLY_STATUS;
+    freeReplyObject(r);
+    return ok ? lm : NULL;
+}
+
+Test(cluster, redis_nodes_follows_ask_and_tryagain_while_a_slot_is_moving)
+{
+    cluster cl;
+    cluster_open(&cl);
+    const char *a = "{nodes:asked}:a", *b = "{nodes:asked}:b";
+    config cfg;
+    redis_nodes *rn = nodes_open(&cfg);
+    nodes_set(rn, a, "went");
+    nodes_set(rn, b, "stayed");
+    slot_move mv;
+    move_begin(&mv, &cl, redis_cluster_slot(a, strlen(a)));
+    move_key(mv.src, &mv.target, a);
+
+    /* The key that went is asked for at the target; the map keeps the
+     * slot at the source, which still serves the key that stayed. */
+    nodes_expect(rn, a, "went");
+    cr_assert(connected_to(redis_nodes_for_key(rn, a), &mv.source), "an ASK changes no map");
+    nodes_expect(rn, b, "stayed");
+    const char *argv[] = {"GET", a, "GET", b};
+    redisReply *replies[2];
+    cr_assert_eq(redis_nodes_pipeline(rn, 2, 2, argv, replies), 0);
+    cr_assert(replies[0] && replies[1]);
+    cr_assert_str_eq(replies[0]->str, "went");
+    cr_assert_str_eq(replies[1]->str, "stayed");
+    freeReplyObject(replies[0]);
+    freeReplyObject(replies[1]);
+
+    /* A command over both keys is told TRYAGAIN while they are apart,
+     * waits, and is asked at the target once the second key went too. */
+    late_move lm = {connect_to(&mv.source), mv.target, b};
+    pthread_t mover;
+    cr_assert_eq(pthread_create(&mover, NULL, move_later, &lm), 0);
+    int64_t start = backend_mono_ms();
+    const char *mget[] = {"MGET", a, b};
+    redisReply *r = nodes_command(rn, a, 3, mget);
+    int64_t took = backend_mono_ms() - start;
+    void *moved = NULL;
+    pthread_join(mover, &moved);
+    redisFree(lm.src);
+    cr_assert_not_null(moved, "MIGRATE %s", b);
+    cr_assert(r->type == REDIS_REPLY_ARRAY && r->elements == 2, "MGET");
+    cr_assert_str_eq(r->element[0]->str, "went");
+    cr_assert_str_eq(r->element[1]->str, "stayed");
+    freeReplyObject(r);
+    cr_assert_geq(took, 50, "at least one TRYAGAIN's pause (%lld ms)", (long long)took);
+
+    move_end(&mv, &cl);
+    nodes_expect(rn, b, "stayed");
+    cr_assert(connected_to(redis_nodes_for_key(rn, a), &mv.target));
+    nodes_close(rn, &cfg);
     cluster_close(&cl);
 }
