@@ -122,27 +122,30 @@ static int node_of_context(const redis_nodes *rn, const redisContext *c)
 
 /* --- the slot map -------------------------------------------------------------- */
 
-/* A map covering every slot, from a node rn is connected to already; NULL
- * when none has one (a connection that fails on the way is dropped). */
-static redis_cluster_map *map_from_live(redis_nodes *rn)
+/* The map, asked of the nodes rn is connected to (alive a moment ago),
+ * then of the seeds, then of the other nodes it knows: a master learnt from
+ * a map may answer when every seed is gone. Each is asked on a connection
+ * of its own, as rn's may hold what a caller pipelined. NULL with err. */
+static redis_cluster_map *map_fetch(redis_nodes *rn, char *err, size_t errlen)
 {
-    for (size_t i = 0; i < rn->nnodes; i++) {
-        node *n = &rn->nodes[i];
-        if (!n->c || n->c->err)
-            continue;
-        redisReply *r = redisCommand(n->c, "CLUSTER SLOTS");
-        if (!r) {
-            node_lost(rn, i, "CLUSTER SLOTS");
-            continue;
-        }
-        char err[256];
-        redis_cluster_map *map = redis_cluster_map_from_slots(r, n->addr.host, err, sizeof(err));
-        freeReplyObject(r);
-        if (map && redis_cluster_map_unowned(map) == 0)
-            return map;
-        redis_cluster_map_free(map);
+    size_t n = 0;
+    redis_cluster_node *from = malloc((rn->nnodes + rn->nseeds) * sizeof(*from));
+    if (!from) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
     }
-    return NULL;
+    for (size_t i = 0; i < rn->nnodes; i++)
+        if (rn->nodes[i].c)
+            from[n++] = rn->nodes[i].addr;
+    for (size_t s = 0; s < rn->nseeds; s++)
+        from[n++] = rn->seeds[s];
+    for (size_t i = 0; i < rn->nnodes; i++)
+        if (!rn->nodes[i].c)
+            from[n++] = rn->nodes[i].addr;
+    redis_cluster_map *map = redis_cluster_fetch_map(from, n, rn->cfg->redis_timeout_ms,
+                                                     rn->cfg->redis_password, err, errlen);
+    free(from);
+    return map;
 }
 
 /* Makes map rn's: its masters become nodes (sorted by index, so that a map
@@ -174,19 +177,15 @@ static int map_install(redis_nodes *rn, redis_cluster_map *map)
     return 0;
 }
 
-/* Reads the map when there is none or it is stale: from a live connection,
- * else from the seeds. Returns 0 when rn has a map (the old one when no
- * node answered: still the best guess, and the next call tries again), -1
- * when it has none. */
+/* Reads the map when there is none or it is stale. Returns 0 when rn has a
+ * map (the old one when no node answered: still the best guess, and the
+ * next call tries again), -1 when it has none. */
 static int map_ready(redis_nodes *rn)
 {
     if (rn->map && !rn->stale && !redis_cluster_map_stale(rn->map))
         return 0;
-    char err[1024] = "";
-    redis_cluster_map *map = map_from_live(rn);
-    if (!map)
-        map = redis_cluster_fetch_map(rn->seeds, rn->nseeds, rn->cfg->redis_timeout_ms,
-                                      rn->cfg->redis_password, err, sizeof(err));
+    char err[1024];
+    redis_cluster_map *map = map_fetch(rn, err, sizeof(err));
     if (!map) {
         log_msg(LOG_WARN, rn->component, "redis cluster: no slot map: %s", err);
         return rn->map ? 0 : -1;

@@ -36,8 +36,9 @@ int redis_nodes_is_cluster(const redis_nodes *rn);
  * there is none or it is stale; the connection made when missing). NULL
  * when that node (or, for the map, every seed) does not answer: logged.
  * The context stays the module's; a caller sends on it directly (a
- * pipeline, MULTI/EXEC, BLMOVE) and hands every reply it reads to
- * redis_nodes_reply. */
+ * pipeline, MULTI/EXEC, BLMOVE), hands every reply it reads to
+ * redis_nodes_reply, and reads them all before it sends on that node
+ * through rn again. */
 redisContext *redis_nodes_for_key(redis_nodes *rn, const char *key);
 
 /* The number of masters (1 on a single Redis), reading the map when
