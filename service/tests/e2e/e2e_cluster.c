@@ -5,12 +5,12 @@
  * persisted once, and an order read back while it waits in its item's
  * pending hash or after. */
 #include <inttypes.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
+#include <criterion/hooks.h>
 
 #include "backend.h"
 #include "harness.h"
@@ -20,21 +20,34 @@
 #define TOKEN "e2e-admin-token"
 
 static harness_system sys;
-static pid_t node_pid;
+
+/* One cluster node for the suite (a start costs 2 s), started in the runner
+ * before the first test and stopped after the last; harness_system_start
+ * empties it for each test. */
+ReportHook(PRE_ALL)(struct criterion_test_set *set)
+{
+    (void)set;
+    harness_cluster_node_start_shared();
+}
+
+ReportHook(POST_ALL)(struct criterion_global_stats *stats)
+{
+    (void)stats;
+    harness_cluster_node_stop_shared();
+}
 
 /* The cluster node first: the server, the worker and harness_redis() take
  * their Redis from the environment. */
 static void start_system(void)
 {
-    int port;
-    node_pid = harness_start_cluster_node(&port);
     char port_s[16];
-    snprintf(port_s, sizeof(port_s), "%d", port);
+    snprintf(port_s, sizeof(port_s), "%d", harness_cluster_node_port());
     cr_assert_eq(setenv("SECKILL_REDIS_PORT", port_s, 1), 0);
     /* And as the seed of the cluster mode: the slot map read from the node,
      * commands routed by their keys' slots. */
     char seeds[64];
-    snprintf(seeds, sizeof(seeds), "SECKILL_REDIS_CLUSTER=127.0.0.1:%d", port);
+    snprintf(seeds, sizeof(seeds), "SECKILL_REDIS_CLUSTER=127.0.0.1:%d",
+             harness_cluster_node_port());
     char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=cluster", seeds, NULL};
     harness_system_start(&sys, env, "e2e-cluster");
 }
@@ -42,9 +55,6 @@ static void start_system(void)
 static void kill_leftovers(void)
 {
     harness_system_kill(&sys);
-    if (node_pid > 0)
-        harness_stop(node_pid, SIGKILL);
-    node_pid = 0;
 }
 
 TestSuite(cluster, .init = start_system, .fini = kill_leftovers, .timeout = 300);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <criterion/criterion.h>
+#include <criterion/hooks.h>
 
 #include "harness.h"
 #include "keys.h"
@@ -21,21 +22,36 @@
 
 #define ITEM 42
 
-static pid_t node_pid;
 static redisContext *redis;
 static scripts sc;
 
-static void start_node(void)
+/* One node for the whole suite, started in the runner before the first test
+ * and stopped after the last (a start costs 2 s); each test finds it
+ * emptied, with the scripts loaded. */
+ReportHook(PRE_ALL)(struct criterion_test_set *set)
 {
-    redis = harness_cluster_node_with_scripts(&node_pid, &sc);
+    (void)set;
+    harness_cluster_node_start_shared();
 }
 
-static void stop_node(void)
+ReportHook(POST_ALL)(struct criterion_global_stats *stats)
 {
-    harness_cluster_node_stop(&node_pid, &redis);
+    (void)stats;
+    harness_cluster_node_stop_shared();
 }
 
-TestSuite(cluster, .init = start_node, .fini = stop_node, .timeout = 60);
+static void open_node(void)
+{
+    redis = harness_cluster_node_open(&sc);
+}
+
+static void close_node(void)
+{
+    redisFree(redis);
+    redis = NULL;
+}
+
+TestSuite(cluster, .init = open_node, .fini = close_node, .timeout = 60);
 
 /* A script call's reply: anything but an error. Frees it. */
 static void expect_ran(const char *what, redisReply *r)

@@ -22,11 +22,7 @@
 #include "backend.h"
 #include "keys.h"
 #include "order.h"
-#include "redis_cluster.h"
 #include "registry.h"
-
-/* Debian's redis-server, the one scripts/services.sh runs. */
-#define HARNESS_REDIS_SERVER "/usr/bin/redis-server"
 
 extern char **environ;
 
@@ -690,102 +686,6 @@ void harness_system_kill(harness_system *s)
 {
     harness_kill_leftover(&s->server);
     harness_kill_leftover(&s->worker);
-}
-
-/* Whether nothing listens on 127.0.0.1:port (a bind succeeds). */
-static int port_is_free(int port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    cr_assert(fd >= 0);
-    struct sockaddr_in a = {.sin_family = AF_INET,
-                            .sin_port = htons((uint16_t)port),
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    int ok = bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
-    close(fd);
-    return ok;
-}
-
-pid_t harness_start_cluster_node(int *port)
-{
-    /* A cluster node also listens on its port + 10000 (the cluster bus), so
-     * the port is at most 55535 and both must be free. */
-    do
-        *port = harness_free_port();
-    while (*port > 55535 || !port_is_free(*port + 10000));
-    char port_s[16], name[64], dir[512], conf[544], log[544];
-    snprintf(port_s, sizeof(port_s), "%d", *port);
-    snprintf(name, sizeof(name), "cluster-%d", *port);
-    snprintf(dir, sizeof(dir), "%s", harness_path(name));
-    cr_assert(mkdir(dir, 0755) == 0 || errno == EEXIST, "mkdir %s: %s", dir, strerror(errno));
-    snprintf(conf, sizeof(conf), "%s/nodes.conf", dir);
-    snprintf(log, sizeof(log), "%s/redis.log", dir);
-    char *argv[] = {"redis-server",
-                    "--port",
-                    port_s,
-                    "--bind",
-                    "127.0.0.1",
-                    "--cluster-enabled",
-                    "yes",
-                    "--cluster-config-file",
-                    conf,
-                    "--dir",
-                    dir,
-                    "--save",
-                    "",
-                    "--appendonly",
-                    "no",
-                    NULL};
-    pid_t pid = harness_spawn(HARNESS_REDIS_SERVER, argv, NULL, log);
-    redisContext *c = NULL;
-    int64_t deadline = backend_mono_ms() + 15000;
-    while (!c || c->err) {
-        redisFree(c);
-        cr_assert(backend_mono_ms() < deadline, "the cluster node did not start: see %s", log);
-        usleep(20 * 1000);
-        c = redisConnect("127.0.0.1", *port);
-    }
-    redisReply *r = redisCommand(c, "CLUSTER ADDSLOTSRANGE 0 %d", REDIS_CLUSTER_SLOTS - 1);
-    cr_assert(r && r->type == REDIS_REPLY_STATUS, "CLUSTER ADDSLOTSRANGE: %s",
-              r && r->type == REDIS_REPLY_ERROR ? r->str : c->errstr);
-    freeReplyObject(r);
-    for (;;) {
-        r = redisCommand(c, "CLUSTER INFO");
-        int ok = r && r->type == REDIS_REPLY_STRING && strstr(r->str, "cluster_state:ok");
-        freeReplyObject(r);
-        if (ok)
-            break;
-        cr_assert(backend_mono_ms() < deadline, "the one-node cluster is not ok: see %s", log);
-        usleep(20 * 1000);
-    }
-    redisFree(c);
-    return pid;
-}
-
-redisContext *harness_cluster_node_with_scripts(pid_t *pid, scripts *sc)
-{
-    int port;
-    *pid = harness_start_cluster_node(&port);
-    redisContext *c = redisConnect("127.0.0.1", port);
-    cr_assert(c && !c->err, "connect to the cluster node");
-    cr_assert_eq(scripts_init(sc), 0);
-    cr_assert_eq(scripts_load(sc, c), 0, "SCRIPT LOAD on the cluster node");
-    return c;
-}
-
-void harness_cluster_node_stop(pid_t *pid, redisContext **c)
-{
-    redisFree(*c);
-    *c = NULL;
-    if (*pid > 0)
-        harness_stop(*pid, SIGKILL);
-    *pid = 0;
-}
-
-void harness_expect_ran(redisContext *c, const char *what, redisReply *r)
-{
-    cr_assert(r, "%s: %s", what, c->errstr);
-    cr_assert_neq(r->type, REDIS_REPLY_ERROR, "%s refused: %s", what, r->str);
-    freeReplyObject(r);
 }
 
 const char *harness_path(const char *name)

@@ -202,21 +202,27 @@ void harness_system_start(harness_system *s, char *const extra_env[], const char
 /* The end of a test: both stop cleanly (harness_stop_clean). */
 void harness_system_stop(harness_system *s);
 
-/* Starts a redis-server in cluster mode on a free port (returned in *port)
- * as a one-node Redis Cluster that owns all 16384 slots, and waits until
- * the cluster is ok: it refuses, as any cluster does, a script call or a
- * MULTI whose keys hash to different slots (CROSSSLOT). Its files and log
- * go under the run's scratch folder. Returns its pid (harness_stop() it);
- * aborts the test when it does not come up. */
-pid_t harness_start_cluster_node(int *port);
+/* The one-node Redis Cluster of a suite (harness_node.c): a redis-server in
+ * cluster mode on a free port that owns all 16384 slots, and refuses, as any
+ * cluster does, a script call or a MULTI whose keys hash to different slots
+ * (CROSSSLOT). Its files and log go under the run's scratch folder.
+ *
+ * For a suite's PRE_ALL report hook: starts it for all the suite's tests
+ * (about 2 s) and hands its port to them through the environment. Asserts
+ * nothing (a hook runs outside any test): returns 0, or -1 and says why on
+ * stderr and to every test, which then fails in harness_cluster_node_port. */
+int harness_cluster_node_start_shared(void);
+/* For the POST_ALL hook: stops it (it also dies with the runner). */
+void harness_cluster_node_stop_shared(void);
 
-/* The same node (its pid in *pid), a connection to it (the test frees it)
- * and every script of sc loaded there. Aborts the test on failure. */
-redisContext *harness_cluster_node_with_scripts(pid_t *pid, scripts *sc);
+/* In a test: the port of the suite's node; aborts the test, saying why,
+ * when it did not start. */
+int harness_cluster_node_port(void);
 
-/* Its end, for .fini: frees *c and kills *pid (both cleared; either may be
- * unset already). */
-void harness_cluster_node_stop(pid_t *pid, redisContext **c);
+/* In a test: a connection to the suite's node, emptied (FLUSHALL, SCRIPT
+ * FLUSH) and with every script of sc loaded; the test frees it. Aborts the
+ * test on failure. */
+redisContext *harness_cluster_node_open(scripts *sc);
 
 /* Asserts that r, the reply on c to the script call what, is not an error
  * (a cluster's CROSSSLOT refusal included); frees it. */

@@ -1,0 +1,223 @@
+/* harness_node.c: the one-node Redis Cluster of the suites that hold the
+ * product's calls to a cluster's slot rules: one node for a whole suite,
+ * started by its PRE_ALL report hook and stopped by its POST_ALL, each test
+ * starting from an emptied node. A start costs two seconds (a new master
+ * waits that long before it says cluster_state:ok), a FLUSHALL nothing. */
+#include "harness.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "backend.h"
+#include "redis_cluster.h"
+
+/* Debian's redis-server, the one scripts/services.sh runs. */
+#define NODE_SERVER "/usr/bin/redis-server"
+/* What the runner hands the tests, each in a process of its own: the
+ * node's port, or why there is none. */
+#define NODE_PORT_ENV "SECKILL_TEST_CLUSTER_NODE_PORT"
+#define NODE_ERROR_ENV "SECKILL_TEST_CLUSTER_NODE_ERROR"
+
+/* The runner's node (the hooks run in the runner, the tests do not). */
+static pid_t shared_node;
+
+/* A port nothing listens on now (0 asks the kernel), or -1. */
+static int node_free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(a);
+    int ok = fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+             getsockname(fd, (struct sockaddr *)&a, &len) == 0;
+    if (fd >= 0)
+        close(fd);
+    return ok ? ntohs(a.sin_port) : -1;
+}
+
+static int node_port_is_free(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    int ok = fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+    if (fd >= 0)
+        close(fd);
+    return ok;
+}
+
+/* Whether the node on c owns every slot and says cluster_state:ok. */
+static int node_ok(redisContext *c)
+{
+    redisReply *r = redisCommand(c, "CLUSTER INFO");
+    int ok = r && r->type == REDIS_REPLY_STRING && strstr(r->str, "cluster_state:ok") &&
+             strstr(r->str, "cluster_slots_assigned:16384");
+    freeReplyObject(r);
+    return ok;
+}
+
+/* Starts redis-server in cluster mode on a free port, gives it all 16384
+ * slots and waits until the cluster is ok. Returns its pid (its port in
+ * *port), or -1 with the reason in err. Asserts nothing: the report hooks
+ * call it outside any test. */
+static pid_t node_spawn(int *port, char *err, size_t cap)
+{
+    /* A cluster node also listens on its port + 10000 (the cluster bus), so
+     * the port is at most 55535 and both must be free. */
+    for (int tries = 0;; tries++) {
+        *port = node_free_port();
+        if (*port < 0 || tries == 100) {
+            snprintf(err, cap, "no free port pair for a cluster node");
+            return -1;
+        }
+        if (*port <= 55535 && node_port_is_free(*port + 10000))
+            break;
+    }
+    char port_s[16], name[64], dir[512], conf[544], log[544];
+    snprintf(port_s, sizeof(port_s), "%d", *port);
+    snprintf(name, sizeof(name), "cluster-%d", *port);
+    snprintf(dir, sizeof(dir), "%s", harness_path(name));
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        snprintf(err, cap, "mkdir %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    snprintf(conf, sizeof(conf), "%s/nodes.conf", dir);
+    snprintf(log, sizeof(log), "%s/redis.log", dir);
+    char *argv[] = {"redis-server",
+                    "--port",
+                    port_s,
+                    "--bind",
+                    "127.0.0.1",
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-config-file",
+                    conf,
+                    "--dir",
+                    dir,
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                    NULL};
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(err, cap, "fork: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        /* The node ends with the process that started it, even when ctest
+         * kills that one at its timeout and no POST_ALL runs. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(127);
+        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (fd >= 0) {
+            dup2(fd, STDOUT_FILENO);
+            dup2(fd, STDERR_FILENO);
+            close(fd);
+        }
+        execv(NODE_SERVER, argv);
+        _exit(127);
+    }
+    int64_t deadline = backend_mono_ms() + 15000;
+    redisContext *c = NULL;
+    int slots = 0, ok = 0;
+    while (!ok && backend_mono_ms() < deadline) {
+        if (!c || c->err) {
+            redisFree(c);
+            c = redisConnect("127.0.0.1", *port);
+        }
+        if (c && !c->err && !slots) {
+            redisReply *r = redisCommand(c, "CLUSTER ADDSLOTSRANGE 0 %d", REDIS_CLUSTER_SLOTS - 1);
+            slots = r && r->type == REDIS_REPLY_STATUS;
+            freeReplyObject(r);
+        }
+        ok = slots && node_ok(c);
+        if (!ok)
+            usleep(20 * 1000);
+    }
+    redisFree(c);
+    if (!ok) {
+        kill(pid, SIGKILL);
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        snprintf(err, cap, "the one-node cluster on port %d was not ok within 15 s: see %s", *port,
+                 log);
+        return -1;
+    }
+    return pid;
+}
+
+int harness_cluster_node_start_shared(void)
+{
+    char err[768];
+    int port;
+    shared_node = node_spawn(&port, err, sizeof(err));
+    if (shared_node < 0) {
+        shared_node = 0;
+        fprintf(stderr, "harness: %s\n", err);
+        setenv(NODE_ERROR_ENV, err, 1);
+        unsetenv(NODE_PORT_ENV);
+        return -1;
+    }
+    char port_s[16];
+    snprintf(port_s, sizeof(port_s), "%d", port);
+    setenv(NODE_PORT_ENV, port_s, 1);
+    return 0;
+}
+
+void harness_cluster_node_stop_shared(void)
+{
+    if (shared_node > 0)
+        harness_stop(shared_node, SIGKILL);
+    shared_node = 0;
+}
+
+int harness_cluster_node_port(void)
+{
+    const char *port = getenv(NODE_PORT_ENV), *why = getenv(NODE_ERROR_ENV);
+    cr_assert(port && atoi(port) > 0, "the suite's cluster node did not start: %s",
+              why ? why : "no PRE_ALL report hook calls harness_cluster_node_start_shared()");
+    return atoi(port);
+}
+
+redisContext *harness_cluster_node_open(scripts *sc)
+{
+    int port = harness_cluster_node_port();
+    redisContext *c = redisConnect("127.0.0.1", port);
+    cr_assert(c && !c->err, "connect to the cluster node on port %d: %s", port,
+              c ? c->errstr : "no memory");
+    /* What an earlier test left, data and scripts, is gone. */
+    const char *clean[] = {"FLUSHALL", "SCRIPT FLUSH"};
+    for (size_t i = 0; i < sizeof(clean) / sizeof(clean[0]); i++) {
+        redisReply *r = redisCommand(c, clean[i]);
+        cr_assert(r && r->type == REDIS_REPLY_STATUS, "%s on the cluster node: %s", clean[i],
+                  r && r->type == REDIS_REPLY_ERROR ? r->str : c->errstr);
+        freeReplyObject(r);
+    }
+    cr_assert(node_ok(c), "the cluster node is not at cluster_state:ok");
+    cr_assert_eq(scripts_init(sc), 0, "a script is missing from the build");
+    cr_assert_eq(scripts_load(sc, c), 0, "SCRIPT LOAD on the cluster node");
+    return c;
+}
+
+void harness_expect_ran(redisContext *c, const char *what, redisReply *r)
+{
+    cr_assert(r, "%s: %s", what, c->errstr);
+    cr_assert_neq(r->type, REDIS_REPLY_ERROR, "%s refused: %s", what, r->str);
+    freeReplyObject(r);
+}
