@@ -20,7 +20,12 @@
 
 #define TOKEN "chaos-admin-token"
 #define BOUND 300
-#define DOWN_MS 30000
+/* The outage, scaled to the worker's periods rather than to the clock: with
+ * a sweep (and heartbeat) every 500 ms, the heartbeat's TTL is 1.5 s, so 4 s
+ * down outlasts it more than twice and holds eight sweeps, as 30 s would with
+ * the default period of 5 s, and the retries reach their 500 ms ceiling. */
+#define SWEEP_MS "500"
+#define DOWN_MS 4000
 
 static int port;
 static pid_t server_pid, worker_pid;
@@ -29,8 +34,9 @@ static char resp[1 << 16];
 static void start_system(void)
 {
     harness_reset_backends();
-    char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=chaos-pg",
-                   "SECKILL_MAX_PENDING_ORDERS=300", "SECKILL_WORKER_RETRY_MAX_MS=500", NULL};
+    char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN,        "SECKILL_WORKER_ID=chaos-pg",
+                   "SECKILL_MAX_PENDING_ORDERS=300",    "SECKILL_WORKER_RETRY_MAX_MS=500",
+                   "SECKILL_WORKER_SWEEP_MS=" SWEEP_MS, NULL};
     server_pid = harness_start_server(&port, env, "chaos-pg-server.log");
     worker_pid = harness_start_worker(env, "chaos-pg-worker.log");
 }
