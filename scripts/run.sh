@@ -84,9 +84,11 @@ zk_port=$(zk_start "$dir")
 export SECKILL_ZOOKEEPER_SERVERS=127.0.0.1:$zk_port
 read -r redlock_1 redlock_2 < <(redlock_start "$dir")
 export SECKILL_REDLOCK_SERVERS=127.0.0.1:$SECKILL_REDIS_PORT,127.0.0.1:$redlock_1,127.0.0.1:$redlock_2
-# SECKILL_REDIS_CLUSTER=1: a Redis Cluster of 3 masters and 3 replicas too, under run/dev/cluster;
-# its seeds replace the 1 (the variable is also the config key redis_cluster). Server and worker
-# check the key but still use the single Redis: the cluster mode is being built (issue 14).
+# SECKILL_REDIS_CLUSTER=1: a Redis Cluster of 3 masters and 3 replicas too, under run/dev/cluster.
+# Its seeds replace the 1: the variable is the config key redis_cluster of the server and worker
+# started below (their config is this environment), and `make admin` reads it from
+# run/dev/cluster/env. The single Redis keeps running for the laboratory, whose strategies need
+# one plain Redis (and Redlock one of its three servers).
 if [[ ${SECKILL_REDIS_CLUSTER:-} == 1 ]]; then
     SECKILL_REDIS_CLUSTER=$(cluster_start "$dir")
     export SECKILL_REDIS_CLUSTER
@@ -159,8 +161,9 @@ nginx in front of $instances servers: ${urls[*]} (one access-K.log each)"
 cat <<EOF
 
 seckill is running at $url (logs: $dir/*.log, one line per request in access.log;
-ZooKeeper on 127.0.0.1:$zk_port, Redlock on $SECKILL_REDLOCK_SERVERS${SECKILL_REDIS_CLUSTER:+,
-Redis Cluster (not used yet) on $SECKILL_REDIS_CLUSTER})$behind
+ZooKeeper on 127.0.0.1:$zk_port, Redlock on $SECKILL_REDLOCK_SERVERS)${SECKILL_REDIS_CLUSTER:+
+Redis Cluster on $SECKILL_REDIS_CLUSTER
+(redis_cluster of the server, worker and make admin; the laboratory stays on the single Redis)}$behind
 admin token: $SECKILL_ADMIN_TOKEN
 
   curl -X POST -H "Authorization: Bearer $SECKILL_ADMIN_TOKEN" -d '{"name":"phone","stock":100}' $url/api/v1/items
