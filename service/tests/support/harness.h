@@ -11,6 +11,7 @@
 #include <libpq-fe.h>
 
 #include "config.h"
+#include "redis_cluster.h"
 #include "scripts.h"
 
 /* Defaults overlaid with the SECKILL_* environment of the test run. The
@@ -169,6 +170,40 @@ int harness_cluster_start(char *seeds, size_t cap);
 /* Stops it, by its pid files, if it runs (for .fini too). */
 void harness_cluster_stop(void);
 
+/* A suite on that cluster (harness_cluster.c). For its PRE_ALL report hook:
+ * starts it for all the suite's tests and hands them its seeds through the
+ * environment; asserts nothing (a hook runs outside any test): returns 0,
+ * or -1 and every test fails in harness_cluster_seeds saying why. For its
+ * POST_ALL: stops it. */
+int harness_cluster_start_shared(void);
+void harness_cluster_stop_shared(void);
+
+/* In a test: the suite's seeds, "127.0.0.1:<port>,..."; aborts the test when
+ * the cluster did not start. */
+const char *harness_cluster_seeds(void);
+
+/* Its slot map, read from the seeds, every slot owned
+ * (redis_cluster_map_free it). Aborts the test on failure. */
+redis_cluster_map *harness_cluster_map(void);
+
+/* A connection to node n (the test frees it); aborts the test on failure. */
+redisContext *harness_cluster_connect(const redis_cluster_node *n);
+
+/* "<cmd> <key>" (EXISTS, LLEN, HLEN...) on the master that serves key, as
+ * map says; its integer reply. Aborts the test on anything else. */
+long long harness_cluster_int(const redis_cluster_map *map, const char *cmd, const char *key);
+
+/* Empties every master of the cluster (FLUSHALL; the replicas follow), and
+ * the run's Redis and tables (harness_reset_backends). */
+void harness_cluster_reset(void);
+
+/* harness_start_server and harness_start_worker with redis_cluster set to
+ * the suite's seeds. The worker is up once its heartbeat is on the cluster;
+ * the test aborts at once when it lands on the run's single Redis instead
+ * (a worker that ignores redis_cluster). */
+pid_t harness_cluster_start_server(int *port, char *const extra_env[], const char *log_name);
+pid_t harness_cluster_start_worker(char *const extra_env[], const char *log_name);
+
 /* Runs seckill-admin with args (NULL-terminated, without argv[0]) and the
  * run's config; its output lands NUL-terminated in out. Returns its exit
  * code. */
@@ -198,6 +233,10 @@ typedef struct harness_system {
  * worker with extra_env (as harness_start_server), logging to
  * <name>-server.log and <name>-worker.log. */
 void harness_system_start(harness_system *s, char *const extra_env[], const char *name);
+
+/* The same on the suite's Redis Cluster: every backend emptied
+ * (harness_cluster_reset), server and worker with redis_cluster. */
+void harness_cluster_system_start(harness_system *s, char *const extra_env[], const char *name);
 
 /* The end of a test: both stop cleanly (harness_stop_clean). */
 void harness_system_stop(harness_system *s);

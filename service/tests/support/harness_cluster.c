@@ -1,0 +1,167 @@
+/* harness_cluster.c: a server and a worker on the Redis Cluster of 3 masters
+ * and 3 replicas that services.sh cluster_start makes (harness_cluster_start):
+ * one cluster for a whole suite, handed to its tests through the
+ * environment, emptied for each test, and the binaries pointed at it by the
+ * config key redis_cluster. */
+#include "harness.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "backend.h"
+#include "keys.h"
+
+/* What the runner hands the tests: the seeds, or why there are none. */
+#define SEEDS_ENV "SECKILL_TEST_CLUSTER_SEEDS"
+#define SEEDS_ERROR_ENV "SECKILL_TEST_CLUSTER_ERROR"
+
+int harness_cluster_start_shared(void)
+{
+    char seeds[1024];
+    if (harness_cluster_start(seeds, sizeof(seeds)) == 0) {
+        setenv(SEEDS_ENV, seeds, 1);
+        return 0;
+    }
+    fprintf(stderr, "harness: the Redis Cluster did not start\n");
+    setenv(SEEDS_ERROR_ENV,
+           "services.sh cluster_start failed (logs: $SECKILL_TEST_DIR/cluster/node-*/redis.log, "
+           "create.log)",
+           1);
+    unsetenv(SEEDS_ENV);
+    return -1;
+}
+
+void harness_cluster_stop_shared(void)
+{
+    harness_cluster_stop();
+}
+
+const char *harness_cluster_seeds(void)
+{
+    const char *seeds = getenv(SEEDS_ENV), *why = getenv(SEEDS_ERROR_ENV);
+    cr_assert(seeds && *seeds, "the suite's Redis Cluster did not start: %s",
+              why ? why : "no PRE_ALL report hook calls harness_cluster_start_shared()");
+    return seeds;
+}
+
+redis_cluster_map *harness_cluster_map(void)
+{
+    const char *text = harness_cluster_seeds();
+    redis_cluster_node seeds[16];
+    char err[1024];
+    int n = redis_cluster_seeds_parse(text, seeds, 16, err, sizeof(err));
+    cr_assert_gt(n, 0, "seeds '%s': %s", text, err);
+    redis_cluster_map *map =
+        redis_cluster_fetch_map(seeds, (size_t)n, 2000, NULL, err, sizeof(err));
+    cr_assert_not_null(map, "the slot map: %s", err);
+    cr_assert_eq(redis_cluster_map_unowned(map), 0, "slots without a master");
+    return map;
+}
+
+redisContext *harness_cluster_connect(const redis_cluster_node *n)
+{
+    struct timeval tv = {5, 0};
+    redisContext *c = redisConnectWithTimeout(n->host, n->port, tv);
+    cr_assert(c && !c->err, "connect to %s:%d: %s", n->host, n->port, c ? c->errstr : "no memory");
+    redisSetTimeout(c, tv);
+    return c;
+}
+
+long long harness_cluster_int(const redis_cluster_map *map, const char *cmd, const char *key)
+{
+    const redis_cluster_node *n = redis_cluster_map_master_of_key(map, key, strlen(key));
+    cr_assert_not_null(n, "no master serves %s", key);
+    redisContext *c = harness_cluster_connect(n);
+    long long v = harness_redis_int(c, cmd, key);
+    redisFree(c);
+    return v;
+}
+
+void harness_cluster_reset(void)
+{
+    redis_cluster_map *map = harness_cluster_map();
+    for (size_t i = 0; i < redis_cluster_map_masters(map); i++) {
+        const redis_cluster_node *n = redis_cluster_map_master_at(map, i);
+        redisContext *c = harness_cluster_connect(n);
+        redisReply *r = redisCommand(c, "FLUSHALL");
+        cr_assert(r && r->type == REDIS_REPLY_STATUS, "FLUSHALL on %s:%d: %s", n->host, n->port,
+                  r && r->type == REDIS_REPLY_ERROR ? r->str : c->errstr);
+        freeReplyObject(r);
+        redisFree(c);
+    }
+    redis_cluster_map_free(map);
+    harness_reset_backends();
+}
+
+/* The environment of a binary on the cluster: extra_env, then redis_cluster
+ * (the seeds; static storage: one suite's cluster). */
+static void cluster_env(char **env, size_t cap, char *const extra_env[])
+{
+    static char seeds_env[1100];
+    snprintf(seeds_env, sizeof(seeds_env), "SECKILL_REDIS_CLUSTER=%s", harness_cluster_seeds());
+    size_t n = 0;
+    for (char *const *e = extra_env; e && *e && n + 2 < cap; e++)
+        env[n++] = *e;
+    env[n++] = seeds_env;
+    env[n] = NULL;
+}
+
+pid_t harness_cluster_start_server(int *port, char *const extra_env[], const char *log_name)
+{
+    char *env[32];
+    cluster_env(env, 32, extra_env);
+    return harness_start_server(port, env, log_name);
+}
+
+pid_t harness_cluster_start_worker(char *const extra_env[], const char *log_name)
+{
+    char *env[32];
+    cluster_env(env, 32, extra_env);
+    const char *id = "1";
+    for (char *const *e = env; *e; e++)
+        if (strncmp(*e, "SECKILL_WORKER_ID=", 18) == 0)
+            id = *e + 18;
+    char *argv[] = {"seckill-worker", NULL};
+    pid_t pid = harness_spawn(SECKILL_WORKER_BIN, argv, env, harness_path(log_name));
+    /* Up means its heartbeat is on the cluster: it connected, after it set
+     * up its signals, so a stop from now on is a clean stop. A heartbeat on
+     * the run's single Redis instead says the worker ignored redis_cluster. */
+    char alive[KEYS_MAX];
+    keys_worker_alive(alive, sizeof(alive), id);
+    redis_cluster_map *map = harness_cluster_map();
+    redisContext *single = harness_redis();
+    int64_t deadline = backend_mono_ms() + 15000;
+    while (harness_cluster_int(map, "EXISTS", alive) == 0) {
+        if (harness_redis_int(single, "EXISTS", alive) == 1) {
+            harness_stop(pid, SIGKILL);
+            cr_assert_fail("seckill-worker %s wrote its heartbeat %s to the single Redis, not to "
+                           "the cluster it was given (redis_cluster=%s): it does not use the "
+                           "cluster (see %s)",
+                           id, alive, harness_cluster_seeds(), harness_path(log_name));
+        }
+        if (backend_mono_ms() >= deadline) {
+            harness_stop(pid, SIGKILL);
+            cr_assert_fail("seckill-worker %s not up on the cluster within 15 s: see %s", id,
+                           harness_path(log_name));
+        }
+        usleep(20 * 1000);
+    }
+    redisFree(single);
+    redis_cluster_map_free(map);
+    return pid;
+}
+
+void harness_cluster_system_start(harness_system *s, char *const extra_env[], const char *name)
+{
+    char log[128];
+    harness_cluster_reset();
+    snprintf(log, sizeof(log), "%s-server.log", name);
+    s->server = harness_cluster_start_server(&s->port, extra_env, log);
+    snprintf(log, sizeof(log), "%s-worker.log", name);
+    s->worker = harness_cluster_start_worker(extra_env, log);
+}
