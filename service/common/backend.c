@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "redis_cluster.h"
 
 redisContext *backend_redis_connect(const config *cfg, char *err, size_t errlen)
 {
@@ -18,7 +19,9 @@ redisContext *backend_redis_connect_to(const config *cfg, const char *host, int 
     struct timeval tv = {cfg->redis_timeout_ms / 1000, (cfg->redis_timeout_ms % 1000) * 1000};
     redisContext *c = redisConnectWithTimeout(host, port, tv);
     if (!c || c->err) {
-        snprintf(err, errlen, "redis %s:%d: %s", host, port, c ? c->errstr : "out of memory");
+        /* Bounded, so that the address and the reason fit a caller's 256. */
+        snprintf(err, errlen, "redis %.64s:%d: %.128s", host, port,
+                 c ? c->errstr : "out of memory");
         goto fail;
     }
     if (redisSetTimeout(c, tv) != REDIS_OK) {
@@ -39,6 +42,29 @@ redisContext *backend_redis_connect_to(const config *cfg, const char *host, int 
 fail:
     if (c)
         redisFree(c);
+    return NULL;
+}
+
+redisContext *backend_redis_connect_any(const config *cfg, char *err, size_t errlen)
+{
+    redis_cluster_node seeds[REDIS_CLUSTER_MAX_SEEDS];
+    int n = redis_cluster_seeds_parse(cfg->redis_cluster ? cfg->redis_cluster : "", seeds,
+                                      REDIS_CLUSTER_MAX_SEEDS, err, errlen);
+    if (n < 0)
+        return NULL;
+    if (n == 0)
+        return backend_redis_connect(cfg, err, errlen);
+    size_t len = 0;
+    err[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        char why[256];
+        redisContext *c =
+            backend_redis_connect_to(cfg, seeds[i].host, seeds[i].port, why, sizeof(why));
+        if (c)
+            return c;
+        if (len < errlen)
+            len += (size_t)snprintf(err + len, errlen - len, "%s%s", len ? "; " : "", why);
+    }
     return NULL;
 }
 

@@ -22,6 +22,12 @@ redisContext *backend_redis_connect(const config *cfg, char *err, size_t errlen)
 redisContext *backend_redis_connect_to(const config *cfg, const char *host, int port, char *err,
                                        size_t errlen);
 
+/* A connection to any node: the first of cfg's redis_cluster seeds that
+ * answers (any node of a Redis Cluster passes a PUBLISH on to the others:
+ * enough for a subscriber), else cfg's one Redis. NULL with err set (each
+ * seed's failure) when none answers. */
+redisContext *backend_redis_connect_any(const config *cfg, char *err, size_t errlen);
+
 /* Connects to cfg->pg_conninfo. Returns a connection the caller closes with
  * PQfinish(), or NULL with err set. */
 PGconn *backend_pg_connect(const config *cfg, char *err, size_t errlen);

@@ -1,5 +1,7 @@
 /* events.c: a blocking subscriber on its own thread; poll() with a short
- * timeout lets it notice the stop flag without tearing the connection down. */
+ * timeout lets it notice the stop flag without tearing the connection down.
+ * One connection is enough in a Redis Cluster too: a PUBLISH on any node
+ * reaches the subscribers of every node, so any seed that answers will do. */
 #include "events.h"
 
 #include <poll.h>
@@ -103,7 +105,7 @@ static void *events_main(void *arg)
     int64_t delay = 0;
     while (!atomic_load(&e->stop)) {
         char err[256];
-        redisContext *c = backend_redis_connect(e->cfg, err, sizeof(err));
+        redisContext *c = backend_redis_connect_any(e->cfg, err, sizeof(err));
         if (c) {
             /* A subscriber waits for messages: no read timeout. */
             struct timeval none = {0, 0};
