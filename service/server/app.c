@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend.h"
 #include "keys.h"
+#include "redis_nodes.h"
 #include "reserve.h"
 #include "log.h"
 #include "store.h"
@@ -17,11 +17,25 @@
 /* How long a graceful stop waits for the requests in flight. */
 #define APP_DRAIN_MS 10000
 
+/* Loads every script on every master (a Redis Cluster's too), which also
+ * learns their digests. Returns 0, or -1 when a master failed. */
+static int load_scripts(scripts *sc, redis_nodes *rn)
+{
+    size_t n = redis_nodes_count(rn);
+    for (size_t i = 0; i < n; i++) {
+        redisContext *c = redis_nodes_at(rn, i);
+        if (!c || scripts_load(sc, c) < 0)
+            return -1;
+    }
+    return n > 0 ? 0 : -1;
+}
+
 /* Each server instance takes a node number for its order ids from Redis, so
  * that several instances behind a load balancer never make the same id. */
-static int take_node_number(redisContext *c, unsigned *node)
+static int take_node_number(redis_nodes *rn, unsigned *node)
 {
-    redisReply *r = redisCommand(c, "INCR %s", KEYS_NODE_SEQ);
+    const char *argv[] = {"INCR", KEYS_NODE_SEQ};
+    redisReply *r = redis_nodes_command(rn, KEYS_NODE_SEQ, 2, argv, NULL);
     int ok = r && r->type == REDIS_REPLY_INTEGER;
     if (ok)
         *node = (unsigned)(r->integer % (ORDER_NODE_MAX + 1));
@@ -111,12 +125,14 @@ app *app_create(const config *cfg, char *err, size_t errlen)
         snprintf(err, errlen, "a Lua script is missing from the build");
         goto fail;
     }
-    redisContext *c = backend_redis_connect(cfg, err, errlen);
-    if (!c)
+    redis_nodes *rn = redis_nodes_create(cfg, "server");
+    if (!rn) {
+        snprintf(err, errlen, "out of memory");
         goto fail;
+    }
     unsigned node = 0;
-    int loaded = scripts_load(&a->scripts, c) == 0 && take_node_number(c, &node) == 0;
-    redisFree(c);
+    int loaded = load_scripts(&a->scripts, rn) == 0 && take_node_number(rn, &node) == 0;
+    redis_nodes_free(rn);
     if (!loaded) {
         snprintf(err, errlen, "redis: cannot load the scripts or take a node number");
         goto fail;
