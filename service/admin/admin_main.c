@@ -14,6 +14,7 @@
 #include "config.h"
 #include "log.h"
 #include "reconcile.h"
+#include "redis_nodes.h"
 #include "validate.h"
 
 /* buyer-token's --ttl: an hour by default, a year at most. */
@@ -86,8 +87,14 @@ static int reconcile(const config *cfg, int json, int rebuild)
 {
     char err[512];
     int code = 3;
-    redisContext *redis = backend_redis_connect(cfg, err, sizeof(err));
-    PGconn *pg = redis ? backend_pg_connect(cfg, err, sizeof(err)) : NULL;
+    /* Redis first, as the books are read: a Redis that does not answer is
+     * said before PostgreSQL is tried. */
+    redis_nodes *redis = redis_nodes_create(cfg, "reconcile");
+    PGconn *pg = NULL;
+    if (!redis || redis_nodes_count(redis) == 0 || !redis_nodes_at(redis, 0))
+        snprintf(err, sizeof(err), "redis: %s", redis ? "no node answers" : "out of memory");
+    else
+        pg = backend_pg_connect(cfg, err, sizeof(err));
     reconcile_report report;
     if (redis && pg && reconcile_scan(redis, pg, &report, err, sizeof(err)) == 0) {
         reconcile_print(&report, json, stdout);
@@ -108,8 +115,7 @@ static int reconcile(const config *cfg, int json, int rebuild)
     }
     if (code == 3)
         fprintf(stderr, "seckill-admin: %s\n", err);
-    if (redis)
-        redisFree(redis);
+    redis_nodes_free(redis);
     PQfinish(pg);
     return code;
 }

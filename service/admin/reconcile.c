@@ -1,5 +1,6 @@
 /* reconcile.c: reads the books of every item from PostgreSQL (the truth of
- * what persisted) and Redis (live stock, buyers, pending orders). */
+ * what persisted) and Redis (live stock, buyers, pending orders: each key
+ * read on the node that serves it). */
 #include "reconcile.h"
 
 #include <inttypes.h>
@@ -8,10 +9,13 @@
 
 #include <jansson.h>
 
+#include "backend.h"
 #include "keys.h"
 #include "order.h"
 #include "order_return.h"
 #include "registry.h"
+
+#define COMPONENT "reconcile"
 
 static reconcile_item *find_item(const reconcile_report *r, int64_t id)
 {
@@ -30,16 +34,18 @@ static reconcile_item *find_item(const reconcile_report *r, int64_t id)
 
 typedef void (*pending_fn)(void *ctx, const order *o);
 
-/* Calls fn for every decodable order of an item's pending hash (HSCAN). */
-static int for_each_pending(redisContext *redis, const char *pending, pending_fn fn, void *ctx)
+/* Calls fn for every decodable order of an item's pending hash (HSCAN, on
+ * its node). */
+static int for_each_pending(redis_nodes *rn, const char *pending, pending_fn fn, void *ctx)
 {
     char cursor[32] = "0";
     do {
-        redisReply *r = redisCommand(redis, "HSCAN %s %s COUNT 1000", pending, cursor);
-        if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
-            freeReplyObject(r);
+        const char *argv[] = {"HSCAN", pending, cursor, "COUNT", "1000"};
+        redisReply *r = redis_nodes_command(rn, pending, 5, argv, NULL);
+        if (!r)
             return -1;
-        }
+        if (r->type != REDIS_REPLY_ARRAY || r->elements != 2)
+            return backend_redis_unexpected(r, COMPONENT, "HSCAN");
         snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
         redisReply *kv = r->element[1];
         for (size_t i = 1; i < kv->elements; i += 2) {
@@ -118,47 +124,58 @@ static int drop_persisted(PGconn *pg, reconcile_report *r)
     return 0;
 }
 
-static int64_t redis_int(redisContext *redis, const char *cmd, const char *key, int *ok)
+/* "<cmd> <key>" on key's node, an integer; 0 with *ok cleared on a
+ * failure (logged). */
+static int64_t redis_int(redis_nodes *rn, const char *cmd, const char *key, int *ok)
 {
-    redisReply *r = redisCommand(redis, "%s %s", cmd, key);
-    int64_t n = r && r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
-    if (!r || r->type != REDIS_REPLY_INTEGER)
+    const char *argv[] = {cmd, key};
+    redisReply *r = redis_nodes_command(rn, key, 2, argv, NULL);
+    if (!r || r->type != REDIS_REPLY_INTEGER) {
+        if (r)
+            backend_redis_unexpected(r, COMPONENT, cmd);
         *ok = 0;
+        return 0;
+    }
+    int64_t n = r->integer;
     freeReplyObject(r);
     return n;
 }
 
-/* Sums the lengths of every worker's processing lists. */
-static int64_t processing_total(redisContext *redis, int *ok)
+typedef struct processing_sum {
+    redis_nodes *rn;
+    int64_t total;
+    int ok;
+} processing_sum;
+
+/* One processing list's length into the sum; -1 stops the scan. */
+static int add_processing(void *ctx, const char *key, size_t len)
 {
-    int64_t total = 0;
-    char cursor[32] = "0";
-    do {
-        redisReply *r =
-            redisCommand(redis, "SCAN %s MATCH %s COUNT 1000", cursor, KEYS_PROCESSING_PATTERN);
-        if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
-            freeReplyObject(r);
-            *ok = 0;
-            return 0;
-        }
-        snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
-        for (size_t i = 0; i < r->element[1]->elements; i++)
-            total += redis_int(redis, "LLEN", r->element[1]->element[i]->str, ok);
-        freeReplyObject(r);
-    } while (strcmp(cursor, "0") != 0);
-    return total;
+    (void)len;
+    processing_sum *sum = ctx;
+    sum->total += redis_int(sum->rn, "LLEN", key, &sum->ok);
+    return sum->ok ? 0 : -1;
 }
 
-static int read_redis_item(redisContext *redis, reconcile_item *it)
+/* Sums the lengths of every worker's processing lists, on every master. */
+static int64_t processing_total(redis_nodes *rn, int *ok)
+{
+    processing_sum sum = {rn, 0, 1};
+    if (redis_nodes_scan(rn, KEYS_PROCESSING_PATTERN, add_processing, &sum) != 0)
+        *ok = 0;
+    return sum.total;
+}
+
+static int read_redis_item(redis_nodes *rn, reconcile_item *it)
 {
     char state[KEYS_MAX], buyers[KEYS_MAX];
     keys_item_state(state, sizeof(state), it->id);
     keys_item_buyers(buyers, sizeof(buyers), it->id);
-    redisReply *r = redisCommand(redis, "HMGET %s stock round restocked", state);
-    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 3) {
-        freeReplyObject(r);
+    const char *argv[] = {"HMGET", state, "stock", "round", "restocked"};
+    redisReply *r = redis_nodes_command(rn, state, 5, argv, NULL);
+    if (!r)
         return -1;
-    }
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 3)
+        return backend_redis_unexpected(r, COMPONENT, "HMGET");
     it->redis_known = r->element[0]->type == REDIS_REPLY_STRING;
     if (it->redis_known) {
         it->remaining = strtoll(r->element[0]->str, NULL, 10);
@@ -169,11 +186,11 @@ static int read_redis_item(redisContext *redis, reconcile_item *it)
     }
     freeReplyObject(r);
     int ok = 1;
-    it->buyers = redis_int(redis, "HLEN", buyers, &ok);
+    it->buyers = redis_int(rn, "HLEN", buyers, &ok);
     return ok ? 0 : -1;
 }
 
-int reconcile_scan(redisContext *redis, PGconn *pg, reconcile_report *out, char *err, size_t errlen)
+int reconcile_scan(redis_nodes *rn, PGconn *pg, reconcile_report *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof(*out));
     PGresult *res =
@@ -214,20 +231,20 @@ int reconcile_scan(redisContext *redis, PGconn *pg, reconcile_report *out, char 
 
     int ok = 1;
     for (size_t i = 0; i < out->nitems && ok; i++)
-        ok = read_redis_item(redis, &out->items[i]) == 0;
+        ok = read_redis_item(rn, &out->items[i]) == 0;
     /* Every queue and pending hash: those of the registry's items. */
     int64_t *queues = NULL;
     size_t nqueues = 0;
-    ok = ok && registry_read(redis, &queues, &nqueues, "reconcile") == 0;
+    ok = ok && registry_read(rn, &queues, &nqueues) == 0;
     for (size_t q = 0; ok && q < nqueues; q++) {
         char queue[KEYS_MAX], pending[KEYS_MAX], dead[KEYS_MAX];
         keys_queue(queue, sizeof(queue), queues[q]);
         keys_pending(pending, sizeof(pending), queues[q]);
         keys_dead(dead, sizeof(dead), queues[q]);
-        ok = for_each_pending(redis, pending, keep_pending, out) == 0 && !out->waiting_failed;
-        out->queue += redis_int(redis, "LLEN", queue, &ok);
-        out->pending += redis_int(redis, "HLEN", pending, &ok);
-        out->dead += redis_int(redis, "LLEN", dead, &ok);
+        ok = for_each_pending(rn, pending, keep_pending, out) == 0 && !out->waiting_failed;
+        out->queue += redis_int(rn, "LLEN", queue, &ok);
+        out->pending += redis_int(rn, "HLEN", pending, &ok);
+        out->dead += redis_int(rn, "LLEN", dead, &ok);
     }
     free(queues);
     if (ok && drop_persisted(pg, out) < 0) {
@@ -241,9 +258,10 @@ int reconcile_scan(redisContext *redis, PGconn *pg, reconcile_report *out, char 
             it->pending += out->waiting[i].quantity;
     }
     if (ok)
-        out->processing = processing_total(redis, &ok);
+        out->processing = processing_total(rn, &ok);
     if (!ok) {
-        snprintf(err, errlen, "redis: %s", redis->err ? redis->errstr : "unexpected reply");
+        snprintf(err, errlen, "redis: %s",
+                 out->waiting_failed ? "out of memory" : "a read failed (logged above)");
         reconcile_report_free(out);
         return -1;
     }
@@ -328,12 +346,13 @@ void reconcile_print(const reconcile_report *r, int json, FILE *out)
             r->queue, r->processing, r->pending, r->dead, r->drifting);
 }
 
-/* Rewrites one item's state, buyers and returns in one MULTI, from the
- * orders of its round in PostgreSQL and its pending ones: each buyer's units
- * held and given back; every cancelled or expired order counts as given back
- * (so an owed return the sweep finishes later adds nothing again). */
-static int rebuild_item(redisContext *redis, PGconn *pg, const reconcile_report *rep,
-                        const reconcile_item *it)
+/* Rewrites one item's state, buyers and returns in one MULTI on the item's
+ * node (its keys share a slot), from the orders of its round in PostgreSQL
+ * and its pending ones: each buyer's units held and given back; every
+ * cancelled or expired order counts as given back (so an owed return the
+ * sweep finishes later adds nothing again). Returns 0, or -1 with err set. */
+static int rebuild_item(redis_nodes *rn, PGconn *pg, const reconcile_report *rep,
+                        const reconcile_item *it, char *err, size_t errlen)
 {
     char state[KEYS_MAX], buyers[KEYS_MAX], returned[KEYS_MAX], given_back[KEYS_MAX], id_s[24],
         round_s[24];
@@ -354,6 +373,13 @@ static int rebuild_item(redisContext *redis, PGconn *pg, const reconcile_report 
         "  AND round = $2 AND status IN ('cancelled', 'expired')",
         2, NULL, p, NULL, NULL, 0);
     if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+        snprintf(err, errlen, "postgresql: %s", PQerrorMessage(pg));
+        PQclear(res);
+        return -1;
+    }
+    redisContext *redis = redis_nodes_for_key(rn, state);
+    if (!redis) {
+        snprintf(err, errlen, "redis: the item's node does not answer (logged above)");
         PQclear(res);
         return -1;
     }
@@ -401,34 +427,44 @@ static int rebuild_item(redisContext *redis, PGconn *pg, const reconcile_report 
     int ok = 1;
     for (size_t i = 0; i < replies; i++) {
         redisReply *r = NULL;
-        if (redisGetReply(redis, (void **)&r) != REDIS_OK)
+        if (redisGetReply(redis, (void **)&r) != REDIS_OK) {
+            redis_nodes_reply(rn, redis, NULL, "MULTI");
+            snprintf(err, errlen, "redis: the item's node failed (logged above)");
             return -1;
-        if (r->type == REDIS_REPLY_ERROR)
-            ok = 0;
+        }
+        /* An error reply is logged (a MOVED marks the slot map stale). */
+        r = redis_nodes_reply(rn, redis, r, i + 1 < replies ? "MULTI" : "EXEC");
+        ok = ok && r;
         freeReplyObject(r);
     }
-    if (!ok)
+    if (!ok) {
+        snprintf(err, errlen, "redis: the MULTI failed (logged above)");
         return -1;
+    }
     /* The stock version never goes back: every return call that gave units
      * back covered an order of its own, so `settled` is at least the returns
      * a server may have seen. Announced, so flagged servers clear at once. */
     if (it->restocks + settled > 0)
-        order_return_announce(redis, it->id, it->round, it->restocks + settled, "reconcile");
+        order_return_announce(rn, it->id, it->round, it->restocks + settled, COMPONENT);
     return 0;
 }
 
-int reconcile_rebuild(redisContext *redis, PGconn *pg, const reconcile_report *r, char *err,
+int reconcile_rebuild(redis_nodes *rn, PGconn *pg, const reconcile_report *r, char *err,
                       size_t errlen)
 {
+    char why[256];
     int rebuilt = 0;
     for (size_t i = 0; i < r->nitems; i++) {
         const reconcile_item *it = &r->items[i];
         if (reconcile_item_ok(it))
             continue;
         /* Its queue back in the registry too, for a Redis that lost it. */
-        if (registry_add(redis, it->id, "reconcile") < 0 || rebuild_item(redis, pg, r, it) < 0) {
-            snprintf(err, errlen, "rebuilding item %" PRId64 " failed: %s", it->id,
-                     redis->err ? redis->errstr : PQerrorMessage(pg));
+        if (registry_add(rn, it->id) < 0)
+            snprintf(why, sizeof(why), "redis: SADD %s failed (logged above)", KEYS_ITEMS);
+        else if (rebuild_item(rn, pg, r, it, why, sizeof(why)) == 0)
+            why[0] = '\0';
+        if (why[0]) {
+            snprintf(err, errlen, "rebuilding item %" PRId64 " failed: %s", it->id, why);
             return -1;
         }
         rebuilt++;

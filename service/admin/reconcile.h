@@ -16,6 +16,7 @@
 #include <libpq-fe.h>
 
 #include "order.h"
+#include "redis_nodes.h"
 
 typedef struct reconcile_item {
     int64_t id;
@@ -48,10 +49,10 @@ typedef struct reconcile_report {
     int waiting_failed; /* out of memory while reading them */
 } reconcile_report;
 
-/* Reads the books. Returns 0, or -1 with err set (a backend failed). The
- * report is freed with reconcile_report_free(). */
-int reconcile_scan(redisContext *redis, PGconn *pg, reconcile_report *out, char *err,
-                   size_t errlen);
+/* Reads the books, each Redis key on its node (every master's processing
+ * lists). Returns 0, or -1 with err set (a backend failed). The report is
+ * freed with reconcile_report_free(). */
+int reconcile_scan(redis_nodes *rn, PGconn *pg, reconcile_report *out, char *err, size_t errlen);
 
 void reconcile_report_free(reconcile_report *r);
 
@@ -68,7 +69,7 @@ void reconcile_print(const reconcile_report *r, int json, FILE *out);
  * persisted and pending orders. Run it with the sale
  * paused: a purchase landing between the read and the write is not seen.
  * Returns the number of items rebuilt, or -1 with err set. */
-int reconcile_rebuild(redisContext *redis, PGconn *pg, const reconcile_report *r, char *err,
+int reconcile_rebuild(redis_nodes *rn, PGconn *pg, const reconcile_report *r, char *err,
                       size_t errlen);
 
 #endif

@@ -127,15 +127,9 @@ redisReply *backend_redis_reply(redisContext **c, redisReply *r, const char *com
     return r;
 }
 
-int backend_redis_failed(redisContext *c, redisReply *r, const char *component, const char *what)
+int backend_redis_unexpected(redisReply *r, const char *component, const char *what)
 {
-    if (!r)
-        log_msg(LOG_WARN, component, "redis %s: %s", what,
-                c->errstr[0] ? c->errstr : "connection lost");
-    else
-        log_msg(LOG_WARN, component, "redis %s: unexpected reply%s%s", what,
-                r->type == REDIS_REPLY_ERROR ? ": " : "",
-                r->type == REDIS_REPLY_ERROR ? r->str : "");
+    log_msg(LOG_WARN, component, "redis %s: unexpected reply", what);
     freeReplyObject(r);
     return -1;
 }

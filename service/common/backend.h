@@ -1,5 +1,7 @@
 /* backend.h: blocking connections to Redis and PostgreSQL made from the
- * config, shared by the worker, the server's blocking pool and the tests. */
+ * config: PostgreSQL's for the worker, the server's pool and the admin
+ * tool; Redis's one at a time, for redis_nodes.h (which routes the product's
+ * commands by key), the events subscriber, the laboratory and the tests. */
 #ifndef SECKILL_BACKEND_H
 #define SECKILL_BACKEND_H
 
@@ -34,7 +36,8 @@ PGconn *backend_pg_connect(const config *cfg, char *err, size_t errlen);
 
 /* Makes *c usable: keeps a healthy connection, replaces a broken or missing
  * one. Returns 0, or -1 (logged for component, *c NULL) when Redis does not
- * answer. For the long-lived connections of a thread (pool, lab, store). */
+ * answer. For the long-lived connections of a thread (the lab's; the
+ * product's are redis_nodes.h's). */
 int backend_redis_ensure(redisContext **c, const config *cfg, const char *component);
 
 /* The same for PostgreSQL. */
@@ -48,10 +51,10 @@ int backend_pg_ensure(PGconn **pg, const config *cfg, const char *component);
 redisReply *backend_redis_reply(redisContext **c, redisReply *r, const char *component,
                                 const char *what);
 
-/* Logs why reply r of a command on c is not the one expected (no reply: the
- * connection's error; an error reply: its text), frees r (NULL is fine).
- * Returns -1, for the caller to return in turn. what names the command. */
-int backend_redis_failed(redisContext *c, redisReply *r, const char *component, const char *what);
+/* Logs that reply r of command what is not of the type expected, and frees
+ * it (a reply judged already: none and error replies are redis_nodes.h's).
+ * Returns -1, for the caller to return in turn. */
+int backend_redis_unexpected(redisReply *r, const char *component, const char *what);
 
 /* Calls script sc with nkeys keys followed by nargs arguments on *c (a
  * connection kept by backend_redis_ensure): EVALSHA, and EVAL with the text

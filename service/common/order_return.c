@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
 #include "keys.h"
 #include "log.h"
 
@@ -27,7 +26,7 @@ size_t order_refs_read(const PGresult *res, order_ref *out, size_t cap)
 }
 
 /* One script call for the orders o[0..n) of one item. 0, or -1. */
-static int return_call(redisContext **c, const scripts *sc, const order_ref *o, size_t n,
+static int return_call(redis_nodes *rn, const scripts *sc, const order_ref *o, size_t n,
                        const char *component)
 {
     char keys[4][KEYS_MAX], args[ORDER_RETURN_BATCH][4][24];
@@ -47,9 +46,9 @@ static int return_call(redisContext **c, const scripts *sc, const order_ref *o, 
         for (int k = 0; k < 4; k++)
             ka[4 + 4 * i + (size_t)k] = args[i][k];
     }
-    redisReply *r =
-        backend_redis_script(c, &sc->s[SCRIPT_ORDER_RETURN], 4, (int)(4 * n), ka, component);
-    /* An error reply was logged and is NULL here (backend_redis_reply). */
+    /* The item's keys share its slot: the call goes to the item's node. */
+    redisReply *r = redis_nodes_script(rn, &sc->s[SCRIPT_ORDER_RETURN], 4, (int)(4 * n), ka);
+    /* An error reply was logged and is NULL here (redis_nodes_reply). */
     if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 4) {
         if (r)
             log_msg(LOG_WARN, component, "redis order_return: unexpected reply");
@@ -60,16 +59,19 @@ static int return_call(redisContext **c, const scripts *sc, const order_ref *o, 
     int64_t units = r->element[3]->integer;
     freeReplyObject(r);
     if (units > 0)
-        order_return_announce(*c, item, round, changes, component);
+        order_return_announce(rn, item, round, changes, component);
     return 0;
 }
 
-int order_return_announce(redisContext *c, int64_t item, int64_t round, int64_t changes,
+int order_return_announce(redis_nodes *rn, int64_t item, int64_t round, int64_t changes,
                           const char *component)
 {
     char event[80];
     snprintf(event, sizeof(event), "return %" PRId64 " %" PRId64 " %" PRId64, item, round, changes);
-    redisReply *r = redisCommand(c, "PUBLISH %s %s", KEYS_EVENTS, event);
+    redisContext *c = redis_nodes_any(rn);
+    redisReply *r = c ? redis_nodes_reply(
+                            rn, c, redisCommand(c, "PUBLISH %s %s", KEYS_EVENTS, event), "PUBLISH")
+                      : NULL;
     int ok = r && r->type == REDIS_REPLY_INTEGER;
     if (!ok)
         log_msg(LOG_WARN, component, "announcing '%s' failed: servers learn it from Redis", event);
@@ -77,16 +79,16 @@ int order_return_announce(redisContext *c, int64_t item, int64_t round, int64_t 
     return ok ? 0 : -1;
 }
 
-int order_return_redis(redisContext **c, const scripts *sc, const order_ref *o, size_t n,
+int order_return_redis(redis_nodes *rn, const scripts *sc, const order_ref *o, size_t n,
                        unsigned char *done, const char *component)
 {
     int rc = 0;
     memset(done, 0, n);
-    for (size_t at = 0; at < n && *c;) {
+    for (size_t at = 0; at < n;) {
         size_t k = 1;
         while (at + k < n && k < ORDER_RETURN_BATCH && o[at + k].item_id == o[at].item_id)
             k++;
-        if (return_call(c, sc, o + at, k, component) == 0)
+        if (return_call(rn, sc, o + at, k, component) == 0)
             memset(done + at, 1, k);
         else
             rc = -1;
@@ -130,10 +132,10 @@ int order_return_mark(PGconn *pg, const order_ref *o, const unsigned char *done,
     return rc;
 }
 
-int order_return_units(redisContext **c, PGconn *pg, const scripts *sc, const order_ref *o,
-                       size_t n, unsigned char *done, const char *component)
+int order_return_units(redis_nodes *rn, PGconn *pg, const scripts *sc, const order_ref *o, size_t n,
+                       unsigned char *done, const char *component)
 {
-    int rc = order_return_redis(c, sc, o, n, done, component);
+    int rc = order_return_redis(rn, sc, o, n, done, component);
     if (order_return_mark(pg, o, done, n, component) < 0)
         return -2;
     return rc;

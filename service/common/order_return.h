@@ -17,6 +17,7 @@
 #include <hiredis/hiredis.h>
 #include <libpq-fe.h>
 
+#include "redis_nodes.h"
 #include "scripts.h"
 
 /* What a return needs of an order. */
@@ -39,15 +40,15 @@ typedef struct order_ref {
  * count. */
 size_t order_refs_read(const PGresult *res, order_ref *out, size_t cap);
 
-/* Gives the units of n orders back in Redis over *c, the orders of one item
- * in one call (consecutive orders of an item share calls: sort them by item
- * for fewer calls), and announces each item whose stock grew on
- * KEYS_EVENTS ("return <item> <round> <changes>") so that every server
- * clears its sold-out flag. done[i] is set to 1 for each order Redis
- * confirmed (given back now or before, or of a round that is over).
- * Returns 0 when Redis confirmed all, -1 otherwise (then *c may have been
- * dropped: backend_redis_reply's rules). */
-int order_return_redis(redisContext **c, const scripts *sc, const order_ref *o, size_t n,
+/* Gives the units of n orders back in Redis through rn, the orders of one
+ * item in one call on the item's node (consecutive orders of an item share
+ * calls: sort them by item for fewer calls), and announces each item whose
+ * stock grew on KEYS_EVENTS ("return <item> <round> <changes>") so that
+ * every server clears its sold-out flag. done[i] is set to 1 for each order
+ * Redis confirmed (given back now or before, or of a round that is over);
+ * a failed call leaves its orders owed and the next item is tried. Returns
+ * 0 when Redis confirmed all, -1 otherwise (logged). */
+int order_return_redis(redis_nodes *rn, const scripts *sc, const order_ref *o, size_t n,
                        unsigned char *done, const char *component);
 
 /* Sets returned_at of the orders with done[i] set. Returns 0 or -1. */
@@ -59,15 +60,16 @@ int order_return_mark(PGconn *pg, const order_ref *o, const unsigned char *done,
  * every order is given back and noted, -1 when Redis left some owed (for the
  * expiry sweep), -2 when PostgreSQL did not note them (owed too; the units
  * given back are not given again). */
-int order_return_units(redisContext **c, PGconn *pg, const scripts *sc, const order_ref *o,
-                       size_t n, unsigned char *done, const char *component);
+int order_return_units(redis_nodes *rn, PGconn *pg, const scripts *sc, const order_ref *o, size_t n,
+                       unsigned char *done, const char *component);
 
 /* Publishes that item's round has had `changes` stock changes (events.h's
  * "return <item> <round> <changes>"), so that every server's sold-out flag
- * of an older stock version stops counting. A lost one costs a flagged
- * server at most a probe's second: every reserve answer carries the
- * version. Returns 0, or -1 (logged; c is kept). */
-int order_return_announce(redisContext *c, int64_t item, int64_t round, int64_t changes,
+ * of an older stock version stops counting: on any node (a Redis Cluster
+ * passes a PUBLISH on to every node). A lost one costs a flagged server at
+ * most a probe's second: every reserve answer carries the version. Returns
+ * 0, or -1 (logged). */
+int order_return_announce(redis_nodes *rn, int64_t item, int64_t round, int64_t changes,
                           const char *component);
 
 #endif

@@ -4,10 +4,13 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "backend.h"
 #include "keys.h"
+
+#define COMPONENT "registry"
 
 static int compare_ids(const void *a, const void *b)
 {
@@ -47,20 +50,30 @@ int registry_from_reply(const redisReply *r, int64_t **items, size_t *n)
     return 0;
 }
 
-int registry_read(redisContext *c, int64_t **items, size_t *n, const char *component)
+int registry_read(redis_nodes *rn, int64_t **items, size_t *n)
 {
-    redisReply *r = redisCommand(c, "SMEMBERS %s", KEYS_ITEMS);
-    if (!r || r->type == REDIS_REPLY_ERROR || registry_from_reply(r, items, n) < 0)
-        return backend_redis_failed(c, r, component, "SMEMBERS " KEYS_ITEMS);
-    freeReplyObject(r);
-    return 0;
+    const char *argv[] = {"SMEMBERS", KEYS_ITEMS};
+    redisReply *r = redis_nodes_command(rn, KEYS_ITEMS, 2, argv, NULL);
+    if (!r)
+        return -1;
+    int rc = registry_from_reply(r, items, n);
+    if (rc < 0)
+        backend_redis_unexpected(r, COMPONENT, "SMEMBERS " KEYS_ITEMS);
+    else
+        freeReplyObject(r);
+    return rc;
 }
 
-int registry_add(redisContext *c, int64_t item, const char *component)
+int registry_add(redis_nodes *rn, int64_t item)
 {
-    redisReply *r = redisCommand(c, "SADD %s %" PRId64, KEYS_ITEMS, item);
-    if (!r || r->type != REDIS_REPLY_INTEGER)
-        return backend_redis_failed(c, r, component, "SADD " KEYS_ITEMS);
+    char id[24];
+    snprintf(id, sizeof(id), "%" PRId64, item);
+    const char *argv[] = {"SADD", KEYS_ITEMS, id};
+    redisReply *r = redis_nodes_command(rn, KEYS_ITEMS, 3, argv, NULL);
+    if (!r)
+        return -1;
+    if (r->type != REDIS_REPLY_INTEGER)
+        return backend_redis_unexpected(r, COMPONENT, "SADD " KEYS_ITEMS);
     freeReplyObject(r);
     return 0;
 }

@@ -10,18 +10,21 @@
 
 #include <hiredis/hiredis.h>
 
+#include "redis_nodes.h"
+
 /* Reads the item ids of an SMEMBERS reply, sorted ascending, into a new
  * array (*items, the caller frees; NULL when none); members that are not
  * ids are skipped. Pure. Returns 0, or -1 when r is not an array or out of
  * memory. */
 int registry_from_reply(const redisReply *r, int64_t **items, size_t *n);
 
-/* Reads the registry (SMEMBERS KEYS_ITEMS) on c as registry_from_reply()
- * does. Returns 0, or -1 on a Redis error (logged for component). */
-int registry_read(redisContext *c, int64_t **items, size_t *n, const char *component);
+/* Reads the registry (SMEMBERS KEYS_ITEMS, one key: one node of a cluster)
+ * through rn as registry_from_reply() does. Returns 0, or -1 on a Redis
+ * error (logged for rn's owner). */
+int registry_read(redis_nodes *rn, int64_t **items, size_t *n);
 
-/* Adds item to the registry on c (SADD). Returns 0, or -1 on a Redis error
- * (logged for component). */
-int registry_add(redisContext *c, int64_t item, const char *component);
+/* Adds item to the registry through rn (SADD). Returns 0, or -1 on a Redis
+ * error (logged for rn's owner). */
+int registry_add(redis_nodes *rn, int64_t item);
 
 #endif

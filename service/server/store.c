@@ -1,4 +1,5 @@
-/* store.c: one pool thread's connections to Redis and PostgreSQL and the
+/* store.c: one pool thread's connections to Redis (routed by key: every
+ * node of a Redis Cluster) and PostgreSQL and the
  * calls over them (the items' operations are items.c's), the readiness
  * check, the return of an order's units and the gauges. */
 #include "store.h"
@@ -12,12 +13,13 @@
 #include "backend.h"
 #include "keys.h"
 #include "log.h"
+#include "redis_nodes.h"
 #include "registry.h"
 
 struct store {
     const config *cfg;
     const scripts *sc;
-    redisContext *redis;
+    redis_nodes *redis; /* made with the store, connected lazily */
     PGconn *pg;
     metrics *metrics;
 };
@@ -25,10 +27,15 @@ struct store {
 store *store_create(const config *cfg, const scripts *sc, metrics *m)
 {
     store *s = calloc(1, sizeof(*s));
-    if (s) {
-        s->cfg = cfg;
-        s->sc = sc;
-        s->metrics = m;
+    if (!s)
+        return NULL;
+    s->cfg = cfg;
+    s->sc = sc;
+    s->metrics = m;
+    s->redis = redis_nodes_create(cfg, "store");
+    if (!s->redis) {
+        free(s);
+        return NULL;
     }
     return s;
 }
@@ -37,18 +44,9 @@ void store_free(store *s)
 {
     if (!s)
         return;
-    if (s->redis)
-        redisFree(s->redis);
+    redis_nodes_free(s->redis);
     PQfinish(s->pg);
     free(s);
-}
-
-static int ensure_redis(store *s)
-{
-    if (backend_redis_ensure(&s->redis, s->cfg, "store") == 0)
-        return 0;
-    metrics_backend_error(s->metrics, METRICS_REDIS);
-    return -1;
 }
 
 static int ensure_pg(store *s)
@@ -61,12 +59,22 @@ static int ensure_pg(store *s)
 
 redisReply *store_redis(store *s, int argc, const char **argv)
 {
-    if (ensure_redis(s) < 0)
-        return NULL;
-    redisReply *r = redisCommandArgv(s->redis, argc, argv, NULL);
+    redisReply *r = redis_nodes_command(s->redis, argv[1], argc, argv, NULL);
     if (!r)
         metrics_backend_error(s->metrics, METRICS_REDIS);
-    return backend_redis_reply(&s->redis, r, "store", argv[0]);
+    return r;
+}
+
+/* A command that is about no key (TIME, PING, PUBLISH), on any node. */
+static redisReply *store_redis_any(store *s, int argc, const char **argv)
+{
+    redisContext *c = redis_nodes_any(s->redis);
+    redisReply *r = NULL;
+    if (c)
+        r = redis_nodes_reply(s->redis, c, redisCommandArgv(c, argc, argv, NULL), argv[0]);
+    if (!r)
+        metrics_backend_error(s->metrics, METRICS_REDIS);
+    return r;
 }
 
 int store_redis_pipeline(store *s, size_t n, int argc, const char **argv, redisReply **replies)
@@ -74,35 +82,15 @@ int store_redis_pipeline(store *s, size_t n, int argc, const char **argv, redisR
     memset(replies, 0, n * sizeof(*replies));
     if (n == 0)
         return 0;
-    if (ensure_redis(s) < 0)
-        return -1;
-    size_t i = 0;
-    for (; i < n; i++)
-        if (redisAppendCommandArgv(s->redis, argc, argv + i * (size_t)argc, NULL) != REDIS_OK)
-            goto fail;
-    for (i = 0; i < n; i++) {
-        void *r = NULL;
-        if (redisGetReply(s->redis, &r) != REDIS_OK)
-            goto fail;
-        replies[i] = backend_redis_reply(&s->redis, r, "store", argv[i * (size_t)argc]);
-    }
-    return 0;
-fail:
-    for (size_t k = 0; k < n; k++) {
-        freeReplyObject(replies[k]);
-        replies[k] = NULL;
-    }
+    if (redis_nodes_pipeline(s->redis, n, argc, argv, replies) == 0)
+        return 0;
     metrics_backend_error(s->metrics, METRICS_REDIS);
-    backend_redis_reply(&s->redis, NULL, "store", argv[(i < n ? i : 0) * (size_t)argc]);
     return -1;
 }
 
 redisReply *store_script(store *s, script_id id, int nkeys, int nargs, const char **keys_args)
 {
-    if (ensure_redis(s) < 0)
-        return NULL;
-    redisReply *r =
-        backend_redis_script(&s->redis, &s->sc->s[id], nkeys, nargs, keys_args, "store");
+    redisReply *r = redis_nodes_script(s->redis, &s->sc->s[id], nkeys, nargs, keys_args);
     if (!r)
         metrics_backend_error(s->metrics, METRICS_REDIS);
     return r;
@@ -145,7 +133,7 @@ void store_announce(store *s, const char *event)
 {
     const char *pub[] = {"PUBLISH", KEYS_EVENTS, event};
     for (int tries = 0; tries < 3; tries++) {
-        redisReply *r = store_redis(s, 3, pub);
+        redisReply *r = store_redis_any(s, 3, pub);
         freeReplyObject(r);
         if (r)
             return;
@@ -156,7 +144,7 @@ void store_announce(store *s, const char *event)
 int64_t store_redis_now_ms(store *s)
 {
     const char *argv[] = {"TIME"};
-    redisReply *r = store_redis(s, 1, argv);
+    redisReply *r = store_redis_any(s, 1, argv);
     int64_t ms = -1;
     if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
         r->element[0]->type == REDIS_REPLY_STRING && r->element[1]->type == REDIS_REPLY_STRING)
@@ -169,7 +157,7 @@ int64_t store_redis_now_ms(store *s)
 sk_status store_ready(store *s)
 {
     const char *ping[] = {"PING"};
-    redisReply *r = store_redis(s, 1, ping);
+    redisReply *r = store_redis_any(s, 1, ping);
     freeReplyObject(r);
     if (!r)
         return SK_BACKEND_DOWN;
@@ -181,9 +169,9 @@ sk_status store_ready(store *s)
 int store_return_units(store *s, const order_ref *o)
 {
     unsigned char done;
-    if (ensure_redis(s) < 0 || ensure_pg(s) < 0)
+    if (ensure_pg(s) < 0)
         return -1;
-    return order_return_units(&s->redis, s->pg, s->sc, o, 1, &done, "store") == 0 ? 0 : -1;
+    return order_return_units(s->redis, s->pg, s->sc, o, 1, &done, "store") == 0 ? 0 : -1;
 }
 
 /* One integer-valued command, or -1 (the gauge is then left out). */
@@ -262,10 +250,9 @@ void store_gauges(store *s, metrics_gauges *g)
     free(argv);
     free(keys);
     free(items);
-    /* The workers' processing lists. */
+    /* The workers' processing lists, on every master. */
     processing_sum sum = {s, 0};
-    if (ensure_redis(s) < 0 ||
-        backend_redis_scan(s->redis, KEYS_PROCESSING_PATTERN, add_processing, &sum, "store") != 0)
+    if (redis_nodes_scan(s->redis, KEYS_PROCESSING_PATTERN, add_processing, &sum) != 0)
         g->processing = -1;
     else
         g->processing = sum.total;

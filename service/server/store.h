@@ -1,7 +1,8 @@
-/* store.h: one synchronous Redis connection and one PostgreSQL connection
- * (a pool thread's own) and the blocking calls over them, for the admin and
- * read routes (the items' operations are items.h's, the orders' orders.h's). Connections are made
- * lazily and remade after an error. */
+/* store.h: a pool thread's own synchronous connections, to Redis (one per
+ * node, routed by key: redis_nodes.h) and to PostgreSQL, and the blocking
+ * calls over them, for the admin and read routes (the items' operations are
+ * items.h's, the orders' orders.h's). Connections are made lazily and remade
+ * after an error. */
 #ifndef SECKILL_STORE_H
 #define SECKILL_STORE_H
 
@@ -33,20 +34,22 @@ sk_status store_ready(store *s);
  * makes its connection when it has none and drops it after a failure,
  * counting backend errors in the metrics. */
 
-/* An argv-style Redis command. Returns the reply (the caller frees it), or
- * NULL (the connection dropped) on failure or an error reply. */
+/* An argv-style Redis command about the key argv[1] (argc >= 2), on the
+ * node serving it. Returns the reply (the caller frees it), or NULL on
+ * failure or an error reply. */
 redisReply *store_redis(store *s, int argc, const char **argv);
 
 /* n commands of argc arguments each, one after the other in argv (command
- * i's are argv[i * argc] on), in one write, their replies read together:
- * one round trip for a command per registered item. Each reply lands in
- * replies[i] (the caller frees it), NULL for an error reply. Returns 0, or
- * -1 when the connection failed (every replies[i] NULL, the connection
- * dropped). */
+ * i's are argv[i * argc] on, its key argv[i * argc + 1]), in one write per
+ * node, their replies read together: one round trip for a command per
+ * registered item. Each reply lands in replies[i] (the caller frees it),
+ * NULL for an error reply. Returns 0, or -1 when a node failed (every
+ * replies[i] NULL). */
 int store_redis_pipeline(store *s, size_t n, int argc, const char **argv, redisReply **replies);
 
-/* A call of script id (EVALSHA, EVAL after NOSCRIPT). Returns the reply as
- * it came (the caller judges and frees it), NULL when Redis failed. */
+/* A call of script id (EVALSHA, EVAL after NOSCRIPT) on the node of its
+ * first key. Returns the reply (the caller judges and frees it), NULL when
+ * Redis failed or answered an error. */
 redisReply *store_script(store *s, script_id id, int nkeys, int nargs, const char **keys_args);
 
 /* A parameterized statement. Returns the result when its status is want,

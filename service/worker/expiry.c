@@ -40,7 +40,7 @@ static int by_item(const void *a, const void *b)
 /* Gives back the units of the n orders res holds and notes them returned.
  * Returns how many were confirmed, or -1 on a Redis error with nothing
  * confirmed, -2 on a PostgreSQL error. */
-static int64_t give_back(redisContext **c, PGconn *pg, const scripts *sc, PGresult *res,
+static int64_t give_back(redis_nodes *rn, PGconn *pg, const scripts *sc, PGresult *res,
                          int64_t *units)
 {
     order_ref o[EXPIRY_BATCH];
@@ -49,7 +49,7 @@ static int64_t give_back(redisContext **c, PGconn *pg, const scripts *sc, PGresu
     if (n == 0)
         return 0;
     qsort(o, n, sizeof(o[0]), by_item);
-    int redis_rc = order_return_units(c, pg, sc, o, n, done, COMPONENT);
+    int redis_rc = order_return_units(rn, pg, sc, o, n, done, COMPONENT);
     if (redis_rc == -2)
         return -2;
     int64_t confirmed = 0;
@@ -63,7 +63,7 @@ static int64_t give_back(redisContext **c, PGconn *pg, const scripts *sc, PGresu
 
 /* Runs sql (expire or owed) until it yields fewer than a batch, at most
  * EXPIRY_BATCHES times. */
-static int pass(redisContext **c, PGconn *pg, const scripts *sc, const char *sql, int64_t *count,
+static int pass(redis_nodes *rn, PGconn *pg, const scripts *sc, const char *sql, int64_t *count,
                 int64_t *units)
 {
     for (int batches = 0; batches < EXPIRY_BATCHES; batches++) {
@@ -76,7 +76,7 @@ static int pass(redisContext **c, PGconn *pg, const scripts *sc, const char *sql
         int rows = PQntuples(res);
         /* Expired rows are committed now: from here their returns are owed
          * until confirmed, whatever happens to this pass. */
-        int64_t got = give_back(c, pg, sc, res, units);
+        int64_t got = give_back(rn, pg, sc, res, units);
         PQclear(res);
         if (got < 0)
             return (int)got;
@@ -87,13 +87,14 @@ static int pass(redisContext **c, PGconn *pg, const scripts *sc, const char *sql
     return 0;
 }
 
-int expiry_run(redisContext **c, PGconn *pg, const scripts *sc, expiry_result *out)
+int expiry_run(redis_nodes *rn, PGconn *pg, const scripts *sc, expiry_result *out)
 {
     memset(out, 0, sizeof(*out));
-    int rc = pass(c, pg, sc, expire_sql, &out->expired, &out->units);
+    int rc = pass(rn, pg, sc, expire_sql, &out->expired, &out->units);
     if (rc == -2)
         return rc;
-    int rc2 = *c ? pass(c, pg, sc, owed_sql, &out->finished, &out->units) : -1;
+    /* Also after a Redis error: the owed returns may be other nodes'. */
+    int rc2 = pass(rn, pg, sc, owed_sql, &out->finished, &out->units);
     if (out->expired || out->finished)
         log_msg(LOG_INFO, COMPONENT,
                 "%lld orders expired, %lld owed returns finished, %lld units back on sale",

@@ -17,6 +17,7 @@
 #include <hiredis/hiredis.h>
 #include <libpq-fe.h>
 
+#include "redis_nodes.h"
 #include "scripts.h"
 
 /* Orders one statement expires or finishes at most; a pass repeats it
@@ -35,8 +36,9 @@ typedef struct expiry_result {
     int64_t units;    /* units of both confirmed given back (or of rounds over) */
 } expiry_result;
 
-/* One pass over *c and pg. Returns 0, -1 on a Redis error (what is not
- * confirmed stays owed for the next pass), -2 on a PostgreSQL error. */
-int expiry_run(redisContext **c, PGconn *pg, const scripts *sc, expiry_result *out);
+/* One pass over rn (each item's returns on its node) and pg. Returns 0, -1
+ * on a Redis error (what is not confirmed stays owed for the next pass), -2
+ * on a PostgreSQL error. */
+int expiry_run(redis_nodes *rn, PGconn *pg, const scripts *sc, expiry_result *out);
 
 #endif

@@ -48,22 +48,24 @@ void sweep_token(char *buf, size_t len, const char *worker_id)
     snprintf(buf, len, "%s:%ld:%016" PRIx64, worker_id, (long)getpid(), rnd);
 }
 
-int sweep_heartbeat(redisContext *c, const scripts *sc, const char *worker_id, const char *token,
+int sweep_heartbeat(redis_nodes *rn, const scripts *sc, const char *worker_id, const char *token,
                     int64_t ttl_ms, char *holder, size_t holder_len, int64_t *pttl_ms)
 {
     char key[KEYS_MAX], ttl[24];
     keys_worker_alive(key, sizeof(key), worker_id);
     snprintf(ttl, sizeof(ttl), "%" PRId64, ttl_ms);
     const char *ka[] = {key, token, ttl};
-    redisReply *r = scripts_call(c, &sc->s[SCRIPT_HEARTBEAT], 1, 2, ka);
-    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
+    redisReply *r = redis_nodes_script(rn, &sc->s[SCRIPT_HEARTBEAT], 1, 2, ka);
+    if (!r)
+        return -1;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
         r->element[0]->type != REDIS_REPLY_INTEGER)
-        return backend_redis_failed(c, r, COMPONENT, "heartbeat");
+        return backend_redis_unexpected(r, COMPONENT, "heartbeat");
     int rc = r->element[0]->integer == 1;
     if (!rc) {
         if (r->elements != 3 || r->element[1]->type != REDIS_REPLY_STRING ||
             r->element[2]->type != REDIS_REPLY_INTEGER)
-            return backend_redis_failed(c, r, COMPONENT, "heartbeat");
+            return backend_redis_unexpected(r, COMPONENT, "heartbeat");
         snprintf(holder, holder_len, "%s", r->element[1]->str);
         *pttl_ms = r->element[2]->integer;
     }
@@ -71,47 +73,55 @@ int sweep_heartbeat(redisContext *c, const scripts *sc, const char *worker_id, c
     return rc;
 }
 
-int sweep_heartbeat_release(redisContext *c, const scripts *sc, const char *worker_id,
+int sweep_heartbeat_release(redis_nodes *rn, const scripts *sc, const char *worker_id,
                             const char *token)
 {
     char key[KEYS_MAX];
     keys_worker_alive(key, sizeof(key), worker_id);
     /* Compare and delete: never a newer run's heartbeat. */
     const char *ka[] = {key, token};
-    redisReply *r = scripts_call(c, &sc->s[SCRIPT_LOCK_RELEASE], 1, 1, ka);
-    if (!r || r->type != REDIS_REPLY_INTEGER)
-        return backend_redis_failed(c, r, COMPONENT, "heartbeat release");
+    redisReply *r = redis_nodes_script(rn, &sc->s[SCRIPT_LOCK_RELEASE], 1, 1, ka);
+    if (!r)
+        return -1;
+    if (r->type != REDIS_REPLY_INTEGER)
+        return backend_redis_unexpected(r, COMPONENT, "heartbeat release");
     freeReplyObject(r);
     return 0;
 }
 
-int sweep_elect(redisContext *c, const char *lock, const char *token, int64_t period_ms)
+int sweep_elect(redis_nodes *rn, const char *lock, const char *token, int64_t period_ms)
 {
     char ms[24];
     snprintf(ms, sizeof(ms), "%" PRId64, period_ms);
-    redisReply *r = redisCommand(c, "SET %s %s NX PX %s", lock, token, ms);
-    if (r && r->type == REDIS_REPLY_NIL) {
+    const char *argv[] = {"SET", lock, token, "NX", "PX", ms};
+    redisReply *r = redis_nodes_command(rn, lock, 6, argv, NULL);
+    if (!r)
+        return -1;
+    if (r->type == REDIS_REPLY_NIL) {
         freeReplyObject(r);
         return 0;
     }
-    if (!r || r->type != REDIS_REPLY_STATUS)
-        return backend_redis_failed(c, r, COMPONENT, "sweep lock");
+    if (r->type != REDIS_REPLY_STATUS)
+        return backend_redis_unexpected(r, COMPONENT, "sweep lock");
     freeReplyObject(r);
     return 1;
 }
 
-int sweep_claim(redisContext *c, int64_t item, const char *worker_id, const char *token)
+int sweep_claim(redis_nodes *rn, int64_t item, const char *worker_id, const char *token)
 {
     char key[KEYS_MAX];
     keys_claim(key, sizeof(key), item, worker_id);
-    redisReply *r = redisCommand(c, "SET %s %s", key, token);
-    if (!r || r->type != REDIS_REPLY_STATUS)
-        return backend_redis_failed(c, r, COMPONENT, "claim");
+    const char *argv[] = {"SET", key, token};
+    redisReply *r = redis_nodes_command(rn, key, 3, argv, NULL);
+    if (!r)
+        return -1;
+    if (r->type != REDIS_REPLY_STATUS)
+        return backend_redis_unexpected(r, COMPONENT, "claim");
     freeReplyObject(r);
     return 0;
 }
 
-long long sweep_recover(redisContext *c, const scripts *sc, int64_t item, const char *worker_id)
+long long sweep_recover(redis_nodes *rn, const scripts *sc, int64_t item, const char *worker_id)
 {
     char list[KEYS_MAX], queue[KEYS_MAX], claim_key[KEYS_MAX], alive[KEYS_MAX];
     char claim[SWEEP_TOKEN_MAX] = "";
@@ -120,24 +130,33 @@ long long sweep_recover(redisContext *c, const scripts *sc, int64_t item, const 
     keys_claim(claim_key, sizeof(claim_key), item, worker_id);
     keys_worker_alive(alive, sizeof(alive), worker_id);
     /* The claim first, then the heartbeat: a run that claims after this
-     * read had its heartbeat set before, and the script sees its claim. */
-    redisReply *r = redisCommand(c, "GET %s", claim_key);
-    if (!r || (r->type != REDIS_REPLY_STRING && r->type != REDIS_REPLY_NIL))
-        return backend_redis_failed(c, r, COMPONENT, "sweep claim");
+     * read had its heartbeat set before, and the script sees its claim.
+     * Each read goes to its key's node: the two live in different slots. */
+    const char *get[] = {"GET", claim_key};
+    redisReply *r = redis_nodes_command(rn, claim_key, 2, get, NULL);
+    if (!r)
+        return -1;
+    if (r->type != REDIS_REPLY_STRING && r->type != REDIS_REPLY_NIL)
+        return backend_redis_unexpected(r, COMPONENT, "sweep claim");
     if (r->type == REDIS_REPLY_STRING)
         snprintf(claim, sizeof(claim), "%s", r->str);
     freeReplyObject(r);
-    r = redisCommand(c, "EXISTS %s", alive);
-    if (!r || r->type != REDIS_REPLY_INTEGER)
-        return backend_redis_failed(c, r, COMPONENT, "sweep heartbeat");
+    const char *exists[] = {"EXISTS", alive};
+    r = redis_nodes_command(rn, alive, 2, exists, NULL);
+    if (!r)
+        return -1;
+    if (r->type != REDIS_REPLY_INTEGER)
+        return backend_redis_unexpected(r, COMPONENT, "sweep heartbeat");
     int alive_now = r->integer == 1;
     freeReplyObject(r);
     if (alive_now)
         return -2;
     const char *ka[] = {list, queue, claim_key, claim};
-    r = scripts_call(c, &sc->s[SCRIPT_SWEEP_RECOVER], 3, 1, ka);
-    if (!r || r->type != REDIS_REPLY_INTEGER)
-        return backend_redis_failed(c, r, COMPONENT, "sweep move");
+    r = redis_nodes_script(rn, &sc->s[SCRIPT_SWEEP_RECOVER], 3, 1, ka);
+    if (!r)
+        return -1;
+    if (r->type != REDIS_REPLY_INTEGER)
+        return backend_redis_unexpected(r, COMPONENT, "sweep move");
     long long n = r->integer;
     freeReplyObject(r);
     return n;
@@ -145,7 +164,7 @@ long long sweep_recover(redisContext *c, const scripts *sc, int64_t item, const 
 
 /* What one sweep carries from list to list. */
 typedef struct sweep_pass {
-    redisContext *c;
+    redis_nodes *rn;
     const scripts *sc;
     const char *self_id;
     sweep_result *out;
@@ -161,7 +180,7 @@ static int recover_list(void *ctx, const char *key, size_t len)
     const char *id;
     if (keys_parse_processing(key, &item, &id) < 0 || strcmp(id, p->self_id) == 0)
         return 0;
-    long long moved = sweep_recover(p->c, p->sc, item, id);
+    long long moved = sweep_recover(p->rn, p->sc, item, id);
     if (moved == -1)
         return -1;
     if (moved <= 0)
@@ -174,10 +193,9 @@ static int recover_list(void *ctx, const char *key, size_t len)
     return 0;
 }
 
-int sweep_run(redisContext *c, const scripts *sc, const char *self_id, sweep_result *out)
+int sweep_run(redis_nodes *rn, const scripts *sc, const char *self_id, sweep_result *out)
 {
     memset(out, 0, sizeof(*out));
-    sweep_pass p = {c, sc, self_id, out};
-    return backend_redis_scan(c, KEYS_PROCESSING_PATTERN, recover_list, &p, COMPONENT) == 0 ? 0
-                                                                                            : -1;
+    sweep_pass p = {rn, sc, self_id, out};
+    return redis_nodes_scan(rn, KEYS_PROCESSING_PATTERN, recover_list, &p) == 0 ? 0 : -1;
 }

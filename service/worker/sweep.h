@@ -10,6 +10,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "redis_nodes.h"
 #include "scripts.h"
 
 /* Large enough for any token sweep_token() writes. */
@@ -28,13 +29,13 @@ void sweep_token(char *buf, size_t len, const char *worker_id);
  * it. Returns 1 when set (taken or refreshed), 0 when another token holds it
  * (copied into holder, cut at holder_len - 1; its remaining time in
  * *pttl_ms), -1 on a Redis error (logged). */
-int sweep_heartbeat(redisContext *c, const scripts *sc, const char *worker_id, const char *token,
+int sweep_heartbeat(redis_nodes *rn, const scripts *sc, const char *worker_id, const char *token,
                     int64_t ttl_ms, char *holder, size_t holder_len, int64_t *pttl_ms);
 
 /* Deletes worker_id's heartbeat if token still holds it (a clean stop: the
  * next run with the id need not wait for it to expire). Returns 0, or -1 on
  * a Redis error. */
-int sweep_heartbeat_release(redisContext *c, const scripts *sc, const char *worker_id,
+int sweep_heartbeat_release(redis_nodes *rn, const scripts *sc, const char *worker_id,
                             const char *token);
 
 /* Tries to become the one to run a periodic job for period_ms (SET lock
@@ -42,24 +43,25 @@ int sweep_heartbeat_release(redisContext *c, const scripts *sc, const char *work
  * KEYS_EXPIRY_LOCK for the expiry). Returns 1 when elected, 0 when another
  * holds the lock, -1 on a Redis error. The lock is never released: it
  * expires with its period, so there is at most one run per period. */
-int sweep_elect(redisContext *c, const char *lock, const char *token, int64_t period_ms);
+int sweep_elect(redis_nodes *rn, const char *lock, const char *token, int64_t period_ms);
 
 /* Claims this run's processing list of item for worker_id (SET of
  * keys_claim to token): done before the run first reads or moves into the
  * list, so that a sweep that took the worker for dead leaves the list
  * alone. Returns 0, or -1 on a Redis error (logged). */
-int sweep_claim(redisContext *c, int64_t item, const char *worker_id, const char *token);
+int sweep_claim(redis_nodes *rn, int64_t item, const char *worker_id, const char *token);
 
 /* Moves every order of worker_id's processing list of item back onto the
  * item's queue, only if the worker has no heartbeat, in one script that
  * also checks that no run claimed the list since the heartbeat was read.
  * Returns how many moved (0: an empty list), -2 when the worker is alive
  * or claimed the list meanwhile (nothing moved), -1 on a Redis error. */
-long long sweep_recover(redisContext *c, const scripts *sc, int64_t item, const char *worker_id);
+long long sweep_recover(redis_nodes *rn, const scripts *sc, int64_t item, const char *worker_id);
 
-/* The sweep: every processing list (SCAN) but self_id's is recovered with
- * sweep_recover(); each recovery is logged and counted into *out (zeroed
- * first). Returns 0, or -1 on a Redis error (what was moved stays moved). */
-int sweep_run(redisContext *c, const scripts *sc, const char *self_id, sweep_result *out);
+/* The sweep: every processing list (SCAN, on every master) but self_id's
+ * is recovered with sweep_recover(); each recovery is logged and counted
+ * into *out (zeroed first). Returns 0, or -1 on a Redis error (what was
+ * moved stays moved). */
+int sweep_run(redis_nodes *rn, const scripts *sc, const char *self_id, sweep_result *out);
 
 #endif

@@ -82,10 +82,20 @@ static void log_dead(const worker_batch *b)
                 WORKER_LOG_PAYLOAD, b->dead_argv[2 + i]);
 }
 
-/* The queue's calls on the connection of the moment, for batch b. */
+/* The queue's calls for batch b, on the connection to the node of its
+ * item's keys, looked up at each call: any other call may have dropped and
+ * remade it meanwhile (redis_nodes.h), and then it is the remade one that
+ * needs the longer timeout of a BLMOVE. A node that does not answer leaves
+ * q.c NULL, and the call fails (logged). */
 static const worker_queue *queue(worker *w, worker_batch *b)
 {
-    w->q.c = w->redis;
+    redisContext *c = redis_nodes_for_key(w->redis, b->src.queue);
+    if (c && redisSetTimeout(c, w->queue_timeout) != REDIS_OK) {
+        log_msg(LOG_WARN, COMPONENT, "redis: cannot set the timeout");
+        c = NULL;
+    }
+    w->q.rn = w->redis;
+    w->q.c = c;
     w->q.b = b;
     return &w->q;
 }
@@ -261,7 +271,10 @@ worker *worker_create(const config *cfg, char *err, size_t errlen)
     snprintf(w->block_arg, sizeof(w->block_arg), "%" PRId64 ".%03" PRId64, block / 1000,
              block % 1000);
     snprintf(w->poll_arg, sizeof(w->poll_arg), "0.%03d", WORKER_POLL_MS);
-    worker_queue q = {NULL, &w->sc, w->block_arg, cfg->worker_batch_ms, w->hand};
+    /* Replies to BLMOVE may take the whole block time to come. */
+    int64_t ms = WORKER_BLOCK_MS + cfg->redis_timeout_ms;
+    w->queue_timeout = (struct timeval){(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
+    worker_queue q = {NULL, NULL, &w->sc, w->block_arg, cfg->worker_batch_ms, w->hand};
     w->q = q;
     return w;
 fail:

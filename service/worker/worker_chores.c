@@ -13,10 +13,11 @@
 #define COMPONENT "worker"
 
 /* Every worker_expiry_ms, a try for the expiry lock, then the expiry pass
- * if elected. A PostgreSQL failure, or a return Redis refused, waits for the
- * next period (the deadlines and the returns owed stay in PostgreSQL): only
- * a lost Redis connection concerns the rest of the loop. Returns 0, or -1
- * when the Redis connection is gone. */
+ * if elected. A PostgreSQL failure, or a return Redis refused or lost, waits
+ * for the next period (the deadlines and the returns owed stay in
+ * PostgreSQL); a node's connection lost meanwhile is remade by its next
+ * command (redis_nodes.h), and the queue's calls judge their own replies.
+ * Returns 0, or -1 when the election failed. */
 static int worker_expire(worker *w, int64_t now)
 {
     if (w->cfg->worker_expiry_ms == 0 || now < w->next_expiry)
@@ -30,7 +31,7 @@ static int worker_expire(worker *w, int64_t now)
         return 0;
     }
     expiry_result res;
-    rc = expiry_run(&w->redis, w->pg, &w->sc, &res);
+    rc = expiry_run(w->redis, w->pg, &w->sc, &res);
     w->stats.expiries++;
     w->stats.expired += res.expired;
     w->stats.returned += res.units;
@@ -39,9 +40,9 @@ static int worker_expire(worker *w, int64_t now)
         worker_conn_pg_drop(w);
         return 0;
     }
-    if (rc < 0 && w->redis)
+    if (rc < 0)
         log_msg(LOG_WARN, COMPONENT, "expiry: a return failed; it stays owed for the next pass");
-    return w->redis ? 0 : -1;
+    return 0;
 }
 
 /* The times of the sweep's election are logged so that a test can check

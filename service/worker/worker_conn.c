@@ -38,8 +38,7 @@ void worker_conn_nap(const worker *w, int64_t ms)
 
 void worker_conn_redis_drop(worker *w)
 {
-    if (w->redis)
-        redisFree(w->redis);
+    redis_nodes_free(w->redis);
     w->redis = NULL;
 }
 
@@ -74,41 +73,58 @@ int worker_conn_heartbeat(worker *w, int wait)
     return -2;
 }
 
-int worker_conn_redis_connect(worker *w)
+/* Sets up a master's connection: named, its scripts loaded. Returns 0, or
+ * -1 (logged). */
+static int setup_node(worker *w, redisContext *c)
 {
-    char err[256], name[KEYS_MAX];
-    w->redis = backend_redis_connect(w->cfg, err, sizeof(err));
-    if (!w->redis) {
-        log_msg(LOG_WARN, COMPONENT, "%s", err);
-        return -1;
-    }
-    /* Replies to BLMOVE may take the whole block time to come. */
-    int64_t ms = WORKER_BLOCK_MS + w->cfg->redis_timeout_ms;
-    struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
-    if (redisSetTimeout(w->redis, tv) != REDIS_OK) {
-        log_msg(LOG_WARN, COMPONENT, "redis: cannot set the timeout");
-        goto fail;
-    }
     /* A name in CLIENT LIST tells operators (and tests) which connection is
      * whose; names cannot hold spaces. */
+    char name[KEYS_MAX];
     snprintf(name, sizeof(name), "seckill-worker:%s", w->cfg->worker_id);
     for (char *p = name; *p; p++)
         if (*p <= ' ' || *p > '~')
             *p = '_';
-    redisReply *r = redisCommand(w->redis, "CLIENT SETNAME %s", name);
-    if (!r || r->type != REDIS_REPLY_STATUS) {
-        backend_redis_failed(w->redis, r, COMPONENT, "CLIENT SETNAME");
-        goto fail;
-    }
+    redisReply *r = redis_nodes_reply(w->redis, c, redisCommand(c, "CLIENT SETNAME %s", name),
+                                      "CLIENT SETNAME");
+    if (!r)
+        return -1;
+    if (r->type != REDIS_REPLY_STATUS)
+        return backend_redis_unexpected(r, COMPONENT, "CLIENT SETNAME");
     freeReplyObject(r);
     /* Every connect loads the scripts, so that the calls go by digest even
      * after a Redis restart. */
-    if (scripts_load(&w->sc, w->redis) < 0) {
+    if (scripts_load(&w->sc, c) < 0) {
         log_msg(LOG_WARN, COMPONENT, "redis: cannot load the scripts");
-        goto fail;
+        return -1;
     }
-    log_msg(LOG_INFO, COMPONENT, "connected to redis %s:%d", w->cfg->redis_host,
-            w->cfg->redis_port);
+    return 0;
+}
+
+int worker_conn_redis_connect(worker *w)
+{
+    w->redis = redis_nodes_create(w->cfg, COMPONENT);
+    if (!w->redis) {
+        log_msg(LOG_ERROR, COMPONENT, "redis: out of memory");
+        return -1;
+    }
+    /* Every master now, so that each connection is named and each node
+     * knows the scripts. A connection a later call remakes (after it
+     * failed) goes unnamed; a node new to the map (a reshard, a failover)
+     * learns each script from its first call, sent by text. */
+    size_t n = redis_nodes_count(w->redis);
+    if (n == 0)
+        goto fail;
+    for (size_t i = 0; i < n; i++) {
+        redisContext *c = redis_nodes_at(w->redis, i);
+        if (!c || setup_node(w, c) < 0)
+            goto fail;
+    }
+    if (redis_nodes_is_cluster(w->redis))
+        log_msg(LOG_INFO, COMPONENT, "connected to the redis cluster of %s: %zu masters",
+                w->cfg->redis_cluster, n);
+    else
+        log_msg(LOG_INFO, COMPONENT, "connected to redis %s:%d", w->cfg->redis_host,
+                w->cfg->redis_port);
     int rc = worker_conn_heartbeat(w, 1);
     if (rc < 0) {
         worker_conn_redis_drop(w);

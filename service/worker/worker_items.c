@@ -32,14 +32,14 @@ void worker_items_forget_claims(worker_items *it)
     it->nclaimed = 0;
 }
 
-int worker_items_refresh(worker_items *it, redisContext *c, int force)
+int worker_items_refresh(worker_items *it, redis_nodes *rn, int force)
 {
     int64_t now = backend_mono_ms();
     if (!force && now < it->next_read)
         return 0;
     int64_t *ids;
     size_t n;
-    if (registry_read(c, &ids, &n, COMPONENT) < 0)
+    if (registry_read(rn, &ids, &n) < 0)
         return -1;
     /* Keep draining the same queue: its index in the new view. */
     int64_t last = it->at < it->n ? it->ids[it->at] : 0;
@@ -68,12 +68,12 @@ static size_t claim_index(const worker_items *it, int64_t item)
     return lo;
 }
 
-int worker_items_claim(worker_items *it, redisContext *c, int64_t item)
+int worker_items_claim(worker_items *it, redis_nodes *rn, int64_t item)
 {
     size_t i = claim_index(it, item);
     if (i < it->nclaimed && it->claimed[i] == item)
         return 0;
-    if (sweep_claim(c, item, it->worker_id, it->token) < 0)
+    if (sweep_claim(rn, item, it->worker_id, it->token) < 0)
         return -1;
     if (it->nclaimed == it->claimed_cap) {
         size_t cap = it->claimed_cap ? it->claimed_cap * 2 : 16;
@@ -89,31 +89,36 @@ int worker_items_claim(worker_items *it, redisContext *c, int64_t item)
     return 0;
 }
 
-int worker_items_find(worker_items *it, redisContext *c, int lists, size_t from, size_t *at)
+int worker_items_find(worker_items *it, redis_nodes *rn, int lists, size_t from, size_t *at)
 {
     if (it->n == 0)
         return 0;
-    /* One LLEN per item, pipelined: one round trip whatever the count. */
+    /* One LLEN per item, pipelined: one round trip per node whatever the
+     * count. */
+    char(*keys)[KEYS_MAX] = malloc(it->n * sizeof(*keys));
+    const char **argv = malloc(2 * it->n * sizeof(*argv));
+    redisReply **replies = malloc(it->n * sizeof(*replies));
+    int found = 0, rc = -1;
+    if (!keys || !argv || !replies) {
+        log_msg(LOG_ERROR, COMPONENT, "out of memory finding a queue");
+        goto done;
+    }
     for (size_t k = 0; k < it->n; k++) {
-        char key[KEYS_MAX];
         int64_t item = it->ids[(from + k) % it->n];
         if (lists)
-            keys_processing(key, sizeof(key), item, it->worker_id);
+            keys_processing(keys[k], KEYS_MAX, item, it->worker_id);
         else
-            keys_queue(key, sizeof(key), item);
-        if (redisAppendCommand(c, "LLEN %s", key) != REDIS_OK)
-            return -1;
+            keys_queue(keys[k], KEYS_MAX, item);
+        argv[2 * k] = "LLEN";
+        argv[2 * k + 1] = keys[k];
     }
-    int found = 0, rc = 0;
+    if (redis_nodes_pipeline(rn, it->n, 2, argv, replies) < 0)
+        goto done;
+    rc = 0;
     for (size_t k = 0; k < it->n; k++) {
-        redisReply *r = NULL;
-        if (redisGetReply(c, (void **)&r) != REDIS_OK) {
-            log_msg(LOG_WARN, COMPONENT, "redis LLEN: %s", c->errstr);
-            return -1;
-        }
-        /* Keep reading: the other replies are on their way. */
+        redisReply *r = replies[k];
         if (!r || r->type != REDIS_REPLY_INTEGER)
-            rc = -1;
+            rc = -1; /* an error reply (logged) or another type */
         else if (!found && r->integer > 0) {
             found = 1;
             *at = (from + k) % it->n;
@@ -122,5 +127,9 @@ int worker_items_find(worker_items *it, redisContext *c, int lists, size_t from,
     }
     if (rc < 0)
         log_msg(LOG_WARN, COMPONENT, "redis LLEN: unexpected reply");
+done:
+    free(replies);
+    free(argv);
+    free(keys);
     return rc < 0 ? -1 : found;
 }

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <hiredis/hiredis.h>
+#include "redis_nodes.h"
 
 /* How often the registry is read again. */
 #define WORKER_ITEMS_REFRESH_MS 1000
@@ -35,16 +35,17 @@ void worker_items_forget_claims(worker_items *it);
 /* Reads the registry when WORKER_ITEMS_REFRESH_MS passed since the last
  * read, or now with force. Returns 0, or -1 on a Redis error (logged; the
  * last view stays). */
-int worker_items_refresh(worker_items *it, redisContext *c, int force);
+int worker_items_refresh(worker_items *it, redis_nodes *rn, int force);
 
 /* Claims this worker's processing list of item, once per connection.
  * Returns 0, or -1 on a Redis error. */
-int worker_items_claim(worker_items *it, redisContext *c, int64_t item);
+int worker_items_claim(worker_items *it, redis_nodes *rn, int64_t item);
 
-/* Finds, in one round trip, the first item from index from on (round
- * robin) whose queue (lists = 0) or this worker's processing list
- * (lists = 1) holds anything: *at gets its index. Returns 1 when found, 0
- * when every one is empty (or there are none), -1 on a Redis error. */
-int worker_items_find(worker_items *it, redisContext *c, int lists, size_t from, size_t *at);
+/* Finds, in one round trip per node (a pipelined LLEN per item), the first
+ * item from index from on (round robin) whose queue (lists = 0) or this
+ * worker's processing list (lists = 1) holds anything: *at gets its index.
+ * Returns 1 when found, 0 when every one is empty (or there are none), -1
+ * on a Redis error (logged). */
+int worker_items_find(worker_items *it, redis_nodes *rn, int lists, size_t from, size_t *at);
 
 #endif

@@ -10,6 +10,18 @@
 
 #define COMPONENT "worker"
 
+/* A reply to what that is not the one expected: none, or an error reply,
+ * judged by redis_nodes_reply (a lost node dropped, a MOVED or ASK marking
+ * the slot map stale), any other logged. Frees r. Returns -1. */
+static int failed(const worker_queue *q, redisReply *r, const char *what)
+{
+    if (!r || r->type == REDIS_REPLY_ERROR) {
+        redis_nodes_reply(q->rn, q->c, r, what);
+        return -1;
+    }
+    return backend_redis_unexpected(r, COMPONENT, what);
+}
+
 /* Takes the reply of one (B)LMOVE. Returns 1 when an order moved into the
  * batch, 0 when the queue was empty, -1 on an error. Frees r. */
 static int take_moved(const worker_queue *q, redisReply *r)
@@ -19,7 +31,7 @@ static int take_moved(const worker_queue *q, redisReply *r)
         return 0;
     }
     if (!r || r->type != REDIS_REPLY_STRING)
-        return backend_redis_failed(q->c, r, COMPONENT, "LMOVE");
+        return failed(q, r, "BLMOVE");
     /* The order is already in the processing list: failing to copy it only
      * means re-reading it from there. */
     int rc = worker_batch_add(q->b, r->str, r->len);
@@ -35,11 +47,11 @@ static int take_moved(const worker_queue *q, redisReply *r)
 static int take_many(const worker_queue *q, redisReply *r, size_t want)
 {
     if (!r || r->type != REDIS_REPLY_ARRAY || r->elements > want)
-        return backend_redis_failed(q->c, r, COMPONENT, "EVAL move");
+        return failed(q, r, "EVAL move");
     for (size_t i = r->elements; i-- > 0;) {
         redisReply *e = r->element[i];
         if (e->type != REDIS_REPLY_STRING)
-            return backend_redis_failed(q->c, r, COMPONENT, "EVAL move");
+            return failed(q, r, "EVAL move");
         if (worker_batch_add(q->b, e->str, e->len) < 0) {
             log_msg(LOG_ERROR, COMPONENT, "out of memory copying an order");
             freeReplyObject(r);
@@ -64,6 +76,8 @@ static int move_many(const worker_queue *q, size_t want)
 
 int worker_queue_move(const worker_queue *q)
 {
+    if (!q->c)
+        return -1;
     return move_many(q, q->b->cap - q->b->n);
 }
 
@@ -73,6 +87,8 @@ int worker_queue_move(const worker_queue *q)
 int worker_queue_fill(const worker_queue *q)
 {
     worker_batch *b = q->b;
+    if (!q->c)
+        return -1;
     if (b->n == 0) {
         redisReply *r = redisCommand(q->c, "BLMOVE %s %s RIGHT LEFT %s", b->src.queue,
                                      b->src.processing, q->block_arg);
@@ -113,15 +129,17 @@ int worker_queue_fill(const worker_queue *q)
 int worker_queue_load(const worker_queue *q)
 {
     worker_batch *b = q->b;
+    if (!q->c)
+        return -1;
     /* The oldest are at the tail; a previous run with a larger batch size
      * may have left more than one batch, taken here one batch at a time. */
     redisReply *r = redisCommand(q->c, "LRANGE %s -%lld -1", b->src.processing, (long long)b->cap);
     if (!r || r->type != REDIS_REPLY_ARRAY || r->elements > b->cap)
-        return backend_redis_failed(q->c, r, COMPONENT, "LRANGE");
+        return failed(q, r, "LRANGE");
     for (size_t i = 0; i < r->elements; i++) {
         redisReply *e = r->element[i];
         if (e->type != REDIS_REPLY_STRING)
-            return backend_redis_failed(q->c, r, COMPONENT, "LRANGE");
+            return failed(q, r, "LRANGE");
         if (worker_batch_add(b, e->str, e->len) < 0) {
             log_msg(LOG_ERROR, COMPONENT, "out of memory reading %s", b->src.processing);
             freeReplyObject(r);
@@ -160,6 +178,8 @@ int worker_queue_load(const worker_queue *q)
 int worker_queue_ack(const worker_queue *q, int move_next)
 {
     worker_batch *b = q->b;
+    if (!q->c)
+        return -1;
     long long keep_until = -(long long)b->n - 1;
     int queued = 1; /* LTRIM; LPUSH and HDEL when they have anything to do */
     int ok = redisAppendCommand(q->c, "MULTI") == REDIS_OK;
@@ -187,12 +207,12 @@ int worker_queue_ack(const worker_queue *q, int move_next)
         ok = argc > 0 && redisAppendCommandArgv(q->c, argc, argv, lens) == REDIS_OK;
     }
     if (!ok)
-        return backend_redis_failed(q->c, NULL, COMPONENT, "MULTI");
+        return failed(q, NULL, "MULTI"); /* out of memory: half a command may wait */
     int rc = 0;
     for (int i = 0; i < queued + 2; i++) {
         redisReply *r = NULL;
         if (redisGetReply(q->c, (void **)&r) != REDIS_OK)
-            return backend_redis_failed(q->c, NULL, COMPONENT, "MULTI");
+            return failed(q, NULL, "MULTI");
         int good;
         if (i < queued + 1) { /* +OK for MULTI, +QUEUED for each command */
             good = r->type == REDIS_REPLY_STATUS;
@@ -203,20 +223,20 @@ int worker_queue_ack(const worker_queue *q, int move_next)
         }
         if (!good) {
             /* Keep reading: the other replies are on their way. */
-            backend_redis_failed(q->c, r, COMPONENT, i <= queued ? "MULTI" : "EXEC");
+            failed(q, r, i <= queued ? "MULTI" : "EXEC");
             rc = -1;
         } else {
             freeReplyObject(r);
         }
     }
     if (rc < 0)
-        return rc; /* the caller drops the connection, replies and all */
+        return rc; /* the caller drops its connections, replies and all */
     worker_batch_clear(b);
     if (!move_next)
         return 0;
     redisReply *r = NULL;
     if (redisGetReply(q->c, (void **)&r) != REDIS_OK) {
-        backend_redis_failed(q->c, NULL, COMPONENT, "EVAL move");
+        failed(q, NULL, "EVAL move");
         return -2;
     }
     if (scripts_is_noscript(r)) {

@@ -3,18 +3,23 @@
  * (atomically, so each is always in exactly one of them), are read back
  * after a crash, and leave it only once PostgreSQL has them (worker.c has
  * the protocol). Every call works on the keys of its batch's source
- * (worker_batch_from), all in one Redis Cluster slot. */
+ * (worker_batch_from), all in one Redis Cluster slot, over the connection
+ * to the node that serves them; its replies are judged by redis_nodes_reply,
+ * so a node lost is dropped and a MOVED (a slot resharded away) marks the
+ * slot map stale: the call fails, and the caller starts again. */
 #ifndef SECKILL_WORKER_QUEUE_H
 #define SECKILL_WORKER_QUEUE_H
 
 #include <hiredis/hiredis.h>
 
+#include "redis_nodes.h"
 #include "scripts.h"
 #include "worker_batch.h"
 
 /* What the calls work on; all of it the worker's. */
 typedef struct worker_queue {
-    redisContext *c;       /* a live connection */
+    redis_nodes *rn;       /* the worker's connections, c among them */
+    redisContext *c;       /* redis_nodes_for_key of the batch's queue; NULL: that node is down */
     const scripts *sc;     /* queue_move.lua */
     const char *block_arg; /* BLMOVE's timeout on an empty queue, in seconds */
     int batch_ms;          /* how long a batch waits to fill after its first order */

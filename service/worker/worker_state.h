@@ -8,10 +8,12 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include <hiredis/hiredis.h>
+#include <sys/time.h>
+
 #include <libpq-fe.h>
 
 #include "config.h"
+#include "redis_nodes.h"
 #include "scripts.h"
 #include "sweep.h"
 #include "worker_batch.h"
@@ -48,8 +50,10 @@ typedef struct worker worker;
 
 struct worker {
     const config *cfg;
-    char block_arg[32];          /* BLMOVE's timeout argument, in seconds */
-    char poll_arg[32];           /* the same with several queues: WORKER_POLL_MS */
+    char block_arg[32]; /* BLMOVE's timeout argument, in seconds */
+    char poll_arg[32];  /* the same with several queues: WORKER_POLL_MS */
+    struct timeval
+        queue_timeout;           /* the queue's connection's: a BLMOVE's reply may take its block */
     char token[SWEEP_TOKEN_MAX]; /* this run's: the heartbeat's and the sweep lock's value */
     int64_t beat_ms;             /* heartbeat refresh period; its TTL is 3 of them */
     int64_t next_beat;           /* monotonic ms of the next refresh */
@@ -57,7 +61,7 @@ struct worker {
     int64_t next_expiry;         /* monotonic ms of the next try for the expiry lock */
     int id_taken;                /* another live worker holds the id: stop */
     scripts sc;                  /* digests learnt at each connect (SCRIPT LOAD) */
-    redisContext *redis;
+    redis_nodes *redis;          /* made at each connect, every master set up (worker_conn.h) */
     PGconn *pg;
     const atomic_int *stop;
     worker_batch batches[2];

@@ -19,6 +19,7 @@
 #include "harness.h"
 #include "keys.h"
 #include "order_return.h"
+#include "redis_nodes.h"
 #include "sale.h"
 
 #define TOKEN "e2e-orders-admin-token"
@@ -363,7 +364,13 @@ Test(orders, a_worker_killed_between_the_expiry_and_the_return_gives_the_units_b
     for (size_t i = 0; i < ORDERS / 2; i++)
         half[i] = (order_ref){o[i][0], item, round, o[i][1], 1};
     unsigned char done[ORDERS / 2];
-    cr_assert_eq(order_return_redis(&c, &sc, half, ORDERS / 2, done, "test"), 0);
+    config cfg;
+    harness_config(&cfg);
+    redis_nodes *rn = redis_nodes_create(&cfg, "test");
+    cr_assert_not_null(rn);
+    cr_assert_eq(order_return_redis(rn, &sc, half, ORDERS / 2, done, "test"), 0);
+    redis_nodes_free(rn);
+    config_free(&cfg);
     detail mid = item_detail(item);
     cr_assert_eq(mid.remaining, ORDERS / 2, "remaining %" PRId64 ", round %" PRId64, mid.remaining,
                  round);

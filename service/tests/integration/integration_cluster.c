@@ -6,6 +6,7 @@
  * integration_lab_cluster), and
  * redis_cluster_slot() agrees with the cluster's own hashing. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
@@ -14,6 +15,7 @@
 #include "harness.h"
 #include "keys.h"
 #include "redis_cluster.h"
+#include "redis_nodes.h"
 #include "reserve_batch.h"
 #include "scripts.h"
 #include "sweep.h"
@@ -24,6 +26,8 @@
 
 static redisContext *redis;
 static scripts sc;
+static config cfg;         /* redis_cluster: the node */
+static redis_nodes *nodes; /* the product's way there, for the worker's and the sweep's calls */
 
 /* One node for the whole suite, started in the runner before the first test
  * and stopped after the last (a start costs 2 s); each test finds it
@@ -43,10 +47,21 @@ ReportHook(POST_ALL)(struct criterion_global_stats *stats)
 static void open_node(void)
 {
     redis = harness_cluster_node_open(&sc);
+    char seed[64];
+    snprintf(seed, sizeof(seed), "127.0.0.1:%d", harness_cluster_node_port());
+    harness_config(&cfg);
+    free(cfg.redis_cluster);
+    cfg.redis_cluster = strdup(seed);
+    cr_assert_not_null(cfg.redis_cluster);
+    nodes = redis_nodes_create(&cfg, "test");
+    cr_assert_not_null(nodes);
 }
 
 static void close_node(void)
 {
+    redis_nodes_free(nodes);
+    nodes = NULL;
+    config_free(&cfg);
     redisFree(redis);
     redis = NULL;
 }
@@ -124,7 +139,9 @@ Test(cluster, the_workers_move_acknowledgement_and_the_sweep_run_in_the_items_sl
     worker_source src;
     worker_source_init(&src, ITEM, "w1");
     worker_batch_from(&b, &src);
-    worker_queue q = {redis, &sc, "0.1", 0, &b};
+    cr_assert_eq(redis_nodes_is_cluster(nodes), 1);
+    worker_queue q = {nodes, redis_nodes_for_key(nodes, src.queue), &sc, "0.1", 0, &b};
+    cr_assert_not_null(q.c);
     /* BLMOVE and lua/queue_move.lua, then the MULTI with the next move. */
     cr_assert_eq(worker_queue_fill(&q), 10);
     worker_batch_sort(&b);
@@ -135,14 +152,14 @@ Test(cluster, the_workers_move_acknowledgement_and_the_sweep_run_in_the_items_sl
     cr_expect_eq(harness_redis_int(redis, "LLEN", src.processing), 0);
 
     /* A dead worker's list goes back through the claim check. */
-    cr_assert_eq(sweep_claim(redis, ITEM, "w2", "w2:1:x"), 0);
+    cr_assert_eq(sweep_claim(nodes, ITEM, "w2", "w2:1:x"), 0);
     worker_source_init(&src, ITEM, "w2");
     worker_batch_from(&b, &src);
     cr_assert_eq(worker_queue_move(&q), 10);
-    cr_assert_eq(sweep_recover(redis, &sc, ITEM, "w2"), 10);
+    cr_assert_eq(sweep_recover(nodes, &sc, ITEM, "w2"), 10);
     cr_expect_eq(harness_redis_int(redis, "LLEN", src.queue), 10);
     sweep_result res;
-    cr_assert_eq(sweep_run(redis, &sc, "w1", &res), 0, "the SCAN for the lists");
+    cr_assert_eq(sweep_run(nodes, &sc, "w1", &res), 0, "the SCAN for the lists");
     worker_batch_close(&b);
 }
 
@@ -162,6 +179,6 @@ Test(cluster, the_return_restock_heartbeat_and_lock_scripts_run)
     expect_ran("restock", scripts_call(redis, &sc.s[SCRIPT_RESTOCK], 1, 4, restock));
     char holder[SWEEP_TOKEN_MAX];
     int64_t pttl;
-    cr_expect_eq(sweep_heartbeat(redis, &sc, "w", "w:1:a", 5000, holder, sizeof(holder), &pttl), 1);
-    cr_expect_eq(sweep_heartbeat_release(redis, &sc, "w", "w:1:a"), 0);
+    cr_expect_eq(sweep_heartbeat(nodes, &sc, "w", "w:1:a", 5000, holder, sizeof(holder), &pttl), 1);
+    cr_expect_eq(sweep_heartbeat_release(nodes, &sc, "w", "w:1:a"), 0);
 }

@@ -15,6 +15,7 @@
 #include "keys.h"
 #include "order.h"
 #include "order_return.h"
+#include "redis_nodes.h"
 #include "reserve_batch.h"
 #include "scripts.h"
 
@@ -22,14 +23,22 @@
 
 static redisContext *redis;
 static scripts sc;
+static config cfg;         /* the run's, for nodes */
+static redis_nodes *nodes; /* the returns' way to Redis, as the server's and the worker's */
 
 static void setup(void)
 {
     redis = harness_redis_with_scripts(&sc);
+    harness_config(&cfg);
+    nodes = redis_nodes_create(&cfg, "test");
+    cr_assert_not_null(nodes);
 }
 
 static void teardown(void)
 {
+    redis_nodes_free(nodes);
+    nodes = NULL;
+    config_free(&cfg);
     redisFree(redis);
     redis = NULL;
 }
@@ -429,7 +438,7 @@ Test(reserve_batch, a_restock_is_applied_once_and_only_to_its_round)
 static void give_back(const order_ref *o, size_t n)
 {
     unsigned char done[ORDER_RETURN_BATCH];
-    cr_assert_eq(order_return_redis(&redis, &sc, o, n, done, "test"), 0, "every return confirmed");
+    cr_assert_eq(order_return_redis(nodes, &sc, o, n, done, "test"), 0, "every return confirmed");
     for (size_t i = 0; i < n; i++)
         cr_assert_eq(done[i], 1, "order %zu confirmed", i);
 }

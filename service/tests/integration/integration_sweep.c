@@ -13,24 +13,29 @@
 #include "backend.h"
 #include "harness.h"
 #include "keys.h"
+#include "redis_nodes.h"
 #include "sweep.h"
 
 static pid_t worker_pid;
 
-static void stop_leftover_worker(void)
-{
-    harness_kill_leftover(&worker_pid);
-}
-
 /* The scripts by their text: the sweep sends EVAL until a digest is known. */
 static scripts sc;
+/* The run's config: the sweep's calls go through a redis_nodes made of it. */
+static config cfg;
 
-static void init_scripts(void)
+static void setup(void)
 {
     cr_assert_eq(scripts_init(&sc), 0);
+    harness_config(&cfg);
 }
 
-TestSuite(sweep, .init = init_scripts, .fini = stop_leftover_worker, .timeout = 60);
+static void teardown(void)
+{
+    harness_kill_leftover(&worker_pid);
+    config_free(&cfg);
+}
+
+TestSuite(sweep, .init = setup, .fini = teardown, .timeout = 60);
 
 static void push(redisContext *c, const char *key, const char *value)
 {
@@ -64,6 +69,8 @@ Test(sweep, a_dead_workers_list_goes_back_to_the_queue_oldest_first_and_a_live_o
 {
     harness_reset_backends();
     redisContext *c = harness_redis();
+    redis_nodes *rn = redis_nodes_create(&cfg, "test");
+    cr_assert_not_null(rn);
     char dead[KEYS_MAX], live[KEYS_MAX], queue[KEYS_MAX], buf[64];
     keys_processing(dead, sizeof(dead), ITEM, "dead");
     keys_processing(live, sizeof(live), ITEM, "live");
@@ -76,9 +83,9 @@ Test(sweep, a_dead_workers_list_goes_back_to_the_queue_oldest_first_and_a_live_o
     push(c, queue, "q1");
     set_heartbeat(c, "live", "live:1:x", 10000);
 
-    cr_assert_eq(sweep_recover(c, &sc, ITEM, "live"), -2, "a live worker keeps its list");
+    cr_assert_eq(sweep_recover(rn, &sc, ITEM, "live"), -2, "a live worker keeps its list");
     cr_assert_eq(harness_redis_int(c, "LLEN", live), 1);
-    cr_assert_eq(sweep_recover(c, &sc, ITEM, "dead"), 3);
+    cr_assert_eq(sweep_recover(rn, &sc, ITEM, "dead"), 3);
     cr_assert_eq(harness_redis_int(c, "EXISTS", dead), 0);
     cr_assert_eq(harness_redis_int(c, "LLEN", queue), 4);
     /* Workers take from the tail: the recovered come first, oldest first. */
@@ -86,7 +93,8 @@ Test(sweep, a_dead_workers_list_goes_back_to_the_queue_oldest_first_and_a_live_o
     cr_assert_str_eq(element(c, queue, -2, buf, sizeof(buf)), "o2");
     cr_assert_str_eq(element(c, queue, -3, buf, sizeof(buf)), "o3");
     cr_assert_str_eq(element(c, queue, 0, buf, sizeof(buf)), "q1");
-    cr_assert_eq(sweep_recover(c, &sc, ITEM, "dead"), 0, "a second sweep finds nothing");
+    cr_assert_eq(sweep_recover(rn, &sc, ITEM, "dead"), 0, "a second sweep finds nothing");
+    redis_nodes_free(rn);
     redisFree(c);
 }
 
@@ -94,15 +102,17 @@ Test(sweep, a_list_claimed_by_a_new_run_after_the_sweep_looked_is_left_to_it)
 {
     harness_reset_backends();
     redisContext *c = harness_redis();
+    redis_nodes *rn = redis_nodes_create(&cfg, "test");
+    cr_assert_not_null(rn);
     char list[KEYS_MAX], queue[KEYS_MAX], claim[KEYS_MAX];
     keys_processing(list, sizeof(list), ITEM, "w");
     keys_queue(queue, sizeof(queue), ITEM);
     keys_claim(claim, sizeof(claim), ITEM, "w");
     push(c, list, "o1");
-    cr_assert_eq(sweep_claim(c, ITEM, "w", "w:1:old"), 0);
+    cr_assert_eq(sweep_claim(rn, ITEM, "w", "w:1:old"), 0);
     /* The sweep read the old run's claim and found no heartbeat; then a new
      * run took the id and claimed the list before the sweep's script ran. */
-    cr_assert_eq(sweep_claim(c, ITEM, "w", "w:2:new"), 0);
+    cr_assert_eq(sweep_claim(rn, ITEM, "w", "w:2:new"), 0);
     const char *ka[] = {list, queue, claim, "w:1:old"};
     redisReply *r = scripts_call(c, &sc.s[SCRIPT_SWEEP_RECOVER], 3, 1, ka);
     cr_assert(r && r->type == REDIS_REPLY_INTEGER);
@@ -110,9 +120,10 @@ Test(sweep, a_list_claimed_by_a_new_run_after_the_sweep_looked_is_left_to_it)
     freeReplyObject(r);
     cr_assert_eq(harness_redis_int(c, "LLEN", list), 1);
     /* Without a live run, the sweep takes it, whatever claim it holds. */
-    cr_assert_eq(sweep_recover(c, &sc, ITEM, "w"), 1);
+    cr_assert_eq(sweep_recover(rn, &sc, ITEM, "w"), 1);
     cr_assert_eq(harness_redis_int(c, "LLEN", queue), 1);
     cr_assert_eq(harness_redis_int(c, "EXISTS", claim), 0, "the claim goes with the list");
+    redis_nodes_free(rn);
     redisFree(c);
 }
 
@@ -120,6 +131,8 @@ Test(sweep, the_sweep_recovers_every_dead_list_of_every_item_but_never_its_own_o
 {
     harness_reset_backends();
     redisContext *c = harness_redis();
+    redis_nodes *rn = redis_nodes_create(&cfg, "test");
+    cr_assert_not_null(rn);
     char key[KEYS_MAX];
     const char *ids[] = {"self", "alive", "dead1", "dead2"};
     for (int64_t item = 1; item <= 2; item++) {
@@ -132,7 +145,7 @@ Test(sweep, the_sweep_recovers_every_dead_list_of_every_item_but_never_its_own_o
     set_heartbeat(c, "alive", "alive:1:x", 10000);
 
     sweep_result res;
-    cr_assert_eq(sweep_run(c, &sc, "self", &res), 0);
+    cr_assert_eq(sweep_run(rn, &sc, "self", &res), 0);
     cr_assert_eq(res.lists, 4);
     cr_assert_eq(res.orders, 8);
     for (int64_t item = 1; item <= 2; item++) {
@@ -144,8 +157,9 @@ Test(sweep, the_sweep_recovers_every_dead_list_of_every_item_but_never_its_own_o
         keys_processing(key, sizeof(key), item, "alive");
         cr_assert_eq(harness_redis_int(c, "LLEN", key), 2);
     }
-    cr_assert_eq(sweep_run(c, &sc, "self", &res), 0);
+    cr_assert_eq(sweep_run(rn, &sc, "self", &res), 0);
     cr_assert_eq(res.lists, 0);
+    redis_nodes_free(rn);
     redisFree(c);
 }
 
@@ -153,12 +167,15 @@ Test(sweep, one_worker_is_elected_per_period_and_another_after_it)
 {
     harness_reset_backends();
     redisContext *c = harness_redis();
-    cr_assert_eq(sweep_elect(c, KEYS_SWEEP_LOCK, "a:1:x", 300), 1);
-    cr_assert_eq(sweep_elect(c, KEYS_SWEEP_LOCK, "b:1:y", 300), 0);
-    cr_assert_eq(sweep_elect(c, KEYS_SWEEP_LOCK, "a:1:x", 300), 0,
+    redis_nodes *rn = redis_nodes_create(&cfg, "test");
+    cr_assert_not_null(rn);
+    cr_assert_eq(sweep_elect(rn, KEYS_SWEEP_LOCK, "a:1:x", 300), 1);
+    cr_assert_eq(sweep_elect(rn, KEYS_SWEEP_LOCK, "b:1:y", 300), 0);
+    cr_assert_eq(sweep_elect(rn, KEYS_SWEEP_LOCK, "a:1:x", 300), 0,
                  "not even the holder twice in a period");
     harness_sleep_ms(350);
-    cr_assert_eq(sweep_elect(c, KEYS_SWEEP_LOCK, "b:1:y", 300), 1);
+    cr_assert_eq(sweep_elect(rn, KEYS_SWEEP_LOCK, "b:1:y", 300), 1);
+    redis_nodes_free(rn);
     redisFree(c);
 }
 
@@ -166,17 +183,19 @@ Test(sweep, a_heartbeat_is_refreshed_by_its_token_refused_to_another_and_release
 {
     harness_reset_backends();
     redisContext *c = harness_redis();
+    redis_nodes *rn = redis_nodes_create(&cfg, "test");
+    cr_assert_not_null(rn);
     char holder[SWEEP_TOKEN_MAX], key[KEYS_MAX];
     int64_t pttl = 0;
     keys_worker_alive(key, sizeof(key), "w");
-    cr_assert_eq(sweep_heartbeat(c, &sc, "w", "w:1:a", 5000, holder, sizeof(holder), &pttl), 1);
-    cr_assert_eq(sweep_heartbeat(c, &sc, "w", "w:1:a", 5000, holder, sizeof(holder), &pttl), 1);
-    cr_assert_eq(sweep_heartbeat(c, &sc, "w", "w:2:b", 5000, holder, sizeof(holder), &pttl), 0);
+    cr_assert_eq(sweep_heartbeat(rn, &sc, "w", "w:1:a", 5000, holder, sizeof(holder), &pttl), 1);
+    cr_assert_eq(sweep_heartbeat(rn, &sc, "w", "w:1:a", 5000, holder, sizeof(holder), &pttl), 1);
+    cr_assert_eq(sweep_heartbeat(rn, &sc, "w", "w:2:b", 5000, holder, sizeof(holder), &pttl), 0);
     cr_assert_str_eq(holder, "w:1:a");
     cr_assert(pttl > 0 && pttl <= 5000, "pttl %lld", (long long)pttl);
-    cr_assert_eq(sweep_heartbeat_release(c, &sc, "w", "w:2:b"), 0);
+    cr_assert_eq(sweep_heartbeat_release(rn, &sc, "w", "w:2:b"), 0);
     cr_assert_eq(harness_redis_int(c, "EXISTS", key), 1, "only its holder releases it");
-    cr_assert_eq(sweep_heartbeat_release(c, &sc, "w", "w:1:a"), 0);
+    cr_assert_eq(sweep_heartbeat_release(rn, &sc, "w", "w:1:a"), 0);
     cr_assert_eq(harness_redis_int(c, "EXISTS", key), 0);
 
     char a[SWEEP_TOKEN_MAX], b[SWEEP_TOKEN_MAX];
@@ -184,6 +203,7 @@ Test(sweep, a_heartbeat_is_refreshed_by_its_token_refused_to_another_and_release
     sweep_token(b, sizeof(b), "w");
     cr_assert_str_neq(a, b, "every run has its own token");
     cr_assert_eq(strncmp(a, "w:", 2), 0);
+    redis_nodes_free(rn);
     redisFree(c);
 }
 

@@ -80,7 +80,9 @@ static long long processing_total(redisContext *c)
 {
     int64_t *items;
     size_t n;
-    cr_assert_eq(registry_read(c, &items, &n, "test"), 0);
+    redisReply *r = redisCommand(c, "SMEMBERS %s", KEYS_ITEMS);
+    cr_assert_eq(registry_from_reply(r, &items, &n), 0);
+    freeReplyObject(r);
     long long total = 0;
     for (size_t i = 0; i < n; i++) {
         char key[KEYS_MAX];
@@ -95,7 +97,7 @@ static long long processing_total(redisContext *c)
  * creation would. */
 static void push_payload(redisContext *c, const char *key, const char *payload)
 {
-    cr_assert_eq(registry_add(c, 1, "test"), 0);
+    freeReplyObject(redisCommand(c, "SADD %s 1", KEYS_ITEMS));
     redisReply *r = redisCommand(c, "LPUSH %s %s", key, payload);
     cr_assert(r && r->type == REDIS_REPLY_INTEGER, "LPUSH failed");
     freeReplyObject(r);
