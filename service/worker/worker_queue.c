@@ -229,8 +229,16 @@ int worker_queue_ack(const worker_queue *q, int move_next)
             freeReplyObject(r);
         }
     }
-    if (rc < 0)
-        return rc; /* the caller drops its connections, replies and all */
+    if (rc < 0) {
+        /* The move's reply too, so that the node's connection has nothing
+         * left to read (redis_nodes.h); what it moved stays in the list,
+         * which the caller reads again. */
+        redisReply *r = NULL;
+        if (move_next && redisGetReply(q->c, (void **)&r) != REDIS_OK)
+            failed(q, NULL, "EVAL move");
+        freeReplyObject(r);
+        return rc;
+    }
     worker_batch_clear(b);
     if (!move_next)
         return 0;
