@@ -1,0 +1,258 @@
+/* e2e_redis_cluster.c: the server and the worker on a real Redis Cluster of
+ * 3 masters and 3 replicas (issue 14), pointed at it by the config key
+ * redis_cluster. The purchase audit of e2e_purchase there: 20,000 buyers at
+ * once on 1000 units, exactly 1000 answers 202, exactly those orders in
+ * PostgreSQL, no buyer twice, nothing left between Redis and PostgreSQL.
+ * Every key of an item is in one slot and on the master that owns it, none
+ * on the run's single Redis; items on each of the three masters, sold at
+ * once, each sell exactly their stock.
+ *
+ * One cluster serves the suite (started before the first test, stopped
+ * after the last: a start costs seconds); each test empties it. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+#include <criterion/hooks.h>
+
+#include "backend.h"
+#include "harness.h"
+#include "keys.h"
+#include "sale.h"
+
+#define TOKEN "e2e-cluster-admin-token"
+#define WORKER_ID "e2e-redis-cluster"
+
+static harness_system sys;
+
+ReportHook(PRE_ALL)(struct criterion_test_set *set)
+{
+    (void)set;
+    harness_cluster_start_shared();
+}
+
+ReportHook(POST_ALL)(struct criterion_global_stats *stats)
+{
+    (void)stats;
+    harness_cluster_stop_shared();
+}
+
+static void start_system(void)
+{
+    char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=" WORKER_ID, NULL};
+    harness_cluster_system_start(&sys, env, "e2e-redis-cluster");
+}
+
+static void kill_leftovers(void)
+{
+    harness_system_kill(&sys);
+}
+
+TestSuite(redis_cluster, .init = start_system, .fini = kill_leftovers, .timeout = 180);
+
+/* Every key the product makes for item, the worker's processing list and
+ * claim included. */
+enum { ITEM_KEYS = 9 };
+static void item_keys(int64_t item, char keys[ITEM_KEYS][KEYS_MAX])
+{
+    keys_item_state(keys[0], KEYS_MAX, item);
+    keys_item_buyers(keys[1], KEYS_MAX, item);
+    keys_item_returned(keys[2], KEYS_MAX, item);
+    keys_item_given_back(keys[3], KEYS_MAX, item);
+    keys_queue(keys[4], KEYS_MAX, item);
+    keys_pending(keys[5], KEYS_MAX, item);
+    keys_dead(keys[6], KEYS_MAX, item);
+    keys_processing(keys[7], KEYS_MAX, item, WORKER_ID);
+    keys_claim(keys[8], KEYS_MAX, item, WORKER_ID);
+}
+
+/* The slot of item's keys: one for all of them, as the cluster itself
+ * (CLUSTER KEYSLOT) and redis_cluster_slot both compute it. */
+static int item_slot(const redis_cluster_map *map, int64_t item)
+{
+    char keys[ITEM_KEYS][KEYS_MAX];
+    item_keys(item, keys);
+    int slot = redis_cluster_slot(keys[0], strlen(keys[0]));
+    redisContext *c = harness_cluster_connect(redis_cluster_map_master_at(map, 0));
+    for (int i = 0; i < ITEM_KEYS; i++) {
+        redisReply *r = redisCommand(c, "CLUSTER KEYSLOT %s", keys[i]);
+        cr_assert(r && r->type == REDIS_REPLY_INTEGER, "CLUSTER KEYSLOT %s", keys[i]);
+        cr_assert_eq(r->integer, slot, "item %" PRId64 ": %s is in slot %lld, %s in slot %d", item,
+                     keys[i], r->integer, keys[0], slot);
+        cr_assert_eq(redis_cluster_slot(keys[i], strlen(keys[i])), slot, "%s", keys[i]);
+        freeReplyObject(r);
+    }
+    redisFree(c);
+    return slot;
+}
+
+/* The smallest item id above `after` whose keys the master_index-th master
+ * serves. */
+static int64_t item_on_master(const redis_cluster_map *map, size_t master_index, int64_t after)
+{
+    const redis_cluster_node *want = redis_cluster_map_master_at(map, master_index);
+    for (int64_t id = after + 1; id < after + 100000; id++) {
+        char key[KEYS_MAX];
+        keys_item_state(key, sizeof(key), id);
+        const redis_cluster_node *n = redis_cluster_map_master_of_key(map, key, strlen(key));
+        if (n && redis_cluster_node_equal(n, want))
+            return id;
+    }
+    cr_assert_fail("no item id for master %zu", master_index);
+    return 0;
+}
+
+/* Creates item `id` through the admin API. */
+static void create_item(int64_t id, int64_t stock)
+{
+    char body[160], resp[1024];
+    snprintf(body, sizeof(body),
+             "{\"id\":%" PRId64 ",\"name\":\"cluster\",\"stock\":%" PRId64
+             ",\"payment_timeout_s\":0}",
+             id, stock);
+    int status = harness_http(sys.port, "POST", "/api/v1/items", TOKEN, body, resp, sizeof(resp));
+    cr_assert_eq(status, 201, "create item %" PRId64 ": %d %s", id, status, resp);
+}
+
+/* The item's state is on the master that owns its slot, and not on the
+ * run's single Redis: the server wrote it to the cluster. */
+static void assert_on_its_master(const redis_cluster_map *map, int64_t item)
+{
+    char state[KEYS_MAX];
+    keys_item_state(state, sizeof(state), item);
+    redisContext *single = harness_redis();
+    long long on_single = harness_redis_int(single, "EXISTS", state);
+    redisFree(single);
+    cr_assert_eq(on_single, 0,
+                 "item %" PRId64 "'s state %s is on the run's single Redis, not on the cluster: "
+                 "seckill-server does not use redis_cluster=%s",
+                 item, state, harness_cluster_seeds());
+    const redis_cluster_node *n = redis_cluster_map_master_of_key(map, state, strlen(state));
+    cr_assert_eq(harness_cluster_int(map, "EXISTS", state), 1,
+                 "item %" PRId64 "'s state %s is not on %s:%d, the master of its slot", item, state,
+                 n->host, n->port);
+}
+
+/* A number of the item's view (GET /api/v1/items/{id}). */
+static int64_t item_number(int64_t item, const char *field)
+{
+    char path[64], resp[2048], pattern[64];
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64, item);
+    int status = harness_http(sys.port, "GET", path, NULL, NULL, resp, sizeof(resp));
+    cr_assert_eq(status, 200, "item %" PRId64 ": %d %s", item, status, resp);
+    snprintf(pattern, sizeof(pattern), "\"%s\":", field);
+    const char *at = strstr(resp, pattern);
+    cr_assert_not_null(at, "item %" PRId64 " has no %s: %s", item, field, resp);
+    return strtoll(at + strlen(pattern), NULL, 10);
+}
+
+/* Waits until the worker persisted the item's `units` and nothing of it
+ * waits between Redis and PostgreSQL, then audits it: sold == persisted ==
+ * the units that existed, nothing left in its queue, pending hash or the
+ * worker's list on its master, and the set of orders answered 202 is the
+ * set in PostgreSQL, no buyer twice. */
+static void audit(const redis_cluster_map *map, sale *s, int64_t units, PGconn *pg)
+{
+    int64_t deadline = backend_mono_ms() + 60000;
+    while (item_number(s->item, "persisted") < units || item_number(s->item, "queued") > 0) {
+        cr_assert(backend_mono_ms() < deadline,
+                  "item %" PRId64 " not drained in 60 s: persisted %" PRId64 ", queued %" PRId64,
+                  s->item, item_number(s->item, "persisted"), item_number(s->item, "queued"));
+        harness_sleep_ms(50);
+    }
+    cr_expect_eq(item_number(s->item, "sold"), units, "item %" PRId64, s->item);
+    cr_expect_eq(item_number(s->item, "remaining"), 0, "item %" PRId64, s->item);
+    cr_expect_eq(item_number(s->item, "persisted"), units, "item %" PRId64, s->item);
+    char keys[ITEM_KEYS][KEYS_MAX];
+    item_keys(s->item, keys);
+    cr_expect_eq(harness_cluster_int(map, "LLEN", keys[4]), 0, "%s", keys[4]);
+    cr_expect_eq(harness_cluster_int(map, "HLEN", keys[5]), 0, "%s", keys[5]);
+    cr_expect_eq(harness_cluster_int(map, "LLEN", keys[7]), 0, "%s", keys[7]);
+    char sql[128];
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM orders WHERE item_id = %" PRId64, s->item);
+    cr_expect_eq(harness_pg_int(pg, sql), units, "item %" PRId64 "'s orders in PostgreSQL",
+                 s->item);
+    sale_assert_exactly_persisted(s, pg);
+}
+
+Test(redis_cluster,
+     a_storm_of_buyers_sells_exactly_the_stock_and_every_accepted_order_persists_once)
+{
+    enum { STOCK = 1000, REQUESTS = 20000, CONNECTIONS = 200 };
+    redis_cluster_map *map = harness_cluster_map();
+    int64_t item = item_on_master(map, 0, 0);
+    item_slot(map, item);
+    create_item(item, STOCK);
+    assert_on_its_master(map, item);
+
+    sale s;
+    sale_init(&s, sys.port, item, REQUESTS, CONNECTIONS, 1, REQUESTS);
+    cr_assert_eq(sale_run(&s), 0, "load: %s", s.result.errstr);
+    cr_expect_eq(s.naccepted, STOCK, "answered 202: %zu", s.naccepted);
+    cr_expect_eq(s.sold_out, REQUESTS - STOCK, "answered 409 sold_out: %zu", s.sold_out);
+    cr_expect_eq(s.other + s.unavailable + s.queue_full, 0, "other answers");
+
+    PGconn *pg = harness_pg();
+    audit(map, &s, STOCK, pg);
+    PQfinish(pg);
+    sale_free(&s);
+    redis_cluster_map_free(map);
+    harness_system_stop(&sys);
+}
+
+Test(redis_cluster, items_on_every_master_sold_at_once_each_sell_exactly_their_stock)
+{
+    enum { MASTERS = 3, STOCK = 300, BUYERS = 2000, CONNECTIONS = 50 };
+    redis_cluster_map *map = harness_cluster_map();
+    cr_assert_eq(redis_cluster_map_masters(map), MASTERS);
+    int64_t items[MASTERS];
+    int slots[MASTERS];
+    for (size_t m = 0; m < MASTERS; m++) {
+        items[m] = item_on_master(map, m, m ? items[m - 1] : 1000);
+        slots[m] = item_slot(map, items[m]);
+        create_item(items[m], STOCK);
+    }
+    /* Three slots, three masters: as the map says and as each owner says
+     * (keys in its slot: CLUSTER COUNTKEYSINSLOT answers only on the owner). */
+    for (size_t m = 0; m < MASTERS; m++) {
+        assert_on_its_master(map, items[m]);
+        for (size_t o = 0; o < m; o++)
+            cr_assert(!redis_cluster_node_equal(redis_cluster_map_master(map, slots[m]),
+                                                redis_cluster_map_master(map, slots[o])),
+                      "items %" PRId64 " and %" PRId64 " share a master", items[m], items[o]);
+        redisContext *c = harness_cluster_connect(redis_cluster_map_master_at(map, m));
+        redisReply *r = redisCommand(c, "CLUSTER COUNTKEYSINSLOT %d", slots[m]);
+        cr_assert(r && r->type == REDIS_REPLY_INTEGER && r->integer > 0,
+                  "item %" PRId64 ": no key in slot %d on its master", items[m], slots[m]);
+        freeReplyObject(r);
+        redisFree(c);
+    }
+
+    sale sales[MASTERS];
+    for (size_t m = 0; m < MASTERS; m++) {
+        /* Different buyers per item: a buyer's units are counted per item
+         * anyway, this keeps the audit's "no buyer twice" per item plain. */
+        sale_init(&sales[m], sys.port, items[m], BUYERS, CONNECTIONS, 1 + m * BUYERS, BUYERS);
+        sale_start(&sales[m]);
+    }
+    for (size_t m = 0; m < MASTERS; m++)
+        sale_join(&sales[m]);
+    PGconn *pg = harness_pg();
+    for (size_t m = 0; m < MASTERS; m++) {
+        sale *s = &sales[m];
+        cr_expect_eq(s->naccepted, STOCK, "item %" PRId64 " answered 202: %zu", s->item,
+                     s->naccepted);
+        cr_expect_eq(s->other + s->unavailable + s->queue_full, 0,
+                     "item %" PRId64 ": other answers", s->item);
+        audit(map, s, STOCK, pg);
+    }
+    /* The registry the worker drains from holds the three. */
+    cr_expect_eq(harness_cluster_int(map, "SCARD", KEYS_ITEMS), MASTERS);
+    PQfinish(pg);
+    for (size_t m = 0; m < MASTERS; m++)
+        sale_free(&sales[m]);
+    redis_cluster_map_free(map);
+    harness_system_stop(&sys);
+}
