@@ -322,6 +322,9 @@ int worker_run(worker *w, const atomic_int *stop)
             break;
         if (n == 0)
             recovering = 0;
+        /* Only what the replicas hold goes to PostgreSQL. */
+        if (n > 0 && worker_queue_replicated(queue(w, w->hand)) < 0)
+            n = -1; /* read the list again once they caught up */
         if (n > 0) {
             worker_batch *b = w->hand;
             worker_batch_sort(b);

@@ -255,3 +255,38 @@ int worker_queue_ack(const worker_queue *q, int move_next)
     int moved = take_many(q, r, b->cap);
     return moved < 0 ? -2 : moved;
 }
+
+/* The replicas online of the node q->c is connected to (INFO replication's
+ * "slaveN:...,state=online" lines), or -1 when Redis failed. */
+static int replicas_online(const worker_queue *q)
+{
+    redisReply *r = redisCommand(q->c, "INFO replication");
+    if (!r || r->type != REDIS_REPLY_STRING)
+        return failed(q, r, "INFO replication");
+    int n = 0;
+    for (const char *at = r->str; (at = strstr(at, "state=online")) != NULL; at++)
+        n++;
+    freeReplyObject(r);
+    return n;
+}
+
+int worker_queue_replicated(const worker_queue *q)
+{
+    if (!q->c)
+        return failed(q, NULL, "WAIT");
+    int want = replicas_online(q);
+    if (want <= 0)
+        return want;
+    redisReply *r = redisCommand(q->c, "WAIT %d %d", want, WORKER_QUEUE_WAIT_MS);
+    if (!r || r->type != REDIS_REPLY_INTEGER)
+        return failed(q, r, "WAIT");
+    long long got = r->integer;
+    freeReplyObject(r);
+    /* A replica lost meanwhile is not waited for: those left hold them. */
+    if (got >= want || (got > 0 && got >= replicas_online(q)))
+        return 0;
+    log_msg(LOG_WARN, COMPONENT,
+            "%lld of %d replicas hold the orders in hand after %d ms: not persisted yet", got, want,
+            WORKER_QUEUE_WAIT_MS);
+    return -1;
+}

@@ -55,4 +55,16 @@ int worker_queue_load(const worker_queue *q);
  * read it again). Errors are logged. */
 int worker_queue_ack(const worker_queue *q, int move_next);
 
+/* How long worker_queue_replicated waits for the replicas. */
+#define WORKER_QUEUE_WAIT_MS 1000
+
+/* Waits until every replica the node has online holds the orders in hand
+ * (WAIT after this connection's writes, the move that took them among
+ * them): only then may PostgreSQL have them, so that a failover cannot
+ * give a persisted order's unit to another buyer (the new master would not
+ * know it was sold). A node without replicas answers at once. Returns 0, or
+ * -1 when a replica did not confirm within WORKER_QUEUE_WAIT_MS or Redis
+ * failed (logged; the orders stay in the processing list). */
+int worker_queue_replicated(const worker_queue *q);
+
 #endif
