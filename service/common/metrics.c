@@ -21,6 +21,7 @@ static const char *outcome_names[METRICS_OUTCOME_COUNT] = {
     "queue_full", "rate_limited", "failed",        "unconfirmed",
 };
 static const char *backend_names[METRICS_BACKEND_COUNT] = {"redis", "postgresql"};
+static const char *redirect_names[METRICS_REDIRECT_COUNT] = {"moved", "ask", "tryagain"};
 
 typedef struct route_counters {
     _Atomic uint64_t by_status[STATUS_MAX - STATUS_MIN + 1];
@@ -34,6 +35,7 @@ struct metrics {
     route_counters *routes;
     _Atomic uint64_t outcomes[METRICS_OUTCOME_COUNT];
     _Atomic uint64_t backend_errors[METRICS_BACKEND_COUNT];
+    _Atomic uint64_t redirects[METRICS_REDIRECT_COUNT];
     _Atomic uint64_t batches;        /* reserve_batch calls sent */
     _Atomic uint64_t batched_buyers; /* buyers in them */
 };
@@ -97,6 +99,12 @@ void metrics_purchase_batch(metrics *m, int buyers)
         add(&m->batches, 1);
         add(&m->batched_buyers, (uint64_t)buyers);
     }
+}
+
+void metrics_redis_redirect(metrics *m, metrics_redirect kind)
+{
+    if (m && (unsigned)kind < METRICS_REDIRECT_COUNT)
+        add(&m->redirects[kind], 1);
 }
 
 void metrics_backend_error(metrics *m, metrics_backend backend)
@@ -206,6 +214,12 @@ char *metrics_render(metrics *m, const metrics_gauges *g)
         "# TYPE seckill_purchase_batched_total counter\n"
         "seckill_purchase_batched_total %" PRIu64 "\n",
         get(&m->batched_buyers));
+    put(&t, "# HELP seckill_redis_redirects_total Purchase batches a Redis Cluster sent "
+            "elsewhere (a slot moved, being moved, or split by a move).\n"
+            "# TYPE seckill_redis_redirects_total counter\n");
+    for (int k = 0; k < METRICS_REDIRECT_COUNT; k++)
+        put(&t, "seckill_redis_redirects_total{kind=\"%s\"} %" PRIu64 "\n", redirect_names[k],
+            get(&m->redirects[k]));
     put(&t, "# HELP seckill_backend_errors_total Failed calls to Redis and PostgreSQL.\n"
             "# TYPE seckill_backend_errors_total counter\n");
     for (int b = 0; b < METRICS_BACKEND_COUNT; b++)

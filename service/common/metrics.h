@@ -45,6 +45,15 @@ void metrics_backend_error(metrics *m, metrics_backend backend);
 /* One call of the batch reserve script carrying buyers purchases. */
 void metrics_purchase_batch(metrics *m, int buyers);
 
+/* A purchase batch a Redis Cluster redirected (sent again elsewhere). */
+typedef enum metrics_redirect {
+    METRICS_MOVED = 0, /* the slot has another master for good */
+    METRICS_ASK,       /* the slot is being moved: asked at the new master once */
+    METRICS_TRYAGAIN,  /* its keys were split by a move: sent again after a pause */
+    METRICS_REDIRECT_COUNT
+} metrics_redirect;
+void metrics_redis_redirect(metrics *m, metrics_redirect kind);
+
 /* What is read at scrape time rather than counted. */
 typedef struct metrics_gauges {
     int64_t soldout_flags; /* items flagged sold out on this instance */

@@ -246,6 +246,10 @@ static int followed(batch *b, const redisAsyncContext *ac, const redisReply *r)
     redis_cluster_action act = redis_conn_follow(b->owner->conn, ac, r, &b->attempt, &next);
     if (act == REDIS_CLUSTER_DELIVER || act == REDIS_CLUSTER_TOO_MANY)
         return 0;
+    metrics_redis_redirect(b->owner->a->metrics, act == REDIS_CLUSTER_RETRY ? METRICS_MOVED
+                                                 : act == REDIS_CLUSTER_RETRY_ASKING
+                                                     ? METRICS_ASK
+                                                     : METRICS_TRYAGAIN);
     int sent = -1;
     if (act == REDIS_CLUSTER_RETRY_ASKING && next)
         sent = batch_send_on(b, next, 1);
