@@ -377,6 +377,23 @@ cluster_stop() {
     wait "${stopping[@]}"
 }
 
+# cluster_node_restart DIR PORT: starts again the node of DIR's cluster that listened on PORT (killed
+# by a test), from its own config and data: it rejoins the cluster, as a replica when its slots
+# went to another master meanwhile.
+cluster_node_restart() {
+    local dir node
+    dir=$(realpath -m "$1")
+    for node in "$dir"/cluster/node-*; do
+        if grep -qx "port $2" "$node/redis.conf" 2>/dev/null; then
+            ! live_pid "$node/redis.pid" redis-server >/dev/null || die "the node on port $2 runs"
+            as_user "$(redis_user)" redis-server "$node/redis.conf"
+            wait_redis "$node" "$2"
+            return 0
+        fi
+    done
+    die "no node of the cluster in $dir listened on port $2"
+}
+
 # ZooKeeper runs as its package's user when we are root (as Redis runs as redis).
 zk_user() {
     if ((EUID != 0)); then

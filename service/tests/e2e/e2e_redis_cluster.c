@@ -5,7 +5,8 @@
  * PostgreSQL, no buyer twice, nothing left between Redis and PostgreSQL.
  * Every key of an item is in one slot and on the master that owns it, none
  * on the run's single Redis; items on each of the three masters, sold at
- * once, each sell exactly their stock.
+ * once, each sell exactly their stock; an item's slot resharded to another
+ * master in the middle of its sale loses no request and sells exactly.
  *
  * One cluster serves the suite (started before the first test, stopped
  * after the last: a start costs seconds); each test empties it. */
@@ -88,22 +89,6 @@ static int item_slot(const redis_cluster_map *map, int64_t item)
     return slot;
 }
 
-/* The smallest item id above `after` whose keys the master_index-th master
- * serves. */
-static int64_t item_on_master(const redis_cluster_map *map, size_t master_index, int64_t after)
-{
-    const redis_cluster_node *want = redis_cluster_map_master_at(map, master_index);
-    for (int64_t id = after + 1; id < after + 100000; id++) {
-        char key[KEYS_MAX];
-        keys_item_state(key, sizeof(key), id);
-        const redis_cluster_node *n = redis_cluster_map_master_of_key(map, key, strlen(key));
-        if (n && redis_cluster_node_equal(n, want))
-            return id;
-    }
-    cr_assert_fail("no item id for master %zu", master_index);
-    return 0;
-}
-
 /* Creates item `id` through the admin API. */
 static void create_item(int64_t id, int64_t stock)
 {
@@ -182,7 +167,7 @@ Test(redis_cluster,
 {
     enum { STOCK = 1000, REQUESTS = 20000, CONNECTIONS = 200 };
     redis_cluster_map *map = harness_cluster_map();
-    int64_t item = item_on_master(map, 0, 0);
+    int64_t item = harness_cluster_item_on_master(map, 0, 0);
     item_slot(map, item);
     create_item(item, STOCK);
     assert_on_its_master(map, item);
@@ -210,7 +195,7 @@ Test(redis_cluster, items_on_every_master_sold_at_once_each_sell_exactly_their_s
     int64_t items[MASTERS];
     int slots[MASTERS];
     for (size_t m = 0; m < MASTERS; m++) {
-        items[m] = item_on_master(map, m, m ? items[m - 1] : 1000);
+        items[m] = harness_cluster_item_on_master(map, m, m ? items[m - 1] : 1000);
         slots[m] = item_slot(map, items[m]);
         create_item(items[m], STOCK);
     }
@@ -253,6 +238,54 @@ Test(redis_cluster, items_on_every_master_sold_at_once_each_sell_exactly_their_s
     PQfinish(pg);
     for (size_t m = 0; m < MASTERS; m++)
         sale_free(&sales[m]);
+    redis_cluster_map_free(map);
+    harness_system_stop(&sys);
+}
+
+/* Resharding mid-sale (issue 14, item 6): while buyers storm an item, its
+ * slot moves to another master as redis-cli --cluster reshard moves it (its
+ * keys a few at a time, then the slot handed over). The server follows ASK
+ * and TRYAGAIN during the move and MOVED after it, the worker too: no buyer
+ * hears 503, the stock sells exactly, every 202 is persisted once. */
+Test(redis_cluster, a_slot_resharded_mid_sale_loses_no_request_and_sells_exactly_the_stock)
+{
+    enum { STOCK = 2000, REQUESTS = 12000, CONNECTIONS = 64 };
+    redis_cluster_map *map = harness_cluster_map();
+    int64_t item = harness_cluster_item_on_master(map, 0, 7000);
+    int slot = item_slot(map, item);
+    const redis_cluster_node to = *redis_cluster_map_master_at(map, 1);
+    create_item(item, STOCK);
+
+    sale s;
+    sale_init(&s, sys.port, item, REQUESTS, CONNECTIONS, 1, REQUESTS);
+    sale_start(&s);
+    char state[KEYS_MAX];
+    keys_item_state(state, sizeof(state), item);
+    harness_sleep_ms(100); /* buyers are coming */
+    /* One key a step, 20 ms apart: for about 150 ms the slot is half moved. */
+    harness_cluster_move_slot(slot, &to, 1, 20);
+    sale_join(&s);
+    cr_expect_eq(s.naccepted, STOCK, "answered 202: %zu", s.naccepted);
+    cr_expect_eq(s.other + s.unavailable + s.queue_full, 0,
+                 "%zu answered 503 during the move, %zu other", s.unavailable, s.other);
+    /* The move happened under the buyers' feet: the server was redirected. */
+    char metrics[1 << 16];
+    cr_assert_eq(harness_http(sys.port, "GET", "/metrics", NULL, NULL, metrics, sizeof(metrics)),
+                 200);
+    long long moved = harness_metric(metrics, "seckill_redis_redirects_total{kind=\"moved\"}");
+    long long ask = harness_metric(metrics, "seckill_redis_redirects_total{kind=\"ask\"}");
+    long long again = harness_metric(metrics, "seckill_redis_redirects_total{kind=\"tryagain\"}");
+    cr_log_info("reshard: %lld MOVED, %lld ASK, %lld TRYAGAIN followed", moved, ask, again);
+    cr_expect_gt(moved + ask + again, 0, "no redirect: the sale was over before the move");
+
+    redis_cluster_map *after = harness_cluster_map();
+    cr_assert(redis_cluster_node_equal(redis_cluster_map_master(after, slot), &to),
+              "the slot did not move");
+    PGconn *pg = harness_pg();
+    audit(after, &s, STOCK, pg);
+    PQfinish(pg);
+    sale_free(&s);
+    redis_cluster_map_free(after);
     redis_cluster_map_free(map);
     harness_system_stop(&sys);
 }

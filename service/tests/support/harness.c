@@ -581,6 +581,14 @@ void harness_cluster_stop(void)
         services_function("cluster_stop", NULL, NULL, 0);
 }
 
+void harness_cluster_node_restart(int port)
+{
+    char args[16];
+    snprintf(args, sizeof(args), "%d", port);
+    cr_assert_eq(services_run("cluster_node_restart", NULL, args, NULL, 0), 0,
+                 "services.sh cluster_node_restart %d failed", port);
+}
+
 void harness_redis_crash(void)
 {
     run_services("redis-kill");

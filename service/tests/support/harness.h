@@ -169,6 +169,10 @@ void harness_zk_stop(void);
 int harness_cluster_start(char *seeds, size_t cap);
 /* Stops it, by its pid files, if it runs (for .fini too). */
 void harness_cluster_stop(void);
+/* Starts again its node that listened on port (killed by the test), from
+ * its own config and data: it rejoins, as a replica when its slots went to
+ * another master meanwhile. */
+void harness_cluster_node_restart(int port);
 
 /* A suite on that cluster (harness_cluster.c). For its PRE_ALL report hook:
  * starts it for all the suite's tests and hands them its seeds through the
@@ -203,6 +207,28 @@ void harness_cluster_reset(void);
  * (a worker that ignores redis_cluster). */
 pid_t harness_cluster_start_server(int *port, char *const extra_env[], const char *log_name);
 pid_t harness_cluster_start_worker(char *const extra_env[], const char *log_name);
+
+/* The smallest item id above `after` whose keys the master_index-th master
+ * of map serves. */
+int64_t harness_cluster_item_on_master(const redis_cluster_map *map, size_t master_index,
+                                       int64_t after);
+
+/* Reshards one slot to master `to` as redis-cli --cluster reshard does
+ * (IMPORTING and MIGRATING, MIGRATE of its keys keys_per_step (<= 64) at a
+ * time, pause_ms between steps, then the slot given to `to` on every
+ * master). Aborts the test on any refusal. */
+void harness_cluster_move_slot(int slot, const redis_cluster_node *to, int keys_per_step,
+                               int pause_ms);
+
+/* The pid of cluster node n's redis-server (INFO server), for kill -9. */
+pid_t harness_cluster_node_pid(const redis_cluster_node *n);
+
+/* Waits until a master other than old serves slot and says cluster_state:ok
+ * (a failover done); aborts the test after timeout_ms. */
+void harness_cluster_wait_new_master(int slot, const redis_cluster_node *old, int timeout_ms);
+
+/* harness_admin with redis_cluster set to the suite's seeds. */
+int harness_cluster_admin(char *const args[], char *out, size_t cap);
 
 /* Runs seckill-admin with args (NULL-terminated, without argv[0]) and the
  * run's config; its output lands NUL-terminated in out. Returns its exit

@@ -165,3 +165,142 @@ void harness_cluster_system_start(harness_system *s, char *const extra_env[], co
     snprintf(log, sizeof(log), "%s-worker.log", name);
     s->worker = harness_cluster_start_worker(extra_env, log);
 }
+
+/* --- faults: a slot moved, a master killed --------------------------------- */
+
+int64_t harness_cluster_item_on_master(const redis_cluster_map *map, size_t master_index,
+                                       int64_t after)
+{
+    const redis_cluster_node *want = redis_cluster_map_master_at(map, master_index);
+    for (int64_t id = after + 1; id < after + 100000; id++) {
+        char key[KEYS_MAX];
+        keys_item_state(key, sizeof(key), id);
+        const redis_cluster_node *n = redis_cluster_map_master_of_key(map, key, strlen(key));
+        if (n && redis_cluster_node_equal(n, want))
+            return id;
+    }
+    cr_assert_fail("no item id for master %zu", master_index);
+    return 0;
+}
+
+/* A command that must answer +OK. */
+static void expect_ok(redisContext *c, const char *what, redisReply *r)
+{
+    cr_assert(r && r->type == REDIS_REPLY_STATUS, "%s: %s", what,
+              r && r->type == REDIS_REPLY_ERROR ? r->str : c->errstr);
+    freeReplyObject(r);
+}
+
+static void my_id(redisContext *c, char *id, size_t cap)
+{
+    redisReply *r = redisCommand(c, "CLUSTER MYID");
+    cr_assert(r && r->type == REDIS_REPLY_STRING, "CLUSTER MYID");
+    snprintf(id, cap, "%s", r->str);
+    freeReplyObject(r);
+}
+
+/* Moves the slot's keys, keys_per_step at a time with pause_ms between two
+ * steps (while the slot is half moved, a command of its keys gets ASK or
+ * TRYAGAIN), then gives the slot to `to` on every master. */
+void harness_cluster_move_slot(int slot, const redis_cluster_node *to, int keys_per_step,
+                               int pause_ms)
+{
+    redis_cluster_map *map = harness_cluster_map();
+    const redis_cluster_node *from = redis_cluster_map_master(map, slot);
+    cr_assert(!redis_cluster_node_equal(from, to), "slot %d is on %s:%d already", slot, to->host,
+              to->port);
+    redisContext *src = harness_cluster_connect(from), *dst = harness_cluster_connect(to);
+    char src_id[64], dst_id[64];
+    my_id(src, src_id, sizeof(src_id));
+    my_id(dst, dst_id, sizeof(dst_id));
+    expect_ok(dst, "IMPORTING", redisCommand(dst, "CLUSTER SETSLOT %d IMPORTING %s", slot, src_id));
+    expect_ok(src, "MIGRATING", redisCommand(src, "CLUSTER SETSLOT %d MIGRATING %s", slot, dst_id));
+    for (;;) {
+        redisReply *keys = redisCommand(src, "CLUSTER GETKEYSINSLOT %d %d", slot, keys_per_step);
+        cr_assert(keys && keys->type == REDIS_REPLY_ARRAY, "GETKEYSINSLOT");
+        size_t n = keys->elements;
+        if (n > 0) {
+            char port[16];
+            snprintf(port, sizeof(port), "%d", to->port);
+            const char *argv[6 + 64];
+            cr_assert_leq(n, 64, "keys_per_step at most 64");
+            int argc = 0;
+            const char *head[] = {"MIGRATE", to->host, port, "", "0", "5000", "KEYS"};
+            for (size_t i = 0; i < 7; i++)
+                argv[argc++] = head[i];
+            for (size_t i = 0; i < n; i++)
+                argv[argc++] = keys->element[i]->str;
+            expect_ok(src, "MIGRATE", redisCommandArgv(src, argc, argv, NULL));
+        }
+        freeReplyObject(keys);
+        if (n == 0)
+            break;
+        harness_sleep_ms(pause_ms);
+    }
+    /* The new owner first, then the old one, then the rest (as redis-cli
+     * --cluster reshard does): each learns before it is asked. */
+    expect_ok(dst, "NODE", redisCommand(dst, "CLUSTER SETSLOT %d NODE %s", slot, dst_id));
+    expect_ok(src, "NODE", redisCommand(src, "CLUSTER SETSLOT %d NODE %s", slot, dst_id));
+    for (size_t i = 0; i < redis_cluster_map_masters(map); i++) {
+        const redis_cluster_node *m = redis_cluster_map_master_at(map, i);
+        if (redis_cluster_node_equal(m, from) || redis_cluster_node_equal(m, to))
+            continue;
+        redisContext *c = harness_cluster_connect(m);
+        expect_ok(c, "NODE", redisCommand(c, "CLUSTER SETSLOT %d NODE %s", slot, dst_id));
+        redisFree(c);
+    }
+    redisFree(src);
+    redisFree(dst);
+    redis_cluster_map_free(map);
+}
+
+pid_t harness_cluster_node_pid(const redis_cluster_node *n)
+{
+    redisContext *c = harness_cluster_connect(n);
+    redisReply *r = redisCommand(c, "INFO server");
+    cr_assert(r && r->type == REDIS_REPLY_STRING, "INFO server on %s:%d", n->host, n->port);
+    const char *at = strstr(r->str, "process_id:");
+    cr_assert_not_null(at, "no process_id in INFO server");
+    pid_t pid = (pid_t)strtol(at + strlen("process_id:"), NULL, 10);
+    freeReplyObject(r);
+    redisFree(c);
+    return pid;
+}
+
+void harness_cluster_wait_new_master(int slot, const redis_cluster_node *old, int timeout_ms)
+{
+    int64_t deadline = backend_mono_ms() + timeout_ms;
+    for (;;) {
+        const char *text = harness_cluster_seeds();
+        redis_cluster_node seeds[16];
+        char err[1024];
+        int n = redis_cluster_seeds_parse(text, seeds, 16, err, sizeof(err));
+        cr_assert_gt(n, 0, "seeds '%s': %s", text, err);
+        redis_cluster_map *map =
+            redis_cluster_fetch_map(seeds, (size_t)n, 1000, NULL, err, sizeof(err));
+        const redis_cluster_node *m = map ? redis_cluster_map_master(map, slot) : NULL;
+        int done = m && !redis_cluster_node_equal(m, old);
+        if (done) {
+            redisContext *c = harness_cluster_connect(m);
+            redisReply *r = redisCommand(c, "CLUSTER INFO");
+            done = r && r->type == REDIS_REPLY_STRING && strstr(r->str, "cluster_state:ok");
+            freeReplyObject(r);
+            redisFree(c);
+        }
+        redis_cluster_map_free(map);
+        if (done)
+            return;
+        cr_assert(backend_mono_ms() < deadline,
+                  "slot %d still on %s:%d (or the cluster not ok) after %d ms", slot, old->host,
+                  old->port, timeout_ms);
+        harness_sleep_ms(100);
+    }
+}
+
+int harness_cluster_admin(char *const args[], char *out, size_t cap)
+{
+    cr_assert_eq(setenv("SECKILL_REDIS_CLUSTER", harness_cluster_seeds(), 1), 0);
+    int status = harness_admin(args, out, cap);
+    unsetenv("SECKILL_REDIS_CLUSTER");
+    return status;
+}
