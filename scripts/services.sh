@@ -485,7 +485,9 @@ nginx_start() {
         for up in client_body proxy fastcgi uwsgi scgi; do echo "    ${up}_temp_path $dir/tmp/$up;"; done
         echo "    upstream seckill {"
         for up in "$@"; do echo "        server 127.0.0.1:$up;"; done
-        echo "        keepalive 32;"
+        # Idle connections to the servers kept open: as many as the busiest clients use, or
+        # nginx opens (and the servers accept) a connection a request beyond them.
+        echo "        keepalive 1024;"
         echo "    }"
         echo "    server {"
         echo "        listen 127.0.0.1:$listen;"
