@@ -29,22 +29,18 @@
 #include "redis_nodes.h"
 #include "scripts.h"
 
-#define SEEDS_ENV "SECKILL_TEST_CLUSTER_SEEDS"
-
 /* In the runner, before any test and after the last: the tests, each in a
  * process of its own, find the seeds in the environment they inherit. */
 ReportHook(PRE_ALL)(struct criterion_test_set *set)
 {
     (void)set;
-    char seeds[1024];
-    if (harness_cluster_start(seeds, sizeof(seeds)) == 0)
-        setenv(SEEDS_ENV, seeds, 1);
+    harness_cluster_start_shared();
 }
 
 ReportHook(POST_ALL)(struct criterion_global_stats *stats)
 {
     (void)stats;
-    harness_cluster_stop();
+    harness_cluster_stop_shared();
 }
 
 TestSuite(cluster, .timeout = 120);
@@ -57,8 +53,7 @@ typedef struct cluster {
 
 static void cluster_open(cluster *cl)
 {
-    const char *text = getenv(SEEDS_ENV);
-    cr_assert(text && *text, "the Redis Cluster did not start (logs: $SECKILL_TEST_DIR/cluster/)");
+    const char *text = harness_cluster_seeds();
     char err[512];
     cl->nseeds = redis_cluster_seeds_parse(text, cl->seeds, 16, err, sizeof(err));
     cr_assert_eq(cl->nseeds, 6, "seeds '%s': %s", text, err);
@@ -464,12 +459,7 @@ Test(cluster, a_slot_being_moved_answers_ask_then_moved_and_the_decisions_reach_
 /* A config whose redis_cluster names the cluster's six nodes. */
 static void cluster_config(config *cfg)
 {
-    const char *text = getenv(SEEDS_ENV);
-    cr_assert(text && *text, "the Redis Cluster did not start (logs: $SECKILL_TEST_DIR/cluster/)");
-    harness_config(cfg);
-    free(cfg->redis_cluster);
-    cfg->redis_cluster = strdup(text);
-    cr_assert_not_null(cfg->redis_cluster);
+    harness_cluster_config(cfg);
 }
 
 static redis_nodes *nodes_open(config *cfg)

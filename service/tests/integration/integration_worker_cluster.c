@@ -23,7 +23,6 @@
 #include "registry.h"
 #include "scripts.h"
 
-#define SEEDS_ENV "SECKILL_TEST_CLUSTER_SEEDS"
 #define ITEMS 12
 #define ORDERS 200 /* an item: more than a batch */
 #define DEAD 30    /* an item: in the dead worker's processing list */
@@ -34,15 +33,13 @@
 ReportHook(PRE_ALL)(struct criterion_test_set *set)
 {
     (void)set;
-    char seeds[1024];
-    if (harness_cluster_start(seeds, sizeof(seeds)) == 0)
-        setenv(SEEDS_ENV, seeds, 1);
+    harness_cluster_start_shared();
 }
 
 ReportHook(POST_ALL)(struct criterion_global_stats *stats)
 {
     (void)stats;
-    harness_cluster_stop();
+    harness_cluster_stop_shared();
 }
 
 static pid_t worker_pid;
@@ -51,13 +48,7 @@ static redis_nodes *nodes;
 
 static void setup(void)
 {
-    const char *seeds = getenv(SEEDS_ENV);
-    cr_assert(seeds && *seeds,
-              "the Redis Cluster did not start (logs: $SECKILL_TEST_DIR/cluster/)");
-    harness_config(&cfg);
-    free(cfg.redis_cluster);
-    cfg.redis_cluster = strdup(seeds);
-    cr_assert_not_null(cfg.redis_cluster);
+    harness_cluster_config(&cfg);
     nodes = redis_nodes_create(&cfg, "test");
     cr_assert_not_null(nodes);
 }

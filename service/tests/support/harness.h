@@ -186,6 +186,10 @@ void harness_cluster_stop_shared(void);
  * the cluster did not start. */
 const char *harness_cluster_seeds(void);
 
+/* The run's config (harness_config) with redis_cluster set to the seeds:
+ * config_free it. */
+void harness_cluster_config(config *cfg);
+
 /* Its slot map, read from the seeds, every slot owned
  * (redis_cluster_map_free it). Aborts the test on failure. */
 redis_cluster_map *harness_cluster_map(void);

@@ -49,15 +49,29 @@ const char *harness_cluster_seeds(void)
     return seeds;
 }
 
-redis_cluster_map *harness_cluster_map(void)
+void harness_cluster_config(config *cfg)
+{
+    harness_config(cfg);
+    free(cfg->redis_cluster);
+    cfg->redis_cluster = strdup(harness_cluster_seeds());
+    cr_assert_not_null(cfg->redis_cluster);
+}
+
+/* The slot map from the seeds (a seed that is down is skipped), or NULL
+ * with err. */
+static redis_cluster_map *fetch_map(int timeout_ms, char *err, size_t errlen)
 {
     const char *text = harness_cluster_seeds();
     redis_cluster_node seeds[16];
-    char err[1024];
-    int n = redis_cluster_seeds_parse(text, seeds, 16, err, sizeof(err));
+    int n = redis_cluster_seeds_parse(text, seeds, 16, err, errlen);
     cr_assert_gt(n, 0, "seeds '%s': %s", text, err);
-    redis_cluster_map *map =
-        redis_cluster_fetch_map(seeds, (size_t)n, 2000, NULL, err, sizeof(err));
+    return redis_cluster_fetch_map(seeds, (size_t)n, timeout_ms, NULL, err, errlen);
+}
+
+redis_cluster_map *harness_cluster_map(void)
+{
+    char err[1024];
+    redis_cluster_map *map = fetch_map(2000, err, sizeof(err));
     cr_assert_not_null(map, "the slot map: %s", err);
     cr_assert_eq(redis_cluster_map_unowned(map), 0, "slots without a master");
     return map;
@@ -271,13 +285,8 @@ void harness_cluster_wait_new_master(int slot, const redis_cluster_node *old, in
 {
     int64_t deadline = backend_mono_ms() + timeout_ms;
     for (;;) {
-        const char *text = harness_cluster_seeds();
-        redis_cluster_node seeds[16];
         char err[1024];
-        int n = redis_cluster_seeds_parse(text, seeds, 16, err, sizeof(err));
-        cr_assert_gt(n, 0, "seeds '%s': %s", text, err);
-        redis_cluster_map *map =
-            redis_cluster_fetch_map(seeds, (size_t)n, 1000, NULL, err, sizeof(err));
+        redis_cluster_map *map = fetch_map(1000, err, sizeof(err));
         const redis_cluster_node *m = map ? redis_cluster_map_master(map, slot) : NULL;
         int done = m && !redis_cluster_node_equal(m, old);
         if (done) {
