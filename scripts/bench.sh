@@ -32,6 +32,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/services.sh
 # shellcheck source=progress.sh
 source scripts/progress.sh
+# shellcheck source=cpu_ticks.sh
+source scripts/cpu_ticks.sh
 
 results_json=loadtest/results/bench.json
 svg=docs/performance.svg
@@ -167,18 +169,6 @@ to_ms() {
 }
 now_ns() { date +%s%N; }
 
-# CPU time of a process so far, in clock ticks (utime + stime of all its threads); 0 if gone.
-ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
-tick_us=$((1000000 / $(getconf CLK_TCK)))
-# PostgreSQL: the postmaster and its children (the worker's backend, the writers), living and
-# gone (the postmaster's cutime + cstime: a COPY's backend exits with its psql).
-pg_ticks() {
-    local pm t p
-    read -r pm <"$dir/pg/postmaster.pid"
-    t=$(awk '{ print $16 + $17 }' "/proc/$pm/stat")
-    for p in $pm $(cat "/proc/$pm/task/$pm/children" 2>/dev/null); do t=$((t + $(ticks "$p"))); done
-    echo "$t"
-}
 # pg_procs: "PID TICKS NAME" of the postmaster, each of its children, and "reaped" (cutime +
 # cstime: children gone), for the drain's breakdown of PostgreSQL's CPU.
 pg_procs() {
@@ -194,7 +184,7 @@ cpu_procs() { echo "server=$server_pid redis=$redis_pid worker=$(cat "$dir/worke
 cpu_read() {
     local kv
     for kv in $(cpu_procs); do
-        if [[ ${kv#*=} == pg ]]; then echo "${kv%%=*}=$(pg_ticks)"; else echo "${kv%%=*}=$(ticks "${kv#*=}")"; fi
+        if [[ ${kv#*=} == pg ]]; then echo "${kv%%=*}=$(pg_ticks "$dir")"; else echo "${kv%%=*}=$(ticks "${kv#*=}")"; fi
     done
 }
 
@@ -299,7 +289,7 @@ drain_once() {
         progress_step "4 drain: the worker"
     fi
     "${redis[@]}" config resetstat >/dev/null
-    r0=$(ticks "$redis_pid") p0=$(pg_ticks)
+    r0=$(ticks "$redis_pid") p0=$(pg_ticks "$dir")
     pg_procs >"$dir/pg-procs-before"
     t0=$(now_ns)
     # shellcheck disable=SC2086  # a command line: env assignments, then the binary
@@ -313,7 +303,7 @@ drain_once() {
         sleep 0.1
     done
     t1=$(now_ns)
-    w=$(ticks "$wpid") r=$(($(ticks "$redis_pid") - r0)) p=$(($(pg_ticks) - p0))
+    w=$(ticks "$wpid") r=$(($(ticks "$redis_pid") - r0)) p=$(($(pg_ticks "$dir") - p0))
     # PostgreSQL's share by process: the worker's backend, the writers, autovacuum (reaped).
     pg_procs | awk -v t="$tick_us" -v n="$drain_orders" 'NR == FNR { b[$1] = $2; next }
         { d = $2 - b[$1]; if (d > 0) printf "%s %.2f, ", $3, d * t / n }' "$dir/pg-procs-before" - >"$dir/pg-procs"
@@ -339,11 +329,11 @@ copy_once() {
     local t0 t1 s p0 p
     progress_step "4 drain: raw COPY"
     "${psql[@]}" -c "truncate orders" -c "checkpoint"
-    p0=$(pg_ticks)
+    p0=$(pg_ticks "$dir")
     t0=$(now_ns)
     "${psql[@]}" -c "\\copy orders (id, item_id, user_id, round, created_at) from '$dir/orders.csv' with (format csv)"
     t1=$(now_ns)
-    p=$(($(pg_ticks) - p0))
+    p=$(($(pg_ticks "$dir") - p0))
     s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
     copy_rates+="$(awk -v n="$drain_orders" -v s="$s" 'BEGIN { printf "%.0f", n / s }') "
     log "COPY: $drain_orders rows in $s s; PostgreSQL CPU us a row: $(drained=$drain_orders per_order "$p")"

@@ -21,6 +21,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/services.sh
 # shellcheck source=progress.sh
 source scripts/progress.sh
+# shellcheck source=cpu_ticks.sh
+source scripts/cpu_ticks.sh
 
 duration=${BENCH_DURATION:-10s}
 conns=${BENCH_CONNECTIONS:-256}
@@ -136,15 +138,6 @@ log "cluster $seeds; masters ${masters[*]}; items $spread_items (hot: $hot_item)
 
 # ---- measuring -------------------------------------------------------------------------
 
-ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
-tick_us=$((1000000 / $(getconf CLK_TCK)))
-pg_ticks() {
-    local pm t p
-    read -r pm <"$dir/pg/postmaster.pid"
-    t=$(awk '{ print $16 + $17 }' "/proc/$pm/stat")
-    for p in $pm $(cat "/proc/$pm/task/$pm/children" 2>/dev/null); do t=$((t + $(ticks "$p"))); done
-    echo "$t"
-}
 # sum_ticks PID...: their CPU so far.
 sum_ticks() {
     local t=0 p
@@ -161,7 +154,7 @@ cpu_read() {
     workers=$(for n in single spread second wait; do pid_of "worker-$n"; done)
     # shellcheck disable=SC2046,SC2086  # lists of pids
     echo "server=$(sum_ticks $servers) redis=$(sum_ticks "$single_redis_pid" $(master_pids))" \
-        "replicas=$(sum_ticks $(replica_pids)) worker=$(sum_ticks $workers) pg=$(pg_ticks)" \
+        "replicas=$(sum_ticks $(replica_pids)) worker=$(sum_ticks $workers) pg=$(pg_ticks "$dir")" \
         "nginx=$(sum_ticks $(nginx_pids))"
 }
 # reserve_calls PORT: the reserve script's calls on a node so far.
