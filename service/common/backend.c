@@ -143,34 +143,43 @@ redisReply *backend_redis_script(redisContext **c, const script *sc, int nkeys, 
     return backend_redis_reply(c, r, component, sc->name);
 }
 
+int backend_redis_scan_page(redisContext *c, char *cursor, size_t cap, const char *pattern,
+                            backend_scan_fn each, void *ctx, const char *component, int *lost)
+{
+    redisReply *r = redisCommand(c, "SCAN %s MATCH %s COUNT 1000", cursor, pattern);
+    if (lost)
+        *lost = !r;
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+        r->element[0]->type != REDIS_REPLY_STRING || r->element[1]->type != REDIS_REPLY_ARRAY) {
+        log_msg(LOG_WARN, component, "redis SCAN %s: %s", pattern,
+                !r                             ? c->errstr
+                : r->type == REDIS_REPLY_ERROR ? r->str
+                                               : "unexpected reply");
+        freeReplyObject(r);
+        return -1;
+    }
+    snprintf(cursor, cap, "%s", r->element[0]->str);
+    redisReply *keys = r->element[1];
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < keys->elements; i++) {
+        redisReply *k = keys->element[i];
+        if (k->type == REDIS_REPLY_STRING)
+            rc = each(ctx, k->str, k->len);
+    }
+    freeReplyObject(r);
+    return rc;
+}
+
 int backend_redis_scan(redisContext *c, const char *pattern, backend_scan_fn each, void *ctx,
                        const char *component)
 {
     char cursor[32] = "0";
-    do {
-        redisReply *r = redisCommand(c, "SCAN %s MATCH %s COUNT 1000", cursor, pattern);
-        if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
-            r->element[0]->type != REDIS_REPLY_STRING || r->element[1]->type != REDIS_REPLY_ARRAY) {
-            log_msg(LOG_WARN, component, "redis SCAN %s: %s", pattern,
-                    !r                             ? c->errstr
-                    : r->type == REDIS_REPLY_ERROR ? r->str
-                                                   : "unexpected reply");
-            freeReplyObject(r);
-            return -1;
-        }
-        snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
-        redisReply *keys = r->element[1];
-        for (size_t i = 0; i < keys->elements; i++) {
-            redisReply *k = keys->element[i];
-            int rc = k->type == REDIS_REPLY_STRING ? each(ctx, k->str, k->len) : 0;
-            if (rc != 0) {
-                freeReplyObject(r);
-                return rc;
-            }
-        }
-        freeReplyObject(r);
-    } while (strcmp(cursor, "0") != 0);
-    return 0;
+    int rc;
+    do
+        rc =
+            backend_redis_scan_page(c, cursor, sizeof(cursor), pattern, each, ctx, component, NULL);
+    while (rc == 0 && strcmp(cursor, "0") != 0);
+    return rc;
 }
 
 int64_t backend_now_ms(void)

@@ -67,6 +67,15 @@ redisReply *backend_redis_script(redisContext **c, const script *sc, int nkeys, 
 /* Called for each key a scan finds; non-zero stops the scan. */
 typedef int (*backend_scan_fn)(void *ctx, const char *key, size_t len);
 
+/* One SCAN page from cursor (cap bytes; "0" to begin, "0" again when the
+ * scan is over), each called per key of the page. Returns 0; -1 when Redis
+ * failed (logged for component; *lost, when not NULL, set to 1 when the
+ * SCAN got no reply: the connection failed); or the first non-zero value
+ * each returned (each may have used, or dropped, c: c is not read after
+ * it). */
+int backend_redis_scan_page(redisContext *c, char *cursor, size_t cap, const char *pattern,
+                            backend_scan_fn each, void *ctx, const char *component, int *lost);
+
 /* Every key matching pattern, by SCAN (never KEYS: a big data set must not
  * block Redis), one call of each per key; each may send commands on c. c is
  * a live connection. Returns 0; -1 when Redis failed (logged for

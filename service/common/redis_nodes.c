@@ -561,25 +561,10 @@ static int scan_page(redis_nodes *rn, size_t i, char *cursor, size_t cap, const 
     redisContext *c = node_conn(rn, i);
     if (!c)
         return -1;
-    redisReply *r = redisCommand(c, "SCAN %s MATCH %s COUNT 1000", cursor, pattern);
-    if (!r) {
+    int lost;
+    int rc = backend_redis_scan_page(c, cursor, cap, pattern, each, ctx, rn->component, &lost);
+    if (lost)
         node_lost(rn, i, "SCAN");
-        return -1;
-    }
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
-        r->element[0]->type != REDIS_REPLY_STRING || r->element[1]->type != REDIS_REPLY_ARRAY) {
-        log_msg(LOG_WARN, rn->component, "redis SCAN %s: %s", pattern,
-                r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
-        freeReplyObject(r);
-        return -1;
-    }
-    snprintf(cursor, cap, "%s", r->element[0]->str);
-    int rc = 0;
-    redisReply *keys = r->element[1];
-    for (size_t k = 0; rc == 0 && k < keys->elements; k++)
-        if (keys->element[k]->type == REDIS_REPLY_STRING)
-            rc = each(ctx, keys->element[k]->str, keys->element[k]->len);
-    freeReplyObject(r);
     return rc;
 }
 
