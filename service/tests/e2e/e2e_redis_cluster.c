@@ -120,19 +120,6 @@ static void assert_on_its_master(const redis_cluster_map *map, int64_t item)
                  n->host, n->port);
 }
 
-/* A number of the item's view (GET /api/v1/items/{id}). */
-static int64_t item_number(int64_t item, const char *field)
-{
-    char path[64], resp[2048], pattern[64];
-    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64, item);
-    int status = harness_http(sys.port, "GET", path, NULL, NULL, resp, sizeof(resp));
-    cr_assert_eq(status, 200, "item %" PRId64 ": %d %s", item, status, resp);
-    snprintf(pattern, sizeof(pattern), "\"%s\":", field);
-    const char *at = strstr(resp, pattern);
-    cr_assert_not_null(at, "item %" PRId64 " has no %s: %s", item, field, resp);
-    return strtoll(at + strlen(pattern), NULL, 10);
-}
-
 /* Waits until the worker persisted the item's `units` and nothing of it
  * waits between Redis and PostgreSQL, then audits it: sold == persisted ==
  * the units that existed, nothing left in its queue, pending hash or the
@@ -141,15 +128,17 @@ static int64_t item_number(int64_t item, const char *field)
 static void audit(const redis_cluster_map *map, sale *s, int64_t units, PGconn *pg)
 {
     int64_t deadline = backend_mono_ms() + 60000;
-    while (item_number(s->item, "persisted") < units || item_number(s->item, "queued") > 0) {
+    while (sale_item_number(sys.port, s->item, "persisted") < units ||
+           sale_item_number(sys.port, s->item, "queued") > 0) {
         cr_assert(backend_mono_ms() < deadline,
                   "item %" PRId64 " not drained in 60 s: persisted %" PRId64 ", queued %" PRId64,
-                  s->item, item_number(s->item, "persisted"), item_number(s->item, "queued"));
+                  s->item, sale_item_number(sys.port, s->item, "persisted"),
+                  sale_item_number(sys.port, s->item, "queued"));
         harness_sleep_ms(50);
     }
-    cr_expect_eq(item_number(s->item, "sold"), units, "item %" PRId64, s->item);
-    cr_expect_eq(item_number(s->item, "remaining"), 0, "item %" PRId64, s->item);
-    cr_expect_eq(item_number(s->item, "persisted"), units, "item %" PRId64, s->item);
+    cr_expect_eq(sale_item_number(sys.port, s->item, "sold"), units, "item %" PRId64, s->item);
+    cr_expect_eq(sale_item_number(sys.port, s->item, "remaining"), 0, "item %" PRId64, s->item);
+    cr_expect_eq(sale_item_number(sys.port, s->item, "persisted"), units, "item %" PRId64, s->item);
     char keys[ITEM_KEYS][KEYS_MAX];
     item_keys(s->item, keys);
     cr_expect_eq(harness_cluster_int(map, "LLEN", keys[4]), 0, "%s", keys[4]);

@@ -107,28 +107,15 @@ static void wait_stock_below(const redis_cluster_node *master, const char *state
     redisFree(c);
 }
 
-/* A number of the item's view (GET /api/v1/items/{id}); -1 when the server
- * does not answer 200. */
-static int64_t item_number(int64_t item, const char *field)
-{
-    char path[64], resp[2048], pattern[64];
-    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64, item);
-    if (harness_http(sys.port, "GET", path, NULL, NULL, resp, sizeof(resp)) != 200)
-        return -1;
-    snprintf(pattern, sizeof(pattern), "\"%s\":", field);
-    const char *at = strstr(resp, pattern);
-    return at ? strtoll(at + strlen(pattern), NULL, 10) : -1;
-}
-
 /* Waits until none of the item's orders waits for PostgreSQL (its pending
  * hash, on the new master, is empty). */
 static void wait_drained(int64_t item)
 {
     int64_t deadline = backend_mono_ms() + 60000;
-    while (item_number(item, "queued") != 0) {
+    while (sale_item_number(sys.port, item, "queued") != 0) {
         cr_assert(backend_mono_ms() < deadline,
                   "item %" PRId64 " not drained in 60 s: queued %" PRId64, item,
-                  item_number(item, "queued"));
+                  sale_item_number(sys.port, item, "queued"));
         harness_sleep_ms(50);
     }
 }
@@ -204,7 +191,7 @@ static void sale_through_a_failover(failover_result *out)
     cr_expect_gt(after.naccepted, 0, "nothing sold on the new master");
     cr_expect_eq(after.unavailable + after.other, 0,
                  "on the new master: %zu answered 503, %zu other", after.unavailable, after.other);
-    cr_expect_eq(item_number(item, "remaining"), 0, "not sold out");
+    cr_expect_eq(sale_item_number(sys.port, item, "remaining"), 0, "not sold out");
 
     wait_drained(item);
     PGconn *pg = harness_pg();

@@ -24,6 +24,20 @@ int64_t sale_create_item(int port, const char *token, const char *name, int64_t 
     return id;
 }
 
+int64_t sale_item_number(int port, int64_t item, const char *field)
+{
+    char path[64], resp[2048], pattern[64];
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64, item);
+    int status = harness_http(port, "GET", path, NULL, NULL, resp, sizeof(resp));
+    snprintf(pattern, sizeof(pattern), "\"%s\":", field);
+    const char *at = status == 200 ? strstr(resp, pattern) : NULL;
+    if (!at) {
+        fprintf(stderr, "item %" PRId64 " %s: %d %s\n", item, field, status, resp);
+        return -1;
+    }
+    return strtoll(at + strlen(pattern), NULL, 10);
+}
+
 static size_t build_purchase(void *ctx, size_t index, char *buf, size_t cap)
 {
     sale *s = ctx;

@@ -15,6 +15,12 @@
 /* Creates an item through the admin API; aborts the test on failure. */
 int64_t sale_create_item(int port, const char *token, const char *name, int64_t stock);
 
+/* A number of the item's view (GET /api/v1/items/{id}): "sold",
+ * "remaining", "queued", "persisted"... -1 (and the answer on stderr) when the
+ * server does not answer 200 or the view has no such number: a caller
+ * polling through a failover may meet a 503. */
+int64_t sale_item_number(int port, int64_t item, const char *field);
+
 typedef struct sale {
     int64_t item;
     size_t first_user; /* request i buys for user first_user + i */
