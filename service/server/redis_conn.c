@@ -126,7 +126,8 @@ static void update_ready(redis_conn *c)
     if (!c->cluster) {
         ready = c->nodes[0]->connected;
     } else {
-        ready = c->map && redis_cluster_map_unowned(c->map) == 0;
+        /* on_slots takes only maps that cover every slot. */
+        ready = c->map != NULL;
         for (size_t i = 0; ready && i < redis_cluster_map_masters(c->map); i++) {
             node *n = node_find(c, redis_cluster_map_master_at(c->map, i));
             ready = n && n->connected;
@@ -333,7 +334,7 @@ static int add_first_nodes(redis_conn *c)
         seeds[0].port = c->cfg->redis_port;
     }
     for (int i = 0; i < n; i++)
-        if (!node_find(c, &seeds[i]) && !node_get(c, &seeds[i]))
+        if (!node_get(c, &seeds[i])) /* a seed named twice is one node */
             return -1;
     c->nseeds = c->nnodes;
     return 0;
