@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "redis_cluster.h"
+
 int keys_item_state(char *buf, size_t len, int64_t item)
 {
     return snprintf(buf, len, "{item:%" PRId64 "}:state", item);
@@ -76,4 +78,52 @@ int keys_parse_processing(const char *key, int64_t *item, const char **worker_id
 int keys_worker_alive(char *buf, size_t len, const char *worker_id)
 {
     return snprintf(buf, len, "seckill:worker:%s:alive", worker_id);
+}
+
+#define SEGMENT_INDEX_SHIFT 40
+#define SEGMENT_SALT_SHIFT 48
+#define SEGMENT_SALT_FIRST 32 /* 32 << 48 = 2^53: above every item id */
+#define SEGMENT_SALT_END (1 << 15)
+#define SLOTS 16384
+
+static int tag_slot(int64_t key_id)
+{
+    char tag[40];
+    int n = snprintf(tag, sizeof(tag), "{item:%" PRId64 "}", key_id);
+    return redis_cluster_slot(tag, (size_t)n);
+}
+
+int64_t keys_segment(int64_t item, int j, int segments)
+{
+    if (j <= 0 || segments <= 1)
+        return item;
+    int first = tag_slot(item) * segments / SLOTS; /* segment 0's range */
+    int range = (first + j) % segments;
+    /* The middle half of the range: slots [lo, hi). */
+    int lo = (4 * range + 1) * SLOTS / (4 * segments);
+    int hi = (4 * range + 3) * SLOTS / (4 * segments);
+    int64_t base = item | (int64_t)j << SEGMENT_INDEX_SHIFT;
+    for (int64_t salt = SEGMENT_SALT_FIRST; salt < SEGMENT_SALT_END; salt++) {
+        int64_t id = base | salt << SEGMENT_SALT_SHIFT;
+        int slot = tag_slot(id);
+        if (slot >= lo && slot < hi)
+            return id;
+    }
+    /* Never seen (a 1 in 2K chance a salt, 32,000 salts): any slot will do. */
+    return base | (int64_t)SEGMENT_SALT_FIRST << SEGMENT_SALT_SHIFT;
+}
+
+int64_t keys_segment_item(int64_t key_id)
+{
+    if (key_id < (int64_t)SEGMENT_SALT_FIRST << SEGMENT_SALT_SHIFT)
+        return key_id;
+    return key_id & (KEYS_SEGMENT_ITEM_LIMIT - 1);
+}
+
+int keys_segment_home(int64_t buyer, int segments)
+{
+    if (segments <= 1)
+        return 0;
+    uint64_t x = (uint64_t)buyer * 0x9E3779B97F4A7C15ull; /* ids in a row spread */
+    return (int)((x >> 32) % (uint64_t)segments);
 }

@@ -63,6 +63,35 @@ int keys_claim(char *buf, size_t len, int64_t item, const char *worker_id);
 /* Reads a key made by keys_processing: its item and worker id (a pointer
  * into key, NUL-terminated with it). Returns 0, or -1 when key is not one. */
 int keys_parse_processing(const char *key, int64_t *item, const char **worker_id);
+/* Segments: a hot item's stock split over several key sets, each in a slot
+ * of its own, so that on a Redis Cluster the item's purchases spread over
+ * several masters ("segments": K at creation). Segment 0 is the item's own
+ * keys; segment j > 0 is keyed exactly like an item, under a key id of its
+ * own, so that every part that works by item keys (the reserve script, the
+ * registry, the worker's queues, the sweep, the pending lookup) works on a
+ * segment unchanged. The buyer's units are counted on one segment, the
+ * buyer's home (keys_segment_home). */
+#define KEYS_SEGMENTS_MAX 64
+/* Items that may be split have ids below this (json_io refuses others). */
+#define KEYS_SEGMENT_ITEM_LIMIT (1LL << 40)
+
+/* The key id of segment j (0 <= j < segments <= KEYS_SEGMENTS_MAX) of item
+ * (below KEYS_SEGMENT_ITEM_LIMIT when segments > 1). Segment 0: item. A
+ * segment j > 0: item in the low 40 bits, j in the next 8, above them a
+ * salt of at least 32 (so every key id of a segment is above any item id,
+ * ITEM_ID_MAX), the first salt whose {item:<id>} tag hashes to the middle
+ * half of the slot range j places after segment 0's, of `segments` equal
+ * ranges: on a cluster whose masters share the slots evenly, K <= masters
+ * segments land on K different masters. The same on every process, always:
+ * never change it (the keys of live items are named by it). */
+int64_t keys_segment(int64_t item, int j, int segments);
+/* The item a key id belongs to (itself for an item's own keys). */
+int64_t keys_segment_item(int64_t key_id);
+/* The index of the home segment of a buyer (user, or for an anonymous one
+ * its order id) of an item of `segments` segments: where the buyer's units
+ * are counted, and where the buyer's purchases go first. */
+int keys_segment_home(int64_t buyer, int segments);
+
 /* A worker's heartbeat: exists (with a TTL, holding the run's token) while
  * the worker with that id lives. */
 int keys_worker_alive(char *buf, size_t len, const char *worker_id);

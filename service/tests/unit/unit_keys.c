@@ -5,7 +5,9 @@
 
 #include <criterion/criterion.h>
 
+#include "json_io.h"
 #include "keys.h"
+#include "redis_cluster.h"
 
 /* The hash tag of a key as Redis Cluster computes it: the text between the
  * first '{' and the next '}', when non-empty. */
@@ -150,4 +152,65 @@ Test(keys, shared_keys_are_distinct)
     cr_assert_str_neq(KEYS_ITEMS, KEYS_NODE_SEQ);
     cr_assert_str_neq(KEYS_ITEMS, KEYS_SWEEP_LOCK);
     cr_assert_str_neq(KEYS_SWEEP_LOCK, KEYS_EXPIRY_LOCK);
+}
+
+static int segment_slot(int64_t key_id)
+{
+    char key[KEYS_MAX];
+    keys_item_state(key, sizeof(key), key_id);
+    return redis_cluster_slot(key, strlen(key));
+}
+
+Test(keys, segment_zero_is_the_item_and_one_segment_is_no_split)
+{
+    cr_assert_eq(keys_segment(42, 0, 4), 42);
+    cr_assert_eq(keys_segment(42, 0, 1), 42);
+    cr_assert_eq(keys_segment(42, 3, 1), 42);
+    cr_assert_eq(keys_segment_item(42), 42);
+    cr_assert_eq(keys_segment_home(7, 1), 0);
+}
+
+Test(keys, segments_take_distinct_slot_ranges_above_every_item_id)
+{
+    const int64_t items[] = {1, 2, 42, 1000, KEYS_SEGMENT_ITEM_LIMIT - 1};
+    for (size_t n = 0; n < sizeof(items) / sizeof(items[0]); n++) {
+        for (int k = 2; k <= KEYS_SEGMENTS_MAX; k *= 2) {
+            int taken[KEYS_SEGMENTS_MAX] = {0};
+            for (int j = 0; j < k; j++) {
+                int64_t id = keys_segment(items[n], j, k);
+                cr_assert_eq(keys_segment(items[n], j, k), id, "the same every time");
+                cr_assert_eq(keys_segment_item(id), items[n]);
+                if (j > 0)
+                    cr_assert_gt(id, ITEM_ID_MAX, "a segment's id is never an item's");
+                int range = segment_slot(id) * k / 16384;
+                cr_assert_eq(taken[range], 0, "item %lld, %d segments: two in range %d",
+                             (long long)items[n], k, range);
+                taken[range] = 1;
+            }
+        }
+    }
+}
+
+Test(keys, three_segments_land_on_three_masters_of_an_even_split)
+{
+    /* redis-cli --cluster create splits 16384 slots into thirds. */
+    for (int64_t item = 1; item <= 200; item++) {
+        int on[3] = {0};
+        for (int j = 0; j < 3; j++)
+            on[segment_slot(keys_segment(item, j, 3)) * 3 / 16384]++;
+        cr_assert(on[0] == 1 && on[1] == 1 && on[2] == 1, "item %lld: 3 segments, masters %d/%d/%d",
+                  (long long)item, on[0], on[1], on[2]);
+    }
+}
+
+Test(keys, buyers_in_a_row_spread_over_the_home_segments)
+{
+    int homes[4] = {0};
+    for (int64_t user = 1; user <= 4000; user++) {
+        int h = keys_segment_home(user, 4);
+        cr_assert(h >= 0 && h < 4);
+        homes[h]++;
+    }
+    for (int h = 0; h < 4; h++)
+        cr_assert(homes[h] > 800 && homes[h] < 1200, "home %d has %d of 4000 buyers", h, homes[h]);
 }
