@@ -6,8 +6,10 @@
 -- KEYS[1] item state hash, KEYS[2] item buyers hash, KEYS[3] the round's
 -- returned orders, KEYS[4] the units its buyers gave back
 -- ARGV[1] stock, ARGV[2] round, ARGV[3] start (Unix ms, 0: none),
--- ARGV[4] end (Unix ms, 0: none), ARGV[5] per-buyer limit
+-- ARGV[4] end (Unix ms, 0: none), ARGV[5] per-buyer limit, ARGV[6] the
+-- item's segments (keys.h; each segment's state says how many there are)
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
 redis.call('HSET', KEYS[1], 'stock', ARGV[1], 'initial', ARGV[1], 'round', ARGV[2],
-    'restocks', 0, 'restocked', 0, 'returns', 0, 'returned', 0, 'starts', ARGV[3], 'ends', ARGV[4], 'limit', ARGV[5])
+    'restocks', 0, 'restocked', 0, 'returns', 0, 'returned', 0, 'starts', ARGV[3], 'ends', ARGV[4], 'limit', ARGV[5],
+    'segments', ARGV[6] or 1)
 return 1

@@ -6,7 +6,8 @@
 -- than once per buyer (docs/PERFORMANCE.md, issue 11).
 --
 -- KEYS[1] item state hash                            ({item:N}:state)
---         {stock, initial, round, restocks, restocked, starts, ends, limit}
+--         {stock, initial, round, restocks, restocked, starts, ends, limit,
+--          segments}
 -- KEYS[2] item buyers hash {user_id -> units bought this round}
 --                                                    ({item:N}:buyers)
 -- KEYS[3] the item's order queue                     (seckill:{item:N}:queue)
@@ -14,11 +15,21 @@
 -- KEYS[5] units the buyers gave back this round      ({item:N}:given_back)
 --         {user_id -> units of their cancelled and expired orders}
 -- ARGV[1] item id, ARGV[2] the most orders KEYS[4] may hold (0: no bound),
--- then four per buyer i, from ARGV[3 + 4 * (i - 1)]: user id, order id,
--- "1" for an anonymous buyer (its order id stands for it), quantity.
+-- ARGV[3] the key id of these keys (keys.h: the item id, or one of its
+-- segments'), then four per buyer i, from ARGV[4 + 4 * (i - 1)]: user id,
+-- order id, mode, quantity. The mode:
+--   0   a buyer counted here (an item of one segment)
+--   1   an anonymous buyer (its order id stands for it; nobody is counted)
+--   h   a buyer of a segmented item whose home segment this is: counted
+--       here, and when this segment cannot supply the quantity the units
+--       are held against the limit (outcome held) while the server looks
+--       for them on the other segments
+--   t<first_unit>:<home key id>  take the units for a buyer held at home:
+--       no limit here, the order numbered as home said
+--   r   release a hold the other segments could not fill
 --
--- Returns six entries about the item, then three per buyer:
---   {now_ms, round, changes, starts_ms, ends_ms, per_buyer_limit,
+-- Returns seven entries about the item, then three per buyer:
+--   {now_ms, round, changes, starts_ms, ends_ms, per_buyer_limit, segments,
 --    outcome, remaining, bought, ...}
 -- now_ms is Redis's clock, the one authority on the sale window for every
 -- server: nothing is sold before starts_ms or from ends_ms on (0: no bound).
@@ -27,23 +38,29 @@
 -- outcome: queued, not_started, ended, sold_out, limit_reached (the buyer's
 -- units plus the quantity would pass the limit), insufficient_stock (fewer
 -- remain than the quantity: no partial fills), queue_full (KEYS[4] holds
--- ARGV[2] orders: PostgreSQL is behind) or unknown_item. remaining is the
--- stock after the buyer, bought the buyer's units of the round after it.
+-- ARGV[2] orders: PostgreSQL is behind), unknown_item, held (bought is then
+-- the held order's first unit), released, or segmented (mode 0 on an item
+-- of several segments: the server did not know; nothing done). remaining is
+-- the stock of these keys after the buyer, bought the buyer's units of the
+-- round after it (0 for modes 1 and t).
 --
 -- An order's acceptance time is now_ms, and first_unit numbers its units
 -- among the buyer's of the round (1 for the first), counting the units the
 -- buyer gave back (KEYS[5]): PostgreSQL keeps (item, round, buyer,
 -- first_unit) unique among live orders, so two orders starting at the same
 -- unit of a buyer (a Redis that forgot its buyers) are never both persisted.
-local n = (#ARGV - 2) / 4
+-- An order of a segmented item also names the segment its units came from
+-- and its buyer's home ("segment" and "home", key ids), where a return gives
+-- them back.
+local n = (#ARGV - 3) / 4
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local s = redis.call('HMGET', KEYS[1], 'stock', 'round', 'restocks', 'starts', 'ends', 'limit',
-    'returns')
-local out = {now, 0, 0, 0, 0, 0}
+    'returns', 'segments')
+local out = {now, 0, 0, 0, 0, 0, 1}
 if not s[1] then
     for i = 1, n do
-        out[4 + 3 * i], out[5 + 3 * i], out[6 + 3 * i] = 'unknown_item', 0, 0
+        out[5 + 3 * i], out[6 + 3 * i], out[7 + 3 * i] = 'unknown_item', 0, 0
     end
     return out
 end
@@ -53,7 +70,16 @@ local starts = tonumber(s[4] or '0') or 0
 local ends = tonumber(s[5] or '0') or 0
 local limit = tonumber(s[6] or '1') or 1
 local changes = (tonumber(s[3] or '0') or 0) + (tonumber(s[7] or '0') or 0)
-out[2], out[3], out[4], out[5], out[6] = round, changes, starts, ends, limit
+local segments = tonumber(s[8] or '1') or 1
+out[2], out[3], out[4], out[5], out[6], out[7] = round, changes, starts, ends, limit, segments
+-- An order of a segmented item says where its units came from and where its
+-- buyer is counted.
+local function placed(home)
+    if segments <= 1 then
+        return ''
+    end
+    return string.format(',"segment":%s,"home":%s', ARGV[3], home)
+end
 local window = nil
 if starts > 0 and now < starts then
     window = 'not_started'
@@ -90,61 +116,109 @@ local function numbered_after(user, have)
 end
 local taken = 0
 local queued, pending = {}, {}
-for i = 1, n do
-    local a = 3 + 4 * (i - 1)
-    local user, order_id, anonymous = ARGV[a], ARGV[a + 1], ARGV[a + 2] == '1'
-    local quantity = tonumber(ARGV[a + 3])
-    local have = 0
-    if not anonymous then
-        have = units_of(user)
+-- Takes quantity units for an order; home: the key id counting the buyer.
+local function take(user, order_id, quantity, first_unit, home)
+    stock = stock - quantity
+    taken = taken + quantity
+    waiting = waiting + 1
+    local order = string.format(
+        '{"order_id":"%s","item_id":%s,"user_id":%s,"round":%d,"created_ms":%d,' ..
+        '"quantity":%d,"first_unit":%d%s}',
+        order_id, ARGV[1], user, round, now, quantity, first_unit, placed(home))
+    queued[#queued + 1] = order
+    pending[#pending + 1] = order_id
+    pending[#pending + 1] = order
+end
+local function count(user, have)
+    if not changed[user] then
+        changed[user] = true
+        changed[#changed + 1] = user
     end
-    local outcome
+    bought[user] = have
+end
+-- Why these keys cannot supply quantity units now, or nil when they can.
+local function refusal(quantity)
     if window then
-        outcome = window
+        return window
     elseif stock <= 0 then
-        outcome = 'sold_out'
-    elseif have + quantity > limit then
-        outcome = 'limit_reached'
+        return 'sold_out'
     elseif quantity > stock then
-        outcome = 'insufficient_stock'
+        return 'insufficient_stock'
     elseif bound > 0 and waiting >= bound then
-        outcome = 'queue_full'
-    else
-        stock = stock - quantity
-        taken = taken + quantity
-        waiting = waiting + 1
-        local order = string.format(
-            '{"order_id":"%s","item_id":%s,"user_id":%s,"round":%d,"created_ms":%d,' ..
-            '"quantity":%d,"first_unit":%d}',
-            order_id, ARGV[1], user, round, now, quantity,
-            (anonymous and 0 or numbered_after(user, have)) + 1)
-        queued[#queued + 1] = order
-        pending[#pending + 1] = order_id
-        pending[#pending + 1] = order
-        have = have + quantity
-        if not anonymous then
-            if not changed[user] then
-                changed[user] = true
-                changed[#changed + 1] = user
-            end
-            bought[user] = have
-        end
-        outcome = 'queued'
+        return 'queue_full'
     end
-    out[4 + 3 * i], out[5 + 3 * i], out[6 + 3 * i] = outcome, stock, have
+    return nil
+end
+for i = 1, n do
+    local a = 4 + 4 * (i - 1)
+    local user, order_id, mode = ARGV[a], ARGV[a + 1], ARGV[a + 2]
+    local quantity = tonumber(ARGV[a + 3])
+    local kind = string.sub(mode, 1, 1)
+    local have = 0
+    local outcome
+    if kind == 't' then
+        local first, home = string.match(mode, '^t(%d+):(%d+)$')
+        outcome = refusal(quantity)
+        if not outcome then
+            take(user, order_id, quantity, tonumber(first), home)
+            outcome = 'queued'
+        end
+    elseif kind == 'r' then
+        have = math.max(units_of(user) - quantity, 0)
+        count(user, have)
+        outcome = 'released'
+    elseif kind == '0' and segments > 1 then
+        outcome = 'segmented'
+    else
+        local anonymous = kind == '1'
+        if not anonymous then
+            have = units_of(user)
+        end
+        -- For a plain buyer an empty stock comes first; a buyer held at
+        -- home needs the limit's room first, the stock may be elsewhere.
+        if window then
+            outcome = window
+        elseif stock <= 0 and kind ~= 'h' then
+            outcome = 'sold_out'
+        elseif have + quantity > limit then
+            outcome = 'limit_reached'
+        else
+            outcome = refusal(quantity)
+        end
+        if kind == 'h' and (outcome == 'sold_out' or outcome == 'insufficient_stock') then
+            outcome = 'held'
+        end
+        if not outcome or outcome == 'held' then
+            local first = (anonymous and 0 or numbered_after(user, have)) + 1
+            if not outcome then
+                take(user, order_id, quantity, first, ARGV[3])
+                outcome = 'queued'
+            end
+            have = have + quantity
+            if not anonymous then
+                count(user, have)
+            end
+            if outcome == 'held' then
+                have = first
+            end
+        end
+    end
+    out[5 + 3 * i], out[6 + 3 * i], out[7 + 3 * i] = outcome, stock, have
 end
 -- One write of each key for the whole batch; LPUSH of several values pushes
 -- them one after another, so the queue keeps the order of the buyers.
-if #queued > 0 then
+if taken > 0 then
     redis.call('HINCRBY', KEYS[1], 'stock', -taken)
-    if #changed > 0 then
-        local units = {}
-        for _, user in ipairs(changed) do
-            units[#units + 1] = user
-            units[#units + 1] = bought[user]
-        end
-        redis.call('HSET', KEYS[2], unpack(units))
+end
+if #changed > 0 then
+    local units = {}
+    for _, user in ipairs(changed) do
+        units[#units + 1] = user
+        units[#units + 1] = bought[user]
     end
+    redis.call('HSET', KEYS[2], unpack(units))
+end
+if #queued > 0 then
     redis.call('LPUSH', KEYS[3], unpack(queued))
     redis.call('HSET', KEYS[4], unpack(pending))
 end

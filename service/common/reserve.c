@@ -15,6 +15,9 @@ static const struct {
     [RESERVE_INSUFFICIENT_STOCK] = {"insufficient_stock", SK_INSUFFICIENT_STOCK},
     [RESERVE_QUEUE_FULL] = {"queue_full", SK_QUEUE_FULL},
     [RESERVE_UNKNOWN_ITEM] = {"unknown_item", SK_NOT_FOUND},
+    [RESERVE_HELD] = {"held", SK_INTERNAL},
+    [RESERVE_RELEASED] = {"released", SK_INTERNAL},
+    [RESERVE_SEGMENTED] = {"segmented", SK_INTERNAL},
     [RESERVE_BAD_REPLY] = {NULL, SK_INTERNAL},
 };
 

@@ -20,7 +20,11 @@ typedef enum reserve_outcome {
     RESERVE_INSUFFICIENT_STOCK, /* fewer units left than the quantity */
     RESERVE_QUEUE_FULL,         /* max_pending_orders orders wait for PostgreSQL */
     RESERVE_UNKNOWN_ITEM,       /* no round of this item in Redis */
-    RESERVE_BAD_REPLY           /* not an answer of the script */
+    /* Segmented items only (keys.h): the path between segments. */
+    RESERVE_HELD,      /* home could not supply: the units held against the limit */
+    RESERVE_RELEASED,  /* a hold given back */
+    RESERVE_SEGMENTED, /* asked as one segment's: the server must learn the segments */
+    RESERVE_BAD_REPLY  /* not an answer of the script */
 } reserve_outcome;
 
 /* What a reply says of the item, once a call. */
@@ -31,17 +35,19 @@ typedef struct reserve_item {
     int64_t starts_ms; /* the sale window, Unix ms; 0: no bound */
     int64_t ends_ms;
     int64_t per_buyer_limit;
+    int64_t segments; /* the item's segments (1: not split) */
 } reserve_item;
 
 /* One buyer's answer. */
 typedef struct reserve_answer {
     reserve_outcome outcome;
-    int64_t remaining; /* the item's stock after this buyer */
-    int64_t bought;    /* the buyer's units of the round after this buyer */
+    int64_t remaining;  /* the item's stock after this buyer */
+    int64_t bought;     /* the buyer's units of the round after this buyer */
+    int64_t first_unit; /* RESERVE_HELD: the first unit of the held order */
 } reserve_answer;
 
 /* Entries of a reply before the buyers' answers, and a buyer's entries. */
-#define RESERVE_REPLY_ITEM 6
+#define RESERVE_REPLY_ITEM 7
 #define RESERVE_REPLY_BUYER 3
 
 /* The domain outcome of a reserve outcome (RESERVE_QUEUED: SK_QUEUED). */

@@ -5,17 +5,24 @@
 #include <stdio.h>
 #include <string.h>
 
-void reserve_batch_init(reserve_batch *b, int64_t item, int max_pending)
+void reserve_batch_init_segment(reserve_batch *b, int64_t item, int64_t key_id, int max_pending)
 {
     b->item = item;
+    b->key_id = key_id;
     b->n = 0;
-    keys_item_state(b->state_key, sizeof(b->state_key), item);
-    keys_item_buyers(b->buyers_key, sizeof(b->buyers_key), item);
-    keys_queue(b->queue_key, sizeof(b->queue_key), item);
-    keys_pending(b->pending_key, sizeof(b->pending_key), item);
-    keys_item_given_back(b->given_back_key, sizeof(b->given_back_key), item);
+    keys_item_state(b->state_key, sizeof(b->state_key), key_id);
+    keys_item_buyers(b->buyers_key, sizeof(b->buyers_key), key_id);
+    keys_queue(b->queue_key, sizeof(b->queue_key), key_id);
+    keys_pending(b->pending_key, sizeof(b->pending_key), key_id);
+    keys_item_given_back(b->given_back_key, sizeof(b->given_back_key), key_id);
     snprintf(b->item_s, sizeof(b->item_s), "%" PRId64, item);
     snprintf(b->bound_s, sizeof(b->bound_s), "%d", max_pending);
+    snprintf(b->key_id_s, sizeof(b->key_id_s), "%" PRId64, key_id);
+}
+
+void reserve_batch_init(reserve_batch *b, int64_t item, int max_pending)
+{
+    reserve_batch_init_segment(b, item, item, max_pending);
 }
 
 int64_t reserve_buyer(int64_t user, int anonymous, int64_t order_id)
@@ -23,16 +30,23 @@ int64_t reserve_buyer(int64_t user, int anonymous, int64_t order_id)
     return anonymous ? order_id : user;
 }
 
-int reserve_batch_add(reserve_batch *b, int64_t user, int anonymous, int64_t order_id, int quantity)
+int reserve_batch_add_mode(reserve_batch *b, int64_t buyer, int64_t order_id, int quantity,
+                           const char *mode)
 {
     if (b->n >= RESERVE_BATCH_MAX)
         return -1;
     reserve_batch_buyer *u = &b->buyer[b->n];
-    snprintf(u->user_s, sizeof(u->user_s), "%" PRId64, reserve_buyer(user, anonymous, order_id));
+    snprintf(u->user_s, sizeof(u->user_s), "%" PRId64, buyer);
     snprintf(u->order_s, sizeof(u->order_s), "%" PRId64, order_id);
     snprintf(u->quantity_s, sizeof(u->quantity_s), "%d", quantity);
-    u->anonymous = anonymous;
+    snprintf(u->mode, sizeof(u->mode), "%s", mode);
     return b->n++;
+}
+
+int reserve_batch_add(reserve_batch *b, int64_t user, int anonymous, int64_t order_id, int quantity)
+{
+    return reserve_batch_add_mode(b, reserve_buyer(user, anonymous, order_id), order_id, quantity,
+                                  anonymous ? "1" : "0");
 }
 
 int reserve_batch_keys_args(reserve_batch *b)
@@ -46,10 +60,11 @@ int reserve_batch_keys_args(reserve_batch *b)
     ka[n++] = b->given_back_key;
     ka[n++] = b->item_s;
     ka[n++] = b->bound_s;
+    ka[n++] = b->key_id_s;
     for (int i = 0; i < b->n; i++) {
         ka[n++] = b->buyer[i].user_s;
         ka[n++] = b->buyer[i].order_s;
-        ka[n++] = b->buyer[i].anonymous ? "1" : "0";
+        ka[n++] = b->buyer[i].mode;
         ka[n++] = b->buyer[i].quantity_s;
     }
     return n - RESERVE_BATCH_NKEYS;
@@ -78,7 +93,7 @@ int reserve_batch_item(const redisReply *r, int n, reserve_item *item)
             return -1;
         v[i] = r->element[i]->integer;
     }
-    *item = (reserve_item){v[0], v[1], v[2], v[3], v[4], v[5]};
+    *item = (reserve_item){v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
     return 0;
 }
 
@@ -93,5 +108,10 @@ reserve_outcome reserve_batch_answer(const redisReply *r, int n, int i, reserve_
     a->outcome = reserve_outcome_named(e[0]->str);
     a->remaining = e[1]->integer;
     a->bought = e[2]->integer;
+    a->first_unit = 0;
+    if (a->outcome == RESERVE_HELD) {
+        a->first_unit = a->bought;
+        a->bought = 0;
+    }
     return a->outcome;
 }

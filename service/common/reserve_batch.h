@@ -19,22 +19,26 @@
  * configured batch size is at most this. */
 #define RESERVE_BATCH_MAX 64
 
+/* The longest mode of a buyer (lua/reserve_batch.lua): "t<unit>:<key id>". */
+#define RESERVE_MODE_MAX 48
+
 typedef struct reserve_batch_buyer {
     char user_s[24], order_s[24], quantity_s[12];
-    int anonymous;
+    char mode[RESERVE_MODE_MAX];
 } reserve_batch_buyer;
 
-/* EVALSHA, digest, numkeys, 5 keys, 2 arguments, then four arguments a
+/* EVALSHA, digest, numkeys, 5 keys, 3 arguments, then four arguments a
  * buyer. */
 #define RESERVE_BATCH_NKEYS 5
-#define RESERVE_BATCH_ARGV (3 + RESERVE_BATCH_NKEYS + 2 + 4 * RESERVE_BATCH_MAX)
+#define RESERVE_BATCH_ARGV (3 + RESERVE_BATCH_NKEYS + 3 + 4 * RESERVE_BATCH_MAX)
 
 typedef struct reserve_batch {
     int64_t item;
-    int n; /* buyers so far */
+    int64_t key_id; /* the keys': the item's, or one of its segments' (keys.h) */
+    int n;          /* buyers so far */
     char state_key[KEYS_MAX], buyers_key[KEYS_MAX], queue_key[KEYS_MAX], pending_key[KEYS_MAX],
-        given_back_key[KEYS_MAX]; /* all in the item's slot */
-    char item_s[24], bound_s[24], numkeys[12];
+        given_back_key[KEYS_MAX]; /* all in the slot of key_id */
+    char item_s[24], bound_s[24], key_id_s[24], numkeys[12];
     reserve_batch_buyer buyer[RESERVE_BATCH_MAX];
     const char *keys_args[RESERVE_BATCH_ARGV]; /* filled by reserve_batch_argv: */
     const char *argv[RESERVE_BATCH_ARGV];      /* the call, from keys_args */
@@ -45,11 +49,20 @@ typedef struct reserve_batch {
  * PostgreSQL (0: none). */
 void reserve_batch_init(reserve_batch *b, int64_t item, int max_pending);
 
+/* An empty batch of the segment of item whose keys are key_id's. */
+void reserve_batch_init_segment(reserve_batch *b, int64_t item, int64_t key_id, int max_pending);
+
 /* Adds a buyer (user, ignored when anonymous: the order id stands for the
  * buyer) asking for quantity units (>= 1) under order id order_id. Returns
  * the buyer's index in the batch, or -1 when the batch is full. */
 int reserve_batch_add(reserve_batch *b, int64_t user, int anonymous, int64_t order_id,
                       int quantity);
+
+/* Adds a buyer of a segmented item with one of the script's modes ("h", "r",
+ * "1", or "t<first unit>:<home key id>"; lua/reserve_batch.lua). Returns the
+ * index, or -1 when the batch is full. */
+int reserve_batch_add_mode(reserve_batch *b, int64_t buyer, int64_t order_id, int quantity,
+                           const char *mode);
 
 /* The buyer's id as the script sees it (the order id for an anonymous one). */
 int64_t reserve_buyer(int64_t user, int anonymous, int64_t order_id);

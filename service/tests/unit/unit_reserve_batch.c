@@ -35,6 +35,7 @@ Test(reserve_batch, the_call_names_the_item_keys_then_each_buyers_arguments)
                           "{item:42}:given_back",
                           "42",
                           "1000",
+                          "42",
                           "7",
                           "501",
                           "0",
@@ -75,7 +76,7 @@ static redisReply *answers(const char *outcome, int n)
     redisReply *r = reply(REDIS_REPLY_ARRAY);
     r->elements = RESERVE_REPLY_ITEM + (size_t)n * RESERVE_REPLY_BUYER;
     r->element = calloc(r->elements, sizeof(*r->element));
-    const long long item[RESERVE_REPLY_ITEM] = {1795377600123LL, 3, 2, 1795377600000LL, 0, 5};
+    const long long item[RESERVE_REPLY_ITEM] = {1795377600123LL, 3, 2, 1795377600000LL, 0, 5, 1};
     for (int i = 0; i < RESERVE_REPLY_ITEM; i++) {
         r->element[i] = reply(REDIS_REPLY_INTEGER);
         r->element[i]->integer = item[i];
