@@ -11,7 +11,12 @@
 -- KEYS[1] item state hash, KEYS[2] item buyers hash {user -> units held},
 -- KEYS[3] returned orders {order id -> units}, KEYS[4] units the buyers
 -- gave back {user -> units}
--- ARGV: four per order: order id, round, user id, quantity
+-- ARGV: five per order: order id, round, user id, quantity, and the part of
+-- the return these keys take: all (the order's units came from these keys
+-- and its buyer is counted here), stock (only its units: the buyer is
+-- counted on another segment, keys.h) or buyer (only the buyer's count: the
+-- units came from another segment). Each part is marked in KEYS[3] of its
+-- own keys, so each happens once.
 --
 -- Returns {round, changes, remaining, units}: the item's round, its stock
 -- changes of the round (restocks and returns: the stock version's low part),
@@ -25,21 +30,23 @@ local round = s[2]
 local changes = (tonumber(s[3] or '0') or 0) + (tonumber(s[4] or '0') or 0)
 local units = 0
 local stock = tonumber(s[1])
-for a = 1, #ARGV, 4 do
-    local order_id, user, quantity = ARGV[a], ARGV[a + 2], tonumber(ARGV[a + 3])
+for a = 1, #ARGV, 5 do
+    local order_id, user, quantity, part = ARGV[a], ARGV[a + 2], tonumber(ARGV[a + 3]), ARGV[a + 4]
     -- The order is marked and its units added together: should a later
     -- command fail (Redis keeps a script's writes before an error), no order
     -- is marked returned without its units.
     if ARGV[a + 1] == round and redis.call('HSETNX', KEYS[3], order_id, quantity) == 1 then
-        stock = redis.call('HINCRBY', KEYS[1], 'stock', quantity)
-        units = units + quantity
+        if part ~= 'buyer' then
+            stock = redis.call('HINCRBY', KEYS[1], 'stock', quantity)
+            units = units + quantity
+        end
         -- An anonymous buyer has no count; a round started before
         -- quantities kept an order id there: one unit.
         local have = tonumber(redis.call('HGET', KEYS[2], user) or '0') or 0
         if have > 1000000 then
             have = 1
         end
-        if have > 0 then
+        if have > 0 and part ~= 'stock' then
             redis.call('HSET', KEYS[2], user, math.max(have - quantity, 0))
             redis.call('HINCRBY', KEYS[4], user, quantity)
         end

@@ -165,29 +165,50 @@ static int64_t processing_total(redis_nodes *rn, int *ok)
     return sum.total;
 }
 
-static int read_redis_item(redis_nodes *rn, reconcile_item *it)
+/* One segment's state (keys.h; the item's own keys when key is the item):
+ * its stock added to the item's, the round and restocks from segment 0. */
+static int read_redis_segment(redis_nodes *rn, reconcile_item *it, int64_t key)
 {
     char state[KEYS_MAX], buyers[KEYS_MAX];
-    keys_item_state(state, sizeof(state), it->id);
-    keys_item_buyers(buyers, sizeof(buyers), it->id);
+    keys_item_state(state, sizeof(state), key);
+    keys_item_buyers(buyers, sizeof(buyers), key);
     const char *argv[] = {"HMGET", state, "stock", "round", "restocked"};
     redisReply *r = redis_nodes_command(rn, state, 5, argv, NULL);
     if (!r)
         return -1;
     if (r->type != REDIS_REPLY_ARRAY || r->elements != 3)
         return backend_redis_unexpected(r, COMPONENT, "HMGET");
-    it->redis_known = r->element[0]->type == REDIS_REPLY_STRING;
-    if (it->redis_known) {
-        it->remaining = strtoll(r->element[0]->str, NULL, 10);
-        it->redis_round =
-            r->element[1]->type == REDIS_REPLY_STRING ? strtoll(r->element[1]->str, NULL, 10) : 0;
-        it->redis_restocked =
-            r->element[2]->type == REDIS_REPLY_STRING ? strtoll(r->element[2]->str, NULL, 10) : 0;
+    int known = r->element[0]->type == REDIS_REPLY_STRING;
+    if (key == it->id) {
+        it->redis_known = known;
+        if (known) {
+            it->redis_round = r->element[1]->type == REDIS_REPLY_STRING
+                                  ? strtoll(r->element[1]->str, NULL, 10)
+                                  : 0;
+            it->redis_restocked = r->element[2]->type == REDIS_REPLY_STRING
+                                      ? strtoll(r->element[2]->str, NULL, 10)
+                                      : 0;
+        }
+    } else if (!known) {
+        it->redis_known = 0; /* a segment lost: the item's Redis state is not whole */
     }
+    if (known)
+        it->remaining += strtoll(r->element[0]->str, NULL, 10);
     freeReplyObject(r);
     int ok = 1;
-    it->buyers = redis_int(rn, "HLEN", buyers, &ok);
+    it->buyers += redis_int(rn, "HLEN", buyers, &ok);
     return ok ? 0 : -1;
+}
+
+/* The item's Redis side: its segments summed. */
+static int read_redis_item(redis_nodes *rn, reconcile_item *it)
+{
+    int segments = it->segments > 1 ? it->segments : 1;
+    it->remaining = it->buyers = 0;
+    for (int j = 0; j < segments; j++)
+        if (read_redis_segment(rn, it, keys_segment(it->id, j, segments)) < 0)
+            return -1;
+    return 0;
 }
 
 int reconcile_scan(redis_nodes *rn, PGconn *pg, reconcile_report *out, char *err, size_t errlen)
@@ -202,7 +223,7 @@ int reconcile_scan(redis_nodes *rn, PGconn *pg, reconcile_report *out, char *err
                    "i.restocked, i.restocks, "
                    "coalesce((extract(epoch FROM i.starts_at) * 1000)::bigint, 0), "
                    "coalesce((extract(epoch FROM i.ends_at) * 1000)::bigint, 0), "
-                   "i.per_buyer_limit FROM items i ORDER BY i.id");
+                   "i.per_buyer_limit, i.segments FROM items i ORDER BY i.id");
     if (PQresultStatus(res) != PGRES_TUPLES_OK) {
         snprintf(err, errlen, "postgresql: %s", PQerrorMessage(pg));
         PQclear(res);
@@ -226,6 +247,7 @@ int reconcile_scan(redis_nodes *rn, PGconn *pg, reconcile_report *out, char *err
         it->starts_ms = strtoll(PQgetvalue(res, (int)i, 6), NULL, 10);
         it->ends_ms = strtoll(PQgetvalue(res, (int)i, 7), NULL, 10);
         it->per_buyer_limit = (int)strtol(PQgetvalue(res, (int)i, 8), NULL, 10);
+        it->segments = (int)strtol(PQgetvalue(res, (int)i, 9), NULL, 10);
     }
     PQclear(res);
 
@@ -459,7 +481,12 @@ int reconcile_rebuild(redis_nodes *rn, PGconn *pg, const reconcile_report *r, ch
         if (reconcile_item_ok(it))
             continue;
         /* Its queue back in the registry too, for a Redis that lost it. */
-        if (registry_add(rn, it->id) < 0)
+        if (it->segments > 1)
+            snprintf(why, sizeof(why),
+                     "it is split into %d segments, which --rebuild does not set back yet; "
+                     "reset the item to start a new round",
+                     it->segments);
+        else if (registry_add(rn, it->id) < 0)
             snprintf(why, sizeof(why), "redis: SADD %s failed (logged above)", KEYS_ITEMS);
         else if (rebuild_item(rn, pg, r, it, why, sizeof(why)) == 0)
             why[0] = '\0';

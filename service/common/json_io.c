@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include "keys.h"
 #include "rfc3339.h"
 #include "validate.h"
 
@@ -167,7 +168,7 @@ sk_status json_io_parse_item_spec(const char *body, size_t len, item_spec *spec,
     if (!root)
         return SK_INVALID;
     sk_status st = SK_INVALID;
-    int64_t timeout = -1;
+    int64_t timeout = -1, segments = 1;
     memset(spec, 0, sizeof(*spec));
     json_t *name = json_object_get(root, "name");
     if (!json_is_string(name) || json_string_length(name) == 0 ||
@@ -182,7 +183,14 @@ sk_status json_io_parse_item_spec(const char *body, size_t len, item_spec *spec,
         *why = "lab must be true or false";
     } else if (get_int(root, "payment_timeout_s", 0, PAYMENT_TIMEOUT_MAX_S, &timeout) < 0) {
         *why = "payment_timeout_s must be an integer from 0 (no payment step) to 604800";
+    } else if (get_int(root, "segments", 1, KEYS_SEGMENTS_MAX, &segments) < 0) {
+        *why = "segments must be an integer from 1 to 64";
+    } else if (segments > 1 && spec->id >= KEYS_SEGMENT_ITEM_LIMIT) {
+        *why = "an item of several segments must have an id below 2^40";
+    } else if (segments > 1 && json_is_true(json_object_get(root, "lab"))) {
+        *why = "a laboratory item is not split into segments";
     } else if (parse_terms(root, &spec->terms, why) == SK_OK) {
+        spec->segments = (int)segments;
         spec->lab = json_is_true(json_object_get(root, "lab"));
         spec->payment_timeout_s = (int)timeout;
         memcpy(spec->name, json_string_value(name), json_string_length(name));
@@ -350,7 +358,8 @@ static json_t *item_json(const item_view *v)
          json_object_set_new(item, "cancelled", json_integer(v->cancelled)) < 0 ||
          json_object_set_new(item, "expired", json_integer(v->expired)) < 0 ||
          json_object_set_new(item, "returned", json_integer(v->returned)) < 0 ||
-         json_object_set_new(item, "payment_timeout_s", json_integer(v->payment_timeout_s)) < 0)) {
+         json_object_set_new(item, "payment_timeout_s", json_integer(v->payment_timeout_s)) < 0 ||
+         json_object_set_new(item, "segments", json_integer(v->segments ? v->segments : 1)) < 0)) {
         json_decref(item);
         item = NULL;
     }

@@ -44,6 +44,7 @@ typedef struct item_spec {
     int lab; /* made by the laboratory: not a product for sale */
     sale_terms terms;
     int payment_timeout_s; /* -1: not given (the config's default applies) */
+    int segments;          /* the stock split over this many segments (keys.h) */
 } item_spec;
 
 /* The longest payment window an item may have: a week. */
@@ -83,6 +84,7 @@ typedef struct item_view {
     int per_buyer_limit;
     int64_t now_ms; /* Redis's clock when the view was read: says the state */
     int lab;        /* the laboratory's item */
+    int segments;   /* its stock is split over this many (keys.h) */
 } item_view;
 
 /* A purchase refused, with what the buyer needs to know of it. */

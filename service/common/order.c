@@ -34,12 +34,16 @@ int64_t order_id_next(order_id_gen *gen, int64_t now_ms)
 
 int order_encode(const order *o, char *buf, size_t len)
 {
+    char placed[64] = "";
+    if (o->segment_id || o->home_id)
+        snprintf(placed, sizeof(placed), ",\"segment\":%" PRId64 ",\"home\":%" PRId64,
+                 o->segment_id, o->home_id);
     int n = snprintf(buf, len,
                      "{\"order_id\":\"%" PRId64 "\",\"item_id\":%" PRId64 ",\"user_id\":%" PRId64
                      ",\"round\":%" PRId64 ",\"created_ms\":%" PRId64
-                     ",\"quantity\":%d,\"first_unit\":%" PRId64 "}",
+                     ",\"quantity\":%d,\"first_unit\":%" PRId64 "%s}",
                      o->id, o->item_id, o->user_id, o->round, o->created_ms, o->quantity,
-                     o->first_unit);
+                     o->first_unit, placed);
     return n < 0 || (size_t)n >= len ? -1 : n;
 }
 
@@ -57,13 +61,17 @@ int order_decode_json(const char *text, size_t len, order *o)
     if (!root)
         return -1;
     const char *id;
-    json_int_t item, user, round, created, quantity = 1, first_unit = 1;
+    json_int_t item, user, round, created, quantity = 1, first_unit = 1, segment = 0, home = 0;
     int64_t id_value = 0;
-    int rc = json_unpack(root, "{s:s, s:I, s:I, s:I, s:I, s?I, s?I}", "order_id", &id, "item_id",
-                         &item, "user_id", &user, "round", &round, "created_ms", &created,
-                         "quantity", &quantity, "first_unit", &first_unit);
+    int rc = json_unpack(root, "{s:s, s:I, s:I, s:I, s:I, s?I, s?I, s?I, s?I}", "order_id", &id,
+                         "item_id", &item, "user_id", &user, "round", &round, "created_ms",
+                         &created, "quantity", &quantity, "first_unit", &first_unit, "segment",
+                         &segment, "home", &home);
     if (rc == 0 && validate_i64(id, strlen(id), &id_value) == 0 &&
-        plausible(id_value, item, user, quantity, first_unit)) {
+        plausible(id_value, item, user, quantity, first_unit) && segment >= 0 && home >= 0 &&
+        (segment == 0) == (home == 0)) {
+        o->segment_id = segment;
+        o->home_id = home;
         o->id = id_value;
         o->quantity = (int)quantity;
         o->first_unit = first_unit;
@@ -113,7 +121,7 @@ static int take_int(cursor *c, int64_t *v)
 static int decode_canonical(const char *text, size_t len, order *o)
 {
     cursor c = {text, text + len};
-    int64_t id, item, user, round, created, quantity = 1, first_unit = 1;
+    int64_t id, item, user, round, created, quantity = 1, first_unit = 1, segment = 0, home = 0;
     if (take(&c, "{\"order_id\":\"") < 0 || take_int(&c, &id) < 0 ||
         take(&c, "\",\"item_id\":") < 0 || take_int(&c, &item) < 0 ||
         take(&c, ",\"user_id\":") < 0 || take_int(&c, &user) < 0 || take(&c, ",\"round\":") < 0 ||
@@ -123,9 +131,13 @@ static int decode_canonical(const char *text, size_t len, order *o)
         (take_int(&c, &quantity) < 0 || take(&c, ",\"first_unit\":") < 0 ||
          take_int(&c, &first_unit) < 0))
         return -1;
+    if (take(&c, ",\"segment\":") == 0 &&
+        (take_int(&c, &segment) < 0 || segment <= 0 || take(&c, ",\"home\":") < 0 ||
+         take_int(&c, &home) < 0 || home <= 0))
+        return -1;
     if (take(&c, "}") < 0 || c.p != c.end || !plausible(id, item, user, quantity, first_unit))
         return -1;
-    *o = (order){id, item, user, round, created, (int)quantity, first_unit};
+    *o = (order){id, item, user, round, created, (int)quantity, first_unit, segment, home};
     return 0;
 }
 

@@ -2,6 +2,8 @@
  * the Redis queue:
  *   {"order_id":"<id>","item_id":<n>,"user_id":<n>,"round":<n>,"created_ms":<n>,
  *    "quantity":<n>,"first_unit":<n>}
+ * with, for an order of a segmented item only, ,"segment":<key id>,"home":<key id>
+ * before the closing brace.
  * The reserve script (lua/reserve_batch.lua) writes exactly this shape.
  * Orders queued before quantities existed lack the last two: one unit, the
  * buyer's first. */
@@ -23,6 +25,10 @@ typedef struct order {
     int64_t created_ms; /* Unix time of acceptance, in milliseconds */
     int quantity;       /* units */
     int64_t first_unit; /* the buyer's units of the round before this order, plus one */
+    /* A segmented item's order (keys.h): the key ids of the segment its
+     * units came from and of its buyer's home; 0 and 0 otherwise. */
+    int64_t segment_id;
+    int64_t home_id;
 } order;
 
 /* Order ids: 41 bits of milliseconds since ORDER_EPOCH_MS, 12 bits of

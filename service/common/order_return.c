@@ -21,21 +21,36 @@ size_t order_refs_read(const PGresult *res, order_ref *out, size_t cap)
         out[i].round = strtoll(PQgetvalue(res, r, 2), NULL, 10);
         out[i].user_id = strtoll(PQgetvalue(res, r, 3), NULL, 10);
         out[i].quantity = (int)strtol(PQgetvalue(res, r, 4), NULL, 10);
+        out[i].stock_key = strtoll(PQgetvalue(res, r, 5), NULL, 10);
+        out[i].home_key = strtoll(PQgetvalue(res, r, 6), NULL, 10);
     }
     return n;
 }
 
-/* One script call for the orders o[0..n) of one item. 0, or -1. */
+/* The key id of the segment an order's units came from, and of its
+ * buyer's home (keys.h): the item's own keys unless it is segmented. */
+static int64_t stock_key(const order_ref *o)
+{
+    return o->stock_key ? o->stock_key : o->item_id;
+}
+
+static int64_t home_key(const order_ref *o)
+{
+    return o->home_key ? o->home_key : o->item_id;
+}
+
+/* One script call for the orders o[0..n) on the keys of key (an item's, or
+ * a segment's), for the part of their return those keys take ("all",
+ * "stock" or "buyer": lua/order_return.lua). 0, or -1. */
 static int return_call(redis_nodes *rn, const scripts *sc, const order_ref *o, size_t n,
-                       const char *component)
+                       int64_t key, const char *part, const char *component)
 {
     char keys[4][KEYS_MAX], args[ORDER_RETURN_BATCH][4][24];
-    const char *ka[4 + 4 * ORDER_RETURN_BATCH];
-    int64_t item = o[0].item_id;
-    keys_item_state(keys[0], KEYS_MAX, item);
-    keys_item_buyers(keys[1], KEYS_MAX, item);
-    keys_item_returned(keys[2], KEYS_MAX, item);
-    keys_item_given_back(keys[3], KEYS_MAX, item);
+    const char *ka[4 + 5 * ORDER_RETURN_BATCH];
+    keys_item_state(keys[0], KEYS_MAX, key);
+    keys_item_buyers(keys[1], KEYS_MAX, key);
+    keys_item_returned(keys[2], KEYS_MAX, key);
+    keys_item_given_back(keys[3], KEYS_MAX, key);
     for (int k = 0; k < 4; k++)
         ka[k] = keys[k];
     for (size_t i = 0; i < n; i++) {
@@ -44,10 +59,11 @@ static int return_call(redis_nodes *rn, const scripts *sc, const order_ref *o, s
         snprintf(args[i][2], 24, "%" PRId64, o[i].user_id);
         snprintf(args[i][3], 24, "%d", o[i].quantity);
         for (int k = 0; k < 4; k++)
-            ka[4 + 4 * i + (size_t)k] = args[i][k];
+            ka[4 + 5 * i + (size_t)k] = args[i][k];
+        ka[4 + 5 * i + 4] = part;
     }
-    /* The item's keys share its slot: the call goes to the item's node. */
-    redisReply *r = redis_nodes_script(rn, &sc->s[SCRIPT_ORDER_RETURN], 4, (int)(4 * n), ka);
+    /* The keys share their slot: the call goes to their node. */
+    redisReply *r = redis_nodes_script(rn, &sc->s[SCRIPT_ORDER_RETURN], 4, (int)(5 * n), ka);
     /* An error reply was logged and is NULL here (redis_nodes_reply). */
     if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 4) {
         if (r)
@@ -59,8 +75,22 @@ static int return_call(redis_nodes *rn, const scripts *sc, const order_ref *o, s
     int64_t units = r->element[3]->integer;
     freeReplyObject(r);
     if (units > 0)
-        order_return_announce(rn, item, round, changes, component);
+        order_return_announce(rn, key, round, changes, component);
     return 0;
+}
+
+/* The return of orders o[0..n), which share their segment and their
+ * buyer's home: one call when those are one, else the units to the
+ * segment and the buyer's count to home. 0, or -1. */
+static int return_group(redis_nodes *rn, const scripts *sc, const order_ref *o, size_t n,
+                        const char *component)
+{
+    int64_t from = stock_key(o), home = home_key(o);
+    if (from == home)
+        return return_call(rn, sc, o, n, from, "all", component);
+    if (return_call(rn, sc, o, n, from, "stock", component) < 0)
+        return -1;
+    return return_call(rn, sc, o, n, home, "buyer", component);
 }
 
 int order_return_announce(redis_nodes *rn, int64_t item, int64_t round, int64_t changes,
@@ -86,9 +116,11 @@ int order_return_redis(redis_nodes *rn, const scripts *sc, const order_ref *o, s
     memset(done, 0, n);
     for (size_t at = 0; at < n;) {
         size_t k = 1;
-        while (at + k < n && k < ORDER_RETURN_BATCH && o[at + k].item_id == o[at].item_id)
+        while (at + k < n && k < ORDER_RETURN_BATCH && o[at + k].item_id == o[at].item_id &&
+               stock_key(&o[at + k]) == stock_key(&o[at]) &&
+               home_key(&o[at + k]) == home_key(&o[at]))
             k++;
-        if (return_call(rn, sc, o + at, k, component) == 0)
+        if (return_group(rn, sc, o + at, k, component) == 0)
             memset(done + at, 1, k);
         else
             rc = -1;

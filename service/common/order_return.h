@@ -27,11 +27,17 @@ typedef struct order_ref {
     int64_t round;
     int64_t user_id;
     int quantity;
+    /* The key ids (keys.h) of the segment its units came from and of its
+     * buyer's home: item_id both, unless the item is segmented. */
+    int64_t stock_key;
+    int64_t home_key;
 } order_ref;
 
 /* The columns order_refs_read reads, in its order, for a SELECT or a
  * RETURNING. */
-#define ORDER_REF_COLUMNS "id, item_id, round, user_id, quantity"
+#define ORDER_REF_COLUMNS                                                                          \
+    "id, item_id, round, user_id, quantity, coalesce(segment_id, item_id), "                       \
+    "coalesce(home_id, item_id)"
 
 /* Orders one script call gives back at most. */
 #define ORDER_RETURN_BATCH 16

@@ -13,6 +13,7 @@ typedef struct slot {
     _Atomic int64_t sold_version; /* version at which it sold out, 0: none */
     _Atomic int64_t live_version; /* latest version announced or answered */
     _Atomic int64_t probe_ms;     /* when a flagged purchase last went to Redis */
+    _Atomic int segments;         /* the item's segments, 0: not known yet */
     /* The window of round window_round (0: none known), under a sequence
      * lock: a writer makes window_seq odd, writes, makes it even again; a
      * reader that sees the same even sequence before and after its reads
@@ -195,4 +196,17 @@ int gate_window(gate *g, int64_t item, int64_t *starts_ms, int64_t *ends_ms)
     *starts_ms = starts;
     *ends_ms = ends;
     return 1;
+}
+
+void gate_set_segments(gate *g, int64_t item, int segments)
+{
+    slot *sl = find(g, item, 1);
+    if (sl)
+        atomic_store_explicit(&sl->segments, segments, memory_order_relaxed);
+}
+
+int gate_segments(gate *g, int64_t item)
+{
+    slot *sl = find(g, item, 0);
+    return sl ? atomic_load_explicit(&sl->segments, memory_order_relaxed) : 0;
 }

@@ -54,4 +54,12 @@ void gate_set_window(gate *g, int64_t item, int64_t round, int64_t starts_ms, in
  * set, or 0 when unknown. */
 int gate_window(gate *g, int64_t item, int64_t *starts_ms, int64_t *ends_ms);
 
+/* Redis said item is split into `segments` segments (keys.h; 1: not
+ * split). A segment's sold-out flags and versions are kept under its key
+ * id, like an item's. */
+void gate_set_segments(gate *g, int64_t item, int segments);
+
+/* The item's segments, or 0 when no answer said yet. */
+int gate_segments(gate *g, int64_t item);
+
 #endif

@@ -12,38 +12,62 @@
 #include "log.h"
 #include "reserve.h"
 
-/* Starts the round in Redis with its terms and tells every server about it. */
-static int start_round_in_redis(store *s, int64_t item, int64_t stock, int64_t round,
-                                const sale_terms *t)
+/* Starts the round of one segment (keys.h; the item's own keys when key is
+ * item) in Redis with its share of the stock and the terms. */
+static int start_segment(store *s, int64_t key, int segments, int64_t stock, int64_t round,
+                         const sale_terms *t)
 {
     char state[KEYS_MAX], buyers[KEYS_MAX], returned[KEYS_MAX], given_back[KEYS_MAX], stock_s[24],
-        round_s[24], starts_s[24], ends_s[24], limit_s[12], item_s[24], event[80];
-    keys_item_state(state, sizeof(state), item);
-    keys_item_buyers(buyers, sizeof(buyers), item);
-    keys_item_returned(returned, sizeof(returned), item);
-    keys_item_given_back(given_back, sizeof(given_back), item);
+        round_s[24], starts_s[24], ends_s[24], limit_s[12], segments_s[12];
+    keys_item_state(state, sizeof(state), key);
+    keys_item_buyers(buyers, sizeof(buyers), key);
+    keys_item_returned(returned, sizeof(returned), key);
+    keys_item_given_back(given_back, sizeof(given_back), key);
     snprintf(stock_s, sizeof(stock_s), "%" PRId64, stock);
     snprintf(round_s, sizeof(round_s), "%" PRId64, round);
     snprintf(starts_s, sizeof(starts_s), "%" PRId64, t->starts_ms);
     snprintf(ends_s, sizeof(ends_s), "%" PRId64, t->ends_ms);
     snprintf(limit_s, sizeof(limit_s), "%d", t->per_buyer_limit);
+    snprintf(segments_s, sizeof(segments_s), "%d", segments);
+    const char *keys_args[] = {state,   buyers,   returned, given_back, stock_s,
+                               round_s, starts_s, ends_s,   limit_s,    segments_s};
+    redisReply *r = store_script(s, SCRIPT_ITEM_RESET, 4, 6, keys_args);
+    freeReplyObject(r);
+    return r ? 0 : -1;
+}
+
+/* Starts the round in Redis with its terms, the stock split evenly over the
+ * item's segments, and tells every server about it. */
+static int start_round_in_redis(store *s, int64_t item, int segments, int64_t stock, int64_t round,
+                                const sale_terms *t)
+{
+    if (segments < 1)
+        segments = 1;
+    int64_t keys[KEYS_SEGMENTS_MAX];
+    char ids[KEYS_SEGMENTS_MAX][24];
+    const char *sadd[2 + KEYS_SEGMENTS_MAX] = {"SADD", KEYS_ITEMS};
+    for (int j = 0; j < segments; j++) {
+        keys[j] = keys_segment(item, j, segments);
+        snprintf(ids[j], sizeof(ids[j]), "%" PRId64, keys[j]);
+        sadd[2 + j] = ids[j];
+    }
     /* The registry first (registry.h): the workers must find the item's
-     * queue before its first order lands there. A set in its own slot, so
+     * queues before its first order lands there. A set in its own slot, so
      * not in the script. */
-    snprintf(item_s, sizeof(item_s), "%" PRId64, item);
-    const char *sadd[] = {"SADD", KEYS_ITEMS, item_s};
-    redisReply *added = store_redis(s, 3, sadd);
+    redisReply *added = store_redis(s, 2 + segments, sadd);
     freeReplyObject(added);
     if (!added)
         return -1;
-    const char *keys_args[] = {state,   buyers,   returned, given_back, stock_s,
-                               round_s, starts_s, ends_s,   limit_s};
-    redisReply *r = store_script(s, SCRIPT_ITEM_RESET, 4, 5, keys_args);
-    freeReplyObject(r);
-    if (!r)
-        return -1;
-    snprintf(event, sizeof(event), "round %" PRId64 " %" PRId64, item, round);
-    store_announce(s, event);
+    for (int j = 0; j < segments; j++) {
+        int64_t share = stock / segments + (j < stock % segments);
+        if (start_segment(s, keys[j], segments, share, round, t) < 0)
+            return -1;
+    }
+    for (int j = 0; j < segments; j++) {
+        char event[80];
+        snprintf(event, sizeof(event), "round %" PRId64 " %" PRId64, keys[j], round);
+        store_announce(s, event);
+    }
     return 0;
 }
 
@@ -71,8 +95,11 @@ static void read_terms(PGresult *res, int row, int at, sale_terms *t)
 
 sk_status items_create(store *s, const item_spec *spec, item_view *out)
 {
-    char id_s[24], stock_s[24], starts_s[24], ends_s[24], limit_s[12], timeout_s[12], state[6];
+    char id_s[24], stock_s[24], starts_s[24], ends_s[24], limit_s[12], timeout_s[12],
+        segments_s[12], state[6];
+    int segments = spec->segments > 1 ? spec->segments : 1;
     snprintf(id_s, sizeof(id_s), "%" PRId64, spec->id);
+    snprintf(segments_s, sizeof(segments_s), "%d", segments);
     snprintf(stock_s, sizeof(stock_s), "%" PRId64, spec->stock);
     snprintf(limit_s, sizeof(limit_s), "%d", spec->terms.per_buyer_limit);
     snprintf(timeout_s, sizeof(timeout_s), "%d", spec->payment_timeout_s);
@@ -85,26 +112,27 @@ sk_status items_create(store *s, const item_spec *spec, item_view *out)
                        time_param(spec->terms.starts_ms, starts_s, sizeof(starts_s)),
                        time_param(spec->terms.ends_ms, ends_s, sizeof(ends_s)),
                        limit_s,
-                       timeout_s};
+                       timeout_s,
+                       segments_s};
     PGresult *res = store_pg(
         s,
         "WITH ins AS (INSERT INTO items (id, name, initial_stock, lab, starts_at, ends_at, "
-        "                                per_buyer_limit, payment_timeout_s) "
+        "                                per_buyer_limit, payment_timeout_s, segments) "
         "  VALUES (coalesce($1::bigint, nextval(pg_get_serial_sequence('items', 'id'))), $2, $3, "
         "          $4, to_timestamp($5::bigint / 1000.0), to_timestamp($6::bigint / 1000.0), $7, "
-        "          $8) "
+        "          $8, $9) "
         "  RETURNING id, round) "
         "SELECT id, round, CASE WHEN $1::bigint IS NULL THEN 0 ELSE "
         "  setval(pg_get_serial_sequence('items', 'id'), "
         "         GREATEST(id, (SELECT coalesce(max(id), 1) FROM items))) END FROM ins",
-        8, p, PGRES_TUPLES_OK, state);
+        9, p, PGRES_TUPLES_OK, state);
     if (!res)
         return strcmp(state, "23505") == 0 ? SK_ITEM_EXISTS : SK_BACKEND_DOWN;
     int64_t id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
     int64_t round = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
     PQclear(res);
     snprintf(id_s, sizeof(id_s), "%" PRId64, id);
-    if (start_round_in_redis(s, id, spec->stock, round, &spec->terms) < 0) {
+    if (start_round_in_redis(s, id, segments, spec->stock, round, &spec->terms) < 0) {
         /* Without its Redis state nobody can buy the item; take the row back
          * so that the admin's retry is a clean create. */
         const char *d[] = {id_s};
@@ -123,6 +151,7 @@ sk_status items_create(store *s, const item_spec *spec, item_view *out)
         out->per_buyer_limit = spec->terms.per_buyer_limit;
         out->payment_timeout_s = spec->payment_timeout_s;
         out->lab = spec->lab;
+        out->segments = segments;
     }
     return SK_CREATED;
 }
@@ -150,7 +179,7 @@ sk_status items_reset(store *s, int64_t item, const item_reset *r, item_view *ou
         "  starts_at = CASE WHEN $3 THEN to_timestamp($4::bigint / 1000.0) ELSE starts_at END, "
         "  ends_at = CASE WHEN $5 THEN to_timestamp($6::bigint / 1000.0) ELSE ends_at END, "
         "  per_buyer_limit = CASE WHEN $7 THEN $8::integer ELSE per_buyer_limit END "
-        "WHERE id = $1 RETURNING round, " TERMS_COLUMNS,
+        "WHERE id = $1 RETURNING round, " TERMS_COLUMNS ", segments",
         8, p, PGRES_TUPLES_OK, state);
     if (!res) {
         if (strcmp(state, "23514") == 0) {
@@ -166,10 +195,11 @@ sk_status items_reset(store *s, int64_t item, const item_reset *r, item_view *ou
     int64_t round = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
     sale_terms now;
     read_terms(res, 0, 1, &now);
+    int segments = (int)strtol(PQgetvalue(res, 0, 4), NULL, 10);
     PQclear(res);
     /* PostgreSQL is the truth: if Redis fails now, a repeated reset
      * completes a newer round. */
-    if (start_round_in_redis(s, item, r->stock, round, &now) < 0)
+    if (start_round_in_redis(s, item, segments, r->stock, round, &now) < 0)
         return SK_BACKEND_DOWN;
     return items_get(s, item, out);
 }
@@ -324,15 +354,32 @@ sk_status items_restock(store *s, int64_t item, int64_t add, item_view *out, con
  * and what follows from it. */
 static sk_status item_stock(store *s, item_view *out)
 {
-    char state[KEYS_MAX];
-    keys_item_state(state, sizeof(state), out->id);
-    const char *argv[] = {"HGET", state, "stock"};
-    redisReply *r = store_redis(s, 3, argv);
-    if (!r)
+    /* The stock of every segment, summed (one HGET each, in one round trip
+     * a node). */
+    int segments = out->segments > 1 && out->segments <= KEYS_SEGMENTS_MAX ? out->segments : 1;
+    char state[KEYS_SEGMENTS_MAX][KEYS_MAX];
+    const char *argv[3 * KEYS_SEGMENTS_MAX];
+    redisReply *replies[KEYS_SEGMENTS_MAX];
+    for (int j = 0; j < segments; j++) {
+        keys_item_state(state[j], KEYS_MAX, keys_segment(out->id, j, segments));
+        argv[3 * j] = "HGET";
+        argv[3 * j + 1] = state[j];
+        argv[3 * j + 2] = "stock";
+    }
+    if (store_redis_pipeline(s, (size_t)segments, 3, argv, replies) < 0)
         return SK_BACKEND_DOWN;
     /* No Redis state (a Redis that lost its data): nothing can be sold. */
-    out->remaining = r->type == REDIS_REPLY_STRING ? strtoll(r->str, NULL, 10) : 0;
-    freeReplyObject(r);
+    out->remaining = 0;
+    sk_status st = SK_OK;
+    for (int j = 0; j < segments; j++) {
+        if (!replies[j])
+            st = SK_BACKEND_DOWN;
+        else if (replies[j]->type == REDIS_REPLY_STRING)
+            out->remaining += strtoll(replies[j]->str, NULL, 10);
+        freeReplyObject(replies[j]);
+    }
+    if (st != SK_OK)
+        return st;
     /* Sold: the units out of stock now. In PostgreSQL they are the orders
      * that hold units and the cancelled and expired ones not yet given back;
      * the rest are queued. */
@@ -350,7 +397,7 @@ static sk_status item_stock(store *s, item_view *out)
     "  coalesce((extract(epoch FROM i.starts_at) * 1000)::bigint, 0), "                            \
     "  coalesce((extract(epoch FROM i.ends_at) * 1000)::bigint, 0), i.per_buyer_limit, "           \
     "  coalesce(u.paid, 0), coalesce(u.cancelled, 0), coalesce(u.expired, 0), "                    \
-    "  coalesce(u.returned, 0), i.payment_timeout_s "                                              \
+    "  coalesce(u.returned, 0), i.payment_timeout_s, i.segments "                                  \
     "FROM items i LEFT JOIN LATERAL (SELECT " UNITS_IN(                                            \
         "'persisted'") " AS persisted, "                                                           \
                        "  " UNITS_IN("'paid'") " AS paid, " UNITS_IN(                              \
@@ -383,6 +430,7 @@ static void read_view(PGresult *res, int row, item_view *v)
     v->expired = strtoll(PQgetvalue(res, row, 13), NULL, 10);
     v->returned = strtoll(PQgetvalue(res, row, 14), NULL, 10);
     v->payment_timeout_s = (int)strtol(PQgetvalue(res, row, 15), NULL, 10);
+    v->segments = (int)strtol(PQgetvalue(res, row, 16), NULL, 10);
 }
 
 sk_status items_get(store *s, int64_t item, item_view *out)

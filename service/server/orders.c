@@ -16,7 +16,7 @@
     "first_unit, status, coalesce((extract(epoch FROM pay_by) * 1000)::bigint, 0), "               \
     "coalesce((extract(epoch FROM paid_at) * 1000)::bigint, 0), "                                  \
     "coalesce((extract(epoch FROM ended_at) * 1000)::bigint, 0), returned_at IS NOT NULL, "        \
-    "coalesce(pay_by <= clock_timestamp(), false)"
+    "coalesce(pay_by <= clock_timestamp(), false), coalesce(segment_id, 0), coalesce(home_id, 0)"
 
 static int64_t int_at(const PGresult *res, int row, int col)
 {
@@ -44,6 +44,8 @@ static void read_record(const PGresult *res, int row, order_record *r, int *over
     r->returned = PQgetvalue(res, row, 11)[0] == 't';
     if (overdue)
         *overdue = PQgetvalue(res, row, 12)[0] == 't';
+    r->o.segment_id = int_at(res, row, 13);
+    r->o.home_id = int_at(res, row, 14);
 }
 
 /* The order in its item's pending hash: accepted, not yet persisted. The
@@ -243,7 +245,13 @@ sk_status orders_settle(store *s, int64_t order_id, order_action action, int64_t
     /* Units owed back: given now, or again for a repeat whose first return
      * Redis never confirmed (the return happens once all the same). */
     if ((m.to == ORDER_CANCELLED || m.to == ORDER_EXPIRED) && !out->returned) {
-        order_ref ref = {out->o.id, out->o.item_id, out->o.round, out->o.user_id, out->o.quantity};
+        order_ref ref = {out->o.id,
+                         out->o.item_id,
+                         out->o.round,
+                         out->o.user_id,
+                         out->o.quantity,
+                         out->o.segment_id ? out->o.segment_id : out->o.item_id,
+                         out->o.home_id ? out->o.home_id : out->o.item_id};
         if (store_return_units(s, &ref) == 0)
             out->returned = 1;
         else

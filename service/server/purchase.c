@@ -31,13 +31,17 @@
 #include "backend.h"
 #include "json_io.h"
 #include "log.h"
+#include "keys.h"
 #include "reserve_batch.h"
+#include "segment_route.h"
 
 _Static_assert(RESERVE_BATCH_MAX == 64, "config.c bounds purchase_batch by RESERVE_BATCH_MAX");
 
-/* Items with a batch open in one turn at most; a purchase of another item
- * sends the oldest batch first. */
+/* Items (or segments) with a batch open in one turn at most; a purchase of
+ * another sends the oldest batch first. */
 #define PURCHASE_OPEN_ITEMS 8
+/* Segmented items whose key ids a loop keeps (computing them hashes). */
+#define PURCHASE_SEGMENT_CACHE 4
 
 /* Purchases this close to the start, by the upper bound of Redis's clock, go
  * to Redis rather than being refused from memory. */
@@ -53,6 +57,9 @@ typedef struct purchase {
     int64_t user; /* 0: anonymous */
     int quantity;
     int64_t order_id;
+    int64_t key;   /* the key id it was last sent to: the item's or a segment's */
+    int64_t *keys; /* a segmented item's key ids (the route's), else NULL */
+    segment_route route;
 } purchase;
 
 typedef struct batcher batcher;
@@ -78,6 +85,12 @@ struct batcher {
     struct event *flush_ev; /* active: the turn's batches go when it runs */
     batch *open[PURCHASE_OPEN_ITEMS];
     int nopen;
+    struct {
+        int64_t item;
+        int segments;
+        int64_t keys[KEYS_SEGMENTS_MAX];
+    } segment_cache[PURCHASE_SEGMENT_CACHE];
+    int segment_cache_next;
 };
 
 /* Each outcome's counter in /metrics. */
@@ -92,13 +105,19 @@ static const metrics_outcome counted[] = {
     [RESERVE_UNKNOWN_ITEM] = METRICS_UNKNOWN_ITEM,
 };
 
+static void purchase_free(purchase *p)
+{
+    free(p->keys);
+    free(p);
+}
+
 /* Redis gave no usable answer: 503, nothing was sold to this buyer. */
 static void fail(purchase *p)
 {
     metrics_purchase(p->a->metrics, METRICS_FAILED);
     metrics_backend_error(p->a->metrics, METRICS_REDIS);
     http_exchange_reply_error(p->ex, SK_BACKEND_DOWN, "Redis is unavailable");
-    free(p);
+    purchase_free(p);
 }
 
 /* A refusal with what the buyer needs to know of it. */
@@ -116,19 +135,17 @@ static void answer(purchase *p, const reserve_item *it, const reserve_answer *an
 {
     app *a = p->a;
     metrics_purchase(a->metrics, counted[ans->outcome]);
-    if ((ans->outcome == RESERVE_QUEUED && ans->remaining <= 0) || ans->outcome == RESERVE_SOLD_OUT)
-        gate_set_sold_out(a->gate, p->item, reserve_stock_version(it->round, it->changes));
     if (ans->outcome == RESERVE_QUEUED) {
         char body[192];
         int n =
             json_io_purchase_queued(body, sizeof(body), p->order_id, p->quantity, ans->remaining);
         http_exchange_reply(p->ex, sk_status_http(SK_QUEUED), body, (size_t)n, NULL);
-        free(p);
+        purchase_free(p);
         return;
     }
     if (ans->outcome == RESERVE_UNKNOWN_ITEM) {
         http_exchange_reply_error(p->ex, SK_NOT_FOUND, "no such item");
-        free(p);
+        purchase_free(p);
         return;
     }
     purchase_refusal r = {.status = reserve_status(ans->outcome),
@@ -139,7 +156,7 @@ static void answer(purchase *p, const reserve_item *it, const reserve_answer *an
                           .starts_in_ms = it->starts_ms - it->now_ms,
                           .ends_ms = it->ends_ms};
     reply_refusal(p->ex, &r);
-    free(p);
+    purchase_free(p);
 }
 
 /* Reserved, but no replica confirmed it in time: the order may still go
@@ -154,20 +171,60 @@ static void unconfirmed(purchase *p)
         http_exchange_reply_error(p->ex, SK_UNCONFIRMED, NULL);
     else
         http_exchange_reply(p->ex, sk_status_http(SK_UNCONFIRMED), body, (size_t)n, NULL);
-    free(p);
+    purchase_free(p);
 }
 
-/* Answers every buyer of b from b->ans, and frees b. confirmed: the batch's
- * writes reached the replicas asked for (or none were asked for). */
+static int batcher_add(batcher *bt, purchase *p, int64_t key, const char *mode);
+static void dispatch(batcher *bt, purchase *p, int segments);
+
+/* The answer a buyer hears, once its way ends: queued (unless the replicas
+ * did not confirm it), a refusal, or 503. */
+static void conclude(purchase *p, const reserve_item *it, const reserve_answer *ans, int confirmed)
+{
+    if (ans->outcome == RESERVE_BAD_REPLY || (unsigned)ans->outcome > RESERVE_UNKNOWN_ITEM)
+        fail(p);
+    else if (ans->outcome == RESERVE_QUEUED && !confirmed)
+        unconfirmed(p);
+    else
+        answer(p, it, ans);
+}
+
+/* A buyer of a segmented item: the next segment, or the answer. */
+static void route(batcher *bt, purchase *p, const reserve_item *it, const reserve_answer *ans,
+                  int confirmed)
+{
+    segment_step step;
+    segment_route_next(&p->route, ans->outcome, ans->remaining, ans->first_unit, &step);
+    if (!step.answer) {
+        if (batcher_add(bt, p, p->keys[step.segment], step.mode) < 0)
+            fail(p);
+        return;
+    }
+    reserve_answer final = *ans;
+    final.outcome = step.outcome;
+    conclude(p, it, &final, confirmed);
+}
+
+/* Answers every buyer of b from b->ans (or sends a buyer of a segmented item
+ * on to its next segment), and frees b. confirmed: the batch's writes
+ * reached the replicas asked for (or none were asked for). */
 static void batch_settle(batch *b, int confirmed)
 {
+    batcher *bt = b->owner;
+    int64_t version = reserve_stock_version(b->it.round, b->it.changes);
     for (int i = 0; i < b->call.n; i++) {
-        if (b->ans[i].outcome == RESERVE_BAD_REPLY)
-            fail(b->p[i]);
-        else if (b->ans[i].outcome == RESERVE_QUEUED && !confirmed)
-            unconfirmed(b->p[i]);
+        purchase *p = b->p[i];
+        const reserve_answer *ans = &b->ans[i];
+        reserve_outcome o = ans->outcome;
+        if (o == RESERVE_SOLD_OUT ||
+            ((o == RESERVE_QUEUED || o == RESERVE_HELD) && ans->remaining <= 0))
+            gate_set_sold_out(bt->a->gate, b->call.key_id, version);
+        if (o == RESERVE_SEGMENTED && !p->keys && b->it.segments > 1)
+            dispatch(bt, p, (int)b->it.segments); /* asked as one: now as segments */
+        else if (p->keys && o != RESERVE_BAD_REPLY)
+            route(bt, p, &b->it, ans, confirmed);
         else
-            answer(b->p[i], &b->it, &b->ans[i]);
+            conclude(p, &b->it, ans, confirmed);
     }
     free(b);
 }
@@ -295,8 +352,10 @@ static void on_batch_reply(redisAsyncContext *ac, void *reply, void *privdata)
     app *a = b->owner->a;
     redis_clock_sample(&a->clock, b->sent_ms, backend_mono_ms(), it.now_ms);
     if (it.round > 0) {
-        gate_new_version(a->gate, b->call.item, reserve_stock_version(it.round, it.changes));
+        gate_new_version(a->gate, b->call.key_id, reserve_stock_version(it.round, it.changes));
         gate_set_window(a->gate, b->call.item, it.round, it.starts_ms, it.ends_ms);
+        if (it.segments > 0 && it.segments <= KEYS_SEGMENTS_MAX)
+            gate_set_segments(a->gate, b->call.item, (int)it.segments);
     }
     b->it = it;
     for (int i = 0; i < b->call.n; i++)
@@ -385,12 +444,13 @@ static batcher *batcher_of(app *a, redis_conn *c)
     return bt;
 }
 
-/* Puts p in its item's batch of this turn. Returns 0, or -1 when out of
+/* Puts p in the batch of this turn of the keys of key (the item's, or a
+ * segment's), as a buyer of the script's mode. Returns 0, or -1 when out of
  * memory (p not taken). */
-static int batcher_add(batcher *bt, purchase *p)
+static int batcher_add(batcher *bt, purchase *p, int64_t key, const char *mode)
 {
     int i = 0;
-    while (i < bt->nopen && bt->open[i]->call.item != p->item)
+    while (i < bt->nopen && bt->open[i]->call.key_id != key)
         i++;
     if (i == bt->nopen) {
         if (bt->nopen == PURCHASE_OPEN_ITEMS)
@@ -400,15 +460,17 @@ static int batcher_add(batcher *bt, purchase *p)
             return -1;
         b->owner = bt;
         b->by_text = 0;
-        reserve_batch_init(&b->call, p->item, bt->a->cfg->max_pending_orders);
+        reserve_batch_init_segment(&b->call, p->item, key, bt->a->cfg->max_pending_orders);
         b->slot = redis_cluster_slot(b->call.state_key, strlen(b->call.state_key));
         redis_cluster_attempt_init(&b->attempt, PURCHASE_MAX_REDIRECTS);
         i = bt->nopen++;
         bt->open[i] = b;
     }
     batch *b = bt->open[i];
-    int at = reserve_batch_add(&b->call, p->user, p->user == 0, p->order_id, p->quantity);
+    int at = reserve_batch_add_mode(&b->call, reserve_buyer(p->user, p->user == 0, p->order_id),
+                                    p->order_id, p->quantity, mode);
     b->p[at] = p;
+    p->key = key;
     if (b->call.n >= bt->a->cfg->purchase_batch)
         batcher_send(bt, i);
     else
@@ -416,12 +478,73 @@ static int batcher_add(batcher *bt, purchase *p)
     return 0;
 }
 
+/* The key ids of the segments of item (keys_segment), kept by the loop. */
+static const int64_t *segment_keys(batcher *bt, int64_t item, int segments)
+{
+    for (int i = 0; i < PURCHASE_SEGMENT_CACHE; i++)
+        if (bt->segment_cache[i].item == item && bt->segment_cache[i].segments == segments)
+            return bt->segment_cache[i].keys;
+    int at = bt->segment_cache_next;
+    bt->segment_cache_next = (at + 1) % PURCHASE_SEGMENT_CACHE;
+    bt->segment_cache[at].item = item;
+    bt->segment_cache[at].segments = segments;
+    for (int j = 0; j < segments; j++)
+        bt->segment_cache[at].keys[j] = keys_segment(item, j, segments);
+    return bt->segment_cache[at].keys;
+}
+
+static int segment_sold_out(void *ctx, int64_t key)
+{
+    app *a = ctx;
+    return gate_is_sold_out(a->gate, key, backend_mono_ms());
+}
+
+/* Sends p on its way: to the item's keys, or, for an item of several
+ * segments, as segment_route.h says. */
+static void dispatch(batcher *bt, purchase *p, int segments)
+{
+    if (segments <= 1) {
+        if (batcher_add(bt, p, p->item, p->user == 0 ? "1" : "0") < 0)
+            fail(p);
+        return;
+    }
+    p->keys = malloc((size_t)segments * sizeof(*p->keys));
+    if (!p->keys) {
+        fail(p);
+        return;
+    }
+    memcpy(p->keys, segment_keys(bt, p->item, segments), (size_t)segments * sizeof(*p->keys));
+    segment_step step;
+    segment_route_start(&p->route, p->keys, segments,
+                        reserve_buyer(p->user, p->user == 0, p->order_id), p->user == 0,
+                        segment_sold_out, bt->a, &step);
+    if (step.answer) { /* anonymous, and every segment known sold out */
+        metrics_purchase(bt->a->metrics, METRICS_SOLD_OUT_FLAG);
+        http_exchange_reply_error(p->ex, SK_SOLD_OUT, NULL);
+        purchase_free(p);
+        return;
+    }
+    if (batcher_add(bt, p, p->keys[step.segment], step.mode) < 0)
+        fail(p);
+}
+
+/* True when every segment of a segmented item is flagged sold out. */
+static int segments_sold_out(batcher *bt, int64_t item, int segments)
+{
+    const int64_t *keys = segment_keys(bt, item, segments);
+    for (int j = 0; j < segments; j++)
+        if (!gate_is_sold_out(bt->a->gate, keys[j], backend_mono_ms()))
+            return 0;
+    return 1;
+}
+
 /* Answers from memory what it surely knows: sold out at the item's current
  * stock version, or outside the window by the bounds of Redis's clock.
  * Returns 1 when answered. */
-static int answered_from_memory(app *a, http_exchange *ex, int64_t item)
+static int answered_from_memory(app *a, batcher *bt, http_exchange *ex, int64_t item, int segments)
 {
-    if (gate_is_sold_out(a->gate, item, backend_mono_ms())) {
+    if (segments > 1 ? bt && segments_sold_out(bt, item, segments)
+                     : gate_is_sold_out(a->gate, item, backend_mono_ms())) {
         metrics_purchase(a->metrics, METRICS_SOLD_OUT_FLAG);
         http_exchange_reply_error(ex, SK_SOLD_OUT, NULL);
         return 1;
@@ -446,7 +569,10 @@ static int answered_from_memory(app *a, http_exchange *ex, int64_t item)
 
 void purchase_start(app *a, http_exchange *ex, int64_t item, int64_t user, int quantity)
 {
-    if (answered_from_memory(a, ex, item))
+    redis_conn *c = app_exchange_conn(ex);
+    batcher *bt = c ? batcher_of(a, c) : NULL;
+    int segments = gate_segments(a->gate, item);
+    if (answered_from_memory(a, bt, ex, item, segments))
         return;
     if (a->ratelimit && user != 0) {
         int64_t wait_ms = ratelimit_take(a->ratelimit, user, backend_mono_ms());
@@ -470,8 +596,8 @@ void purchase_start(app *a, http_exchange *ex, int64_t item, int64_t user, int q
     p->order_id = order_id_next(&a->ids, backend_now_ms());
 
     http_exchange_defer(ex);
-    redis_conn *c = app_exchange_conn(ex);
-    batcher *bt = c ? batcher_of(a, c) : NULL;
-    if (!bt || batcher_add(bt, p) < 0)
+    if (!bt)
         fail(p);
+    else
+        dispatch(bt, p, segments);
 }

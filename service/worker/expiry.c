@@ -21,7 +21,8 @@ static const char expire_sql[] =
     "       ORDER BY pay_by LIMIT " TEXT(
         EXPIRY_BATCH) " FOR UPDATE SKIP LOCKED) due"
                       " WHERE o.id = due.id"
-                      " RETURNING o.id, o.item_id, o.round, o.user_id, o.quantity";
+                      " RETURNING o.id, o.item_id, o.round, o.user_id, o.quantity,"
+                      " coalesce(o.segment_id, o.item_id), coalesce(o.home_id, o.item_id)";
 
 /* Returns owed: ended a while ago, never confirmed given back. */
 static const char owed_sql[] =

@@ -138,6 +138,8 @@ void worker_batch_sort(worker_batch *b)
             array_add(&b->columns[4], o.created_ms);
             array_add(&b->columns[5], o.quantity);
             array_add(&b->columns[6], o.first_unit);
+            array_add(&b->columns[7], o.segment_id);
+            array_add(&b->columns[8], o.home_id);
             continue;
         }
         b->dead_argv[2 + b->ndead] = b->payload[i];

@@ -13,7 +13,7 @@
 
 /* id, item_id, user_id, round, created_ms, quantity, first_unit: one
  * bigint[] each. */
-#define WORKER_BATCH_COLUMNS 7
+#define WORKER_BATCH_COLUMNS 9
 
 /* Latest acceptance time PostgreSQL's timestamptz takes from us
  * (9999-12-31T23:59:59.999Z); later ones would fail the whole batch forever. */

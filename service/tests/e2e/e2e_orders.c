@@ -276,6 +276,110 @@ typedef struct race {
     char resp[1024];
 } race;
 
+/* The stock of a segment's keys in Redis. */
+static int64_t segment_stock(int64_t key)
+{
+    char state[KEYS_MAX];
+    keys_item_state(state, sizeof(state), key);
+    redisContext *c = harness_redis();
+    redisReply *r = redisCommand(c, "HGET %s stock", state);
+    cr_assert(r && r->type == REDIS_REPLY_STRING, "no stock in %s", state);
+    int64_t n = strtoll(r->str, NULL, 10);
+    freeReplyObject(r);
+    redisFree(c);
+    return n;
+}
+
+Test(orders, a_segmented_item_sells_exactly_its_stock_to_each_buyer_once_and_takes_returns_back)
+{
+    /* 400 units over 4 segments of 100; 400 buyers, each twice at once:
+     * homes are uneven (more than 100 buyers call some segment home), so
+     * buyers are held at an empty home and served by another segment. */
+    enum { STOCK = 400, SEGMENTS = 4, CONNECTIONS = 50 };
+    int homes[SEGMENTS] = {0};
+    for (int64_t user = 1; user <= STOCK; user++)
+        homes[keys_segment_home(user, SEGMENTS)]++;
+    int uneven = 0;
+    for (int j = 0; j < SEGMENTS; j++)
+        uneven |= homes[j] > STOCK / SEGMENTS;
+    cr_assert(uneven, "the test needs a home with more buyers than units");
+
+    char body[160], resp[4096];
+    snprintf(body, sizeof(body),
+             "{\"name\":\"segmented\",\"stock\":%d,\"segments\":%d,\"payment_timeout_s\":120}",
+             STOCK, SEGMENTS);
+    cr_assert_eq(call("POST", "/api/v1/items", TOKEN, body, resp, sizeof(resp)), 201, "%s", resp);
+    int64_t item = member(resp, "id");
+    cr_assert_eq(member(resp, "segments"), SEGMENTS, "%s", resp);
+
+    sale a, b;
+    sale_init(&a, sys.port, item, STOCK, CONNECTIONS, 1, STOCK);
+    sale_init(&b, sys.port, item, STOCK, CONNECTIONS, 1, STOCK);
+    sale_start(&a);
+    sale_start(&b);
+    sale_join(&a);
+    sale_join(&b);
+    cr_assert_eq(a.unavailable + b.unavailable, 0, "no 503");
+    cr_assert_eq(a.other + b.other, STOCK,
+                 "each buyer's second try is refused (limit_reached): %zu + %zu other, %zu + %zu "
+                 "accepted, %zu + %zu sold out",
+                 a.other, b.other, a.naccepted, b.naccepted, a.sold_out, b.sold_out);
+    cr_assert_eq(a.naccepted + b.naccepted, STOCK,
+                 "stock == buyers: everyone is served, none twice (%zu + %zu accepted)",
+                 a.naccepted, b.naccepted);
+    cr_assert_eq(a.sold_out + b.sold_out, 0, "nobody hears sold out while a segment has stock");
+    sale_wait_drained(20000);
+
+    PGconn *pg = harness_pg();
+    sale_assert_persisted(&a, pg);
+    sale_assert_persisted(&b, pg);
+    cr_assert_eq(
+        sql_int(pg, "SELECT count(DISTINCT user_id) FROM orders WHERE item_id = %" PRId64, item),
+        STOCK, "each buyer once");
+    int64_t moved = sql_int(pg,
+                            "SELECT count(*) FROM orders WHERE item_id = %" PRId64
+                            " AND segment_id IS DISTINCT FROM home_id",
+                            item);
+    cr_assert_gt(moved, 0, "some units came from a segment other than the buyer's home");
+    for (int j = 0; j < SEGMENTS; j++)
+        cr_assert_eq(segment_stock(keys_segment(item, j, SEGMENTS)), 0, "segment %d", j);
+    detail d = item_detail(item);
+    cr_assert_eq(d.remaining, 0);
+    assert_books(&d);
+
+    /* A buyer served by another segment cancels: the unit goes back to
+     * that segment, and the buyer may buy again. */
+    int64_t order = 0, user = 0, from = 0;
+    char sql[256];
+    snprintf(sql, sizeof(sql),
+             "SELECT id, user_id, segment_id FROM orders WHERE item_id = %" PRId64
+             " AND segment_id IS DISTINCT FROM home_id ORDER BY id LIMIT 1",
+             item);
+    PGresult *res = PQexec(pg, sql);
+    cr_assert_eq(PQntuples(res), 1);
+    order = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+    user = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
+    from = PQgetisnull(res, 0, 2) ? item : strtoll(PQgetvalue(res, 0, 2), NULL, 10);
+    PQclear(res);
+    cr_assert_eq(settle("cancel", order, user, resp, sizeof(resp)), 200, "%s", resp);
+    cr_assert(has(resp, "\"returned\":true"), "%s", resp);
+    cr_assert_eq(segment_stock(from), 1, "the unit is back where it came from");
+    d = item_detail(item);
+    cr_assert_eq(d.remaining, 1);
+    assert_books(&d);
+    char path[96];
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/purchase", item);
+    snprintf(body, sizeof(body), "{\"user_id\":\"%" PRId64 "\"}", user);
+    cr_assert_eq(call("POST", path, NULL, body, resp, sizeof(resp)), 202,
+                 "the buyer who gave the unit back buys it again: %s", resp);
+    snprintf(body, sizeof(body), "{\"user_id\":\"%d\"}", STOCK + 1);
+    cr_assert_eq(call("POST", path, NULL, body, resp, sizeof(resp)), 409, "%s", resp);
+    cr_assert(has(resp, "sold_out"), "%s", resp);
+    sale_free(&a);
+    sale_free(&b);
+    PQfinish(pg);
+}
+
 static void *race_one(void *arg)
 {
     race *r = arg;
@@ -369,7 +473,7 @@ Test(orders, a_worker_killed_between_the_expiry_and_the_return_gives_the_units_b
     snprintf(round_sql, sizeof(round_sql), "SELECT round FROM items WHERE id = %" PRId64, item);
     int64_t round = harness_pg_int(pg, round_sql);
     for (size_t i = 0; i < ORDERS / 2; i++)
-        half[i] = (order_ref){o[i][0], item, round, o[i][1], 1};
+        half[i] = (order_ref){o[i][0], item, round, o[i][1], 1, item, item};
     unsigned char done[ORDERS / 2];
     config cfg;
     harness_config(&cfg);

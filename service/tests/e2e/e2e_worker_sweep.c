@@ -61,7 +61,7 @@ static void push_pending(redisContext *c)
 {
     char id[24], payload[256];
     for (int i = 0; i < N; i++) {
-        order o = {FIRST_ID + i, 1, 1 + i, 1, backend_now_ms(), 1, 1};
+        order o = {FIRST_ID + i, 1, 1 + i, 1, backend_now_ms(), 1, 1, 0, 0};
         cr_assert(order_encode(&o, payload, sizeof(payload)) > 0);
         snprintf(id, sizeof(id), "%lld", (long long)o.id);
         redisAppendCommand(c, "HSET %s %s %s", harness_pending_key(1), id, payload);

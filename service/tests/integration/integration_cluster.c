@@ -171,10 +171,10 @@ Test(cluster, the_return_restock_heartbeat_and_lock_scripts_run)
     keys_item_buyers(keys[1], KEYS_MAX, ITEM);
     keys_item_returned(keys[2], KEYS_MAX, ITEM);
     keys_item_given_back(keys[3], KEYS_MAX, ITEM);
-    /* As order_return.c calls it: the item's four keys, four arguments an
+    /* As order_return.c calls it: the item's four keys, five arguments an
      * order. */
-    const char *ret[] = {keys[0], keys[1], keys[2], keys[3], "1001", "1", "7", "1"};
-    expect_ran("order_return", scripts_call(redis, &sc.s[SCRIPT_ORDER_RETURN], 4, 4, ret));
+    const char *ret[] = {keys[0], keys[1], keys[2], keys[3], "1001", "1", "7", "1", "all"};
+    expect_ran("order_return", scripts_call(redis, &sc.s[SCRIPT_ORDER_RETURN], 4, 5, ret));
     const char *restock[] = {keys[0], "1", "1", "5", "5"};
     expect_ran("restock", scripts_call(redis, &sc.s[SCRIPT_RESTOCK], 1, 4, restock));
     char holder[SWEEP_TOKEN_MAX];

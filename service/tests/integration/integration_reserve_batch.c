@@ -462,7 +462,7 @@ Test(reserve_batch, a_return_gives_the_units_back_once_however_often_it_runs)
     cr_assert_eq(a[1].outcome, RESERVE_QUEUED);
     cr_assert_eq(harness_item_field(redis, ITEM, "stock"), 0);
 
-    order_ref o = {100, ITEM, 3, 7, 2};
+    order_ref o = {100, ITEM, 3, 7, 2, ITEM, ITEM};
     give_back(&o, 1);
     cr_assert_eq(harness_item_field(redis, ITEM, "stock"), 2,
                  "the order's units are on sale again");
@@ -492,7 +492,7 @@ Test(reserve_batch, a_return_of_an_older_round_gives_nothing_back)
     reserve_answer a[1];
     call_batch(ITEM, users, 1, 100, 0, a);
     item_reset(ITEM, 4, 4); /* a reset: the round's stock is set anew */
-    order_ref o = {100, ITEM, 3, 7, 1};
+    order_ref o = {100, ITEM, 3, 7, 1, ITEM, ITEM};
     give_back(&o, 1);
     cr_assert_eq(harness_item_field(redis, ITEM, "stock"), 4,
                  "the old round's unit went with its round");
@@ -515,7 +515,7 @@ Test(reserve_batch, a_buyer_who_gave_units_back_buys_again_numbering_after_every
     call_batch(ITEM, user, 1, 103, 0, a);
     cr_assert_eq(a[0].outcome, RESERVE_LIMIT_REACHED);
 
-    order_ref back = {o1.id, ITEM, 3, 7, 1};
+    order_ref back = {o1.id, ITEM, 3, 7, 1, ITEM, ITEM};
     give_back(&back, 1);
     cr_assert_eq(buyer_units(ITEM, 7), 2);
     call_batch(ITEM, user, 1, 104, 0, a);
@@ -537,10 +537,110 @@ Test(reserve_batch, returns_of_several_items_are_sent_item_by_item)
     reserve_answer a[2];
     call_batch(ITEM, users, 2, 100, 0, a);
     call_batch(ITEM + 1, users, 2, 200, 0, a);
-    order_ref o[] = {{100, ITEM, 3, 7, 1}, {101, ITEM, 3, 8, 1}, {200, ITEM + 1, 3, 7, 1}};
+    order_ref o[] = {{100, ITEM, 3, 7, 1, ITEM, ITEM},
+                     {101, ITEM, 3, 8, 1, ITEM, ITEM},
+                     {200, ITEM + 1, 3, 7, 1, ITEM + 1, ITEM + 1}};
     give_back(o, 3);
     cr_assert_eq(harness_item_field(redis, ITEM, "stock"), 2);
     cr_assert_eq(harness_item_field(redis, ITEM + 1, "stock"), 1);
     cr_assert_eq(harness_item_field(redis, ITEM, "returns"), 1,
                  "one call for the item's two orders");
+}
+
+/* One call on the keys of key (a segment of item) for buyers with the
+ * script's modes; one unit each unless quantities. */
+static void call_modes(int64_t item, int64_t key, int n, const int64_t *users, const char **modes,
+                       const int *quantities, int64_t first_order, reserve_answer *out,
+                       reserve_item *it)
+{
+    reserve_batch *b = malloc(sizeof(*b));
+    cr_assert(b);
+    reserve_batch_init_segment(b, item, key, 0);
+    for (int i = 0; i < n; i++)
+        cr_assert_eq(reserve_batch_add_mode(b, users[i], first_order + i,
+                                            quantities ? quantities[i] : 1, modes[i]),
+                     i);
+    int argc = reserve_batch_argv(b, &sc.s[SCRIPT_RESERVE_BATCH], 0);
+    redisReply *r = redisCommandArgv(redis, argc, b->argv, b->lens);
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY, "reserve_batch: %s",
+              r && r->type == REDIS_REPLY_ERROR ? r->str : "not an array");
+    reserve_item ignored;
+    cr_assert_eq(reserve_batch_item(r, n, it ? it : &ignored), 0);
+    for (int i = 0; i < n; i++)
+        cr_assert_neq(reserve_batch_answer(r, n, i, &out[i]), RESERVE_BAD_REPLY);
+    freeReplyObject(r);
+    free(b);
+}
+
+/* The newest order on the queue of key. */
+static void newest_order(int64_t key, order *o)
+{
+    char queue[KEYS_MAX];
+    keys_queue(queue, sizeof(queue), key);
+    redisReply *r = redisCommand(redis, "LINDEX %s 0", queue);
+    cr_assert(r && r->type == REDIS_REPLY_STRING, "nothing queued on %s", queue);
+    cr_assert_eq(order_decode(r->str, r->len, o), 0, "%s", r->str);
+    freeReplyObject(r);
+}
+
+Test(reserve_batch, a_segmented_item_holds_at_home_takes_elsewhere_and_releases_what_it_cannot_fill)
+{
+    /* Two segments: home (the item's own keys) with 1 unit, the other with
+     * 2; a limit of 2 a buyer. */
+    int64_t home = ITEM, other = keys_segment(ITEM, 1, 2);
+    harness_item_round(redis, &sc, home, 1, 9, 0, 0, 2);
+    harness_item_round(redis, &sc, other, 2, 9, 0, 0, 2);
+    for (int j = 0; j < 2; j++) {
+        char state[KEYS_MAX];
+        keys_item_state(state, sizeof(state), j ? other : home);
+        freeReplyObject(redisCommand(redis, "HSET %s segments 2", state));
+    }
+    reserve_answer a[2];
+    reserve_item it;
+    const int64_t u7[] = {7}, u8[] = {8};
+
+    const char *plain[] = {"0"};
+    call_modes(ITEM, home, 1, u7, plain, NULL, 500, a, &it);
+    cr_assert_eq(a[0].outcome, RESERVE_SEGMENTED, "a server that did not know is told");
+    cr_assert_eq(it.segments, 2);
+    cr_assert_eq(buyer_units(home, 7), 0, "and nothing happened");
+
+    const char *h[] = {"h"};
+    call_modes(ITEM, home, 1, u7, h, NULL, 501, a, NULL);
+    cr_assert_eq(a[0].outcome, RESERVE_QUEUED, "home had a unit");
+    order o;
+    newest_order(home, &o);
+    cr_assert_eq(o.first_unit, 1);
+
+    call_modes(ITEM, home, 1, u7, h, NULL, 502, a, NULL);
+    cr_assert_eq(a[0].outcome, RESERVE_HELD, "home is empty: held against the limit");
+    cr_assert_eq(a[0].first_unit, 2);
+    cr_assert_eq(buyer_units(home, 7), 2, "the hold counts");
+
+    char take[RESERVE_MODE_MAX];
+    snprintf(take, sizeof(take), "t%lld:%lld", (long long)a[0].first_unit, (long long)home);
+    const char *t[] = {take};
+    call_modes(ITEM, other, 1, u7, t, NULL, 502, a, NULL);
+    cr_assert_eq(a[0].outcome, RESERVE_QUEUED, "taken from the other segment");
+    cr_assert_eq(a[0].remaining, 1);
+    newest_order(other, &o);
+    cr_assert_eq(o.id, 502);
+    cr_assert_eq(o.item_id, ITEM, "the order is the item's");
+    cr_assert_eq(o.first_unit, 2, "numbered by home");
+    cr_assert_eq(buyer_units(other, 7), 0, "the buyer is counted at home only");
+
+    call_modes(ITEM, home, 1, u7, h, NULL, 503, a, NULL);
+    cr_assert_eq(a[0].outcome, RESERVE_LIMIT_REACHED, "the limit holds across segments");
+
+    const int two[] = {2};
+    call_modes(ITEM, home, 1, u8, h, two, 504, a, NULL);
+    cr_assert_eq(a[0].outcome, RESERVE_HELD);
+    cr_assert_eq(buyer_units(home, 8), 2);
+    snprintf(take, sizeof(take), "t%lld:%lld", (long long)a[0].first_unit, (long long)home);
+    call_modes(ITEM, other, 1, u8, t, two, 504, a, NULL);
+    cr_assert_eq(a[0].outcome, RESERVE_INSUFFICIENT_STOCK, "one unit left there");
+    const char *r[] = {"r"};
+    call_modes(ITEM, home, 1, u8, r, two, 504, a, NULL);
+    cr_assert_eq(a[0].outcome, RESERVE_RELEASED);
+    cr_assert_eq(buyer_units(home, 8), 0, "the hold is given back");
 }

@@ -167,11 +167,11 @@ Test(worker, persists_an_order_pushed_twice_and_the_same_units_of_a_buyer_only_o
     PGconn *pg = harness_pg();
     insert_item(pg, 1, 1);
     char buf[256];
-    order o = {42, 1, 7, 1, CREATED_MS, 2, 1};
+    order o = {42, 1, 7, 1, CREATED_MS, 2, 1, 0, 0};
     cr_assert(order_encode(&o, buf, sizeof(buf)) > 0);
     push_payload(c, harness_queue_key(1), buf);
     push_payload(c, harness_queue_key(1), buf);
-    order third = {44, 1, 7, 1, CREATED_MS, 1, 3}; /* the buyer's third unit */
+    order third = {44, 1, 7, 1, CREATED_MS, 1, 3, 0, 0}; /* the buyer's third unit */
     cr_assert(order_encode(&third, buf, sizeof(buf)) > 0);
     push_payload(c, harness_queue_key(1), buf);
 
@@ -182,7 +182,7 @@ Test(worker, persists_an_order_pushed_twice_and_the_same_units_of_a_buyer_only_o
      * buyers would make one): both refused. */
     order_encode(&o, buf, sizeof(buf));
     push_payload(c, harness_queue_key(1), buf);
-    order again = {43, 1, 7, 1, CREATED_MS, 1, 1};
+    order again = {43, 1, 7, 1, CREATED_MS, 1, 1, 0, 0};
     cr_assert(order_encode(&again, buf, sizeof(buf)) > 0);
     push_payload(c, harness_queue_key(1), buf);
     wait_drained(c);
@@ -233,7 +233,7 @@ Test(worker, moves_payloads_that_are_not_orders_to_the_dead_letter_list)
     push_payload(c, harness_queue_key(1), "{\"order_id\":\"5\",\"item_id\":1}");
     /* Decodes, but PostgreSQL could never store its time: it would block
      * the queue forever if it were retried. */
-    order far = {6, 1, 6, 1, INT64_MAX / 2, 1, 1};
+    order far = {6, 1, 6, 1, INT64_MAX / 2, 1, 1, 0, 0};
     char buf[256];
     order_encode(&far, buf, sizeof(buf));
     push_payload(c, harness_queue_key(1), buf);

@@ -96,7 +96,7 @@ static void push_orders(const char *key, int64_t item, int64_t first_id, int n)
 {
     cr_assert_eq(registry_add(nodes, item), 0);
     for (int i = 0; i < n; i++) {
-        order o = {first_id + i, item, first_id + i, 1, CREATED_MS + i, 1, 1};
+        order o = {first_id + i, item, first_id + i, 1, CREATED_MS + i, 1, 1, 0, 0};
         char buf[256];
         cr_assert(order_encode(&o, buf, sizeof(buf)) > 0);
         const char *argv[] = {"LPUSH", key, buf};

@@ -147,7 +147,7 @@ void harness_push_orders_onto(redisContext *c, const char *key, int64_t first_id
     cr_assert(added && added->type == REDIS_REPLY_INTEGER, "SADD %s", KEYS_ITEMS);
     freeReplyObject(added);
     for (int i = 0; i < n; i++) {
-        order o = {first_id + i, item, first_user + i, round, created_ms + i, 1, 1};
+        order o = {first_id + i, item, first_user + i, round, created_ms + i, 1, 1, 0, 0};
         cr_assert(order_encode(&o, buf, sizeof(buf)) > 0);
         redisAppendCommand(c, "LPUSH %s %s", key, buf);
     }

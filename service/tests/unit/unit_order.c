@@ -192,7 +192,7 @@ Test(order_id, ids_from_four_threads_at_once_are_unique)
 
 Test(order_codec, encode_writes_the_queue_format)
 {
-    order o = {1234567890123LL, 42, 7, 3, 1795327200000LL, 2, 3};
+    order o = {1234567890123LL, 42, 7, 3, 1795327200000LL, 2, 3, 0, 0};
     char buf[256];
     int n = order_encode(&o, buf, sizeof(buf));
     cr_assert_eq(n, (int)strlen(LUA_PAYLOAD));
@@ -202,10 +202,14 @@ Test(order_codec, encode_writes_the_queue_format)
 Test(order_codec, encode_decode_round_trip)
 {
     order cases[] = {
-        {1, 1, 1, 0, 0, 1, 1},
-        {1234567890123LL, 42, 7, 3, 1795327200000LL, 2, 3},
-        {INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX, ORDER_QUANTITY_MAX, INT64_MAX},
-        {987654321, 5, 1000000, 1, ORDER_EPOCH_MS, 7, 994},
+        {1, 1, 1, 0, 0, 1, 1, 0, 0},
+        {1234567890123LL, 42, 7, 3, 1795327200000LL, 2, 3, 0, 0},
+        {INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX, ORDER_QUANTITY_MAX, INT64_MAX, 0,
+         0},
+        {987654321, 5, 1000000, 1, ORDER_EPOCH_MS, 7, 994, 0, 0},
+        /* A segmented item's: key ids above 2^53 read exactly. */
+        {555, 42, 7, 3, ORDER_EPOCH_MS, 1, 2, 9007199254741035LL, 42},
+        {556, 42, 7, 3, ORDER_EPOCH_MS, 1, 2, INT64_MAX, INT64_MAX - 1},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char buf[256];
@@ -226,7 +230,7 @@ Test(order_codec, encode_decode_round_trip)
 
 Test(order_codec, encode_into_a_short_buffer_fails)
 {
-    order o = {1234567890123LL, 42, 7, 3, 1795327200000LL, 2, 3};
+    order o = {1234567890123LL, 42, 7, 3, 1795327200000LL, 2, 3, 0, 0};
     char buf[256];
     size_t need = strlen(LUA_PAYLOAD);
     cr_assert_eq(order_encode(&o, buf, need), -1, "no room for the NUL");
@@ -374,4 +378,19 @@ Test(order_codec, the_canonical_reader_and_jansson_agree_on_every_near_miss)
                 expect_same_as_jansson(text, len + 1);
             }
     }
+}
+
+Test(order_codec, a_segment_without_a_home_or_a_home_without_a_segment_is_refused)
+{
+    order o;
+    const char *bad[] = {
+        "{\"order_id\":\"5\",\"item_id\":1,\"user_id\":2,\"round\":1,\"created_ms\":1,"
+        "\"quantity\":1,\"first_unit\":1,\"segment\":9}",
+        "{\"order_id\":\"5\",\"item_id\":1,\"user_id\":2,\"round\":1,\"created_ms\":1,"
+        "\"quantity\":1,\"first_unit\":1,\"home\":9}",
+        "{\"order_id\":\"5\",\"item_id\":1,\"user_id\":2,\"round\":1,\"created_ms\":1,"
+        "\"quantity\":1,\"first_unit\":1,\"segment\":-9,\"home\":9}",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        cr_assert_eq(order_decode(bad[i], strlen(bad[i]), &o), -1, "%s", bad[i]);
 }

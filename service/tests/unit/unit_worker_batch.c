@@ -13,7 +13,7 @@
 static void add_order(worker_batch *b, int64_t id, int64_t item, int64_t user, int64_t round,
                       int64_t created_ms)
 {
-    order o = {id, item, user, round, created_ms, (int)(id % 3) + 1, 1};
+    order o = {id, item, user, round, created_ms, (int)(id % 3) + 1, 1, 0, 0};
     char text[256];
     int n = order_encode(&o, text, sizeof(text));
     cr_assert_gt(n, 0);
