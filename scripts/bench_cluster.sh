@@ -8,6 +8,8 @@
 # new buyer, stock 10,000,000, a worker draining as in production:
 #   single          one server on the single Redis: the baseline of the ratios
 #   hot             one server in cluster mode, one item: its one master does all the work
+#   hot-2, -4, -8   the same, the one item split into 2, 4, 8 segments (`"segments": K`): its
+#                   purchases spread over the masters its segments land on
 #   spread          one server in cluster mode, three items, one on each master, bought in turn
 #   spread-2        the same through nginx in front of two servers
 #   spread-wait     `spread` with reserve_wait_replicas = 1: each batch waits for its replica
@@ -103,10 +105,11 @@ start wait "$wait_port" "${cluster_env[@]}" SECKILL_RESERVE_WAIT_REPLICAS=1
 nginx_port=$(free_port)
 nginx_start "$dir" "$nginx_port" "$spread_port" "$second_port"
 
-# item_create PORT NAME: a new item of the bench's stock, no payment step; prints its id.
+# item_create PORT NAME [SEGMENTS]: a new item of the bench's stock, no payment step; prints its
+# id.
 item_create() {
     curl -sf -X POST -H "Authorization: Bearer $token" \
-        -d "{\"name\":\"$2\",\"stock\":$stock,\"payment_timeout_s\":0}" \
+        -d "{\"name\":\"$2\",\"stock\":$stock,\"payment_timeout_s\":0,\"segments\":${3:-1}}" \
         "http://127.0.0.1:$1/api/v1/items" | sed -E 's/.*"id":([0-9]+).*/\1/'
 }
 # master_of ITEM: the port of the master holding the item's keys (only it answers TYPE without
@@ -134,6 +137,8 @@ spread_items=$(
     echo "${item_on[*]}"
 )
 hot_item=${item_on[${masters[0]}]}
+declare -A segmented
+for k in 2 4 8; do segmented[$k]=$(item_create "$spread_port" "bench-hot-$k" "$k"); done
 log "cluster $seeds; masters ${masters[*]}; items $spread_items (hot: $hot_item)"
 
 # ---- measuring -------------------------------------------------------------------------
@@ -195,12 +200,16 @@ run() {
     log "$name: ${row[$name:rps]} req/s, p99 ${row[$name:p99]} ms, masters ${row[$name:share]}"
 }
 
-cases=(single hot spread spread-2 spread-wait)
+cases=(single hot hot-2 hot-4 hot-8 spread spread-2 spread-wait)
 progress_begin bench-cluster ${#cases[@]}
 progress_step "single"
 run single "$single_port" "$single_item"
 progress_step "hot"
 run hot "$spread_port" "$hot_item"
+for k in 2 4 8; do
+    progress_step "hot-$k"
+    run "hot-$k" "$spread_port" "${segmented[$k]}"
+done
 progress_step "spread"
 run spread "$spread_port" "$spread_items"
 progress_step "spread-2"
@@ -215,6 +224,9 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'
 declare -A what=(
     [single]="one server, single Redis (baseline)"
     [hot]="one server, cluster, one item (one master)"
+    [hot-2]="one server, cluster, one item in 2 segments"
+    [hot-4]="one server, cluster, one item in 4 segments"
+    [hot-8]="one server, cluster, one item in 8 segments"
     [spread]="one server, cluster, 3 items on 3 masters"
     [spread-2]="nginx + two servers, cluster, 3 items"
     [spread-wait]="one server, cluster, 3 items, reserve_wait_replicas = 1"
