@@ -61,6 +61,23 @@ static int64_t redis_now(void)
     return ms;
 }
 
+/* Sends the batch b of n buyers and frees it; their answers in out, the
+ * item's in *it (may be NULL). */
+static void send_batch(reserve_batch *b, int n, reserve_answer *out, reserve_item *it)
+{
+    int argc = reserve_batch_argv(b, &sc.s[SCRIPT_RESERVE_BATCH], 0);
+    redisReply *r = redisCommandArgv(redis, argc, b->argv, b->lens);
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY, "reserve_batch: %s",
+              r && r->type == REDIS_REPLY_ERROR ? r->str : "not an array");
+    reserve_item ignored;
+    cr_assert_eq(reserve_batch_item(r, n, it ? it : &ignored), 0, "the item's entries");
+    for (int i = 0; i < n; i++)
+        cr_assert_neq(reserve_batch_answer(r, n, i, &out[i]), RESERVE_BAD_REPLY,
+                      "buyer %d's answer", i);
+    freeReplyObject(r);
+    free(b);
+}
+
 /* One call for the buyers users[0..n) (0: anonymous) of item asking
  * quantities[i] units (NULL: one each), order ids first_order,
  * first_order + 1, ...; their answers in out, the item's in *it. */
@@ -74,17 +91,7 @@ static void call_batch_q(int64_t item, const int64_t *users, const int *quantiti
         cr_assert_eq(reserve_batch_add(b, users[i], users[i] == 0, first_order + i,
                                        quantities ? quantities[i] : 1),
                      i);
-    int argc = reserve_batch_argv(b, &sc.s[SCRIPT_RESERVE_BATCH], 0);
-    redisReply *r = redisCommandArgv(redis, argc, b->argv, b->lens);
-    cr_assert(r && r->type == REDIS_REPLY_ARRAY, "reserve_batch: %s",
-              r && r->type == REDIS_REPLY_ERROR ? r->str : "not an array");
-    reserve_item ignored;
-    cr_assert_eq(reserve_batch_item(r, n, it ? it : &ignored), 0, "the item's entries");
-    for (int i = 0; i < n; i++)
-        cr_assert_neq(reserve_batch_answer(r, n, i, &out[i]), RESERVE_BAD_REPLY,
-                      "buyer %d's answer", i);
-    freeReplyObject(r);
-    free(b);
+    send_batch(b, n, out, it);
 }
 
 static void call_batch(int64_t item, const int64_t *users, int n, int64_t first_order, int bound,
@@ -560,16 +567,7 @@ static void call_modes(int64_t item, int64_t key, int n, const int64_t *users, c
         cr_assert_eq(reserve_batch_add_mode(b, users[i], first_order + i,
                                             quantities ? quantities[i] : 1, modes[i]),
                      i);
-    int argc = reserve_batch_argv(b, &sc.s[SCRIPT_RESERVE_BATCH], 0);
-    redisReply *r = redisCommandArgv(redis, argc, b->argv, b->lens);
-    cr_assert(r && r->type == REDIS_REPLY_ARRAY, "reserve_batch: %s",
-              r && r->type == REDIS_REPLY_ERROR ? r->str : "not an array");
-    reserve_item ignored;
-    cr_assert_eq(reserve_batch_item(r, n, it ? it : &ignored), 0);
-    for (int i = 0; i < n; i++)
-        cr_assert_neq(reserve_batch_answer(r, n, i, &out[i]), RESERVE_BAD_REPLY);
-    freeReplyObject(r);
-    free(b);
+    send_batch(b, n, out, it);
 }
 
 /* The newest order on the queue of key. */
