@@ -28,7 +28,8 @@ typedef struct order_ref {
     int64_t user_id;
     int quantity;
     /* The key ids (keys.h) of the segment its units came from and of its
-     * buyer's home: item_id both, unless the item is segmented. */
+     * buyer's home; 0 (or item_id) for the item's own keys, which is what
+     * they are unless the item is segmented. */
     int64_t stock_key;
     int64_t home_key;
 } order_ref;

@@ -245,13 +245,8 @@ sk_status orders_settle(store *s, int64_t order_id, order_action action, int64_t
     /* Units owed back: given now, or again for a repeat whose first return
      * Redis never confirmed (the return happens once all the same). */
     if ((m.to == ORDER_CANCELLED || m.to == ORDER_EXPIRED) && !out->returned) {
-        order_ref ref = {out->o.id,
-                         out->o.item_id,
-                         out->o.round,
-                         out->o.user_id,
-                         out->o.quantity,
-                         out->o.segment_id ? out->o.segment_id : out->o.item_id,
-                         out->o.home_id ? out->o.home_id : out->o.item_id};
+        order_ref ref = {out->o.id,       out->o.item_id,    out->o.round,  out->o.user_id,
+                         out->o.quantity, out->o.segment_id, out->o.home_id};
         if (store_return_units(s, &ref) == 0)
             out->returned = 1;
         else
