@@ -108,39 +108,11 @@ int backend_pg_ensure(PGconn **pg, const config *cfg, const char *component)
     return *pg ? 0 : -1;
 }
 
-redisReply *backend_redis_reply(redisContext **c, redisReply *r, const char *component,
-                                const char *what)
-{
-    if (!r) {
-        log_msg(LOG_WARN, component, "redis%s%s: %s", what ? " " : "", what ? what : "",
-                *c ? (*c)->errstr : "no connection");
-        if (*c)
-            redisFree(*c);
-        *c = NULL;
-        return NULL;
-    }
-    if (r->type == REDIS_REPLY_ERROR) {
-        log_msg(LOG_WARN, component, "redis%s%s: %s", what ? " " : "", what ? what : "", r->str);
-        freeReplyObject(r);
-        return NULL;
-    }
-    return r;
-}
-
 int backend_redis_unexpected(redisReply *r, const char *component, const char *what)
 {
     log_msg(LOG_WARN, component, "redis %s: unexpected reply", what);
     freeReplyObject(r);
     return -1;
-}
-
-redisReply *backend_redis_script(redisContext **c, const script *sc, int nkeys, int nargs,
-                                 const char *const *keys_args, const char *component)
-{
-    if (!*c)
-        return NULL;
-    redisReply *r = scripts_call(*c, sc, nkeys, nargs, keys_args);
-    return backend_redis_reply(c, r, component, sc->name);
 }
 
 int backend_redis_scan_page(redisContext *c, char *cursor, size_t cap, const char *pattern,
@@ -167,18 +139,6 @@ int backend_redis_scan_page(redisContext *c, char *cursor, size_t cap, const cha
             rc = each(ctx, k->str, k->len);
     }
     freeReplyObject(r);
-    return rc;
-}
-
-int backend_redis_scan(redisContext *c, const char *pattern, backend_scan_fn each, void *ctx,
-                       const char *component)
-{
-    char cursor[32] = "0";
-    int rc;
-    do
-        rc =
-            backend_redis_scan_page(c, cursor, sizeof(cursor), pattern, each, ctx, component, NULL);
-    while (rc == 0 && strcmp(cursor, "0") != 0);
     return rc;
 }
 

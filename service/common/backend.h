@@ -12,7 +12,6 @@
 #include <libpq-fe.h>
 
 #include "config.h"
-#include "scripts.h"
 
 /* Connects (and AUTHs) with cfg->redis_timeout_ms as connect and command
  * timeout. Returns a context the caller frees with redisFree(), or NULL with
@@ -43,26 +42,10 @@ int backend_redis_ensure(redisContext **c, const config *cfg, const char *compon
 /* The same for PostgreSQL. */
 int backend_pg_ensure(PGconn **pg, const config *cfg, const char *component);
 
-/* Judges reply r of a blocking command on *c (a connection kept by
- * backend_redis_ensure): no reply means the connection is lost, so it is
- * logged and dropped (*c becomes NULL, remade by the next ensure); an error
- * reply is logged and freed. Returns r when it is usable, else NULL. what
- * (may be NULL) names the command in the log. */
-redisReply *backend_redis_reply(redisContext **c, redisReply *r, const char *component,
-                                const char *what);
-
 /* Logs that reply r of command what is not of the type expected, and frees
  * it (a reply judged already: none and error replies are redis_nodes.h's).
  * Returns -1, for the caller to return in turn. */
 int backend_redis_unexpected(redisReply *r, const char *component, const char *what);
-
-/* Calls script sc with nkeys keys followed by nargs arguments on *c (a
- * connection kept by backend_redis_ensure): EVALSHA, and EVAL with the text
- * when Redis forgot the script (NOSCRIPT). The reply is judged as by
- * backend_redis_reply(component, the script's name). Returns the reply,
- * which the caller frees, or NULL. */
-redisReply *backend_redis_script(redisContext **c, const script *sc, int nkeys, int nargs,
-                                 const char *const *keys_args, const char *component);
 
 /* Called for each key a scan finds; non-zero stops the scan. */
 typedef int (*backend_scan_fn)(void *ctx, const char *key, size_t len);
@@ -75,13 +58,6 @@ typedef int (*backend_scan_fn)(void *ctx, const char *key, size_t len);
  * it). */
 int backend_redis_scan_page(redisContext *c, char *cursor, size_t cap, const char *pattern,
                             backend_scan_fn each, void *ctx, const char *component, int *lost);
-
-/* Every key matching pattern, by SCAN (never KEYS: a big data set must not
- * block Redis), one call of each per key; each may send commands on c. c is
- * a live connection. Returns 0; -1 when Redis failed (logged for
- * component); or the first non-zero value each returned. */
-int backend_redis_scan(redisContext *c, const char *pattern, backend_scan_fn each, void *ctx,
-                       const char *component);
 
 /* Wall-clock Unix time in milliseconds. */
 int64_t backend_now_ms(void);

@@ -2,6 +2,7 @@
  * the one Redis or to the master of the key's slot in a Redis Cluster. */
 #include "redis_nodes.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,11 +39,14 @@ struct redis_nodes {
     size_t nmasters;
 };
 
-/* One command: its arguments, and its name in the logs. */
+/* One command: its arguments, or the whole of it already in the protocol
+ * (formatted, as hiredis' printf format makes it), and its name in the logs. */
 typedef struct command {
     int argc;
     const char **argv;
     const size_t *lens; /* NULL: strlen */
+    const char *formatted;
+    size_t formatted_len;
     const char *what;
 } command;
 
@@ -224,8 +228,12 @@ static redisReply *send_to(redis_nodes *rn, size_t i, int asking, const command 
     redisContext *c = node_conn(rn, i);
     if (!c)
         return NULL;
-    if ((asking && redisAppendCommand(c, "ASKING") != REDIS_OK) ||
-        redisAppendCommandArgv(c, cmd->argc, cmd->argv, cmd->lens) != REDIS_OK) {
+    int sent = !asking || redisAppendCommand(c, "ASKING") == REDIS_OK;
+    if (sent)
+        sent = (cmd->formatted
+                    ? redisAppendFormattedCommand(c, cmd->formatted, cmd->formatted_len)
+                    : redisAppendCommandArgv(c, cmd->argc, cmd->argv, cmd->lens)) == REDIS_OK;
+    if (!sent) {
         node_lost(rn, i, cmd->what); /* out of memory: c may hold half a command */
         return NULL;
     }
@@ -401,8 +409,34 @@ redisReply *redis_nodes_reply(redis_nodes *rn, redisContext *c, redisReply *r, c
 redisReply *redis_nodes_command(redis_nodes *rn, const char *key, int argc, const char **argv,
                                 const size_t *lens)
 {
-    command cmd = {argc, argv, lens, argv[0]};
+    command cmd = {.argc = argc, .argv = argv, .lens = lens, .what = argv[0]};
     return judge(rn, run(rn, key, strlen(key), &cmd), argv[0]);
+}
+
+redisReply *redis_nodes_vcommand(redis_nodes *rn, const char *key, const char *fmt, va_list ap)
+{
+    char *formatted = NULL;
+    int len = redisvFormatCommand(&formatted, fmt, ap);
+    /* The command's name, for the logs: fmt's first word. */
+    char what[32];
+    snprintf(what, sizeof(what), "%.*s", (int)strcspn(fmt, " "), fmt);
+    if (len < 0) {
+        log_msg(LOG_ERROR, rn->component, "redis %s: cannot build the command", what);
+        return NULL;
+    }
+    command cmd = {.formatted = formatted, .formatted_len = (size_t)len, .what = what};
+    redisReply *r = judge(rn, run(rn, key, strlen(key), &cmd), what);
+    redisFreeCommand(formatted);
+    return r;
+}
+
+redisReply *redis_nodes_commandf(redis_nodes *rn, const char *key, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = redis_nodes_vcommand(rn, key, fmt, ap);
+    va_end(ap);
+    return r;
 }
 
 /* The script call's vector, EVALSHA or EVAL (by_text), in a block of its
@@ -421,7 +455,7 @@ static redisReply *script_run(redis_nodes *rn, const script *sc, int by_text, in
     if (argc < 0) {
         log_msg(LOG_ERROR, rn->component, "redis %s: cannot build the call", sc->name);
     } else {
-        command cmd = {argc, argv, lens, sc->name};
+        command cmd = {.argc = argc, .argv = argv, .lens = lens, .what = sc->name};
         const char *key = nkeys > 0 ? keys_args[0] : "";
         r = run(rn, key, strlen(key), &cmd);
     }
@@ -535,7 +569,8 @@ int redis_nodes_pipeline(redis_nodes *rn, size_t n, int argc, const char **argv,
     /* Only now the redirects, one command at a time: a follow sends on
      * connections that must have nothing left to read. */
     for (size_t k = 0; rc == 0 && k < n; k++) {
-        command cmd = {argc, argv + k * (size_t)argc, NULL, argv[k * (size_t)argc]};
+        command cmd = {
+            .argc = argc, .argv = argv + k * (size_t)argc, .what = argv[k * (size_t)argc]};
         redisReply *r = settle(rn, at[k], replies[k], &cmd);
         if (!r)
             rc = -1;

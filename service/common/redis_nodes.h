@@ -14,6 +14,7 @@
 #ifndef SECKILL_REDIS_NODES_H
 #define SECKILL_REDIS_NODES_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 #include <hiredis/hiredis.h>
@@ -69,6 +70,11 @@ redisReply *redis_nodes_reply(redis_nodes *rn, redisContext *c, redisReply *r, c
  * redis_nodes_reply judges it: the caller frees it; NULL on failure. */
 redisReply *redis_nodes_command(redis_nodes *rn, const char *key, int argc, const char **argv,
                                 const size_t *lens);
+
+/* As redis_nodes_command, the command in hiredis' printf format
+ * (redisCommand's), about key: "GET %s", key. */
+redisReply *redis_nodes_commandf(redis_nodes *rn, const char *key, const char *fmt, ...);
+redisReply *redis_nodes_vcommand(redis_nodes *rn, const char *key, const char *fmt, va_list ap);
 
 /* Script sc with nkeys keys (all in one slot: the first routes it; none:
  * the slot of "") then nargs arguments, any number of them: EVALSHA, EVAL

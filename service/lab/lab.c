@@ -79,7 +79,7 @@ static void record_sale(lab_ctx *c, const lab_request *r)
 {
     char key[KEYS_MAX];
     lab_keys_sold(key, sizeof(key), r->item);
-    redisReply *rep = lab_ctx_redis(c, "HINCRBY %s %s 1", key, r->strategy);
+    redisReply *rep = lab_ctx_redis(c, key, "HINCRBY %s %s 1", key, r->strategy);
     if (!rep)
         log_msg(LOG_WARN, "lab", "%s: a sale of item %" PRId64 " was not counted", r->strategy,
                 r->item);
@@ -135,14 +135,12 @@ static sk_status redis_lock_keys(lab_ctx *c, const lab_request *r, int64_t *out)
     char key[KEYS_MAX], pattern[KEYS_MAX + 4];
     lab_keys_lock(key, sizeof(key), r->item, r->strategy);
     snprintf(pattern, sizeof(pattern), "%s:*", key);
-    redisReply *rep = lab_ctx_redis(c, "EXISTS %s", key);
+    redisReply *rep = lab_ctx_redis(c, key, "EXISTS %s", key);
     if (!rep)
         return SK_BACKEND_DOWN;
     *out = rep->integer;
     freeReplyObject(rep);
-    /* lab_ctx_redis just made the connection usable. */
-    return backend_redis_scan(c->redis, pattern, count_key, out, "lab") == 0 ? SK_OK
-                                                                             : SK_BACKEND_DOWN;
+    return lab_ctx_scan(c, pattern, count_key, out) == 0 ? SK_OK : SK_BACKEND_DOWN;
 }
 
 static void audit(lab_ctx *c, lab_job *j)
@@ -156,7 +154,7 @@ static void audit(lab_ctx *c, lab_job *j)
         st = j->strategy->remaining(c, r, &remaining);
     if (st == SK_OK) {
         lab_keys_sold(key, sizeof(key), r->item);
-        redisReply *rep = lab_ctx_redis(c, "HGET %s %s", key, r->strategy);
+        redisReply *rep = lab_ctx_redis(c, key, "HGET %s %s", key, r->strategy);
         if (rep && rep->type == REDIS_REPLY_STRING)
             sold = strtoll(rep->str, NULL, 10);
         st = rep ? SK_OK : SK_BACKEND_DOWN;

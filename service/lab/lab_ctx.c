@@ -14,8 +14,10 @@ lab_ctx *lab_ctx_create(const config *cfg, const scripts *sc, lab_local *local, 
                         lab_zookeeper *zk)
 {
     lab_ctx *c = calloc(1, sizeof(*c));
-    if (!c)
+    if (!c || !(c->redis = redis_nodes_create(cfg, "lab"))) {
+        free(c);
         return NULL;
+    }
     c->cfg = cfg;
     c->sc = sc;
     c->local = local;
@@ -28,46 +30,33 @@ void lab_ctx_free(lab_ctx *c)
 {
     if (!c)
         return;
-    if (c->redis)
-        redisFree(c->redis);
+    redis_nodes_free(c->redis);
     PQfinish(c->pg);
     free(c);
 }
 
-static int ensure_redis(lab_ctx *c)
+redisReply *lab_ctx_redis(lab_ctx *c, const char *key, const char *fmt, ...)
 {
-    return backend_redis_ensure(&c->redis, c->cfg, "lab");
-}
-
-/* What every Redis call of the lab does with its reply. */
-static redisReply *checked(lab_ctx *c, redisReply *r)
-{
-    return backend_redis_reply(&c->redis, r, "lab", NULL);
-}
-
-redisReply *lab_ctx_redis(lab_ctx *c, const char *fmt, ...)
-{
-    if (ensure_redis(c) < 0)
-        return NULL;
     va_list ap;
     va_start(ap, fmt);
-    redisReply *r = redisvCommand(c->redis, fmt, ap);
+    redisReply *r = redis_nodes_vcommand(c->redis, key, fmt, ap);
     va_end(ap);
-    return checked(c, r);
+    return r;
 }
 
 redisReply *lab_ctx_redis_argv(lab_ctx *c, int argc, const char **argv)
 {
-    if (ensure_redis(c) < 0)
-        return NULL;
-    return checked(c, redisCommandArgv(c->redis, argc, argv, NULL));
+    return redis_nodes_command(c->redis, argc > 1 ? argv[1] : "", argc, argv, NULL);
 }
 
 redisReply *lab_ctx_script(lab_ctx *c, script_id id, int nkeys, int nargs, const char **keys_args)
 {
-    if (ensure_redis(c) < 0)
-        return NULL;
-    return backend_redis_script(&c->redis, &c->sc->s[id], nkeys, nargs, keys_args, "lab");
+    return redis_nodes_script(c->redis, &c->sc->s[id], nkeys, nargs, keys_args);
+}
+
+int lab_ctx_scan(lab_ctx *c, const char *pattern, redis_nodes_scan_fn each, void *ctx)
+{
+    return redis_nodes_scan(c->redis, pattern, each, ctx) < 0 ? -1 : 0;
 }
 
 /* Connects when needed. A new connection waits for a lock (a row's, an

@@ -1,6 +1,7 @@
 /* lab_ctx.h: what a strategy of the oversell laboratory runs with: one
  * thread's own Redis and PostgreSQL connections (made lazily, remade after
- * an error), the settings, the Lua scripts, the process's local counters,
+ * an error; on a Redis Cluster one to each master, a command sent to the
+ * master of its key's slot), the settings, the Lua scripts, the process's local counters,
  * its ZooKeeper session and the id generator for lock tokens and orders.
  * One per lab pool thread. */
 #ifndef SECKILL_LAB_CTX_H
@@ -14,6 +15,7 @@
 
 #include "config.h"
 #include "order.h"
+#include "redis_nodes.h"
 #include "scripts.h"
 
 typedef struct lab_local lab_local;
@@ -26,7 +28,7 @@ typedef struct lab_ctx {
     const scripts *sc;
     lab_local *local; /* shared by the threads of the process */
     order_id_gen *ids;
-    redisContext *redis; /* this thread's; NULL until first use or after an error */
+    redis_nodes *redis; /* this thread's connections, by key */
     PGconn *pg;
     lab_watchdog *watchdog;   /* made by the first reentrant lock of the thread */
     redisContext *subscriber; /* the reentrant lock's waits, made by the first */
@@ -45,13 +47,18 @@ lab_ctx *lab_ctx_create(const config *cfg, const scripts *sc, lab_local *local, 
  * families' ones first). NULL is a no-op. */
 void lab_ctx_free(lab_ctx *c);
 
-/* A Redis command in hiredis' printf format. Returns the reply, which the
- * caller frees, or NULL on a broken connection (dropped, remade next time)
- * or an error reply (logged). */
-redisReply *lab_ctx_redis(lab_ctx *c, const char *fmt, ...);
+/* A Redis command in hiredis' printf format, about key (which routes it
+ * on a cluster: a command without a key, MULTI or EXEC, names the key of
+ * its transaction). Returns the reply, which the caller frees, or NULL on a
+ * broken connection (dropped, remade next time) or an error reply (logged). */
+redisReply *lab_ctx_redis(lab_ctx *c, const char *key, const char *fmt, ...);
 
-/* As lab_ctx_redis with an argument vector. */
+/* As lab_ctx_redis with an argument vector, about argv[1]. */
 redisReply *lab_ctx_redis_argv(lab_ctx *c, int argc, const char **argv);
+
+/* Calls each for every key matching pattern (SCAN, on every master).
+ * Returns 0, or -1 when Redis failed (logged). */
+int lab_ctx_scan(lab_ctx *c, const char *pattern, redis_nodes_scan_fn each, void *ctx);
 
 /* EVALSHA of a script (EVAL with its text after NOSCRIPT) with nkeys keys
  * followed by nargs arguments. Reply and NULL as lab_ctx_redis. */

@@ -55,7 +55,7 @@ sk_status lab_fence_issue(lab_ctx *c, const lab_request *r, lab_fence *f)
 {
     char issued[KEYS_MAX];
     lab_keys_fence_issued(issued, sizeof(issued), r->item, r->strategy);
-    redisReply *rep = lab_ctx_redis(c, "INCR %s", issued);
+    redisReply *rep = lab_ctx_redis(c, issued, "INCR %s", issued);
     if (!rep)
         return SK_BACKEND_DOWN;
     sk_status st = SK_BACKEND_DOWN;

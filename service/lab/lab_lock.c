@@ -30,7 +30,7 @@ typedef struct lock_kind {
 /* Runs a command whose reply only matters as "was it this status/integer". */
 static int redis_int(lab_ctx *c, long long *out, const char *fmt, const char *key, const char *arg)
 {
-    redisReply *rep = lab_ctx_redis(c, fmt, key, arg);
+    redisReply *rep = lab_ctx_redis(c, key, fmt, key, arg);
     if (!rep)
         return -1;
     *out = rep->type == REDIS_REPLY_INTEGER ? rep->integer : 0;
@@ -67,7 +67,7 @@ static void del_release(lab_ctx *c, const lab_request *r, const char *key, const
 {
     (void)r;
     (void)token;
-    freeReplyObject(lab_ctx_redis(c, "DEL %s", key));
+    freeReplyObject(lab_ctx_redis(c, key, "DEL %s", key));
 }
 
 static const lock_kind setnx_expire = {2, unique_token, setnx_expire_take, del_release};
@@ -93,7 +93,7 @@ static void expiry_token(lab_ctx *c, char *buf, size_t len)
 static int redis_string(lab_ctx *c, char *buf, size_t len, const char *fmt, const char *key,
                         const char *arg)
 {
-    redisReply *rep = lab_ctx_redis(c, fmt, key, arg);
+    redisReply *rep = lab_ctx_redis(c, key, fmt, key, arg);
     if (!rep)
         return -1;
     snprintf(buf, len, "%s", rep->type == REDIS_REPLY_STRING ? rep->str : "");
@@ -132,7 +132,7 @@ static void getset_release(lab_ctx *c, const lab_request *r, const char *key, co
     char current[TOKEN_MAX];
     if (redis_string(c, current, sizeof(current), "GET %s", key, NULL) == 0 &&
         strcmp(current, token) == 0)
-        freeReplyObject(lab_ctx_redis(c, "DEL %s", key));
+        freeReplyObject(lab_ctx_redis(c, key, "DEL %s", key));
 }
 
 /* No pause between attempts, as 000's lock() (a bare for (;;)): its waiters
@@ -151,7 +151,8 @@ static int set_nx_px_take(lab_ctx *c, const lab_request *r, const char *key, con
     /* One command looks and takes: forced racers (?race=) can only meet
      * before it, and the second one then finds the first's lock. */
     lab_race_before_take(c, r);
-    redisReply *rep = lab_ctx_redis(c, "SET %s %s NX PX %d", key, token, c->cfg->lab_lock_ttl_ms);
+    redisReply *rep =
+        lab_ctx_redis(c, key, "SET %s %s NX PX %d", key, token, c->cfg->lab_lock_ttl_ms);
     lab_race_after_take(c, r);
     if (!rep)
         return -1;
@@ -295,7 +296,7 @@ static sk_status segments_total(lab_ctx *c, const lab_request *r, int64_t *total
     sk_status st = lab_initial_stock(c, r->item, &initial, NULL);
     if (st != SK_OK)
         return st;
-    redisReply *rep = lab_ctx_redis(c, "HGETALL %s", key);
+    redisReply *rep = lab_ctx_redis(c, key, "HGETALL %s", key);
     if (!rep)
         return SK_BACKEND_DOWN;
     unsigned char used[256] = {0};
@@ -333,7 +334,7 @@ static sk_status segment_read(lab_ctx *c, const lab_request *r, void *arg, int64
     if (st != SK_OK)
         return st;
     *value = share(initial, c->cfg->lab_segments, index);
-    redisReply *rep = lab_ctx_redis(c, "HSETNX %s %s %" PRId64, key, field, *value);
+    redisReply *rep = lab_ctx_redis(c, key, "HSETNX %s %s %" PRId64, key, field, *value);
     freeReplyObject(rep);
     return rep ? SK_OK : SK_BACKEND_DOWN;
 }
@@ -344,7 +345,7 @@ static sk_status segment_take(lab_ctx *c, const lab_request *r, void *arg, int64
     int index = *(const int *)arg;
     char key[KEYS_MAX];
     lab_keys_segments(key, sizeof(key), r->item);
-    redisReply *rep = lab_ctx_redis(c, "HSET %s %d %" PRId64, key, index, seen - 1);
+    redisReply *rep = lab_ctx_redis(c, key, "HSET %s %d %" PRId64, key, index, seen - 1);
     freeReplyObject(rep);
     *remaining = seen - 1;
     return rep ? SK_OK : SK_BACKEND_DOWN;

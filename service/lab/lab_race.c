@@ -19,14 +19,14 @@
 /* Marks the race with value (only when unmarked if nx). */
 static void mark(lab_ctx *c, const char *key, const char *value, int nx)
 {
-    freeReplyObject(lab_ctx_redis(c, nx ? "SET %s %s NX PX %d" : "SET %s %s PX %d", key, value,
+    freeReplyObject(lab_ctx_redis(c, key, nx ? "SET %s %s NX PX %d" : "SET %s %s PX %d", key, value,
                                   RACE_MARK_TTL_MS));
 }
 
 /* 1 when the mark is there (and is `want`, when not NULL). */
 static int marked(lab_ctx *c, const char *key, const char *want)
 {
-    redisReply *rep = lab_ctx_redis(c, "GET %s", key);
+    redisReply *rep = lab_ctx_redis(c, key, "GET %s", key);
     int yes = rep && rep->type == REDIS_REPLY_STRING && (!want || strcmp(rep->str, want) == 0);
     freeReplyObject(rep);
     return yes;

@@ -33,7 +33,7 @@ static sk_status stock_read(lab_ctx *c, const lab_request *r, void *arg, int64_t
     char key[KEYS_MAX];
     lab_keys_stock(key, sizeof(key), r->item, r->strategy);
     for (int attempt = 0; attempt < 2; attempt++) {
-        redisReply *rep = lab_ctx_redis(c, "GET %s", key);
+        redisReply *rep = lab_ctx_redis(c, key, "GET %s", key);
         if (!rep)
             return SK_BACKEND_DOWN;
         int found = reply_int(rep, value) == 0;
@@ -44,7 +44,7 @@ static sk_status stock_read(lab_ctx *c, const lab_request *r, void *arg, int64_t
         sk_status st = lab_initial_stock(c, r->item, &initial, NULL);
         if (st != SK_OK)
             return st;
-        rep = lab_ctx_redis(c, "SET %s %" PRId64 " NX", key, initial);
+        rep = lab_ctx_redis(c, key, "SET %s %" PRId64 " NX", key, initial);
         if (!rep)
             return SK_BACKEND_DOWN;
         freeReplyObject(rep);
@@ -59,7 +59,7 @@ static sk_status stock_decr(lab_ctx *c, const lab_request *r, void *arg, int64_t
     (void)seen;
     char key[KEYS_MAX];
     lab_keys_stock(key, sizeof(key), r->item, r->strategy);
-    redisReply *rep = lab_ctx_redis(c, "DECR %s", key);
+    redisReply *rep = lab_ctx_redis(c, key, "DECR %s", key);
     if (!rep)
         return SK_BACKEND_DOWN;
     int ok = reply_int(rep, remaining) == 0;
@@ -73,7 +73,7 @@ static sk_status stock_set_seen_minus_one(lab_ctx *c, const lab_request *r, void
     (void)arg;
     char key[KEYS_MAX];
     lab_keys_stock(key, sizeof(key), r->item, r->strategy);
-    redisReply *rep = lab_ctx_redis(c, "SET %s %" PRId64, key, seen - 1);
+    redisReply *rep = lab_ctx_redis(c, key, "SET %s %" PRId64, key, seen - 1);
     if (!rep)
         return SK_BACKEND_DOWN;
     freeReplyObject(rep);
@@ -88,18 +88,18 @@ static sk_status watched_read(lab_ctx *c, const lab_request *r, void *arg, int64
     char key[KEYS_MAX];
     lab_keys_stock(key, sizeof(key), r->item, r->strategy);
     for (int attempt = 0; attempt < 2; attempt++) {
-        redisReply *rep = lab_ctx_redis(c, "WATCH %s", key);
+        redisReply *rep = lab_ctx_redis(c, key, "WATCH %s", key);
         if (!rep)
             return SK_BACKEND_DOWN;
         freeReplyObject(rep);
-        rep = lab_ctx_redis(c, "GET %s", key);
+        rep = lab_ctx_redis(c, key, "GET %s", key);
         if (!rep)
             return SK_BACKEND_DOWN;
         int found = reply_int(rep, value) == 0;
         freeReplyObject(rep);
         if (found && *value > 0)
             return SK_OK;
-        freeReplyObject(lab_ctx_redis(c, "UNWATCH"));
+        freeReplyObject(lab_ctx_redis(c, key, "UNWATCH"));
         if (found)
             return SK_OK; /* sold out: the caller stops here */
         /* First use: create the stock outside the watch, or its creation
@@ -111,6 +111,11 @@ static sk_status watched_read(lab_ctx *c, const lab_request *r, void *arg, int64
     return SK_BACKEND_DOWN;
 }
 
+/* MULTI, DECR, EXEC in one write on the connection that WATCHed (the
+ * master of the key, where the WATCH went): a redirect is not followed
+ * here, for a DECR sent on to another node would run outside the
+ * transaction. An error inside (a MOVED mid-reshard) makes EXEC fail, so
+ * no transaction is left open on the connection. */
 static sk_status watched_take(lab_ctx *c, const lab_request *r, void *arg, int64_t seen,
                               int64_t *remaining)
 {
@@ -118,21 +123,29 @@ static sk_status watched_take(lab_ctx *c, const lab_request *r, void *arg, int64
     (void)seen;
     char key[KEYS_MAX];
     lab_keys_stock(key, sizeof(key), r->item, r->strategy);
-    redisReply *rep = lab_ctx_redis(c, "MULTI");
-    if (!rep)
+    redisContext *rc = redis_nodes_for_key(c->redis, key);
+    if (!rc)
         return SK_BACKEND_DOWN;
-    freeReplyObject(rep);
-    rep = lab_ctx_redis(c, "DECR %s", key);
-    if (!rep) {
-        /* Leave no transaction open on this thread's connection. */
-        freeReplyObject(lab_ctx_redis(c, "DISCARD"));
+    if (redisAppendCommand(rc, "MULTI") != REDIS_OK ||
+        redisAppendCommand(rc, "DECR %s", key) != REDIS_OK ||
+        redisAppendCommand(rc, "EXEC") != REDIS_OK) {
+        redis_nodes_reply(c->redis, rc, NULL, "MULTI"); /* half written: dropped */
         return SK_BACKEND_DOWN;
     }
-    freeReplyObject(rep);
-    rep = lab_ctx_redis(c, "EXEC");
+    redisReply *rep = NULL;
+    for (int k = 0; k < 3; k++) {
+        rep = NULL;
+        if (redisGetReply(rc, (void **)&rep) != REDIS_OK || !rep) {
+            redis_nodes_reply(c->redis, rc, NULL, "EXEC"); /* lost: dropped */
+            return SK_BACKEND_DOWN;
+        }
+        if (k < 2)
+            freeReplyObject(rep); /* +OK, +QUEUED or the error EXEC reports */
+    }
+    rep = redis_nodes_reply(c->redis, rc, rep, "EXEC");
     if (!rep)
         return SK_BACKEND_DOWN;
-    sk_status st = SK_BUSY;
+    sk_status st = SK_BUSY; /* nil: the stock changed since the WATCH */
     if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 1 &&
         reply_int(rep->element[0], remaining) == 0)
         st = SK_OK;
@@ -191,7 +204,7 @@ sk_status lab_redis_state_remaining(lab_ctx *c, const lab_request *r, int64_t *r
 {
     char state[KEYS_MAX];
     keys_item_state(state, sizeof(state), r->item);
-    redisReply *rep = lab_ctx_redis(c, "HGET %s stock", state);
+    redisReply *rep = lab_ctx_redis(c, state, "HGET %s stock", state);
     if (!rep)
         return SK_BACKEND_DOWN;
     int found = reply_int(rep, remaining) == 0;

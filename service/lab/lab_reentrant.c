@@ -62,12 +62,13 @@ static void drop_subscriber(lab_ctx *c)
 
 /* The thread's subscriber connection, subscribed to the lock's channel, or
  * NULL. The connection is made once per thread and kept: a wait costs a
- * SUBSCRIBE and an UNSUBSCRIBE, not a connection. */
+ * SUBSCRIBE and an UNSUBSCRIBE, not a connection. On a cluster it goes to
+ * any node: a cluster hands every PUBLISH to all of its nodes. */
 static redisContext *subscribe(lab_ctx *c, const reentrant *l)
 {
     if (!c->subscriber) {
         char err[256];
-        c->subscriber = backend_redis_connect(c->cfg, err, sizeof(err));
+        c->subscriber = backend_redis_connect_any(c->cfg, err, sizeof(err));
         if (!c->subscriber) {
             log_msg(LOG_WARN, "lab", "%s", err);
             return NULL;

@@ -111,7 +111,7 @@ sk_status lab_initial_stock(lab_ctx *c, int64_t item, int64_t *initial, int64_t 
 {
     char state[KEYS_MAX];
     keys_item_state(state, sizeof(state), item);
-    redisReply *rep = lab_ctx_redis(c, "HMGET %s initial round", state);
+    redisReply *rep = lab_ctx_redis(c, state, "HMGET %s initial round", state);
     if (!rep)
         return SK_BACKEND_DOWN;
     sk_status st = SK_NOT_FOUND;

@@ -8,9 +8,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend.h"
 #include "keys.h"
 #include "log.h"
+#include "redis_nodes.h"
 
 struct lab_watchdog {
     const config *cfg;
@@ -24,18 +24,16 @@ struct lab_watchdog {
     long renewals;
     char key[KEYS_MAX];
     char owner[48];
-    redisContext *redis; /* the thread's own; NULL until first use or after an error */
+    redis_nodes *redis; /* the thread's own connections, by key */
 };
 
 /* One renewal of key for owner: 1 renewed, 0 not held any more, -1 down. */
 static int renew_once(lab_watchdog *w, const char *key, const char *owner)
 {
-    if (backend_redis_ensure(&w->redis, w->cfg, "lab") < 0)
-        return -1;
     char ttl[16];
     snprintf(ttl, sizeof(ttl), "%d", w->cfg->lab_lock_ttl_ms);
     const char *ka[] = {key, owner, ttl};
-    redisReply *r = backend_redis_script(&w->redis, w->renew, 1, 2, ka, "lab");
+    redisReply *r = redis_nodes_script(w->redis, w->renew, 1, 2, ka);
     int out = r && r->type == REDIS_REPLY_INTEGER ? (r->integer == 1) : -1;
     freeReplyObject(r);
     return out;
@@ -97,6 +95,8 @@ lab_watchdog *lab_watchdog_create(const config *cfg, const script *renew)
         return NULL;
     w->cfg = cfg;
     w->renew = renew;
+    if (!(w->redis = redis_nodes_create(cfg, "lab")))
+        goto fail_cond;
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
@@ -114,6 +114,7 @@ fail_thread:
 fail_mutex:
     pthread_cond_destroy(&w->cond);
 fail_cond:
+    redis_nodes_free(w->redis);
     free(w);
     return NULL;
 }
@@ -127,8 +128,7 @@ void lab_watchdog_free(lab_watchdog *w)
     pthread_cond_broadcast(&w->cond);
     pthread_mutex_unlock(&w->mu);
     pthread_join(w->thread, NULL);
-    if (w->redis)
-        redisFree(w->redis);
+    redis_nodes_free(w->redis);
     pthread_cond_destroy(&w->cond);
     pthread_mutex_destroy(&w->mu);
     free(w);

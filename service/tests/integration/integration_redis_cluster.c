@@ -808,12 +808,14 @@ Test(cluster, redis_nodes_follows_the_moved_of_a_slot_that_changed_master)
     const char *key = "{nodes:moved}:a", *other = "{nodes:elsewhere}:b";
     int slot = redis_cluster_slot(key, strlen(key));
     cr_assert_neq(slot, redis_cluster_slot(other, strlen(other)));
-    /* Two holders of the old map: one for commands, one for a pipeline. */
-    config cfg1, cfg2;
-    redis_nodes *rn = nodes_open(&cfg1), *piped = nodes_open(&cfg2);
+    /* Three holders of the old map: one for commands, one for a pipeline,
+     * one for a command in printf format (the laboratory's). */
+    config cfg1, cfg2, cfg3;
+    redis_nodes *rn = nodes_open(&cfg1), *piped = nodes_open(&cfg2), *printed = nodes_open(&cfg3);
     nodes_set(rn, key, "moved");
     nodes_set(rn, other, "stays");
     nodes_expect(piped, key, "moved");
+    nodes_expect(printed, key, "moved");
     slot_move mv;
     move_begin(&mv, &cl, slot);
     cr_assert(connected_to(redis_nodes_for_key(rn, key), &mv.source));
@@ -835,8 +837,14 @@ Test(cluster, redis_nodes_follows_the_moved_of_a_slot_that_changed_master)
         freeReplyObject(replies[i]);
     }
     cr_assert(connected_to(redis_nodes_for_key(piped, key), &mv.target));
+    redisReply *r = redis_nodes_commandf(printed, key, "APPEND %s %s", key, "!");
+    cr_assert(r && r->type == REDIS_REPLY_INTEGER && r->integer == 6, "APPEND after the move");
+    freeReplyObject(r);
+    nodes_expect(printed, key, "moved!");
+    cr_assert(connected_to(redis_nodes_for_key(printed, key), &mv.target));
     nodes_close(rn, &cfg1);
     nodes_close(piped, &cfg2);
+    nodes_close(printed, &cfg3);
     cluster_close(&cl);
 }
 
