@@ -5,8 +5,10 @@
  * PostgreSQL, no buyer twice, nothing left between Redis and PostgreSQL.
  * Every key of an item is in one slot and on the master that owns it, none
  * on the run's single Redis; items on each of the three masters, sold at
- * once, each sell exactly their stock; an item's slot resharded to another
- * master in the middle of its sale loses no request and sells exactly.
+ * once, each sell exactly their stock; an item split in 4 segments over
+ * the masters sells exactly its stock, one unit a buyer; an item's slot
+ * resharded to another master in the middle of its sale loses no request
+ * and sells exactly.
  *
  * One cluster serves the suite (started before the first test, stopped
  * after the last: a start costs seconds); each test empties it. */
@@ -227,6 +229,102 @@ Test(redis_cluster, items_on_every_master_sold_at_once_each_sell_exactly_their_s
     PQfinish(pg);
     for (size_t m = 0; m < MASTERS; m++)
         sale_free(&sales[m]);
+    redis_cluster_map_free(map);
+    harness_system_stop(&sys);
+}
+
+/* An integer field of a hash, read on the master that serves key. */
+static int64_t cluster_hget(const redis_cluster_map *map, const char *key, const char *field)
+{
+    redisContext *c =
+        harness_cluster_connect(redis_cluster_map_master_of_key(map, key, strlen(key)));
+    redisReply *r = redisCommand(c, "HGET %s %s", key, field);
+    cr_assert(r && r->type == REDIS_REPLY_STRING, "HGET %s %s", key, field);
+    int64_t n = strtoll(r->str, NULL, 10);
+    freeReplyObject(r);
+    redisFree(c);
+    return n;
+}
+
+/* A hot item split over 4 segments (issue 14, item 4): the segments' keys
+ * on every master; 2000 buyers, each firing twice at once, on 1000 units:
+ * exactly 1000 sold, every buyer at most one (the limit holds across
+ * segments: a buyer is counted at the home segment whichever segment
+ * served), every segment at zero, every 202 persisted once. */
+Test(redis_cluster, a_segmented_item_sells_exactly_its_stock_over_every_master_one_unit_a_buyer)
+{
+    enum { STOCK = 1000, SEGMENTS = 4, BUYERS = 2000, CONNECTIONS = 64, MASTERS = 3 };
+    redis_cluster_map *map = harness_cluster_map();
+    char body[160], resp[1024];
+    snprintf(body, sizeof(body),
+             "{\"name\":\"hot\",\"stock\":%d,\"segments\":%d,\"payment_timeout_s\":0}", STOCK,
+             SEGMENTS);
+    cr_assert_eq(harness_http(sys.port, "POST", "/api/v1/items", TOKEN, body, resp, sizeof(resp)),
+                 201, "%s", resp);
+    int64_t item = 0;
+    cr_assert_eq(sscanf(resp, "{\"id\":%" SCNd64, &item), 1, "%s", resp);
+
+    /* Every segment's keys in one slot, and the segments on all masters. */
+    const redis_cluster_node *masters[SEGMENTS];
+    int used = 0;
+    for (int j = 0; j < SEGMENTS; j++) {
+        int64_t key = keys_segment(item, j, SEGMENTS);
+        item_slot(map, key);
+        char state[KEYS_MAX];
+        keys_item_state(state, sizeof(state), key);
+        masters[j] = redis_cluster_map_master_of_key(map, state, strlen(state));
+        int seen = 0;
+        for (int o = 0; o < j; o++)
+            seen |= redis_cluster_node_equal(masters[o], masters[j]);
+        used += !seen;
+        cr_expect_eq(cluster_hget(map, state, "stock"), STOCK / SEGMENTS, "segment %d", j);
+    }
+    cr_expect_eq(used, MASTERS, "the segments are on %d of the %d masters", used, MASTERS);
+
+    sale a, b;
+    sale_init(&a, sys.port, item, BUYERS, CONNECTIONS, 1, BUYERS);
+    sale_init(&b, sys.port, item, BUYERS, CONNECTIONS, 1, BUYERS);
+    sale_start(&a);
+    sale_start(&b);
+    sale_join(&a);
+    sale_join(&b);
+    cr_expect_eq(a.naccepted + b.naccepted, STOCK, "answered 202: %zu + %zu", a.naccepted,
+                 b.naccepted);
+    cr_expect_eq(a.unavailable + b.unavailable + a.queue_full + b.queue_full, 0, "503s");
+    cr_expect_eq(a.naccepted + b.naccepted + a.sold_out + b.sold_out + a.other + b.other,
+                 2 * BUYERS, "every request answered 202, sold_out or limit_reached");
+
+    int64_t deadline = backend_mono_ms() + 60000;
+    while (sale_item_number(sys.port, item, "persisted") < STOCK ||
+           sale_item_number(sys.port, item, "queued") > 0) {
+        cr_assert(backend_mono_ms() < deadline, "not drained in 60 s: persisted %" PRId64,
+                  sale_item_number(sys.port, item, "persisted"));
+        harness_sleep_ms(50);
+    }
+    cr_expect_eq(sale_item_number(sys.port, item, "remaining"), 0);
+    for (int j = 0; j < SEGMENTS; j++) {
+        int64_t key = keys_segment(item, j, SEGMENTS);
+        char state[KEYS_MAX], queue[KEYS_MAX], pending[KEYS_MAX];
+        keys_item_state(state, sizeof(state), key);
+        keys_queue(queue, sizeof(queue), key);
+        keys_pending(pending, sizeof(pending), key);
+        cr_expect_eq(cluster_hget(map, state, "stock"), 0, "segment %d sold out", j);
+        cr_expect_eq(harness_cluster_int(map, "LLEN", queue), 0, "%s", queue);
+        cr_expect_eq(harness_cluster_int(map, "HLEN", pending), 0, "%s", pending);
+    }
+    PGconn *pg = harness_pg();
+    char sql[160];
+    snprintf(
+        sql, sizeof(sql),
+        "SELECT count(*) * 10000 + count(DISTINCT user_id) FROM orders WHERE item_id = %" PRId64,
+        item);
+    cr_expect_eq(harness_pg_int(pg, sql), STOCK * 10000 + STOCK,
+                 "1000 orders in PostgreSQL, of 1000 buyers");
+    sale_assert_persisted(&a, pg);
+    sale_assert_persisted(&b, pg);
+    PQfinish(pg);
+    sale_free(&a);
+    sale_free(&b);
     redis_cluster_map_free(map);
     harness_system_stop(&sys);
 }
