@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "keys.h"
 #include "reserve.h"
 
 typedef struct slot {
@@ -132,12 +133,30 @@ static int flagged(slot *sl)
     return sold != 0 && sold >= atomic_load_explicit(&sl->live_version, memory_order_relaxed);
 }
 
+/* Whether the item of slot sl is flagged: every one of its segments is,
+ * when it is split. */
+static int item_flagged(gate *g, slot *sl, int64_t item)
+{
+    if (!flagged(sl))
+        return 0;
+    int segments = atomic_load_explicit(&sl->segments, memory_order_relaxed);
+    for (int j = 1; j < segments; j++) {
+        slot *seg = find(g, keys_segment(item, j, segments), 0);
+        if (!seg || !flagged(seg))
+            return 0;
+    }
+    return 1;
+}
+
 int64_t gate_sold_out_count(gate *g)
 {
     int64_t n = 0;
-    for (unsigned i = 0; i <= g->mask; i++)
-        n += atomic_load_explicit(&g->slots[i].item, memory_order_acquire) != 0 &&
-             flagged(&g->slots[i]);
+    for (unsigned i = 0; i <= g->mask; i++) {
+        int64_t item = atomic_load_explicit(&g->slots[i].item, memory_order_acquire);
+        /* A segment's own slot is counted with its item's (segment 0's). */
+        if (item != 0 && keys_segment_item(item) == item)
+            n += item_flagged(g, &g->slots[i], item);
+    }
     return n;
 }
 

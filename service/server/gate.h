@@ -34,7 +34,8 @@ void gate_new_version(gate *g, int64_t item, int64_t version);
  * subscription). */
 void gate_clear_all(gate *g);
 
-/* How many items are flagged sold out now (for the metrics). */
+/* How many items are flagged sold out now (for the metrics): a split item
+ * once every one of its segments is. */
 int64_t gate_sold_out_count(gate *g);
 
 /* A flagged item lets one purchase through to Redis this often, so that a

@@ -7,6 +7,7 @@
 
 #include "metrics.h"
 #include "gate.h"
+#include "keys.h"
 
 static const char *names[] = {"health", "purchase"};
 
@@ -85,5 +86,17 @@ Test(metrics, soldout_count_counts_the_flags_of_live_rounds)
     gate_set_sold_out(s, 2, 3);
     gate_new_version(s, 2, 4);
     cr_assert_eq(gate_sold_out_count(s), 1);
+    gate_free(s);
+}
+
+Test(metrics, soldout_count_counts_a_split_item_once_every_segment_is_flagged)
+{
+    gate *s = gate_create(16);
+    gate_set_segments(s, 10, 3);
+    gate_set_sold_out(s, keys_segment(10, 0, 3), 2);
+    gate_set_sold_out(s, keys_segment(10, 2, 3), 2);
+    cr_assert_eq(gate_sold_out_count(s), 0, "segment 1 still sells");
+    gate_set_sold_out(s, keys_segment(10, 1, 3), 2);
+    cr_assert_eq(gate_sold_out_count(s), 1, "one item, not three segments");
     gate_free(s);
 }
