@@ -333,6 +333,22 @@ Test(worker, a_crash_after_commit_before_its_acknowledgement_leaves_every_order_
     redisFree(c);
 }
 
+Test(worker, an_order_row_with_a_segment_and_no_home_is_refused_by_the_table)
+{
+    harness_reset_backends();
+    PGconn *pg = harness_pg();
+    insert_item(pg, 1, 1);
+    PGresult *res = PQexec(pg, "INSERT INTO orders (id, item_id, user_id, round, created_at, "
+                               "segment_id) VALUES (1, 1, 1, 1, now(), 9007199254740993)");
+    const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+    cr_assert(state && strcmp(state, "23514") == 0, "a check violation: %s", PQerrorMessage(pg));
+    PQclear(res);
+    pg_ok(pg, "INSERT INTO orders (id, item_id, user_id, round, created_at, segment_id, home_id) "
+              "VALUES (2, 1, 1, 1, now(), 9007199254740993, 1)");
+    cr_assert_eq(harness_pg_int(pg, "SELECT count(*) FROM orders"), 1);
+    PQfinish(pg);
+}
+
 /* The id of the worker's Redis connection, from CLIENT LIST; 0 if none. */
 static long long worker_client_id(redisContext *c)
 {
