@@ -7,6 +7,7 @@
 
 #include <jansson.h>
 
+#include "keys.h"
 #include "validate.h"
 
 void order_id_gen_init(order_id_gen *gen, unsigned node)
@@ -47,11 +48,23 @@ int order_encode(const order *o, char *buf, size_t len)
     return n < 0 || (size_t)n >= len ? -1 : n;
 }
 
+/* Where a split item's order was placed: both key ids or neither (0), and
+ * both of the order's own item, or a return would give its units to
+ * another item's keys. */
+static int placed_in_item(int64_t item, int64_t segment, int64_t home)
+{
+    if (segment == 0 && home == 0)
+        return 1;
+    return segment > 0 && home > 0 && keys_segment_item(segment) == item &&
+           keys_segment_item(home) == item;
+}
+
 /* The checks every decoded order passes, whichever path read it. */
-static int plausible(int64_t id, int64_t item, int64_t user, int64_t quantity, int64_t first_unit)
+static int plausible(int64_t id, int64_t item, int64_t user, int64_t quantity, int64_t first_unit,
+                     int64_t segment, int64_t home)
 {
     return id > 0 && item > 0 && user > 0 && quantity >= 1 && quantity <= ORDER_QUANTITY_MAX &&
-           first_unit >= 1;
+           first_unit >= 1 && placed_in_item(item, segment, home);
 }
 
 int order_decode_json(const char *text, size_t len, order *o)
@@ -68,8 +81,7 @@ int order_decode_json(const char *text, size_t len, order *o)
                          &created, "quantity", &quantity, "first_unit", &first_unit, "segment",
                          &segment, "home", &home);
     if (rc == 0 && validate_i64(id, strlen(id), &id_value) == 0 &&
-        plausible(id_value, item, user, quantity, first_unit) && segment >= 0 && home >= 0 &&
-        (segment == 0) == (home == 0)) {
+        plausible(id_value, item, user, quantity, first_unit, segment, home)) {
         o->segment_id = segment;
         o->home_id = home;
         o->id = id_value;
@@ -135,7 +147,8 @@ static int decode_canonical(const char *text, size_t len, order *o)
         (take_int(&c, &segment) < 0 || segment <= 0 || take(&c, ",\"home\":") < 0 ||
          take_int(&c, &home) < 0 || home <= 0))
         return -1;
-    if (take(&c, "}") < 0 || c.p != c.end || !plausible(id, item, user, quantity, first_unit))
+    if (take(&c, "}") < 0 || c.p != c.end ||
+        !plausible(id, item, user, quantity, first_unit, segment, home))
         return -1;
     *o = (order){id, item, user, round, created, (int)quantity, first_unit, segment, home};
     return 0;

@@ -9,6 +9,7 @@
 
 #include <criterion/criterion.h>
 
+#include "keys.h"
 #include "order.h"
 
 /* A clock reading well after the epoch: 2026-11-22T06:00:00Z. */
@@ -208,8 +209,10 @@ Test(order_codec, encode_decode_round_trip)
          0},
         {987654321, 5, 1000000, 1, ORDER_EPOCH_MS, 7, 994, 0, 0},
         /* A segmented item's: key ids above 2^53 read exactly. */
-        {555, 42, 7, 3, ORDER_EPOCH_MS, 1, 2, 9007199254741035LL, 42},
-        {556, 42, 7, 3, ORDER_EPOCH_MS, 1, 2, INT64_MAX, INT64_MAX - 1},
+        {555, 42, 7, 3, ORDER_EPOCH_MS, 1, 2, keys_segment(42, 3, 4), 42},
+        {556, KEYS_SEGMENT_ITEM_LIMIT - 1, 7, 3, ORDER_EPOCH_MS, 1, 2,
+         keys_segment(KEYS_SEGMENT_ITEM_LIMIT - 1, 63, 64),
+         keys_segment(KEYS_SEGMENT_ITEM_LIMIT - 1, 62, 64)},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char buf[256];
@@ -225,6 +228,8 @@ Test(order_codec, encode_decode_round_trip)
         cr_assert_eq(back.created_ms, cases[i].created_ms);
         cr_assert_eq(back.quantity, cases[i].quantity);
         cr_assert_eq(back.first_unit, cases[i].first_unit);
+        cr_assert_eq(back.segment_id, cases[i].segment_id);
+        cr_assert_eq(back.home_id, cases[i].home_id);
     }
 }
 
@@ -393,4 +398,34 @@ Test(order_codec, a_segment_without_a_home_or_a_home_without_a_segment_is_refuse
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         cr_assert_eq(order_decode(bad[i], strlen(bad[i]), &o), -1, "%s", bad[i]);
+}
+
+Test(order_codec, a_segment_or_home_of_another_item_is_refused)
+{
+    /* Item 1's order placed in item 2's keys: its return would give the
+     * units to item 2. Both decoders refuse it; the worker sends it to the
+     * dead letters. */
+    order o;
+    char text[256];
+    int64_t mine = keys_segment(1, 1, 4), other = keys_segment(2, 1, 4);
+    const int64_t pairs[][2] = {{other, 1}, {mine, other}, {mine, 2}, {other, 2}};
+    for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+        snprintf(text, sizeof(text),
+                 "{\"order_id\":\"5\",\"item_id\":1,\"user_id\":2,\"round\":1,"
+                 "\"created_ms\":1,\"quantity\":1,\"first_unit\":1,\"segment\":%" PRId64
+                 ",\"home\":%" PRId64 "}",
+                 pairs[i][0], pairs[i][1]);
+        cr_assert_eq(order_decode(text, strlen(text), &o), -1, "%s", text);
+        /* Spaced out: jansson's path decides. */
+        char *colon = strstr(text, "\"segment\":");
+        memmove(colon + 1, colon, strlen(colon) + 1);
+        *colon = ' ';
+        cr_assert_eq(order_decode(text, strlen(text), &o), -1, "%s", text);
+    }
+    snprintf(text, sizeof(text),
+             "{\"order_id\":\"5\",\"item_id\":1,\"user_id\":2,\"round\":1,"
+             "\"created_ms\":1,\"quantity\":1,\"first_unit\":1,\"segment\":%" PRId64 ",\"home\":1}",
+             mine);
+    cr_assert_eq(order_decode(text, strlen(text), &o), 0, "its own keys: %s", text);
+    cr_assert_eq(o.segment_id, mine);
 }
