@@ -87,8 +87,8 @@ export SECKILL_REDLOCK_SERVERS=127.0.0.1:$SECKILL_REDIS_PORT,127.0.0.1:$redlock_
 # SECKILL_REDIS_CLUSTER=1: a Redis Cluster of 3 masters and 3 replicas too, under run/dev/cluster.
 # Its seeds replace the 1: the variable is the config key redis_cluster of the server and worker
 # started below (their config is this environment), and `make admin` reads it from
-# run/dev/cluster/env. The single Redis keeps running for the laboratory, whose strategies need
-# one plain Redis (and Redlock one of its three servers).
+# run/dev/cluster/env. The laboratory runs on the cluster too; the single Redis keeps running as
+# one of Redlock's three servers, which are plain Redis servers by design.
 if [[ ${SECKILL_REDIS_CLUSTER:-} == 1 ]]; then
     SECKILL_REDIS_CLUSTER=$(cluster_start "$dir")
     export SECKILL_REDIS_CLUSTER
@@ -163,7 +163,7 @@ cat <<EOF
 seckill is running at $url (logs: $dir/*.log, one line per request in access.log;
 ZooKeeper on 127.0.0.1:$zk_port, Redlock on $SECKILL_REDLOCK_SERVERS)${SECKILL_REDIS_CLUSTER:+
 Redis Cluster on $SECKILL_REDIS_CLUSTER
-(redis_cluster of the server, worker and make admin; the laboratory stays on the single Redis)}$behind
+(redis_cluster of the server, worker, laboratory and make admin; the single Redis serves Redlock)}$behind
 admin token: $SECKILL_ADMIN_TOKEN
 
   curl -X POST -H "Authorization: Bearer $SECKILL_ADMIN_TOKEN" -d '{"name":"phone","stock":100}' $url/api/v1/items
