@@ -127,3 +127,10 @@ int keys_segment_home(int64_t buyer, int segments)
     uint64_t x = (uint64_t)buyer * 0x9E3779B97F4A7C15ull; /* ids in a row spread */
     return (int)((x >> 32) % (uint64_t)segments);
 }
+
+int64_t keys_segment_share(int64_t stock, int j, int segments)
+{
+    if (segments <= 1)
+        return stock;
+    return stock / segments + (j < stock % segments);
+}

@@ -91,6 +91,9 @@ int64_t keys_segment_item(int64_t key_id);
  * its order id) of an item of `segments` segments: where the buyer's units
  * are counted, and where the buyer's purchases go first. */
 int keys_segment_home(int64_t buyer, int segments);
+/* Segment j's share of a round's initial stock: the stock split evenly, the
+ * first (stock % segments) segments a unit more. Restocks go to segment 0. */
+int64_t keys_segment_share(int64_t stock, int j, int segments);
 
 /* A worker's heartbeat: exists (with a TTL, holding the run's token) while
  * the worker with that id lives. */

@@ -59,7 +59,7 @@ static int start_round_in_redis(store *s, int64_t item, int segments, int64_t st
     if (!added)
         return -1;
     for (int j = 0; j < segments; j++) {
-        int64_t share = stock / segments + (j < stock % segments);
+        int64_t share = keys_segment_share(stock, j, segments);
         if (start_segment(s, keys[j], segments, share, round, t) < 0)
             return -1;
     }

@@ -214,3 +214,25 @@ Test(keys, buyers_in_a_row_spread_over_the_home_segments)
     for (int h = 0; h < 4; h++)
         cr_assert(homes[h] > 800 && homes[h] < 1200, "home %d has %d of 4000 buyers", h, homes[h]);
 }
+
+Test(keys, a_segments_share_splits_the_stock_evenly_and_loses_no_unit)
+{
+    cr_assert_eq(keys_segment_share(10, 0, 1), 10);
+    const int64_t stocks[] = {0, 1, 3, 4, 10, 1001, 1000000000000LL};
+    for (size_t n = 0; n < sizeof(stocks) / sizeof(stocks[0]); n++) {
+        for (int k = 1; k <= KEYS_SEGMENTS_MAX; k++) {
+            int64_t sum = 0, least = stocks[n], most = 0;
+            for (int j = 0; j < k; j++) {
+                int64_t share = keys_segment_share(stocks[n], j, k);
+                sum += share;
+                least = share < least ? share : least;
+                most = share > most ? share : most;
+            }
+            cr_assert_eq(sum, stocks[n], "stock %lld over %d", (long long)stocks[n], k);
+            cr_assert_leq(most - least, 1, "stock %lld over %d", (long long)stocks[n], k);
+        }
+    }
+    cr_assert_eq(keys_segment_share(10, 0, 4), 3);
+    cr_assert_eq(keys_segment_share(10, 1, 4), 3);
+    cr_assert_eq(keys_segment_share(10, 2, 4), 2);
+}
