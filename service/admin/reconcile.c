@@ -368,91 +368,125 @@ void reconcile_print(const reconcile_report *r, int json, FILE *out)
             r->queue, r->processing, r->pending, r->dead, r->drifting);
 }
 
-/* Rewrites one item's state, buyers and returns in one MULTI on the item's
- * node (its keys share a slot), from the orders of its round in PostgreSQL
- * and its pending ones: each buyer's units held and given back; every
- * cancelled or expired order counts as given back (so an owed return the
- * sweep finishes later adds nothing again). Returns 0, or -1 with err set. */
-static int rebuild_item(redis_nodes *rn, PGconn *pg, const reconcile_report *rep,
-                        const reconcile_item *it, char *err, size_t errlen)
+/* The round's orders in PostgreSQL that fall on one segment's keys (key:
+ * the segment's key id, the item's own for an item of one segment), asked
+ * with $1 the item, $2 the round, $3 the key:
+ *   STOCK   the units its stock gave that orders hold, the cancelled or
+ *           expired orders whose units it gave, and their units
+ *   BUYERS  per buyer whose home it is: units held, units given back
+ *   MARKS   the cancelled or expired orders with a part of their return on
+ *           it (lua/order_return.lua marks each part in its own keys) */
+#define HELD "status IN ('persisted', 'paid')"
+#define BACK "status IN ('cancelled', 'expired')"
+#define OF_ROUND "FROM orders WHERE item_id = $1 AND round = $2 "
+static const char *const segment_sql[] = {
+    "SELECT coalesce(sum(quantity) FILTER (WHERE " HELD "), 0), count(*) FILTER (WHERE " BACK
+    "), coalesce(sum(quantity) FILTER (WHERE " BACK "), 0) " OF_ROUND
+    "AND coalesce(segment_id, $1) = $3",
+    "SELECT user_id::text, coalesce(sum(quantity) FILTER (WHERE " HELD "), 0), "
+    "coalesce(sum(quantity) FILTER (WHERE " BACK "), 0) " OF_ROUND
+    "AND coalesce(home_id, $1) = $3 GROUP BY user_id",
+    "SELECT id::text, quantity " OF_ROUND "AND " BACK
+    " AND $3 IN (coalesce(segment_id, $1), coalesce(home_id, $1))",
+};
+enum { STOCK, BUYERS, MARKS };
+
+/* The key id an order's units came from, and the one its buyer counts on. */
+static int64_t taken_from(const order *o)
 {
+    return o->segment_id ? o->segment_id : o->item_id;
+}
+
+static int64_t counted_at(const order *o)
+{
+    return o->home_id ? o->home_id : o->item_id;
+}
+
+/* Rewrites one segment's state, buyers and returns (the item's own keys for
+ * segment 0) in one MULTI on its node, from the orders of the round in
+ * PostgreSQL and the pending ones: its share of the initial stock (and for
+ * segment 0 the restocks, which go there) less the units taken from it;
+ * each buyer whose home it is with their units held and given back; every
+ * cancelled or expired order counted as given back (so an owed return the
+ * sweep finishes later adds nothing again). Returns 0, or -1 with err set. */
+static int rebuild_segment(redis_nodes *rn, PGconn *pg, const reconcile_report *rep,
+                           const reconcile_item *it, int j, char *err, size_t errlen)
+{
+    int segments = it->segments > 1 ? it->segments : 1;
+    int64_t key = keys_segment(it->id, j, segments);
     char state[KEYS_MAX], buyers[KEYS_MAX], returned[KEYS_MAX], given_back[KEYS_MAX], id_s[24],
-        round_s[24];
-    keys_item_state(state, sizeof(state), it->id);
-    keys_item_buyers(buyers, sizeof(buyers), it->id);
-    keys_item_returned(returned, sizeof(returned), it->id);
-    keys_item_given_back(given_back, sizeof(given_back), it->id);
+        round_s[24], key_s[24];
+    keys_item_state(state, sizeof(state), key);
+    keys_item_buyers(buyers, sizeof(buyers), key);
+    keys_item_returned(returned, sizeof(returned), key);
+    keys_item_given_back(given_back, sizeof(given_back), key);
     snprintf(id_s, sizeof(id_s), "%" PRId64, it->id);
     snprintf(round_s, sizeof(round_s), "%" PRId64, it->round);
-    const char *p[] = {id_s, round_s};
-    PGresult *res = PQexecParams(
-        pg,
-        "SELECT user_id::text, "
-        "  coalesce(sum(quantity) FILTER (WHERE status IN ('persisted', 'paid')), 0), "
-        "  coalesce(sum(quantity) FILTER (WHERE status IN ('cancelled', 'expired')), 0), "
-        "  NULL, 0 FROM orders WHERE item_id = $1 AND round = $2 GROUP BY user_id "
-        "UNION ALL SELECT NULL, 0, 0, id::text, quantity FROM orders WHERE item_id = $1 "
-        "  AND round = $2 AND status IN ('cancelled', 'expired')",
-        2, NULL, p, NULL, NULL, 0);
-    if (PQresultStatus(res) != PGRES_TUPLES_OK) {
-        snprintf(err, errlen, "postgresql: %s", PQerrorMessage(pg));
-        PQclear(res);
-        return -1;
+    snprintf(key_s, sizeof(key_s), "%" PRId64, key);
+    const char *p[] = {id_s, round_s, key_s};
+    PGresult *res[3] = {NULL, NULL, NULL};
+    int rc = -1;
+    for (int q = 0; q < 3; q++) {
+        res[q] = PQexecParams(pg, segment_sql[q], 3, NULL, p, NULL, NULL, 0);
+        if (PQresultStatus(res[q]) != PGRES_TUPLES_OK) {
+            snprintf(err, errlen, "postgresql: %s", PQerrorMessage(pg));
+            goto done;
+        }
     }
     redisContext *redis = redis_nodes_for_key(rn, state);
     if (!redis) {
-        snprintf(err, errlen, "redis: the item's node does not answer (logged above)");
-        PQclear(res);
-        return -1;
+        snprintf(err, errlen, "redis: the node of %s does not answer (logged above)", state);
+        goto done;
     }
-    int rows = PQntuples(res);
-    int64_t held = 0, back = 0, settled = 0;
-    for (int i = 0; i < rows; i++) {
-        held += strtoll(PQgetvalue(res, i, 1), NULL, 10);
-        back += strtoll(PQgetvalue(res, i, 2), NULL, 10);
-        settled += PQgetisnull(res, i, 0);
+    int64_t held = strtoll(PQgetvalue(res[STOCK], 0, 0), NULL, 10);
+    int64_t settled = strtoll(PQgetvalue(res[STOCK], 0, 1), NULL, 10);
+    int64_t back = strtoll(PQgetvalue(res[STOCK], 0, 2), NULL, 10);
+    int64_t pending = 0;
+    for (size_t i = 0; i < rep->nwaiting; i++) {
+        const order *o = &rep->waiting[i];
+        if (o->item_id == it->id && o->round == it->round && taken_from(o) == key)
+            pending += o->quantity;
     }
-    int64_t remaining = it->initial + it->restocked - held - it->pending;
-    size_t commands = 0;
+    int64_t initial = keys_segment_share(it->initial, j, segments); /* restocks: segment 0's */
+    int64_t restocks = j == 0 ? it->restocks : 0, restocked = j == 0 ? it->restocked : 0;
+    int64_t remaining = initial + restocked - held - pending;
+    size_t replies = 4; /* MULTI, DEL, HSET, EXEC */
     redisAppendCommand(redis, "MULTI");
     redisAppendCommand(redis, "DEL %s %s %s %s", state, buyers, returned, given_back);
     redisAppendCommand(redis,
                        "HSET %s stock %lld initial %lld round %lld restocks %lld restocked %lld "
-                       "returns %lld returned %lld starts %lld ends %lld limit %d",
-                       state, (long long)(remaining > 0 ? remaining : 0), (long long)it->initial,
-                       (long long)it->round, (long long)it->restocks, (long long)it->restocked,
+                       "returns %lld returned %lld starts %lld ends %lld limit %d segments %d",
+                       state, (long long)(remaining > 0 ? remaining : 0), (long long)initial,
+                       (long long)it->round, (long long)restocks, (long long)restocked,
                        (long long)settled, (long long)back, (long long)it->starts_ms,
-                       (long long)it->ends_ms, it->per_buyer_limit);
-    for (int i = 0; i < rows; i++) {
-        if (PQgetisnull(res, i, 0)) { /* a cancelled or expired order */
-            redisAppendCommand(redis, "HSET %s %s %s", returned, PQgetvalue(res, i, 3),
-                               PQgetvalue(res, i, 4));
-            commands++;
-            continue;
-        }
-        redisAppendCommand(redis, "HINCRBY %s %s %s", buyers, PQgetvalue(res, i, 0),
-                           PQgetvalue(res, i, 1));
-        redisAppendCommand(redis, "HINCRBY %s %s %s", given_back, PQgetvalue(res, i, 0),
-                           PQgetvalue(res, i, 2));
-        commands += 2;
+                       (long long)it->ends_ms, it->per_buyer_limit, segments);
+    for (int i = 0; i < PQntuples(res[BUYERS]); i++) {
+        redisAppendCommand(redis, "HINCRBY %s %s %s", buyers, PQgetvalue(res[BUYERS], i, 0),
+                           PQgetvalue(res[BUYERS], i, 1));
+        redisAppendCommand(redis, "HINCRBY %s %s %s", given_back, PQgetvalue(res[BUYERS], i, 0),
+                           PQgetvalue(res[BUYERS], i, 2));
+        replies += 2;
+    }
+    for (int i = 0; i < PQntuples(res[MARKS]); i++) {
+        redisAppendCommand(redis, "HSET %s %s %s", returned, PQgetvalue(res[MARKS], i, 0),
+                           PQgetvalue(res[MARKS], i, 1));
+        replies++;
     }
     for (size_t i = 0; i < rep->nwaiting; i++) {
         const order *o = &rep->waiting[i];
-        if (o->item_id != it->id || o->round != it->round)
+        if (o->item_id != it->id || o->round != it->round || counted_at(o) != key)
             continue;
         redisAppendCommand(redis, "HINCRBY %s %lld %d", buyers, (long long)o->user_id, o->quantity);
-        commands++;
+        replies++;
     }
     redisAppendCommand(redis, "EXEC");
-    PQclear(res);
-    size_t replies = 4 + commands;
     int ok = 1;
     for (size_t i = 0; i < replies; i++) {
         redisReply *r = NULL;
         if (redisGetReply(redis, (void **)&r) != REDIS_OK) {
             redis_nodes_reply(rn, redis, NULL, "MULTI");
-            snprintf(err, errlen, "redis: the item's node failed (logged above)");
-            return -1;
+            snprintf(err, errlen, "redis: the node of %s failed (logged above)", state);
+            goto done;
         }
         /* An error reply is logged (a MOVED marks the slot map stale). */
         r = redis_nodes_reply(rn, redis, r, i + 1 < replies ? "MULTI" : "EXEC");
@@ -460,14 +494,36 @@ static int rebuild_item(redis_nodes *rn, PGconn *pg, const reconcile_report *rep
         freeReplyObject(r);
     }
     if (!ok) {
-        snprintf(err, errlen, "redis: the MULTI failed (logged above)");
-        return -1;
+        snprintf(err, errlen, "redis: the MULTI on %s failed (logged above)", state);
+        goto done;
     }
     /* The stock version never goes back: every return call that gave units
      * back covered an order of its own, so `settled` is at least the returns
      * a server may have seen. Announced, so flagged servers clear at once. */
-    if (it->restocks + settled > 0)
-        order_return_announce(rn, it->id, it->round, it->restocks + settled, COMPONENT);
+    if (restocks + settled > 0)
+        order_return_announce(rn, key, it->round, restocks + settled, COMPONENT);
+    rc = 0;
+done:
+    for (int q = 0; q < 3; q++)
+        PQclear(res[q]);
+    return rc;
+}
+
+/* Every segment of the item, its queue back in the registry first (for a
+ * Redis that lost it). */
+static int rebuild_item(redis_nodes *rn, PGconn *pg, const reconcile_report *rep,
+                        const reconcile_item *it, char *err, size_t errlen)
+{
+    int segments = it->segments > 1 ? it->segments : 1;
+    for (int j = 0; j < segments; j++) {
+        if (registry_add(rn, keys_segment(it->id, j, segments)) < 0) {
+            snprintf(err, errlen, "redis: SADD %s failed (logged above)", KEYS_ITEMS);
+            return -1;
+        }
+    }
+    for (int j = 0; j < segments; j++)
+        if (rebuild_segment(rn, pg, rep, it, j, err, errlen) < 0)
+            return -1;
     return 0;
 }
 
@@ -480,17 +536,7 @@ int reconcile_rebuild(redis_nodes *rn, PGconn *pg, const reconcile_report *r, ch
         const reconcile_item *it = &r->items[i];
         if (reconcile_item_ok(it))
             continue;
-        /* Its queue back in the registry too, for a Redis that lost it. */
-        if (it->segments > 1)
-            snprintf(why, sizeof(why),
-                     "it is split into %d segments, which --rebuild does not set back yet; "
-                     "reset the item to start a new round",
-                     it->segments);
-        else if (registry_add(rn, it->id) < 0)
-            snprintf(why, sizeof(why), "redis: SADD %s failed (logged above)", KEYS_ITEMS);
-        else if (rebuild_item(rn, pg, r, it, why, sizeof(why)) == 0)
-            why[0] = '\0';
-        if (why[0]) {
+        if (rebuild_item(rn, pg, r, it, why, sizeof(why)) < 0) {
             snprintf(err, errlen, "rebuilding item %" PRId64 " failed: %s", it->id, why);
             return -1;
         }

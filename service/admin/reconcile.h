@@ -67,7 +67,8 @@ void reconcile_print(const reconcile_report *r, int json, FILE *out);
 /* Sets every drifting item's Redis state back from the books: round,
  * initial, restocks, window and limit from PostgreSQL, remaining =
  * initial + restocked - persisted - pending, and each buyer's units of the
- * persisted and pending orders. Run it with the sale
+ * persisted and pending orders; for an item in segments, each segment's
+ * share of these (keys.h). Run it with the sale
  * paused: a purchase landing between the read and the write is not seen.
  * Returns the number of items rebuilt, or -1 with err set. */
 int reconcile_rebuild(redis_nodes *rn, PGconn *pg, const reconcile_report *r, char *err,

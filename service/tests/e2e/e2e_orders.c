@@ -574,6 +574,143 @@ Test(orders, a_rebuild_of_a_redis_that_forgot_keeps_given_back_units_given_back)
     stop_system();
 }
 
+/* The first `n` orders of the item (id, buyer, segment) whose units came
+ * from their buyer's home (moved == 0) or from another segment (moved). */
+static void orders_placed(PGconn *pg, int64_t item, int moved, int n, int64_t (*out)[3])
+{
+    char sql[256];
+    snprintf(sql, sizeof(sql),
+             "SELECT id, user_id, segment_id FROM orders WHERE item_id = %" PRId64
+             " AND segment_id %s home_id ORDER BY id LIMIT %d",
+             item, moved ? "<>" : "=", n);
+    PGresult *res = PQexec(pg, sql);
+    cr_assert_eq(PQresultStatus(res), PGRES_TUPLES_OK, "%s", PQerrorMessage(pg));
+    cr_assert_eq(PQntuples(res), n, "%d orders %s", n, moved ? "moved" : "at home");
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++)
+            out[i][k] = strtoll(PQgetvalue(res, i, k), NULL, 10);
+    PQclear(res);
+}
+
+/* Makes a cancelled order's return owed again, as a crash between
+ * PostgreSQL's decision and Redis's confirmation leaves it. */
+static void owe_return(PGconn *pg, int64_t order_id)
+{
+    char sql[128];
+    snprintf(sql, sizeof(sql), "UPDATE orders SET returned_at = NULL WHERE id = %" PRId64,
+             order_id);
+    PGresult *res = PQexec(pg, sql);
+    cr_assert_eq(PQresultStatus(res), PGRES_COMMAND_OK, "%s", PQerrorMessage(pg));
+    cr_assert_str_eq(PQcmdTuples(res), "1");
+    PQclear(res);
+}
+
+Test(orders, a_rebuild_sets_every_segment_of_a_split_item_back)
+{
+    /* 40 units over 4 segments and a restock of 4 (segment 0's); 40 buyers,
+     * a quarter served away from home; 6 cancel. Then Redis forgets every key of
+     * every segment, and the rebuild must set each segment's stock, buyers
+     * and returns back as they were. */
+    enum { STOCK = 40, SEGMENTS = 4, ADD = 4, CANCELLED = 3 };
+    char body[160], resp[4096], path[96];
+    snprintf(body, sizeof(body),
+             "{\"name\":\"split\",\"stock\":%d,\"segments\":%d,\"payment_timeout_s\":600}", STOCK,
+             SEGMENTS);
+    cr_assert_eq(call("POST", "/api/v1/items", TOKEN, body, resp, sizeof(resp)), 201, "%s", resp);
+    int64_t item = member(resp, "id");
+    /* Ids in a row spread evenly over the homes: these buyers leave
+     * segment 3 nobody's home, so its units go to buyers from elsewhere. */
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/purchase", item);
+    for (int64_t user = 1, sold = 0; sold < STOCK; user++) {
+        if (keys_segment_home(user, SEGMENTS) == SEGMENTS - 1)
+            continue;
+        snprintf(body, sizeof(body), "{\"user_id\":\"%" PRId64 "\"}", user);
+        cr_assert_eq(call("POST", path, NULL, body, resp, sizeof(resp)), 202, "%s", resp);
+        sold++;
+    }
+    sale_wait_drained(20000);
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/stock", item);
+    snprintf(body, sizeof(body), "{\"add\":%d}", ADD);
+    cr_assert_eq(call("POST", path, TOKEN, body, resp, sizeof(resp)), 200, "%s", resp);
+    PGconn *pg = harness_pg();
+    int64_t moved[CANCELLED + 1][3], home[CANCELLED][3];
+    orders_placed(pg, item, 1, CANCELLED + 1, moved);
+    orders_placed(pg, item, 0, CANCELLED, home);
+    for (int i = 0; i < CANCELLED; i++) {
+        cr_assert_eq(settle("cancel", moved[i][0], moved[i][1], resp, sizeof(resp)), 200, "%s",
+                     resp);
+        cr_assert_eq(settle("cancel", home[i][0], home[i][1], resp, sizeof(resp)), 200, "%s", resp);
+    }
+    int64_t key[SEGMENTS], stock[SEGMENTS], total = 0;
+    for (int j = 0; j < SEGMENTS; j++) {
+        key[j] = keys_segment(item, j, SEGMENTS);
+        stock[j] = segment_stock(key[j]);
+        total += stock[j];
+    }
+    cr_assert_eq(total, ADD + 2 * CANCELLED);
+
+    /* Redis forgot the item: every key of every segment is gone. */
+    redisContext *c = harness_redis();
+    for (int j = 0; j < SEGMENTS; j++) {
+        char keys[4][KEYS_MAX];
+        keys_item_state(keys[0], KEYS_MAX, key[j]);
+        keys_item_buyers(keys[1], KEYS_MAX, key[j]);
+        keys_item_returned(keys[2], KEYS_MAX, key[j]);
+        keys_item_given_back(keys[3], KEYS_MAX, key[j]);
+        freeReplyObject(redisCommand(c, "DEL %s %s %s %s", keys[0], keys[1], keys[2], keys[3]));
+    }
+    char *check[] = {"reconcile", NULL};
+    cr_assert_neq(harness_admin(check, resp, sizeof(resp)), 0, "the loss is seen:\n%s", resp);
+    char *rebuild[] = {"reconcile", "--rebuild", NULL};
+    cr_assert_eq(harness_admin(rebuild, resp, sizeof(resp)), 0, "%s", resp);
+    cr_assert_eq(harness_admin(check, resp, sizeof(resp)), 0, "still drifting:\n%s", resp);
+    for (int j = 0; j < SEGMENTS; j++) {
+        cr_assert_eq(segment_stock(key[j]), stock[j], "segment %d's stock", j);
+        cr_assert_eq(harness_item_field(c, key[j], "segments"), SEGMENTS);
+        cr_assert_eq(harness_item_field(c, key[j], "restocked"), j == 0 ? ADD : 0);
+    }
+
+    /* A return owed when Redis forgot (returned_at still null), run again,
+     * adds nothing, on the segment the units came from or at the buyer's
+     * home; a buyer served away from home who kept the unit is still
+     * counted at home; one who gave it back buys again, and the old
+     * order's return run after that does not free a third unit. */
+    owe_return(pg, home[0][0]);
+    owe_return(pg, moved[1][0]);
+    cr_assert_eq(settle("cancel", home[0][0], home[0][1], resp, sizeof(resp)), 200, "%s", resp);
+    cr_assert_eq(settle("cancel", moved[1][0], moved[1][1], resp, sizeof(resp)), 200, "%s", resp);
+    for (int j = 0; j < SEGMENTS; j++)
+        cr_assert_eq(segment_stock(key[j]), stock[j], "segment %d gave back twice", j);
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/purchase", item);
+    snprintf(body, sizeof(body), "{\"user_id\":\"%" PRId64 "\"}", moved[CANCELLED][1]);
+    cr_assert_eq(call("POST", path, NULL, body, resp, sizeof(resp)), 409, "%s", resp);
+    cr_assert(has(resp, "limit_reached"), "%s", resp);
+    snprintf(body, sizeof(body), "{\"user_id\":\"%" PRId64 "\"}", moved[0][1]);
+    cr_assert_eq(call("POST", path, NULL, body, resp, sizeof(resp)), 202, "%s", resp);
+    owe_return(pg, moved[0][0]);
+    cr_assert_eq(settle("cancel", moved[0][0], moved[0][1], resp, sizeof(resp)), 200, "%s", resp);
+    cr_assert_eq(call("POST", path, NULL, body, resp, sizeof(resp)), 409, "%s", resp);
+    cr_assert(has(resp, "limit_reached"), "%s", resp);
+
+    /* New buyers get exactly what is left, then the books balance. */
+    sale rest;
+    sale_init(&rest, sys.port, item, 3 * total, 10, 1000, (size_t)total - 1);
+    cr_assert_eq(sale_run(&rest), 0);
+    cr_assert_eq(rest.naccepted, (size_t)total - 1, "exactly the units left are sold");
+    sale_wait_drained(20000);
+    sale_assert_persisted(&rest, pg);
+    for (int j = 0; j < SEGMENTS; j++)
+        cr_assert_eq(segment_stock(key[j]), 0, "segment %d", j);
+    detail d = item_detail(item);
+    cr_assert_eq(d.remaining, 0);
+    cr_assert_eq(d.initial + d.restocked, STOCK + ADD);
+    assert_books(&d);
+    redisFree(c);
+    PQfinish(pg);
+    sale_free(&rest);
+    stop_system();
+}
+
 /* ---- buyer tokens ---- */
 
 static void mint(int64_t user, int64_t expiry_s, char *buf)

@@ -59,7 +59,7 @@ void sale_wait_sold(int64_t item, int64_t units, int timeout_ms);
 void sale_wait_drained(int timeout_ms);
 
 /* Asserts that every order answered 202 is in PostgreSQL exactly once and
- * that no buyer holds two units of the item. */
+ * that no buyer holds two units of the item (in orders persisted or paid). */
 void sale_assert_persisted(const sale *s, PGconn *pg);
 
 /* Stronger: the item's orders in PostgreSQL are exactly the orders answered
