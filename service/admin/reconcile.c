@@ -211,6 +211,38 @@ static int read_redis_item(redis_nodes *rn, reconcile_item *it)
     return 0;
 }
 
+static int by_id(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Adds the key id of every segment of r's items to queues[0..*n), and
+ * leaves each id there once, sorted. 0, or -1 when out of memory. */
+static int add_item_queues(const reconcile_report *r, int64_t **queues, size_t *n)
+{
+    size_t total = *n;
+    for (size_t i = 0; i < r->nitems; i++)
+        total += (size_t)(r->items[i].segments > 1 ? r->items[i].segments : 1);
+    int64_t *q = realloc(*queues, (total ? total : 1) * sizeof(*q));
+    if (!q)
+        return -1;
+    *queues = q;
+    size_t k = *n;
+    for (size_t i = 0; i < r->nitems; i++) {
+        int segments = r->items[i].segments > 1 ? r->items[i].segments : 1;
+        for (int j = 0; j < segments; j++)
+            q[k++] = keys_segment(r->items[i].id, j, segments);
+    }
+    qsort(q, k, sizeof(*q), by_id);
+    size_t out = 0;
+    for (size_t i = 0; i < k; i++)
+        if (out == 0 || q[out - 1] != q[i])
+            q[out++] = q[i];
+    *n = out;
+    return 0;
+}
+
 int reconcile_scan(redis_nodes *rn, PGconn *pg, reconcile_report *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof(*out));
@@ -254,10 +286,13 @@ int reconcile_scan(redis_nodes *rn, PGconn *pg, reconcile_report *out, char *err
     int ok = 1;
     for (size_t i = 0; i < out->nitems && ok; i++)
         ok = read_redis_item(rn, &out->items[i]) == 0;
-    /* Every queue and pending hash: those of the registry's items. */
+    /* Every queue and pending hash: those of the registry's items, and of
+     * every segment of PostgreSQL's items (a registry lost on another node
+     * must not hide the pending orders of a node that kept them). */
     int64_t *queues = NULL;
     size_t nqueues = 0;
     ok = ok && registry_read(rn, &queues, &nqueues) == 0;
+    ok = ok && add_item_queues(out, &queues, &nqueues) == 0;
     for (size_t q = 0; ok && q < nqueues; q++) {
         char queue[KEYS_MAX], pending[KEYS_MAX], dead[KEYS_MAX];
         keys_queue(queue, sizeof(queue), queues[q]);
@@ -373,7 +408,9 @@ void reconcile_print(const reconcile_report *r, int json, FILE *out)
  * with $1 the item, $2 the round, $3 the key:
  *   STOCK   the units its stock gave that orders hold, the cancelled or
  *           expired orders whose units it gave, and their units
- *   BUYERS  per buyer whose home it is: units held, units given back
+ *   BUYERS  per buyer whose home it is: units held, units given back, the
+ *           last unit numbered (an anonymous order, whose buyer is its own
+ *           id, counts nobody)
  *   MARKS   the cancelled or expired orders with a part of their return on
  *           it (lua/order_return.lua marks each part in its own keys) */
 #define HELD "status IN ('persisted', 'paid')"
@@ -383,9 +420,9 @@ static const char *const segment_sql[] = {
     "SELECT coalesce(sum(quantity) FILTER (WHERE " HELD "), 0), count(*) FILTER (WHERE " BACK
     "), coalesce(sum(quantity) FILTER (WHERE " BACK "), 0) " OF_ROUND
     "AND coalesce(segment_id, $1) = $3",
-    "SELECT user_id::text, coalesce(sum(quantity) FILTER (WHERE " HELD "), 0), "
-    "coalesce(sum(quantity) FILTER (WHERE " BACK "), 0) " OF_ROUND
-    "AND coalesce(home_id, $1) = $3 GROUP BY user_id",
+    "SELECT user_id, coalesce(sum(quantity) FILTER (WHERE " HELD "), 0), "
+    "coalesce(sum(quantity) FILTER (WHERE " BACK "), 0), max(first_unit + quantity - 1) " OF_ROUND
+    "AND coalesce(home_id, $1) = $3 AND user_id <> id GROUP BY user_id",
     "SELECT id::text, quantity " OF_ROUND "AND " BACK
     " AND $3 IN (coalesce(segment_id, $1), coalesce(home_id, $1))",
 };
@@ -400,6 +437,55 @@ static int64_t taken_from(const order *o)
 static int64_t counted_at(const order *o)
 {
     return o->home_id ? o->home_id : o->item_id;
+}
+
+/* A buyer's units of the round, as the reserve script counts them: held
+ * (the buyers hash) and given back (the given_back hash), the next order
+ * numbered after both (lua/reserve_batch.lua); last: the highest unit an
+ * order of theirs was numbered. */
+typedef struct buyer_units {
+    int64_t user, held, back, last;
+} buyer_units;
+
+static int by_user(const void *a, const void *b)
+{
+    int64_t x = ((const buyer_units *)a)->user, y = ((const buyer_units *)b)->user;
+    return (x > y) - (x < y);
+}
+
+/* The buyers counted on key: those of PostgreSQL's rows (BUYERS) and of the
+ * pending orders, one entry a buyer, sorted; *n of them, NULL when out of
+ * memory. */
+static buyer_units *buyers_of(const PGresult *rows, const reconcile_report *rep,
+                              const reconcile_item *it, int64_t key, size_t *n)
+{
+    size_t cap = (size_t)PQntuples(rows) + rep->nwaiting + 1, k = 0;
+    buyer_units *b = malloc(cap * sizeof(*b));
+    if (!b)
+        return NULL;
+    for (int i = 0; i < PQntuples(rows); i++)
+        b[k++] = (buyer_units){
+            strtoll(PQgetvalue(rows, i, 0), NULL, 10), strtoll(PQgetvalue(rows, i, 1), NULL, 10),
+            strtoll(PQgetvalue(rows, i, 2), NULL, 10), strtoll(PQgetvalue(rows, i, 3), NULL, 10)};
+    for (size_t i = 0; i < rep->nwaiting; i++) {
+        const order *o = &rep->waiting[i];
+        if (o->item_id == it->id && o->round == it->round && counted_at(o) == key &&
+            o->user_id != o->id)
+            b[k++] = (buyer_units){o->user_id, o->quantity, 0, o->first_unit + o->quantity - 1};
+    }
+    qsort(b, k, sizeof(*b), by_user);
+    size_t out = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (out > 0 && b[out - 1].user == b[i].user) {
+            b[out - 1].held += b[i].held;
+            b[out - 1].back += b[i].back;
+            b[out - 1].last = b[i].last > b[out - 1].last ? b[i].last : b[out - 1].last;
+        } else {
+            b[out++] = b[i];
+        }
+    }
+    *n = out;
+    return b;
 }
 
 /* Rewrites one segment's state, buyers and returns (the item's own keys for
@@ -425,6 +511,7 @@ static int rebuild_segment(redis_nodes *rn, PGconn *pg, const reconcile_report *
     snprintf(key_s, sizeof(key_s), "%" PRId64, key);
     const char *p[] = {id_s, round_s, key_s};
     PGresult *res[3] = {NULL, NULL, NULL};
+    buyer_units *by = NULL;
     int rc = -1;
     for (int q = 0; q < 3; q++) {
         res[q] = PQexecParams(pg, segment_sql[q], 3, NULL, p, NULL, NULL, 0);
@@ -432,6 +519,12 @@ static int rebuild_segment(redis_nodes *rn, PGconn *pg, const reconcile_report *
             snprintf(err, errlen, "postgresql: %s", PQerrorMessage(pg));
             goto done;
         }
+    }
+    size_t nbuyers = 0;
+    by = buyers_of(res[BUYERS], rep, it, key, &nbuyers);
+    if (!by) {
+        snprintf(err, errlen, "out of memory");
+        goto done;
     }
     redisContext *redis = redis_nodes_for_key(rn, state);
     if (!redis) {
@@ -460,23 +553,24 @@ static int rebuild_segment(redis_nodes *rn, PGconn *pg, const reconcile_report *
                        (long long)it->round, (long long)restocks, (long long)restocked,
                        (long long)settled, (long long)back, (long long)it->starts_ms,
                        (long long)it->ends_ms, it->per_buyer_limit, segments);
-    for (int i = 0; i < PQntuples(res[BUYERS]); i++) {
-        redisAppendCommand(redis, "HINCRBY %s %s %s", buyers, PQgetvalue(res[BUYERS], i, 0),
-                           PQgetvalue(res[BUYERS], i, 1));
-        redisAppendCommand(redis, "HINCRBY %s %s %s", given_back, PQgetvalue(res[BUYERS], i, 0),
-                           PQgetvalue(res[BUYERS], i, 2));
-        replies += 2;
+    /* A buyer's next order is numbered after every unit an order of theirs
+     * was: units given back are counted up to the last one numbered (a hold
+     * a crash left unreleased numbered one that no order holds). */
+    for (size_t i = 0; i < nbuyers; i++) {
+        int64_t after = by[i].last - by[i].held;
+        int64_t gave = by[i].back > after ? by[i].back : after;
+        redisAppendCommand(redis, "HSET %s %lld %lld", buyers, (long long)by[i].user,
+                           (long long)by[i].held);
+        replies++;
+        if (gave > 0) {
+            redisAppendCommand(redis, "HSET %s %lld %lld", given_back, (long long)by[i].user,
+                               (long long)gave);
+            replies++;
+        }
     }
     for (int i = 0; i < PQntuples(res[MARKS]); i++) {
         redisAppendCommand(redis, "HSET %s %s %s", returned, PQgetvalue(res[MARKS], i, 0),
                            PQgetvalue(res[MARKS], i, 1));
-        replies++;
-    }
-    for (size_t i = 0; i < rep->nwaiting; i++) {
-        const order *o = &rep->waiting[i];
-        if (o->item_id != it->id || o->round != it->round || counted_at(o) != key)
-            continue;
-        redisAppendCommand(redis, "HINCRBY %s %lld %d", buyers, (long long)o->user_id, o->quantity);
         replies++;
     }
     redisAppendCommand(redis, "EXEC");
@@ -506,11 +600,12 @@ static int rebuild_segment(redis_nodes *rn, PGconn *pg, const reconcile_report *
 done:
     for (int q = 0; q < 3; q++)
         PQclear(res[q]);
+    free(by);
     return rc;
 }
 
-/* Every segment of the item, its queue back in the registry first (for a
- * Redis that lost it). */
+/* Every segment of the item, their queues back in the registry first (for
+ * a Redis that lost it). */
 static int rebuild_item(redis_nodes *rn, PGconn *pg, const reconcile_report *rep,
                         const reconcile_item *it, char *err, size_t errlen)
 {
@@ -521,10 +616,20 @@ static int rebuild_item(redis_nodes *rn, PGconn *pg, const reconcile_report *rep
             return -1;
         }
     }
-    for (int j = 0; j < segments; j++)
-        if (rebuild_segment(rn, pg, rep, it, j, err, errlen) < 0)
-            return -1;
-    return 0;
+    /* Every segment from one snapshot of the orders: an order cancelled
+     * meanwhile is counted on each segment in the same state. */
+    PGresult *begin = PQexec(pg, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+    int began = PQresultStatus(begin) == PGRES_COMMAND_OK;
+    PQclear(begin);
+    if (!began) {
+        snprintf(err, errlen, "postgresql: %s", PQerrorMessage(pg));
+        return -1;
+    }
+    int rc = 0;
+    for (int j = 0; j < segments && rc == 0; j++)
+        rc = rebuild_segment(rn, pg, rep, it, j, err, errlen);
+    PQclear(PQexec(pg, rc == 0 ? "COMMIT" : "ROLLBACK"));
+    return rc;
 }
 
 int reconcile_rebuild(redis_nodes *rn, PGconn *pg, const reconcile_report *r, char *err,

@@ -68,8 +68,13 @@ void reconcile_print(const reconcile_report *r, int json, FILE *out);
  * initial, restocks, window and limit from PostgreSQL, remaining =
  * initial + restocked - persisted - pending, and each buyer's units of the
  * persisted and pending orders; for an item in segments, each segment's
- * share of these (keys.h). Run it with the sale
- * paused: a purchase landing between the read and the write is not seen.
+ * share of these (keys.h). A buyer's units given back are counted up to
+ * the last unit an order of theirs was numbered, so the next order never
+ * takes the number of one that holds units. Run it with the sale paused:
+ * a purchase landing between the read and the write is not seen, and its
+ * unit could be sold again. Stop the workers too: an order they persist or
+ * a return they make meanwhile leaves a unit counted twice as sold (never
+ * sold twice), until the next rebuild.
  * Returns the number of items rebuilt, or -1 with err set. */
 int reconcile_rebuild(redis_nodes *rn, PGconn *pg, const reconcile_report *r, char *err,
                       size_t errlen);
