@@ -93,6 +93,17 @@ if [[ ${SECKILL_REDIS_CLUSTER:-} == 1 ]]; then
     SECKILL_REDIS_CLUSTER=$(cluster_start "$dir")
     export SECKILL_REDIS_CLUSTER
 fi
+# PostgreSQL keeps the items of earlier runs, and Redis may not agree with it: a cluster is new at
+# every run, and the single Redis missed what a run on a cluster sold. Without their keys the
+# items would answer 404 to every buyer; with stale ones they would sell units twice. Redis is set
+# back from the orders, as an operator mends a Redis that lost its data, before any server sells.
+if ! rebuilt=$(build/seckill-admin reconcile --rebuild 2>&1); then
+    echo "$rebuilt" >&2
+    die "seckill-admin reconcile --rebuild could not set the items of earlier runs in Redis"
+fi
+rebuilt=$(sed -n 's/^rebuilt \([0-9]*\) item.*/\1/p' <<<"$rebuilt")
+[[ -z $rebuilt ]] || echo "reconcile: set back $rebuilt item(s) of earlier runs in Redis from" \
+    "PostgreSQL (seckill-admin reconcile --rebuild)"
 
 if [[ -z ${SECKILL_ADMIN_TOKEN:-} ]]; then
     SECKILL_ADMIN_TOKEN=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
