@@ -512,6 +512,23 @@ Test(orders, a_worker_killed_between_the_expiry_and_the_return_gives_the_units_b
     sale_free(&s);
 }
 
+/* The state, buyers, returns and units given back of every segment gone,
+ * as from a Redis that lost them (queues and pending hashes kept). */
+static void forget_segments(int64_t item, int segments)
+{
+    redisContext *c = harness_redis();
+    for (int j = 0; j < segments; j++) {
+        int64_t key = keys_segment(item, j, segments);
+        char keys[4][KEYS_MAX];
+        keys_item_state(keys[0], KEYS_MAX, key);
+        keys_item_buyers(keys[1], KEYS_MAX, key);
+        keys_item_returned(keys[2], KEYS_MAX, key);
+        keys_item_given_back(keys[3], KEYS_MAX, key);
+        freeReplyObject(redisCommand(c, "DEL %s %s %s %s", keys[0], keys[1], keys[2], keys[3]));
+    }
+    redisFree(c);
+}
+
 Test(orders, a_rebuild_of_a_redis_that_forgot_keeps_given_back_units_given_back)
 {
     enum { STOCK = 20, BOUGHT = 10, CANCELLED = 4 };
@@ -533,12 +550,7 @@ Test(orders, a_rebuild_of_a_redis_that_forgot_keeps_given_back_units_given_back)
     cr_assert_eq(version_before, CANCELLED, "one return call an order here");
 
     /* Redis forgot the item: everything of it is gone. */
-    char keys[4][KEYS_MAX];
-    keys_item_state(keys[0], KEYS_MAX, item);
-    keys_item_buyers(keys[1], KEYS_MAX, item);
-    keys_item_returned(keys[2], KEYS_MAX, item);
-    keys_item_given_back(keys[3], KEYS_MAX, item);
-    freeReplyObject(redisCommand(c, "DEL %s %s %s %s", keys[0], keys[1], keys[2], keys[3]));
+    forget_segments(item, 1);
     char *rebuild[] = {"reconcile", "--rebuild", NULL};
     cr_assert_eq(harness_admin(rebuild, resp, sizeof(resp)), 0, "%s", resp);
     char *check[] = {"reconcile", NULL};
@@ -650,15 +662,8 @@ Test(orders, a_rebuild_sets_every_segment_of_a_split_item_back)
     cr_assert_eq(total, ADD + 2 * CANCELLED);
 
     /* Redis forgot the item: every key of every segment is gone. */
+    forget_segments(item, SEGMENTS);
     redisContext *c = harness_redis();
-    for (int j = 0; j < SEGMENTS; j++) {
-        char keys[4][KEYS_MAX];
-        keys_item_state(keys[0], KEYS_MAX, key[j]);
-        keys_item_buyers(keys[1], KEYS_MAX, key[j]);
-        keys_item_returned(keys[2], KEYS_MAX, key[j]);
-        keys_item_given_back(keys[3], KEYS_MAX, key[j]);
-        freeReplyObject(redisCommand(c, "DEL %s %s %s %s", keys[0], keys[1], keys[2], keys[3]));
-    }
     char *check[] = {"reconcile", NULL};
     cr_assert_neq(harness_admin(check, resp, sizeof(resp)), 0, "the loss is seen:\n%s", resp);
     char *rebuild[] = {"reconcile", "--rebuild", NULL};
@@ -718,23 +723,6 @@ static int buy_units(int64_t item, int64_t user, int quantity, char *resp, size_
     snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/purchase", item);
     snprintf(body, sizeof(body), "{\"user_id\":\"%" PRId64 "\",\"quantity\":%d}", user, quantity);
     return call("POST", path, NULL, body, resp, cap);
-}
-
-/* The state, buyers, returns and units given back of every segment gone,
- * as from a Redis that lost them (queues and pending hashes kept). */
-static void forget_segments(int64_t item, int segments)
-{
-    redisContext *c = harness_redis();
-    for (int j = 0; j < segments; j++) {
-        int64_t key = keys_segment(item, j, segments);
-        char keys[4][KEYS_MAX];
-        keys_item_state(keys[0], KEYS_MAX, key);
-        keys_item_buyers(keys[1], KEYS_MAX, key);
-        keys_item_returned(keys[2], KEYS_MAX, key);
-        keys_item_given_back(keys[3], KEYS_MAX, key);
-        freeReplyObject(redisCommand(c, "DEL %s %s %s %s", keys[0], keys[1], keys[2], keys[3]));
-    }
-    redisFree(c);
 }
 
 Test(orders, a_rebuild_numbers_a_buyers_next_units_after_the_last_and_keeps_pending_orders)
