@@ -13,7 +13,8 @@
 -- KEYS[3] the item's order queue                     (seckill:{item:N}:queue)
 -- KEYS[4] its orders accepted and not yet persisted  (seckill:{item:N}:pending)
 -- KEYS[5] units the buyers gave back this round      ({item:N}:given_back)
---         {user_id -> units of their cancelled and expired orders}
+--         {user_id -> units of their cancelled and expired orders, and of
+--          their released holds}
 -- ARGV[1] item id, ARGV[2] the most orders KEYS[4] may hold (0: no bound),
 -- ARGV[3] the key id of these keys (keys.h: the item id, or one of its
 -- segments'), then four per buyer i, from ARGV[4 + 4 * (i - 1)]: user id,
@@ -26,7 +27,10 @@
 --       for them on the other segments
 --   t<first_unit>:<home key id>  take the units for a buyer held at home:
 --       no limit here, the order numbered as home said
---   r   release a hold the other segments could not fill
+--   r   release a hold the other segments could not fill: the units leave
+--       the buyer's count, and join those given back (KEYS[5]), so that
+--       their numbers are never handed out again (an order the same buyer
+--       placed while the hold stood is numbered after them)
 --
 -- Returns seven entries about the item, then three per buyer:
 --   {now_ms, round, changes, starts_ms, ends_ms, per_buyer_limit, segments,
@@ -166,6 +170,8 @@ for i = 1, n do
     elseif kind == 'r' then
         have = math.max(units_of(user) - quantity, 0)
         count(user, have)
+        redis.call('HINCRBY', KEYS[5], user, quantity)
+        any_given_back = true
         outcome = 'released'
     elseif kind == '0' and segments > 1 then
         outcome = 'segmented'

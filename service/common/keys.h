@@ -41,8 +41,9 @@ int keys_item_buyers(char *buf, size_t len, int64_t item);
  * whose units went back on sale (lua/order_return.lua): the return of an
  * order happens once whoever retries it. */
 int keys_item_returned(char *buf, size_t len, int64_t item);
-/* Hash {user_id -> units} the buyer gave back this round: the buyer's next
- * order numbers its units after every unit the buyer ever held. */
+/* Hash {user_id -> units} the buyer gave back this round (returned orders,
+ * released holds): the buyer's next order numbers its units after every
+ * unit the buyer ever held. */
 int keys_item_given_back(char *buf, size_t len, int64_t item);
 /* The item's order queue, that the reserve script pushes to and workers
  * move from. */

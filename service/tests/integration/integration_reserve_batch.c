@@ -642,3 +642,54 @@ Test(reserve_batch, a_segmented_item_holds_at_home_takes_elsewhere_and_releases_
     cr_assert_eq(a[0].outcome, RESERVE_RELEASED);
     cr_assert_eq(buyer_units(home, 8), 0, "the hold is given back");
 }
+
+Test(reserve_batch, a_released_hold_keeps_its_unit_numbers_so_no_two_orders_share_one)
+{
+    /* Two segments of a unit each, a limit of 3. Buyer 9 asks for 2 and
+     * for 1 in one batch at home: the 2 are held (units 1-2), the 1 is
+     * sold there (unit 3). The 2 cannot be taken elsewhere and the hold is
+     * released; the buyer's next order must not be numbered 2 or 3 again,
+     * or one of two live orders starting at unit 3 would be dropped by
+     * PostgreSQL's orders_units_once. */
+    int64_t home = keys_segment(ITEM, keys_segment_home(9, 2), 2);
+    int64_t other = keys_segment(ITEM, 1 - keys_segment_home(9, 2), 2);
+    harness_item_round(redis, &sc, home, 1, 9, 0, 0, 3);
+    harness_item_round(redis, &sc, other, 1, 9, 0, 0, 3);
+    for (int j = 0; j < 2; j++) {
+        char state[KEYS_MAX];
+        keys_item_state(state, sizeof(state), j ? other : home);
+        freeReplyObject(redisCommand(redis, "HSET %s segments 2", state));
+    }
+    reserve_answer a[2];
+    const int64_t u9[] = {9, 9};
+    const char *hh[] = {"h", "h"};
+    const int two_one[] = {2, 1}, two[] = {2}, one[] = {1};
+    call_modes(ITEM, home, 2, u9, hh, two_one, 600, a, NULL);
+    cr_assert_eq(a[0].outcome, RESERVE_HELD);
+    cr_assert_eq(a[0].first_unit, 1);
+    cr_assert_eq(a[1].outcome, RESERVE_QUEUED);
+    order o;
+    newest_order(home, &o);
+    cr_assert_eq(o.first_unit, 3);
+
+    char take[RESERVE_MODE_MAX];
+    snprintf(take, sizeof(take), "t1:%lld", (long long)home);
+    const char *t[] = {take}, *r[] = {"r"}, *h[] = {"h"};
+    call_modes(ITEM, other, 1, u9, t, two, 600, a, NULL);
+    cr_assert_eq(a[0].outcome, RESERVE_INSUFFICIENT_STOCK);
+    call_modes(ITEM, home, 1, u9, r, two, 600, a, NULL);
+    cr_assert_eq(a[0].outcome, RESERVE_RELEASED);
+    cr_assert_eq(buyer_units(home, 9), 1, "the unit sold at home still counts");
+
+    call_modes(ITEM, home, 1, u9, h, one, 601, a, NULL);
+    cr_assert_eq(a[0].outcome, RESERVE_HELD, "home is empty");
+    cr_assert_eq(a[0].first_unit, 4, "numbered after every unit handed out, held ones too");
+    snprintf(take, sizeof(take), "t%lld:%lld", (long long)a[0].first_unit, (long long)home);
+    call_modes(ITEM, other, 1, u9, t, one, 601, a, NULL);
+    cr_assert_eq(a[0].outcome, RESERVE_QUEUED);
+    newest_order(other, &o);
+    cr_assert_eq(o.first_unit, 4);
+    call_modes(ITEM, home, 1, u9, h, one, 602, a, NULL);
+    cr_assert_eq(a[0].outcome, RESERVE_HELD, "the limit leaves room for a third unit");
+    cr_assert_eq(a[0].first_unit, 5);
+}
