@@ -40,8 +40,9 @@ static const struct {
     [SK_ORDER_FINAL] = {409, "final",
                         "the item has no payment step: its orders are final once persisted"},
     [SK_UNCONFIRMED] = {503, "unconfirmed",
-                        "the reservation was made but no Redis replica confirmed it in time; the "
-                        "order may still go through: read it by its order_id"},
+                        "the reservation may have been made but was not confirmed (no Redis "
+                        "replica held it in time, or the connection to Redis was lost before its "
+                        "answer); the order may still go through: read it by its order_id"},
     [SK_NOT_CONFIGURED] = {503, "not_configured",
                            "this strategy's servers are not configured (zookeeper_lock: set "
                            "zookeeper_servers, ZooKeeper's host:port)"},

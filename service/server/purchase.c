@@ -194,7 +194,10 @@ static void route(batcher *bt, purchase *p, const reserve_item *it, const reserv
                   int confirmed)
 {
     segment_step step;
-    segment_route_next(&p->route, ans->outcome, ans->remaining, ans->first_unit, &step);
+    if (ans->outcome == RESERVE_HELD && !confirmed)
+        segment_route_abandon(&p->route, &step);
+    else
+        segment_route_next(&p->route, ans->outcome, ans->remaining, ans->first_unit, &step);
     if (!step.answer) {
         if (batcher_add(bt, p, p->keys[step.segment], step.mode) < 0)
             fail(p);
@@ -243,18 +246,19 @@ static void on_wait_reply(redisAsyncContext *ac, void *reply, void *privdata)
     batch_settle(b, confirmed);
 }
 
-/* With reserve_wait_replicas, a batch that queued orders is answered only
- * once that many replicas hold its writes: WAIT on the same connection, just
- * after the script (Redis answers it when the replicas acknowledged the
- * connection's writes so far, or at the timeout). Returns 1 when it was
- * sent. */
+/* With reserve_wait_replicas, a batch that queued orders or held units is
+ * answered only once that many replicas hold its writes: WAIT on the same
+ * connection, just after the script (Redis answers it when the replicas
+ * acknowledged the connection's writes so far, or at the timeout). A hold
+ * too: a take confirmed on another master must not outlive the hold that
+ * counts it against the limit. Returns 1 when it was sent. */
 static int wait_replicas(batch *b, redisAsyncContext *ac)
 {
     const config *cfg = b->owner->a->cfg;
-    int queued = 0;
-    for (int i = 0; i < b->call.n && !queued; i++)
-        queued = b->ans[i].outcome == RESERVE_QUEUED;
-    if (cfg->reserve_wait_replicas == 0 || !queued)
+    int wrote = 0;
+    for (int i = 0; i < b->call.n && !wrote; i++)
+        wrote = b->ans[i].outcome == RESERVE_QUEUED || b->ans[i].outcome == RESERVE_HELD;
+    if (cfg->reserve_wait_replicas == 0 || !wrote)
         return 0;
     char want[12], timeout[12];
     snprintf(want, sizeof(want), "%d", cfg->reserve_wait_replicas);
@@ -269,6 +273,24 @@ static void batch_fail(batch *b)
 {
     for (int i = 0; i < b->call.n; i++)
         fail(b->p[i]);
+    free(b);
+}
+
+/* The connection went with the batch's answer: the script may have run, and
+ * its orders be on their way to PostgreSQL. A buyer whose step could queue
+ * an order hears 503 unconfirmed with its order id, not that nothing was
+ * sold; one whose hold was being given back bought nothing. */
+static void batch_lost(batch *b)
+{
+    for (int i = 0; i < b->call.n; i++) {
+        purchase *p = b->p[i];
+        if (p->keys && p->route.stage == SEGMENT_RELEASE) {
+            fail(p);
+        } else {
+            metrics_backend_error(p->a->metrics, METRICS_REDIS);
+            unconfirmed(p);
+        }
+    }
     free(b);
 }
 
@@ -337,9 +359,12 @@ static void on_batch_reply(redisAsyncContext *ac, void *reply, void *privdata)
             batch_fail(b);
         return;
     }
-    if (!r || r->type == REDIS_REPLY_ERROR) {
-        if (r)
-            log_msg(LOG_ERROR, "purchase", "reserve_batch: %s", r->str);
+    if (!r) {
+        batch_lost(b);
+        return;
+    }
+    if (r->type == REDIS_REPLY_ERROR) {
+        log_msg(LOG_ERROR, "purchase", "reserve_batch: %s", r->str);
         batch_fail(b);
         return;
     }

@@ -112,3 +112,10 @@ void segment_route_next(segment_route *r, reserve_outcome got, int64_t remaining
     }
     answer(step, RESERVE_BAD_REPLY);
 }
+
+void segment_route_abandon(segment_route *r, segment_step *step)
+{
+    r->stage = SEGMENT_TAKE;
+    r->refusal = RESERVE_BAD_REPLY;
+    give_up(r, step);
+}

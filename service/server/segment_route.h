@@ -65,4 +65,10 @@ void segment_route_start(segment_route *r, const int64_t *keys, int segments, in
 void segment_route_next(segment_route *r, reserve_outcome got, int64_t remaining,
                         int64_t first_unit, segment_step *step);
 
+/* Instead of the step segment_route_next would take after a hold: the
+ * hold given back at home and the buyer answered RESERVE_BAD_REPLY (503),
+ * for a hold no replica confirmed (reserve_wait_replicas): a take on
+ * another master must not outlive a hold its own master may lose. */
+void segment_route_abandon(segment_route *r, segment_step *step);
+
 #endif

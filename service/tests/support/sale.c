@@ -65,6 +65,8 @@ static void on_purchase(void *ctx, size_t index, int status, const char *body, s
         s->queue_full++;
     } else if (status == 503) {
         s->unavailable++;
+        if (id && strstr(body, "\"unconfirmed\"") && s->nunconfirmed < s->room)
+            s->unconfirmed[s->nunconfirmed++] = strtoll(id + 12, NULL, 10);
     } else if (status != 0) {
         s->other++;
     }
@@ -78,7 +80,8 @@ void sale_init(sale *s, int port, int64_t item, size_t buyers, size_t connection
     s->first_user = first_user;
     s->room = max_accepted;
     s->accepted = calloc(max_accepted ? max_accepted : 1, sizeof(int64_t));
-    cr_assert_not_null(s->accepted);
+    s->unconfirmed = calloc(max_accepted ? max_accepted : 1, sizeof(int64_t));
+    cr_assert(s->accepted && s->unconfirmed);
     s->spec = (blast_spec){.port = port,
                            .connections = connections,
                            .requests = buyers,
@@ -91,7 +94,8 @@ void sale_init(sale *s, int port, int64_t item, size_t buyers, size_t connection
 void sale_free(sale *s)
 {
     free(s->accepted);
-    s->accepted = NULL;
+    free(s->unconfirmed);
+    s->accepted = s->unconfirmed = NULL;
 }
 
 int sale_run(sale *s)
@@ -179,6 +183,31 @@ static int cmp_id(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);
+}
+
+static int answered(const int64_t *ids, size_t n, int64_t id)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] == id)
+            return 1;
+    return 0;
+}
+
+void sale_assert_orders_were_answered(const sale *s, PGconn *pg)
+{
+    char sql[160];
+    snprintf(sql, sizeof(sql), "SELECT id FROM orders WHERE item_id = %" PRId64, s->item);
+    PGresult *rows = PQexec(pg, sql);
+    cr_assert_eq(PQresultStatus(rows), PGRES_TUPLES_OK, "%s", PQerrorMessage(pg));
+    for (int i = 0; i < PQntuples(rows); i++) {
+        int64_t id = strtoll(PQgetvalue(rows, i, 0), NULL, 10);
+        cr_assert(answered(s->accepted, s->naccepted, id) ||
+                      answered(s->unconfirmed, s->nunconfirmed, id),
+                  "order %" PRId64 " is in PostgreSQL, its buyer heard neither 202 nor 503 "
+                  "unconfirmed with its id",
+                  id);
+    }
+    PQclear(rows);
 }
 
 void sale_assert_exactly_persisted(sale *s, PGconn *pg)

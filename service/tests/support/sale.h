@@ -26,11 +26,13 @@ typedef struct sale {
     size_t first_user; /* request i buys for user first_user + i */
     int64_t *accepted; /* order ids answered 202, over every run of this sale */
     size_t naccepted;
-    size_t room;        /* of accepted */
-    size_t sold_out;    /* answered 409 sold_out */
-    size_t queue_full;  /* answered 503 queue_full */
-    size_t unavailable; /* answered 503 otherwise */
-    size_t other;       /* any other answer */
+    size_t room;          /* of accepted */
+    size_t sold_out;      /* answered 409 sold_out */
+    size_t queue_full;    /* answered 503 queue_full */
+    size_t unavailable;   /* answered 503 otherwise */
+    int64_t *unconfirmed; /* order ids answered 503 unconfirmed (room of them) */
+    size_t nunconfirmed;
+    size_t other; /* any other answer */
     blast_spec spec;
     blast_result result; /* of the last run */
     pthread_t thread;
@@ -61,6 +63,11 @@ void sale_wait_drained(int timeout_ms);
 /* Asserts that every order answered 202 is in PostgreSQL exactly once and
  * that no buyer holds two units of the item (in orders persisted or paid). */
 void sale_assert_persisted(const sale *s, PGconn *pg);
+
+/* Every order of the item in PostgreSQL was answered 202 or 503
+ * unconfirmed with its id: no buyer was told nothing was sold and got an
+ * order. */
+void sale_assert_orders_were_answered(const sale *s, PGconn *pg);
 
 /* Stronger: the item's orders in PostgreSQL are exactly the orders answered
  * 202 (same set), and no buyer holds two. Sorts s->accepted. */

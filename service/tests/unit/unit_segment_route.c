@@ -141,3 +141,20 @@ Test(segment_route, an_anonymous_buyer_tries_the_segments_in_turn_and_holds_noth
     cr_assert(st.answer, "every segment flagged: answered at once");
     cr_assert_eq(st.outcome, RESERVE_SOLD_OUT);
 }
+
+Test(segment_route, a_hold_no_replica_confirmed_is_given_back_and_the_buyer_hears_503)
+{
+    memset(flagged, 0, sizeof(flagged));
+    segment_route r;
+    segment_step st;
+    segment_route_start(&r, keys, 4, buyer_at_home(1), 0, sold_out, NULL, &st);
+    cr_assert_str_eq(st.mode, "h");
+    /* Held at home, but the WAIT after it saw no replica. */
+    segment_route_abandon(&r, &st);
+    cr_assert(!st.answer, "the hold goes back first");
+    cr_assert_eq(st.segment, 1);
+    cr_assert_str_eq(st.mode, "r");
+    segment_route_next(&r, RESERVE_RELEASED, 0, 0, &st);
+    cr_assert(st.answer);
+    cr_assert_eq(st.outcome, RESERVE_BAD_REPLY, "503: nothing sold, try again");
+}
