@@ -12,8 +12,9 @@
 #include "log.h"
 #include "redis_cluster.h"
 
-/* How long a command told TRYAGAIN (its keys split by a slot migration)
- * waits before it is sent again; the attempt's bound caps the retries. */
+/* How long a command told TRYAGAIN (a slot migrating, some of its keys not
+ * on this node) waits before it is sent again: 50 ms, doubled each time, so
+ * that the attempt's bound of retries waits out a move of about 1.5 s. */
 #define TRYAGAIN_PAUSE_MS 50
 
 /* A node and its connection (NULL until needed, or after it broke). */
@@ -266,7 +267,8 @@ static redisReply *settle(redis_nodes *rn, size_t i, redisReply *r, const comman
             break;
         freeReplyObject(r);
         if (act == REDIS_CLUSTER_RETRY_LATER) {
-            pause_ms(TRYAGAIN_PAUSE_MS); /* to the same node, ASKING again if it was asked */
+            /* To the same node, ASKING again if it was asked. */
+            pause_ms(TRYAGAIN_PAUSE_MS << (a.redirects - 1 < 4 ? a.redirects - 1 : 4));
         } else {
             int to = node_add(rn, &next);
             if (to < 0)

@@ -297,9 +297,14 @@ static void batch_lost(batch *b)
 static int batch_send(batch *b);
 static int batch_send_on(batch *b, redisAsyncContext *ac, int asking);
 
-/* A pause before a command is sent again after TRYAGAIN (the keys of its
- * slot half moved by a reshard) or a redirect to a node not yet connected. */
+/* The pause before a command is sent again after TRYAGAIN or a redirect to
+ * a node not yet connected: 10 ms, doubling to 160 ms. TRYAGAIN lasts as
+ * long as the slot migrates, not only while its keys are split: the script
+ * names keys that often do not exist (an empty queue, no units given back),
+ * and a migrating slot answers TRYAGAIN to a command some of whose keys are
+ * missing. With the bound below, a batch waits out a move of about 2 s. */
 #define PURCHASE_RETRY_PAUSE_MS 10
+#define PURCHASE_RETRY_PAUSE_MAX_MS 160
 
 /* The bound of MOVED, ASK and TRYAGAIN a batch follows: a reshard moves an
  * item's few keys in one MIGRATE, so this leaves room for a failover's
@@ -335,7 +340,10 @@ static int followed(batch *b, const redisAsyncContext *ac, const redisReply *r)
     else if (act == REDIS_CLUSTER_RETRY && next)
         sent = batch_send_on(b, next, 0);
     else {
-        struct timeval pause = {0, PURCHASE_RETRY_PAUSE_MS * 1000};
+        int ms = PURCHASE_RETRY_PAUSE_MS;
+        for (int k = 1; k < b->attempt.redirects && ms < PURCHASE_RETRY_PAUSE_MAX_MS; k++)
+            ms *= 2;
+        struct timeval pause = {0, ms * 1000};
         sent = event_base_once(redis_conn_base(b->owner->conn), -1, EV_TIMEOUT, on_retry_timer, b,
                                &pause);
     }

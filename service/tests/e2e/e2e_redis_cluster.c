@@ -352,8 +352,9 @@ Test(redis_cluster, a_slot_resharded_mid_sale_loses_no_request_and_sells_exactly
     char state[KEYS_MAX];
     keys_item_state(state, sizeof(state), item);
     harness_sleep_ms(100); /* buyers are coming */
-    /* One key a step, 20 ms apart: for about 150 ms the slot is half moved. */
-    harness_cluster_move_slot(slot, &to, 1, 20);
+    /* One key a step, 80 ms apart: the slot migrates for about half a
+     * second, and every batch meanwhile is told TRYAGAIN or ASK. */
+    harness_cluster_move_slot(slot, &to, 1, 80);
     sale_join(&s);
     cr_expect_eq(s.naccepted, STOCK, "answered 202: %zu", s.naccepted);
     cr_expect_eq(s.other + s.unavailable + s.queue_full, 0,
