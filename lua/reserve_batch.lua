@@ -21,6 +21,9 @@
 -- order id, mode, quantity. The mode:
 --   0   a buyer counted here (an item of one segment)
 --   1   an anonymous buyer (its order id stands for it; nobody is counted)
+--       of an item of one segment
+--   a   an anonymous buyer of a segmented item, sent here by a server that
+--       knows the segments: the same as 1
 --   h   a buyer of a segmented item whose home segment this is: counted
 --       here, and when this segment cannot supply the quantity the units
 --       are held against the limit (outcome held) while the server looks
@@ -43,10 +46,10 @@
 -- units plus the quantity would pass the limit), insufficient_stock (fewer
 -- remain than the quantity: no partial fills), queue_full (KEYS[4] holds
 -- ARGV[2] orders: PostgreSQL is behind), unknown_item, held (bought is then
--- the held order's first unit), released, or segmented (mode 0 on an item
--- of several segments: the server did not know; nothing done). remaining is
--- the stock of these keys after the buyer, bought the buyer's units of the
--- round after it (0 for modes 1 and t).
+-- the held order's first unit), released, or segmented (mode 0 or 1 on an
+-- item of several segments: the server did not know; nothing done).
+-- remaining is the stock of these keys after the buyer, bought the buyer's
+-- units of the round after it (0 for modes 1, a and t).
 --
 -- An order's acceptance time is now_ms, and first_unit numbers its units
 -- among the buyer's of the round (1 for the first), counting the units the
@@ -173,10 +176,10 @@ for i = 1, n do
         redis.call('HINCRBY', KEYS[5], user, quantity)
         any_given_back = true
         outcome = 'released'
-    elseif kind == '0' and segments > 1 then
+    elseif (kind == '0' or kind == '1') and segments > 1 then
         outcome = 'segmented'
     else
-        local anonymous = kind == '1'
+        local anonymous = kind == '1' or kind == 'a'
         if not anonymous then
             have = units_of(user)
         end

@@ -59,7 +59,7 @@ int reserve_batch_add(reserve_batch *b, int64_t user, int anonymous, int64_t ord
                       int quantity);
 
 /* Adds a buyer of a segmented item with one of the script's modes ("h", "r",
- * "1", or "t<first unit>:<home key id>"; lua/reserve_batch.lua). Returns the
+ * "a", or "t<first unit>:<home key id>"; lua/reserve_batch.lua). Returns the
  * index, or -1 when the batch is full. */
 int reserve_batch_add_mode(reserve_batch *b, int64_t buyer, int64_t order_id, int quantity,
                            const char *mode);

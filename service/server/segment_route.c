@@ -38,7 +38,7 @@ static void move_on(segment_route *r, segment_step *step)
         if (r->sold_out && r->sold_out(r->ctx, r->keys[j]))
             continue;
         if (r->stage == SEGMENT_ANON) {
-            send(step, j, "1");
+            send(step, j, "a");
         } else {
             char mode[RESERVE_MODE_MAX];
             snprintf(mode, sizeof(mode), "t%" PRId64 ":%" PRId64, r->first_unit, r->keys[r->home]);

@@ -26,7 +26,7 @@ typedef enum segment_stage {
     SEGMENT_HOME,    /* at home, counted there ("h") */
     SEGMENT_TAKE,    /* held at home, taking elsewhere ("t") */
     SEGMENT_RELEASE, /* giving the hold back ("r") */
-    SEGMENT_ANON     /* an anonymous buyer, segment after segment ("1") */
+    SEGMENT_ANON     /* an anonymous buyer, segment after segment ("a") */
 } segment_stage;
 
 /* Says whether the segment of key id key is known sold out (skipped). */

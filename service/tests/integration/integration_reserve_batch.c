@@ -693,3 +693,29 @@ Test(reserve_batch, a_released_hold_keeps_its_unit_numbers_so_no_two_orders_shar
     cr_assert_eq(a[0].outcome, RESERVE_HELD, "the limit leaves room for a third unit");
     cr_assert_eq(a[0].first_unit, 5);
 }
+
+Test(reserve_batch, an_anonymous_buyer_sent_as_one_to_a_split_item_is_told_it_is_split)
+{
+    /* A server that does not know the item is split yet sends an anonymous
+     * buyer to segment 0 as "1": told segmented, nothing taken, rather than
+     * sold out by a segment 0 that has nothing left while the other has. */
+    int64_t other = keys_segment(ITEM, 1, 2);
+    harness_item_round(redis, &sc, ITEM, 0, 9, 0, 0, 1);
+    harness_item_round(redis, &sc, other, 1, 9, 0, 0, 1);
+    for (int j = 0; j < 2; j++) {
+        char state[KEYS_MAX];
+        keys_item_state(state, sizeof(state), j ? other : ITEM);
+        freeReplyObject(redisCommand(redis, "HSET %s segments 2", state));
+    }
+    reserve_answer a[1];
+    reserve_item it;
+    const int64_t anon[] = {700};
+    const char *one[] = {"1"}, *routed[] = {"a"};
+    call_modes(ITEM, ITEM, 1, anon, one, NULL, 700, a, &it);
+    cr_assert_eq(a[0].outcome, RESERVE_SEGMENTED);
+    cr_assert_eq(it.segments, 2);
+    call_modes(ITEM, other, 1, anon, routed, NULL, 700, a, NULL);
+    cr_assert_eq(a[0].outcome, RESERVE_QUEUED, "routed by a server that knows: sold there");
+    cr_assert_eq(a[0].remaining, 0);
+    cr_assert_eq(buyer_units(other, 700), 0, "an anonymous buyer is counted nowhere");
+}
