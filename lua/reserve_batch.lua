@@ -28,9 +28,12 @@
 --       here, and when this segment cannot supply the quantity the units
 --       are held against the limit (outcome held) while the server looks
 --       for them on the other segments
---   t<first_unit>:<home key id>  take the units for a buyer held at home:
---       no limit here, the order numbered as home said
---   r   release a hold the other segments could not fill: the units leave
+--   t<first_unit>:<home key id>:<round>  take the units for a buyer held
+--       at home in that round: no limit here, the order numbered as home
+--       said; a hold of another round (a reset between) takes nothing and
+--       is answered sold_out
+--   r<round>  release a hold of that round the other segments could not
+--       fill (one of another round changes nothing): the units leave
 --       the buyer's count, and join those given back (KEYS[5]), so that
 --       their numbers are never handed out again (an order the same buyer
 --       placed while the hold stood is numbered after them)
@@ -164,17 +167,22 @@ for i = 1, n do
     local have = 0
     local outcome
     if kind == 't' then
-        local first, home = string.match(mode, '^t(%d+):(%d+)$')
+        local first, home, held = string.match(mode, '^t(%d+):(%d+):(%d+)$')
         outcome = refusal(quantity)
+        if not outcome and tonumber(held) ~= round then
+            outcome = 'sold_out'
+        end
         if not outcome then
             take(user, order_id, quantity, tonumber(first), home)
             outcome = 'queued'
         end
     elseif kind == 'r' then
-        have = math.max(units_of(user) - quantity, 0)
-        count(user, have)
-        redis.call('HINCRBY', KEYS[5], user, quantity)
-        any_given_back = true
+        if tonumber(string.sub(mode, 2)) == round then
+            have = math.max(units_of(user) - quantity, 0)
+            count(user, have)
+            redis.call('HINCRBY', KEYS[5], user, quantity)
+            any_given_back = true
+        end
         outcome = 'released'
     elseif (kind == '0' or kind == '1') and segments > 1 then
         outcome = 'segmented'

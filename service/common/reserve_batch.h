@@ -19,8 +19,9 @@
  * configured batch size is at most this. */
 #define RESERVE_BATCH_MAX 64
 
-/* The longest mode of a buyer (lua/reserve_batch.lua): "t<unit>:<key id>". */
-#define RESERVE_MODE_MAX 48
+/* The longest mode of a buyer (lua/reserve_batch.lua):
+ * "t<unit>:<key id>:<round>", three 64-bit integers. */
+#define RESERVE_MODE_MAX 64
 
 typedef struct reserve_batch_buyer {
     char user_s[24], order_s[24], quantity_s[12];
@@ -58,9 +59,9 @@ void reserve_batch_init_segment(reserve_batch *b, int64_t item, int64_t key_id, 
 int reserve_batch_add(reserve_batch *b, int64_t user, int anonymous, int64_t order_id,
                       int quantity);
 
-/* Adds a buyer of a segmented item with one of the script's modes ("h", "r",
- * "a", or "t<first unit>:<home key id>"; lua/reserve_batch.lua). Returns the
- * index, or -1 when the batch is full. */
+/* Adds a buyer of a segmented item with one of the script's modes ("h",
+ * "r<round>", "a" or "t<first unit>:<home key id>:<round>";
+ * lua/reserve_batch.lua). Returns the index, or -1 when the batch is full. */
 int reserve_batch_add_mode(reserve_batch *b, int64_t buyer, int64_t order_id, int quantity,
                            const char *mode);
 

@@ -195,9 +195,10 @@ static void route(batcher *bt, purchase *p, const reserve_item *it, const reserv
 {
     segment_step step;
     if (ans->outcome == RESERVE_HELD && !confirmed)
-        segment_route_abandon(&p->route, &step);
+        segment_route_abandon(&p->route, it->round, &step);
     else
-        segment_route_next(&p->route, ans->outcome, ans->remaining, ans->first_unit, &step);
+        segment_route_next(&p->route, ans->outcome, ans->remaining, ans->first_unit, it->round,
+                           &step);
     if (!step.answer) {
         if (batcher_add(bt, p, p->keys[step.segment], step.mode) < 0)
             fail(p);

@@ -26,8 +26,10 @@ static void give_up(segment_route *r, segment_step *step)
         answer(step, r->refusal);
         return;
     }
+    char mode[RESERVE_MODE_MAX];
+    snprintf(mode, sizeof(mode), "r%" PRId64, r->round);
     r->stage = SEGMENT_RELEASE;
-    send(step, r->home, "r");
+    send(step, r->home, mode);
 }
 
 /* Sends the buyer to the next segment not known sold out, or gives up. */
@@ -41,7 +43,8 @@ static void move_on(segment_route *r, segment_step *step)
             send(step, j, "a");
         } else {
             char mode[RESERVE_MODE_MAX];
-            snprintf(mode, sizeof(mode), "t%" PRId64 ":%" PRId64, r->first_unit, r->keys[r->home]);
+            snprintf(mode, sizeof(mode), "t%" PRId64 ":%" PRId64 ":%" PRId64, r->first_unit,
+                     r->keys[r->home], r->round);
             send(step, j, mode);
         }
         return;
@@ -77,7 +80,7 @@ static void note_refusal(segment_route *r, reserve_outcome got)
 }
 
 void segment_route_next(segment_route *r, reserve_outcome got, int64_t remaining,
-                        int64_t first_unit, segment_step *step)
+                        int64_t first_unit, int64_t round, segment_step *step)
 {
     switch (r->stage) {
     case SEGMENT_HOME:
@@ -86,6 +89,7 @@ void segment_route_next(segment_route *r, reserve_outcome got, int64_t remaining
             return;
         }
         r->first_unit = first_unit;
+        r->round = round;
         note_refusal(r, remaining > 0 ? RESERVE_INSUFFICIENT_STOCK : RESERVE_SOLD_OUT);
         r->stage = SEGMENT_TAKE;
         move_on(r, step);
@@ -113,9 +117,10 @@ void segment_route_next(segment_route *r, reserve_outcome got, int64_t remaining
     answer(step, RESERVE_BAD_REPLY);
 }
 
-void segment_route_abandon(segment_route *r, segment_step *step)
+void segment_route_abandon(segment_route *r, int64_t round, segment_step *step)
 {
     r->stage = SEGMENT_TAKE;
+    r->round = round;
     r->refusal = RESERVE_BAD_REPLY;
     give_up(r, step);
 }

@@ -5,8 +5,10 @@
  * against the limit and the purchase moves on to the other segments, one at
  * a time (mode "t": take the units for a buyer held at home), skipping those
  * known sold out. When none can supply them the hold is given back (mode
- * "r") and the buyer hears why. An anonymous buyer is counted nowhere: the
- * purchase just tries the segments in turn.
+ * "r") and the buyer hears why. A take and a release name the hold's round:
+ * a reset that reached a segment meanwhile makes them change nothing. An
+ * anonymous buyer is counted nowhere: the purchase just tries the segments
+ * in turn (mode "a").
  *
  * A hold is never left behind by a refusal. A crash or a failed Redis call
  * between the hold and its release leaves the buyer's count too high (the
@@ -25,7 +27,7 @@
 typedef enum segment_stage {
     SEGMENT_HOME,    /* at home, counted there ("h") */
     SEGMENT_TAKE,    /* held at home, taking elsewhere ("t") */
-    SEGMENT_RELEASE, /* giving the hold back ("r") */
+    SEGMENT_RELEASE, /* giving the hold back ("r<round>") */
     SEGMENT_ANON     /* an anonymous buyer, segment after segment ("a") */
 } segment_stage;
 
@@ -39,6 +41,7 @@ typedef struct segment_route {
     int tried; /* segments after home tried so far */
     segment_stage stage;
     int64_t first_unit;      /* the held order's, from home */
+    int64_t round;           /* the round of the hold, from home */
     reserve_outcome refusal; /* the answer should no segment supply */
     segment_sold_out_fn sold_out;
     void *ctx;
@@ -61,14 +64,16 @@ void segment_route_start(segment_route *r, const int64_t *keys, int segments, in
 
 /* The step after the segment r sent the buyer to answered `got` (with the
  * segment's stock after it, `remaining`, and for RESERVE_HELD the held
- * order's first unit). */
+ * order's first unit and the segment's round: a take and a release name
+ * the round of their hold, so that a reset between changes nothing). */
 void segment_route_next(segment_route *r, reserve_outcome got, int64_t remaining,
-                        int64_t first_unit, segment_step *step);
+                        int64_t first_unit, int64_t round, segment_step *step);
 
-/* Instead of the step segment_route_next would take after a hold: the
- * hold given back at home and the buyer answered RESERVE_BAD_REPLY (503),
- * for a hold no replica confirmed (reserve_wait_replicas): a take on
- * another master must not outlive a hold its own master may lose. */
-void segment_route_abandon(segment_route *r, segment_step *step);
+/* Instead of the step segment_route_next would take after a hold (of
+ * round): the hold given back at home and the buyer answered
+ * RESERVE_BAD_REPLY (503), for a hold no replica confirmed
+ * (reserve_wait_replicas): a take on another master must not outlive a hold
+ * its own master may lose. */
+void segment_route_abandon(segment_route *r, int64_t round, segment_step *step);
 
 #endif

@@ -616,7 +616,7 @@ Test(reserve_batch, a_segmented_item_holds_at_home_takes_elsewhere_and_releases_
     cr_assert_eq(buyer_units(home, 7), 2, "the hold counts");
 
     char take[RESERVE_MODE_MAX];
-    snprintf(take, sizeof(take), "t%lld:%lld", (long long)a[0].first_unit, (long long)home);
+    snprintf(take, sizeof(take), "t%lld:%lld:9", (long long)a[0].first_unit, (long long)home);
     const char *t[] = {take};
     call_modes(ITEM, other, 1, u7, t, NULL, 502, a, NULL);
     cr_assert_eq(a[0].outcome, RESERVE_QUEUED, "taken from the other segment");
@@ -634,10 +634,10 @@ Test(reserve_batch, a_segmented_item_holds_at_home_takes_elsewhere_and_releases_
     call_modes(ITEM, home, 1, u8, h, two, 504, a, NULL);
     cr_assert_eq(a[0].outcome, RESERVE_HELD);
     cr_assert_eq(buyer_units(home, 8), 2);
-    snprintf(take, sizeof(take), "t%lld:%lld", (long long)a[0].first_unit, (long long)home);
+    snprintf(take, sizeof(take), "t%lld:%lld:9", (long long)a[0].first_unit, (long long)home);
     call_modes(ITEM, other, 1, u8, t, two, 504, a, NULL);
     cr_assert_eq(a[0].outcome, RESERVE_INSUFFICIENT_STOCK, "one unit left there");
-    const char *r[] = {"r"};
+    const char *r[] = {"r9"};
     call_modes(ITEM, home, 1, u8, r, two, 504, a, NULL);
     cr_assert_eq(a[0].outcome, RESERVE_RELEASED);
     cr_assert_eq(buyer_units(home, 8), 0, "the hold is given back");
@@ -673,8 +673,8 @@ Test(reserve_batch, a_released_hold_keeps_its_unit_numbers_so_no_two_orders_shar
     cr_assert_eq(o.first_unit, 3);
 
     char take[RESERVE_MODE_MAX];
-    snprintf(take, sizeof(take), "t1:%lld", (long long)home);
-    const char *t[] = {take}, *r[] = {"r"}, *h[] = {"h"};
+    snprintf(take, sizeof(take), "t1:%lld:9", (long long)home);
+    const char *t[] = {take}, *r[] = {"r9"}, *h[] = {"h"};
     call_modes(ITEM, other, 1, u9, t, two, 600, a, NULL);
     cr_assert_eq(a[0].outcome, RESERVE_INSUFFICIENT_STOCK);
     call_modes(ITEM, home, 1, u9, r, two, 600, a, NULL);
@@ -684,7 +684,7 @@ Test(reserve_batch, a_released_hold_keeps_its_unit_numbers_so_no_two_orders_shar
     call_modes(ITEM, home, 1, u9, h, one, 601, a, NULL);
     cr_assert_eq(a[0].outcome, RESERVE_HELD, "home is empty");
     cr_assert_eq(a[0].first_unit, 4, "numbered after every unit handed out, held ones too");
-    snprintf(take, sizeof(take), "t%lld:%lld", (long long)a[0].first_unit, (long long)home);
+    snprintf(take, sizeof(take), "t%lld:%lld:9", (long long)a[0].first_unit, (long long)home);
     call_modes(ITEM, other, 1, u9, t, one, 601, a, NULL);
     cr_assert_eq(a[0].outcome, RESERVE_QUEUED);
     newest_order(other, &o);
@@ -718,4 +718,44 @@ Test(reserve_batch, an_anonymous_buyer_sent_as_one_to_a_split_item_is_told_it_is
     cr_assert_eq(a[0].outcome, RESERVE_QUEUED, "routed by a server that knows: sold there");
     cr_assert_eq(a[0].remaining, 0);
     cr_assert_eq(buyer_units(other, 700), 0, "an anonymous buyer is counted nowhere");
+}
+
+/* Starts a round of one segment of an item of two segments. */
+static void segment_round(int64_t key, long long stock, long long round, int limit)
+{
+    harness_item_round(redis, &sc, key, stock, round, 0, 0, limit);
+    char state[KEYS_MAX];
+    keys_item_state(state, sizeof(state), key);
+    freeReplyObject(redisCommand(redis, "HSET %s segments 2", state));
+}
+
+Test(reserve_batch, a_hold_of_an_earlier_round_is_neither_taken_nor_released_in_the_next)
+{
+    /* A reset starts the next round segment after segment: a hold made at
+     * home in round 9 must not buy a unit of round 10 elsewhere, and its
+     * release must not lower the buyer's count of round 10. */
+    int64_t home = ITEM, other = keys_segment(ITEM, 1, 2);
+    segment_round(home, 0, 9, 2);
+    segment_round(other, 1, 9, 2);
+    reserve_answer a[1];
+    reserve_item it;
+    const int64_t u5[] = {5};
+    char take[RESERVE_MODE_MAX];
+    snprintf(take, sizeof(take), "t1:%lld:9", (long long)home);
+    const char *h[] = {"h"}, *t[] = {take}, *r[] = {"r9"};
+    call_modes(ITEM, home, 1, u5, h, NULL, 800, a, &it);
+    cr_assert_eq(a[0].outcome, RESERVE_HELD);
+    cr_assert_eq(it.round, 9);
+
+    segment_round(other, 1, 10, 2); /* the reset reaches it first */
+    call_modes(ITEM, other, 1, u5, t, NULL, 800, a, NULL);
+    cr_assert_eq(a[0].outcome, RESERVE_SOLD_OUT, "round 9's hold buys nothing of round 10");
+    cr_assert_eq(a[0].remaining, 1);
+
+    segment_round(home, 1, 10, 2);
+    call_modes(ITEM, home, 1, u5, h, NULL, 801, a, NULL);
+    cr_assert_eq(a[0].outcome, RESERVE_QUEUED, "round 10 at home");
+    call_modes(ITEM, home, 1, u5, r, NULL, 800, a, NULL);
+    cr_assert_eq(a[0].outcome, RESERVE_RELEASED);
+    cr_assert_eq(buyer_units(home, 5), 1, "round 10's unit still counts");
 }

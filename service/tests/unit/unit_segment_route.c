@@ -34,7 +34,7 @@ Test(segment_route, a_buyer_served_at_home_takes_one_call)
     cr_assert(!st.answer);
     cr_assert_eq(st.segment, 2);
     cr_assert_str_eq(st.mode, "h");
-    segment_route_next(&r, RESERVE_QUEUED, 10, 0, &st);
+    segment_route_next(&r, RESERVE_QUEUED, 10, 0, 9, &st);
     cr_assert(st.answer);
     cr_assert_eq(st.outcome, RESERVE_QUEUED);
 }
@@ -47,7 +47,7 @@ Test(segment_route, a_refusal_at_home_is_the_answer)
         segment_route r;
         segment_step st;
         segment_route_start(&r, keys, 4, buyer_at_home(0), 0, NULL, NULL, &st);
-        segment_route_next(&r, refusals[i], 0, 0, &st);
+        segment_route_next(&r, refusals[i], 0, 0, 9, &st);
         cr_assert(st.answer);
         cr_assert_eq(st.outcome, refusals[i]);
     }
@@ -61,14 +61,14 @@ Test(segment_route, held_at_home_the_units_are_taken_from_the_next_segment_with_
     segment_step st;
     segment_route_start(&r, keys, 4, buyer_at_home(3), 0, sold_out, NULL, &st);
     cr_assert_eq(st.segment, 3);
-    segment_route_next(&r, RESERVE_HELD, 0, 5, &st);
+    segment_route_next(&r, RESERVE_HELD, 0, 5, 9, &st);
     cr_assert(!st.answer);
     cr_assert_eq(st.segment, 1, "3 is home, 0 is flagged: 1 is next");
-    cr_assert_str_eq(st.mode, "t5:103", "the held order's first unit, and home's key id");
-    segment_route_next(&r, RESERVE_SOLD_OUT, 0, 0, &st);
+    cr_assert_str_eq(st.mode, "t5:103:9", "the held order's first unit, home's key id, the round");
+    segment_route_next(&r, RESERVE_SOLD_OUT, 0, 0, 9, &st);
     cr_assert_eq(st.segment, 2);
-    cr_assert_str_eq(st.mode, "t5:103");
-    segment_route_next(&r, RESERVE_QUEUED, 7, 0, &st);
+    cr_assert_str_eq(st.mode, "t5:103:9");
+    segment_route_next(&r, RESERVE_QUEUED, 7, 0, 9, &st);
     cr_assert(st.answer);
     cr_assert_eq(st.outcome, RESERVE_QUEUED);
 }
@@ -79,14 +79,14 @@ Test(segment_route, no_segment_can_supply_the_hold_is_released_then_the_buyer_he
     segment_route r;
     segment_step st;
     segment_route_start(&r, keys, 4, buyer_at_home(1), 0, sold_out, NULL, &st);
-    segment_route_next(&r, RESERVE_HELD, 0, 1, &st);
-    segment_route_next(&r, RESERVE_SOLD_OUT, 0, 0, &st);
-    segment_route_next(&r, RESERVE_INSUFFICIENT_STOCK, 1, 0, &st);
-    segment_route_next(&r, RESERVE_SOLD_OUT, 0, 0, &st);
+    segment_route_next(&r, RESERVE_HELD, 0, 1, 9, &st);
+    segment_route_next(&r, RESERVE_SOLD_OUT, 0, 0, 9, &st);
+    segment_route_next(&r, RESERVE_INSUFFICIENT_STOCK, 1, 0, 9, &st);
+    segment_route_next(&r, RESERVE_SOLD_OUT, 0, 0, 9, &st);
     cr_assert(!st.answer);
     cr_assert_eq(st.segment, 1, "back home");
-    cr_assert_str_eq(st.mode, "r");
-    segment_route_next(&r, RESERVE_RELEASED, 0, 0, &st);
+    cr_assert_str_eq(st.mode, "r9");
+    segment_route_next(&r, RESERVE_RELEASED, 0, 0, 9, &st);
     cr_assert(st.answer);
     cr_assert_eq(st.outcome, RESERVE_INSUFFICIENT_STOCK, "one segment had some, not enough");
 }
@@ -97,10 +97,10 @@ Test(segment_route, a_window_closed_elsewhere_releases_the_hold_and_says_so)
     segment_route r;
     segment_step st;
     segment_route_start(&r, keys, 4, buyer_at_home(0), 0, sold_out, NULL, &st);
-    segment_route_next(&r, RESERVE_HELD, 0, 1, &st);
-    segment_route_next(&r, RESERVE_ENDED, 0, 0, &st);
-    cr_assert_str_eq(st.mode, "r");
-    segment_route_next(&r, RESERVE_RELEASED, 0, 0, &st);
+    segment_route_next(&r, RESERVE_HELD, 0, 1, 9, &st);
+    segment_route_next(&r, RESERVE_ENDED, 0, 0, 9, &st);
+    cr_assert_str_eq(st.mode, "r9");
+    segment_route_next(&r, RESERVE_RELEASED, 0, 0, 9, &st);
     cr_assert_eq(st.outcome, RESERVE_ENDED);
 }
 
@@ -111,10 +111,10 @@ Test(segment_route, every_other_segment_flagged_releases_at_once)
     segment_step st;
     segment_route_start(&r, keys, 4, buyer_at_home(2), 0, sold_out, NULL, &st);
     cr_assert_str_eq(st.mode, "h", "home counts the buyer even when flagged");
-    segment_route_next(&r, RESERVE_HELD, 0, 1, &st);
-    cr_assert_str_eq(st.mode, "r");
+    segment_route_next(&r, RESERVE_HELD, 0, 1, 9, &st);
+    cr_assert_str_eq(st.mode, "r9");
     cr_assert_eq(st.segment, 2);
-    segment_route_next(&r, RESERVE_RELEASED, 0, 0, &st);
+    segment_route_next(&r, RESERVE_RELEASED, 0, 0, 9, &st);
     cr_assert_eq(st.outcome, RESERVE_SOLD_OUT);
 }
 
@@ -128,12 +128,12 @@ Test(segment_route, an_anonymous_buyer_tries_the_segments_in_turn_and_holds_noth
     cr_assert_eq(st.segment, 1);
     cr_assert_str_eq(st.mode, "a");
     for (int j = 2; j < 5; j++) {
-        segment_route_next(&r, RESERVE_SOLD_OUT, 0, 0, &st);
+        segment_route_next(&r, RESERVE_SOLD_OUT, 0, 0, 9, &st);
         cr_assert(!st.answer);
         cr_assert_eq(st.segment, j % 4);
         cr_assert_str_eq(st.mode, "a");
     }
-    segment_route_next(&r, RESERVE_SOLD_OUT, 0, 0, &st);
+    segment_route_next(&r, RESERVE_SOLD_OUT, 0, 0, 9, &st);
     cr_assert(st.answer, "no release: nothing was held");
     cr_assert_eq(st.outcome, RESERVE_SOLD_OUT);
     memset(flagged, 1, sizeof(flagged));
@@ -150,11 +150,11 @@ Test(segment_route, a_hold_no_replica_confirmed_is_given_back_and_the_buyer_hear
     segment_route_start(&r, keys, 4, buyer_at_home(1), 0, sold_out, NULL, &st);
     cr_assert_str_eq(st.mode, "h");
     /* Held at home, but the WAIT after it saw no replica. */
-    segment_route_abandon(&r, &st);
+    segment_route_abandon(&r, 9, &st);
     cr_assert(!st.answer, "the hold goes back first");
     cr_assert_eq(st.segment, 1);
-    cr_assert_str_eq(st.mode, "r");
-    segment_route_next(&r, RESERVE_RELEASED, 0, 0, &st);
+    cr_assert_str_eq(st.mode, "r9");
+    segment_route_next(&r, RESERVE_RELEASED, 0, 0, 9, &st);
     cr_assert(st.answer);
     cr_assert_eq(st.outcome, RESERVE_BAD_REPLY, "503: nothing sold, try again");
 }
