@@ -34,9 +34,10 @@ struct redis_nodes {
     size_t nseeds; /* 0: a single Redis, node 0 */
     node *nodes;
     size_t nnodes, cap;
-    redis_cluster_map *map; /* NULL until first read */
-    int stale;              /* a node failed or a redirect came: read the map again */
-    size_t *masters;        /* the map's masters as node indices, ascending */
+    redis_cluster_map *map;  /* NULL until first read */
+    int stale;               /* a node failed or a redirect came: read the map again */
+    int64_t fetch_failed_ms; /* when the last read of the map failed (monotonic), 0: never */
+    size_t *masters;         /* the map's masters as node indices, ascending */
     size_t nmasters;
 };
 
@@ -182,19 +183,29 @@ static int map_install(redis_nodes *rn, redis_cluster_map *map)
     return 0;
 }
 
+/* After a failed read of the map, the next waits this long: a read asks
+ * every node in turn, each up to redis_timeout_ms, and must not precede
+ * every command while the cluster cannot give one. */
+#define MAP_RETRY_MS 1000
+
 /* Reads the map when there is none or it is stale. Returns 0 when rn has a
- * map (the old one when no node answered: still the best guess, and the
- * next call tries again), -1 when it has none. */
+ * map (the old one when no node answered: still the best guess, and a call
+ * MAP_RETRY_MS later tries again), -1 when it has none. */
 static int map_ready(redis_nodes *rn)
 {
     if (rn->map && !rn->stale && !redis_cluster_map_stale(rn->map))
         return 0;
+    int64_t now = backend_mono_ms();
+    if (rn->fetch_failed_ms && now - rn->fetch_failed_ms < MAP_RETRY_MS)
+        return rn->map ? 0 : -1;
     char err[1024];
     redis_cluster_map *map = map_fetch(rn, err, sizeof(err));
     if (!map) {
         log_msg(LOG_WARN, rn->component, "redis cluster: no slot map: %s", err);
+        rn->fetch_failed_ms = now;
         return rn->map ? 0 : -1;
     }
+    rn->fetch_failed_ms = 0;
     if (map_install(rn, map) < 0) {
         log_msg(LOG_ERROR, rn->component, "redis cluster: out of memory");
         redis_cluster_map_free(map);

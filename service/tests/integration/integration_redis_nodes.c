@@ -6,6 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <criterion/criterion.h>
 #include <hiredis/hiredis.h>
@@ -277,4 +282,47 @@ Test(redis_nodes, a_redis_that_does_not_answer_fails_every_call)
     int n = 0;
     cr_assert_eq(redis_nodes_scan(rn, "*", count_key, &n), -1);
     redis_nodes_free(rn);
+}
+
+/* Connections a listener that never answers has been offered so far. */
+static int accepted(int listener)
+{
+    int n = 0, fd;
+    while ((fd = accept(listener, NULL, NULL)) >= 0) {
+        close(fd);
+        n++;
+    }
+    return n;
+}
+
+Test(redis_nodes, a_cluster_that_gives_no_map_is_asked_again_only_a_second_later)
+{
+    /* A seed that accepts and never answers: each read of the map costs a
+     * connection and redis_timeout_ms. A read that failed must not be
+     * repeated before every command. */
+    int listener = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    cr_assert_geq(listener, 0);
+    struct sockaddr_in at = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    cr_assert_eq(bind(listener, (struct sockaddr *)&at, sizeof(at)), 0);
+    cr_assert_eq(listen(listener, 16), 0);
+    socklen_t len = sizeof(at);
+    cr_assert_eq(getsockname(listener, (struct sockaddr *)&at, &len), 0);
+    char seeds[64];
+    snprintf(seeds, sizeof(seeds), "127.0.0.1:%d", ntohs(at.sin_port));
+    free(cfg.redis_cluster);
+    cfg.redis_cluster = strdup(seeds);
+    cfg.redis_timeout_ms = 100;
+    redis_nodes *rn = redis_nodes_create(&cfg, "test");
+    cr_assert_not_null(rn);
+    const char *argv[] = {"GET", "k"};
+    cr_assert_null(redis_nodes_command(rn, "k", 2, argv, NULL));
+    cr_assert_eq(accepted(listener), 1, "the map was asked for");
+    cr_assert_null(redis_nodes_command(rn, "k", 2, argv, NULL));
+    cr_assert_null(redis_nodes_command(rn, "k", 2, argv, NULL));
+    cr_assert_eq(accepted(listener), 0, "not again at once");
+    harness_sleep_ms(1100);
+    cr_assert_null(redis_nodes_command(rn, "k", 2, argv, NULL));
+    cr_assert_eq(accepted(listener), 1, "asked again a second later");
+    redis_nodes_free(rn);
+    close(listener);
 }
