@@ -76,6 +76,11 @@ typedef struct batch {
     /* What Redis answered, kept while WAIT (reserve_wait_replicas) runs: */
     reserve_item it;
     reserve_answer ans[RESERVE_BATCH_MAX];
+    /* While its script or WAIT is on its way (the batcher's inflight list):
+     * the connection it went on, and when an answer is too late. */
+    struct batch *prev, *next;
+    redisAsyncContext *ac;
+    int64_t deadline_ms;
 } batch;
 
 /* An HTTP loop's batches of the current turn (its thread only). */
@@ -83,6 +88,8 @@ struct batcher {
     app *a;
     redis_conn *conn;
     struct event *flush_ev; /* active: the turn's batches go when it runs */
+    batch *inflight;        /* sent, their answer not yet come */
+    struct event *watch_ev; /* while some are: looks for answers too late */
     batch *open[PURCHASE_OPEN_ITEMS];
     int nopen;
     struct {
@@ -209,6 +216,46 @@ static void route(batcher *bt, purchase *p, const reserve_item *it, const reserv
     conclude(p, it, &final, confirmed);
 }
 
+/* How often the batches on their way are looked at: a late answer is
+ * noticed within this much after its deadline. */
+#define PURCHASE_WATCH_MS 250
+
+static void watch_arm(batcher *bt)
+{
+    if (!evtimer_pending(bt->watch_ev, NULL)) {
+        struct timeval tv = {0, PURCHASE_WATCH_MS * 1000};
+        evtimer_add(bt->watch_ev, &tv);
+    }
+}
+
+/* b went on ac and should be answered within ms. */
+static void inflight_add(batch *b, redisAsyncContext *ac, int ms)
+{
+    batcher *bt = b->owner;
+    b->ac = ac;
+    b->deadline_ms = backend_mono_ms() + ms;
+    b->prev = NULL;
+    b->next = bt->inflight;
+    if (bt->inflight)
+        bt->inflight->prev = b;
+    bt->inflight = b;
+    watch_arm(bt);
+}
+
+/* b's answer came (NULL included). */
+static void inflight_remove(batch *b)
+{
+    batcher *bt = b->owner;
+    if (b->prev)
+        b->prev->next = b->next;
+    else if (bt->inflight == b)
+        bt->inflight = b->next;
+    if (b->next)
+        b->next->prev = b->prev;
+    b->prev = b->next = NULL;
+    b->ac = NULL;
+}
+
 /* Answers every buyer of b from b->ans (or sends a buyer of a segmented item
  * on to its next segment), and frees b. confirmed: the batch's writes
  * reached the replicas asked for (or none were asked for). */
@@ -238,6 +285,7 @@ static void on_wait_reply(redisAsyncContext *ac, void *reply, void *privdata)
     batch *b = privdata;
     const redisReply *r = reply;
     (void)ac;
+    inflight_remove(b);
     int want = b->owner->a->cfg->reserve_wait_replicas;
     int confirmed = r && r->type == REDIS_REPLY_INTEGER && r->integer >= want;
     if (!confirmed)
@@ -267,7 +315,34 @@ static int wait_replicas(batch *b, redisAsyncContext *ac)
     const char *argv[] = {"WAIT", want, timeout};
     if (redisAsyncCommandArgv(ac, on_wait_reply, b, 3, argv, NULL) != REDIS_OK)
         batch_settle(b, 0);
+    else
+        inflight_add(b, ac, cfg->reserve_wait_timeout_ms + cfg->redis_timeout_ms);
     return 1;
+}
+
+/* Redis owes an answer past its deadline: its node neither answers nor
+ * resets the connection (a host gone, a frozen server). The connection is
+ * dropped, which answers every batch on it (batch_lost: the script may have
+ * run), and the node is reconnected, or on a cluster the map read again. */
+static void on_watch(evutil_socket_t fd, short what, void *arg)
+{
+    batcher *bt = arg;
+    (void)fd;
+    (void)what;
+    int64_t now = backend_mono_ms();
+    for (batch *b = bt->inflight; b;) {
+        if (b->deadline_ms > now) {
+            b = b->next;
+            continue;
+        }
+        char why[64];
+        snprintf(why, sizeof(why), "no answer in %d ms", bt->a->cfg->redis_timeout_ms);
+        if (redis_conn_drop(bt->conn, b->ac, why) < 0)
+            inflight_remove(b); /* not its connection any more: no answer will come by it */
+        b = bt->inflight;       /* the drop answered (and unlinked) every batch on it */
+    }
+    if (bt->inflight)
+        watch_arm(bt);
 }
 
 static void batch_fail(batch *b)
@@ -357,6 +432,7 @@ static void on_batch_reply(redisAsyncContext *ac, void *reply, void *privdata)
 {
     batch *b = privdata;
     redisReply *r = reply;
+    inflight_remove(b);
     if (r && r->type == REDIS_REPLY_ERROR && followed(b, ac, r))
         return;
     if (scripts_is_noscript(r) && !b->by_text) {
@@ -412,10 +488,10 @@ static int batch_send_on(batch *b, redisAsyncContext *ac, int asking)
     b->sent_ms = backend_mono_ms();
     int argc =
         reserve_batch_argv(&b->call, &b->owner->a->scripts.s[SCRIPT_RESERVE_BATCH], b->by_text);
-    return redisAsyncCommandArgv(ac, on_batch_reply, b, argc, b->call.argv, b->call.lens) ==
-                   REDIS_OK
-               ? 0
-               : -1;
+    if (redisAsyncCommandArgv(ac, on_batch_reply, b, argc, b->call.argv, b->call.lens) != REDIS_OK)
+        return -1;
+    inflight_add(b, ac, b->owner->a->cfg->redis_timeout_ms);
+    return 0;
 }
 
 /* Sends b to the node serving its item. Returns 0, or -1 (b unchanged). */
@@ -454,6 +530,8 @@ static void batcher_free(void *arg)
         batch_fail(bt->open[--bt->nopen]);
     if (bt->flush_ev)
         event_free(bt->flush_ev);
+    if (bt->watch_ev)
+        event_free(bt->watch_ev);
     free(bt);
 }
 
@@ -470,8 +548,9 @@ static batcher *batcher_of(app *a, redis_conn *c)
     bt->a = a;
     bt->conn = c;
     bt->flush_ev = event_new(redis_conn_base(c), -1, 0, on_flush, bt);
-    if (!bt->flush_ev) {
-        free(bt);
+    bt->watch_ev = evtimer_new(redis_conn_base(c), on_watch, bt);
+    if (!bt->flush_ev || !bt->watch_ev) {
+        batcher_free(bt);
         return NULL;
     }
     redis_conn_set_local(c, bt, batcher_free);

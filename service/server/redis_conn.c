@@ -379,6 +379,24 @@ redisAsyncContext *redis_conn_context_for(redis_conn *c, int slot)
     return n && n->connected ? n->ac : NULL;
 }
 
+int redis_conn_drop(redis_conn *c, redisAsyncContext *ac, const char *why)
+{
+    node *n = ac ? ac->data : NULL;
+    if (!n || n->owner != c || n->ac != ac)
+        return -1;
+    log_msg(LOG_WARN, "redis", "%s:%d: %s: dropping the connection", n->addr.host, n->addr.port,
+            why);
+    /* Cleared first: a callback owed a NULL reply must not send on it. */
+    int connected = n->connected;
+    n->ac = NULL;
+    n->connected = 0;
+    /* Calls on_disconnect (node_down) when hiredis had it connected. */
+    redisAsyncFree(ac);
+    if (!connected)
+        node_down(n);
+    return 0;
+}
+
 redis_cluster_action redis_conn_follow(redis_conn *c, const redisAsyncContext *ac,
                                        const redisReply *r, redis_cluster_attempt *attempt,
                                        redisAsyncContext **next)

@@ -36,6 +36,13 @@ int redis_conn_connected(const redis_conn *c);
  * or the map is not known yet. */
 redisAsyncContext *redis_conn_context_for(redis_conn *c, int slot);
 
+/* Gives up on ac, a connection whose node did not answer in time (a host
+ * gone without a reset, a frozen server: TCP would wait many minutes): it
+ * is freed at once, every reply it owed is called back with NULL, and the
+ * node is treated as lost (reconnected with backoff; on a cluster the map
+ * is read again). Returns 0, or -1 when ac is not a connection of c now. */
+int redis_conn_drop(redis_conn *c, redisAsyncContext *ac, const char *why);
+
 /* What to do about error reply r to a command sent on ac
  * (redis_cluster_follow): REDIS_CLUSTER_RETRY (after a MOVED: the map now
  * sends the slot to the new owner, and a full refresh is on its way),

@@ -214,3 +214,58 @@ Test(chaos_redis, a_hold_no_replica_confirmed_is_given_back_before_another_segme
     redisFree(c);
     stop_system();
 }
+
+/* A Redis that stops answering and keeps its connections open (SIGSTOP: a
+ * host gone without a reset, a frozen server) must not hang buyers until
+ * TCP gives up, many minutes later: the server gives up on the connection
+ * after redis_timeout_ms, the buyer hears 503 unconfirmed with the order id
+ * (the script may run when Redis wakes, and then the order goes through),
+ * and the sale goes on once Redis answers again. */
+Test(chaos_redis, a_frozen_redis_is_given_up_on_in_time_and_the_sale_goes_on_when_it_thaws)
+{
+    stop_system();
+    char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=chaos",
+                   "SECKILL_REDIS_TIMEOUT_MS=500", NULL};
+    harness_system_start(&sys, env, "chaos-frozen");
+    int64_t item = create_item(10);
+    cr_assert_eq(buy(item, 1), 202, "%s", resp);
+
+    harness_redis_signal(SIGSTOP);
+    char req[256];
+    int n = snprintf(req, sizeof(req),
+                     "POST /api/v1/items/%" PRId64 "/purchase HTTP/1.1\r\nHost: t\r\n"
+                     "Connection: close\r\nContent-Length: 15\r\n\r\n{\"user_id\":\"2\"}",
+                     item);
+    int status = harness_raw(sys.port, req, (size_t)n, 10000, resp, sizeof(resp));
+    harness_redis_signal(SIGCONT);
+    cr_assert_eq(status, 503, "answered, not left hanging: %d %s", status, resp);
+    cr_assert(strstr(resp, "\"unconfirmed\""), "%s", resp);
+    const char *id = strstr(resp, "\"order_id\":\"");
+    cr_assert_not_null(id, "%s", resp);
+    int64_t order_id = strtoll(id + 12, NULL, 10);
+
+    cr_assert_eq(harness_wait_http(sys.port, "/ready", 10000), 0);
+    int bought = 0;
+    for (int64_t user = 3; user < 50 && !bought; user++) {
+        int st = buy(item, user);
+        cr_assert(st == 202 || st == 503, "%d %s", st, resp);
+        bought = st == 202;
+        if (!bought)
+            harness_sleep_ms(100); /* a reconnect in backoff */
+    }
+    cr_assert(bought, "the sale goes on once Redis answers again");
+    sale_wait_drained(60000);
+    PGconn *pg = harness_pg();
+    char sql[192];
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM orders WHERE item_id = %" PRId64
+             " AND user_id = 2 AND id <> %" PRId64,
+             item, order_id);
+    cr_expect_eq(harness_pg_int(pg, sql), 0,
+                 "buyer 2's order, if any, is the one they were told of");
+    PQfinish(pg);
+    char *check[] = {"reconcile", NULL};
+    cr_expect_eq(harness_admin(check, resp, sizeof(resp)), 0, "the books do not balance:\n%s",
+                 resp);
+    stop_system();
+}

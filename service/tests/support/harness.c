@@ -599,6 +599,21 @@ void harness_redis_restart(void)
     run_services("redis-restart");
 }
 
+void harness_redis_signal(int sig)
+{
+    const char *dir = getenv("SECKILL_TEST_DIR");
+    cr_assert(dir && *dir, "SECKILL_TEST_DIR is not set: run `make test`");
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/redis.pid", dir);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "no %s", path);
+    long pid = 0;
+    int got = fscanf(f, "%ld", &pid);
+    fclose(f);
+    cr_assert(got == 1 && pid > 0, "no pid in %s", path);
+    cr_assert_eq(kill((pid_t)pid, sig), 0, "signal %d to Redis (pid %ld)", sig, pid);
+}
+
 void harness_pg_crash(void)
 {
     cr_assert_eq(services_function("pg_kill", NULL, NULL, 0), 0, "services.sh pg_kill failed");

@@ -128,6 +128,9 @@ pid_t harness_start_worker(char *const extra_env[], const char *log_name);
  * (AOF) on the same port, through scripts/services.sh and its pid file. */
 void harness_redis_crash(void);
 void harness_redis_restart(void);
+/* Sends sig (SIGSTOP, SIGCONT) to the run's Redis, by its pid file: a Redis
+ * frozen with its connections open, as a host gone without a reset. */
+void harness_redis_signal(int sig);
 
 /* Stops the run's PostgreSQL in immediate mode (a crash: clients cut off,
  * crash recovery at the next start), and starts it again on the same port,
