@@ -387,13 +387,37 @@ static int batch_send_on(batch *b, redisAsyncContext *ac, int asking);
  * map refresh too. */
 #define PURCHASE_MAX_REDIRECTS 16
 
+static void on_retry_timer(evutil_socket_t fd, short what, void *arg);
+
+/* Sends b again after a pause that grows with its redirects. Returns 0, or
+ * -1 when the timer could not be set. */
+static int retry_later(batch *b)
+{
+    int ms = PURCHASE_RETRY_PAUSE_MS;
+    for (int k = 1; k < b->attempt.redirects && ms < PURCHASE_RETRY_PAUSE_MAX_MS; k++)
+        ms *= 2;
+    struct timeval pause = {0, ms * 1000};
+    return event_base_once(redis_conn_base(b->owner->conn), -1, EV_TIMEOUT, on_retry_timer, b,
+                           &pause);
+}
+
 static void on_retry_timer(evutil_socket_t fd, short what, void *arg)
 {
     batch *b = arg;
     (void)fd;
     (void)what;
-    if (batch_send(b) < 0)
-        batch_fail(b);
+    if (batch_send(b) == 0)
+        return;
+    /* The node the slot is on now is not connected yet (a master back after
+     * a failback, a node a redirect named): it is waited for, within the
+     * bound of redirects, as a TRYAGAIN is. */
+    if (b->attempt.redirects < b->attempt.max_redirects &&
+        (redis_conn_connecting_for(b->owner->conn, b->slot) || b->attempt.redirects > 0)) {
+        b->attempt.redirects++;
+        if (retry_later(b) == 0)
+            return;
+    }
+    batch_fail(b);
 }
 
 /* On a Redis Cluster, an error reply may only say "not here": the script did
@@ -415,14 +439,8 @@ static int followed(batch *b, const redisAsyncContext *ac, const redisReply *r)
         sent = batch_send_on(b, next, 1);
     else if (act == REDIS_CLUSTER_RETRY && next)
         sent = batch_send_on(b, next, 0);
-    else {
-        int ms = PURCHASE_RETRY_PAUSE_MS;
-        for (int k = 1; k < b->attempt.redirects && ms < PURCHASE_RETRY_PAUSE_MAX_MS; k++)
-            ms *= 2;
-        struct timeval pause = {0, ms * 1000};
-        sent = event_base_once(redis_conn_base(b->owner->conn), -1, EV_TIMEOUT, on_retry_timer, b,
-                               &pause);
-    }
+    else
+        sent = retry_later(b);
     if (sent < 0)
         batch_fail(b);
     return 1;
@@ -500,13 +518,18 @@ static int batch_send(batch *b)
     return batch_send_on(b, redis_conn_context_for(b->owner->conn, b->slot), 0);
 }
 
-/* Sends the open batch at index i and closes it. */
+/* Sends the open batch at index i and closes it. A batch for a node that
+ * is connecting waits for it (on_retry_timer); one for a node down fails
+ * at once. */
 static void batcher_send(batcher *bt, int i)
 {
     batch *b = bt->open[i];
     bt->open[i] = bt->open[--bt->nopen];
-    if (batch_send(b) < 0)
-        batch_fail(b);
+    if (batch_send(b) == 0)
+        return;
+    if (redis_conn_connecting_for(bt->conn, b->slot) && retry_later(b) == 0)
+        return;
+    batch_fail(b);
 }
 
 static void on_flush(evutil_socket_t fd, short what, void *arg)

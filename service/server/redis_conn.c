@@ -31,8 +31,12 @@ typedef struct node {
     redisAsyncContext *ac; /* NULL while disconnected */
     int connected;         /* the connect callback said yes */
     int backoff_ms;
+    int64_t connect_ms; /* when the last connect began (monotonic) */
     struct event *reconnect_ev;
 } node;
+
+/* A redirect to a node in backoff connects at once, at most this often. */
+#define REDIS_CONN_REDIRECT_CONNECT_MS 100
 
 struct redis_conn {
     const config *cfg;
@@ -203,6 +207,7 @@ static void connect_now(node *n)
         return;
     }
     ac->data = n;
+    n->connect_ms = backend_mono_ms();
     redisLibeventAttach(ac, c->base);
     redisAsyncSetConnectCallback(ac, on_connect);
     redisAsyncSetDisconnectCallback(ac, on_disconnect);
@@ -242,8 +247,8 @@ static void take_map(redis_conn *c, redis_cluster_map *map)
         if (!n)
             log_msg(LOG_ERROR, "redis", "more than %d cluster nodes: some slots are unserved",
                     REDIS_CONN_MAX_NODES);
-        else if (!n->ac && !evtimer_pending(n->reconnect_ev, NULL))
-            schedule_reconnect(n); /* left alone while it was no master, or down */
+        else if (!n->ac && !evtimer_pending(n->reconnect_ev, NULL) && !c->closing)
+            connect_now(n); /* left alone while it was no master: a master now */
     }
     update_ready(c);
 }
@@ -369,14 +374,25 @@ int redis_conn_connected(const redis_conn *c)
     return atomic_load(&c->ready);
 }
 
+/* The node serving slot, or NULL. */
+static node *node_for(redis_conn *c, int slot)
+{
+    if (!c->cluster)
+        return c->nodes[0];
+    const redis_cluster_node *owner = c->map ? redis_cluster_map_master(c->map, slot) : NULL;
+    return owner ? node_get(c, owner) : NULL;
+}
+
 redisAsyncContext *redis_conn_context_for(redis_conn *c, int slot)
 {
-    node *n = c->nodes[0];
-    if (c->cluster) {
-        const redis_cluster_node *owner = c->map ? redis_cluster_map_master(c->map, slot) : NULL;
-        n = owner ? node_get(c, owner) : NULL;
-    }
+    node *n = node_for(c, slot);
     return n && n->connected ? n->ac : NULL;
+}
+
+int redis_conn_connecting_for(redis_conn *c, int slot)
+{
+    node *n = node_for(c, slot);
+    return n && n->ac && !n->connected;
 }
 
 int redis_conn_drop(redis_conn *c, redisAsyncContext *ac, const char *why)
@@ -415,6 +431,13 @@ redis_cluster_action redis_conn_follow(redis_conn *c, const redisAsyncContext *a
     if (act == REDIS_CLUSTER_RETRY || act == REDIS_CLUSTER_RETRY_ASKING ||
         act == REDIS_CLUSTER_RETRY_LATER) {
         node *n = node_get(c, &to);
+        /* The cluster says it serves the slot: a node in backoff (down a
+         * moment ago, a master back after a failback) is tried now. */
+        if (n && !n->ac && !c->closing &&
+            backend_mono_ms() - n->connect_ms >= REDIS_CONN_REDIRECT_CONNECT_MS) {
+            evtimer_del(n->reconnect_ev);
+            connect_now(n);
+        }
         *next = n && n->connected ? n->ac : NULL;
     }
     return act;

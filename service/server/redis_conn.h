@@ -36,6 +36,10 @@ int redis_conn_connected(const redis_conn *c);
  * or the map is not known yet. */
 redisAsyncContext *redis_conn_context_for(redis_conn *c, int slot);
 
+/* Whether the node serving slot is connecting right now (a command for it
+ * may wait a moment rather than fail). */
+int redis_conn_connecting_for(redis_conn *c, int slot);
+
 /* Gives up on ac, a connection whose node did not answer in time (a host
  * gone without a reset, a frozen server: TCP would wait many minutes): it
  * is freed at once, every reply it owed is called back with NULL, and the

@@ -149,7 +149,7 @@ static size_t lost_of(const sale *s, PGconn *pg)
  * Redis and PostgreSQL agree. */
 static void sale_through_a_failover(failover_result *out)
 {
-    enum { STOCK = 2000, BUYERS = 6000, CONNECTIONS = 32 };
+    enum { STOCK = 2000, BUYERS = 6000, CONNECTIONS = 32, RESTOCK = 500 };
     redis_cluster_map *map = harness_cluster_map();
     size_t m = master_with_replica(map);
     int64_t item = harness_cluster_item_on_master(map, m, 5000);
@@ -193,21 +193,64 @@ static void sale_through_a_failover(failover_result *out)
                  "on the new master: %zu answered 503, %zu other", after.unavailable, after.other);
     cr_expect_eq(sale_item_number(sys.port, item, "remaining"), 0, "not sold out");
 
+    /* The old master takes its slots back (CLUSTER FAILOVER on it: a
+     * failback). The server left it alone while it was a replica; now it
+     * follows the MOVED there, and a restock sells on it, without a 503. */
+    snprintf(body, sizeof(body), "{\"add\":%d}", RESTOCK);
+    char path[96];
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/stock", item);
+    /* A pool thread's connection to the dead master fails its first
+     * command, answered 503 (nothing added): an admin retries. */
+    int st = 0;
+    for (int tries = 0; tries < 5 && st != 200; tries++)
+        st = harness_http(sys.port, "POST", path, TOKEN, body, resp, sizeof(resp));
+    cr_assert_eq(st, 200, "%s", resp);
+    /* A manual failover needs the replica in sync, and gives up after 5 s
+     * when it is not: asked again until it holds. */
+    redisContext *old = harness_cluster_connect(&master);
+    int64_t asked = 0;
+    for (deadline = backend_mono_ms() + 30000;; harness_sleep_ms(50)) {
+        redis_cluster_map *m2 = harness_cluster_map();
+        int back = redis_cluster_node_equal(redis_cluster_map_master(m2, slot), &master);
+        redis_cluster_map_free(m2);
+        if (back)
+            break;
+        cr_assert(backend_mono_ms() < deadline, "the old master never took its slots back");
+        redisReply *info = redisCommand(old, "INFO replication");
+        int synced =
+            info && info->type == REDIS_REPLY_STRING && strstr(info->str, "master_link_status:up");
+        freeReplyObject(info);
+        if (synced && backend_mono_ms() - asked > 6000) {
+            redisReply *r = redisCommand(old, "CLUSTER FAILOVER");
+            cr_assert(r && r->type == REDIS_REPLY_STATUS, "CLUSTER FAILOVER: %s",
+                      r && r->str ? r->str : "no reply");
+            freeReplyObject(r);
+            asked = backend_mono_ms();
+        }
+    }
+    redisFree(old);
+    sale again;
+    sale_init(&again, sys.port, item, 2 * RESTOCK, CONNECTIONS, 1 + 2 * BUYERS, 2 * RESTOCK);
+    cr_assert_eq(sale_run(&again), 0, "load: %s", again.result.errstr);
+    cr_expect_eq(again.naccepted, RESTOCK, "the restock sold on the old master");
+    cr_expect_eq(again.unavailable + again.other, 0,
+                 "after the failback: %zu answered 503, %zu other", again.unavailable, again.other);
+
     wait_drained(item);
     PGconn *pg = harness_pg();
     char sql[160];
     snprintf(sql, sizeof(sql), "SELECT count(*) FROM orders WHERE item_id = %" PRId64, item);
     out->persisted = harness_pg_int(pg, sql);
-    cr_expect_eq(out->persisted, STOCK, "PostgreSQL holds %" PRId64 " orders of %d units",
-                 out->persisted, STOCK);
+    cr_expect_eq(out->persisted, STOCK + RESTOCK, "PostgreSQL holds %" PRId64 " orders of %d units",
+                 out->persisted, STOCK + RESTOCK);
     snprintf(sql, sizeof(sql),
              "SELECT count(*) FROM (SELECT user_id FROM orders WHERE item_id = %" PRId64
              " GROUP BY user_id HAVING count(*) > 1) twice",
              item);
     cr_expect_eq(harness_pg_int(pg, sql), 0, "a buyer holds two orders");
-    out->accepted = during.naccepted + after.naccepted;
+    out->accepted = during.naccepted + after.naccepted + again.naccepted;
     out->refused = during.unavailable;
-    out->lost = lost_of(&during, pg) + lost_of(&after, pg);
+    out->lost = lost_of(&during, pg) + lost_of(&after, pg) + lost_of(&again, pg);
     PQfinish(pg);
     cr_log_info("failover: %zu answered 202 (%zu before and during it), %zu answered 503 during "
                 "it, %" PRId64 " persisted, %zu answered 202 and lost",
@@ -217,6 +260,7 @@ static void sale_through_a_failover(failover_result *out)
     cr_expect_eq(harness_cluster_admin(check, resp, sizeof(resp)), 0, "reconcile:\n%s", resp);
     sale_free(&during);
     sale_free(&after);
+    sale_free(&again);
     redis_cluster_map_free(map);
 }
 
