@@ -570,6 +570,15 @@ static void call_modes(int64_t item, int64_t key, int n, const int64_t *users, c
     send_batch(b, n, out, it);
 }
 
+/* Starts a round of one segment of an item of two segments. */
+static void segment_round(int64_t key, long long stock, long long round, int limit)
+{
+    harness_item_round(redis, &sc, key, stock, round, 0, 0, limit);
+    char state[KEYS_MAX];
+    keys_item_state(state, sizeof(state), key);
+    freeReplyObject(redisCommand(redis, "HSET %s segments 2", state));
+}
+
 /* The newest order on the queue of key. */
 static void newest_order(int64_t key, order *o)
 {
@@ -586,13 +595,8 @@ Test(reserve_batch, a_segmented_item_holds_at_home_takes_elsewhere_and_releases_
     /* Two segments: home (the item's own keys) with 1 unit, the other with
      * 2; a limit of 2 a buyer. */
     int64_t home = ITEM, other = keys_segment(ITEM, 1, 2);
-    harness_item_round(redis, &sc, home, 1, 9, 0, 0, 2);
-    harness_item_round(redis, &sc, other, 2, 9, 0, 0, 2);
-    for (int j = 0; j < 2; j++) {
-        char state[KEYS_MAX];
-        keys_item_state(state, sizeof(state), j ? other : home);
-        freeReplyObject(redisCommand(redis, "HSET %s segments 2", state));
-    }
+    segment_round(home, 1, 9, 2);
+    segment_round(other, 2, 9, 2);
     reserve_answer a[2];
     reserve_item it;
     const int64_t u7[] = {7}, u8[] = {8};
@@ -653,13 +657,8 @@ Test(reserve_batch, a_released_hold_keeps_its_unit_numbers_so_no_two_orders_shar
      * PostgreSQL's orders_units_once. */
     int64_t home = keys_segment(ITEM, keys_segment_home(9, 2), 2);
     int64_t other = keys_segment(ITEM, 1 - keys_segment_home(9, 2), 2);
-    harness_item_round(redis, &sc, home, 1, 9, 0, 0, 3);
-    harness_item_round(redis, &sc, other, 1, 9, 0, 0, 3);
-    for (int j = 0; j < 2; j++) {
-        char state[KEYS_MAX];
-        keys_item_state(state, sizeof(state), j ? other : home);
-        freeReplyObject(redisCommand(redis, "HSET %s segments 2", state));
-    }
+    segment_round(home, 1, 9, 3);
+    segment_round(other, 1, 9, 3);
     reserve_answer a[2];
     const int64_t u9[] = {9, 9};
     const char *hh[] = {"h", "h"};
@@ -700,13 +699,8 @@ Test(reserve_batch, an_anonymous_buyer_sent_as_one_to_a_split_item_is_told_it_is
      * buyer to segment 0 as "1": told segmented, nothing taken, rather than
      * sold out by a segment 0 that has nothing left while the other has. */
     int64_t other = keys_segment(ITEM, 1, 2);
-    harness_item_round(redis, &sc, ITEM, 0, 9, 0, 0, 1);
-    harness_item_round(redis, &sc, other, 1, 9, 0, 0, 1);
-    for (int j = 0; j < 2; j++) {
-        char state[KEYS_MAX];
-        keys_item_state(state, sizeof(state), j ? other : ITEM);
-        freeReplyObject(redisCommand(redis, "HSET %s segments 2", state));
-    }
+    segment_round(ITEM, 0, 9, 1);
+    segment_round(other, 1, 9, 1);
     reserve_answer a[1];
     reserve_item it;
     const int64_t anon[] = {700};
@@ -718,15 +712,6 @@ Test(reserve_batch, an_anonymous_buyer_sent_as_one_to_a_split_item_is_told_it_is
     cr_assert_eq(a[0].outcome, RESERVE_QUEUED, "routed by a server that knows: sold there");
     cr_assert_eq(a[0].remaining, 0);
     cr_assert_eq(buyer_units(other, 700), 0, "an anonymous buyer is counted nowhere");
-}
-
-/* Starts a round of one segment of an item of two segments. */
-static void segment_round(int64_t key, long long stock, long long round, int limit)
-{
-    harness_item_round(redis, &sc, key, stock, round, 0, 0, limit);
-    char state[KEYS_MAX];
-    keys_item_state(state, sizeof(state), key);
-    freeReplyObject(redisCommand(redis, "HSET %s segments 2", state));
 }
 
 Test(reserve_batch, a_hold_of_an_earlier_round_is_neither_taken_nor_released_in_the_next)
