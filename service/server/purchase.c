@@ -79,8 +79,9 @@ typedef struct batch {
     /* While its script or WAIT is on its way (the batcher's inflight list):
      * the connection it went on, and when an answer is too late. */
     struct batch *prev, *next;
-    redisAsyncContext *ac;
+    redisAsyncContext *ac; /* NULL while it waits to be sent again */
     int64_t deadline_ms;
+    struct event *retry_ev; /* that wait (retry_later), made on its first */
 } batch;
 
 /* An HTTP loop's batches of the current turn (its thread only). */
@@ -216,6 +217,13 @@ static void route(batcher *bt, purchase *p, const reserve_item *it, const reserv
     conclude(p, it, &final, confirmed);
 }
 
+static void batch_free(batch *b)
+{
+    if (b->retry_ev)
+        event_free(b->retry_ev);
+    free(b);
+}
+
 /* How often the batches on their way are looked at: a late answer is
  * noticed within this much after its deadline. */
 #define PURCHASE_WATCH_MS 250
@@ -277,7 +285,7 @@ static void batch_settle(batch *b, int confirmed)
         else
             conclude(p, &b->it, ans, confirmed);
     }
-    free(b);
+    batch_free(b);
 }
 
 static void on_wait_reply(redisAsyncContext *ac, void *reply, void *privdata)
@@ -337,7 +345,7 @@ static void on_watch(evutil_socket_t fd, short what, void *arg)
         }
         char why[64];
         snprintf(why, sizeof(why), "no answer in %d ms", bt->a->cfg->redis_timeout_ms);
-        if (redis_conn_drop(bt->conn, b->ac, why) < 0)
+        if (!b->ac || redis_conn_drop(bt->conn, b->ac, why) < 0)
             inflight_remove(b); /* not its connection any more: no answer will come by it */
         b = bt->inflight;       /* the drop answered (and unlinked) every batch on it */
     }
@@ -349,7 +357,7 @@ static void batch_fail(batch *b)
 {
     for (int i = 0; i < b->call.n; i++)
         fail(b->p[i]);
-    free(b);
+    batch_free(b);
 }
 
 /* The connection went with the batch's answer: the script may have run, and
@@ -367,7 +375,7 @@ static void batch_lost(batch *b)
             unconfirmed(p);
         }
     }
-    free(b);
+    batch_free(b);
 }
 
 static int batch_send(batch *b);
@@ -389,16 +397,23 @@ static int batch_send_on(batch *b, redisAsyncContext *ac, int asking);
 
 static void on_retry_timer(evutil_socket_t fd, short what, void *arg);
 
-/* Sends b again after a pause that grows with its redirects. Returns 0, or
- * -1 when the timer could not be set. */
+/* Sends b again after a pause that grows with its redirects. Meanwhile it
+ * is on the inflight list without a connection (no deadline), so that a
+ * loop that stops answers it. Returns 0, or -1 when the timer could not be
+ * set. */
 static int retry_later(batch *b)
 {
     int ms = PURCHASE_RETRY_PAUSE_MS;
     for (int k = 1; k < b->attempt.redirects && ms < PURCHASE_RETRY_PAUSE_MAX_MS; k++)
         ms *= 2;
     struct timeval pause = {0, ms * 1000};
-    return event_base_once(redis_conn_base(b->owner->conn), -1, EV_TIMEOUT, on_retry_timer, b,
-                           &pause);
+    if (!b->retry_ev)
+        b->retry_ev = evtimer_new(redis_conn_base(b->owner->conn), on_retry_timer, b);
+    if (!b->retry_ev || evtimer_add(b->retry_ev, &pause) < 0)
+        return -1;
+    inflight_add(b, NULL, 0);
+    b->deadline_ms = INT64_MAX;
+    return 0;
 }
 
 static void on_retry_timer(evutil_socket_t fd, short what, void *arg)
@@ -406,6 +421,7 @@ static void on_retry_timer(evutil_socket_t fd, short what, void *arg)
     batch *b = arg;
     (void)fd;
     (void)what;
+    inflight_remove(b);
     if (batch_send(b) == 0)
         return;
     /* The node the slot is on now is not connected yet (a master back after
@@ -548,9 +564,16 @@ static void batcher_free(void *arg)
     batcher *bt = arg;
     if (!bt)
         return;
-    /* The loop stopped before its turn ended: Redis never saw these. */
+    /* The loop stopped before its turn ended: Redis never saw these, nor
+     * the batches waiting to be sent again (the connections are gone: those
+     * sent were answered NULL). */
     while (bt->nopen > 0)
         batch_fail(bt->open[--bt->nopen]);
+    while (bt->inflight) {
+        batch *b = bt->inflight;
+        inflight_remove(b);
+        batch_fail(b);
+    }
     if (bt->flush_ev)
         event_free(bt->flush_ev);
     if (bt->watch_ev)
@@ -596,6 +619,7 @@ static int batcher_add(batcher *bt, purchase *p, int64_t key, const char *mode)
             return -1;
         b->owner = bt;
         b->by_text = 0;
+        b->retry_ev = NULL;
         reserve_batch_init_segment(&b->call, p->item, key, bt->a->cfg->max_pending_orders);
         b->slot = redis_cluster_slot(b->call.state_key, strlen(b->call.state_key));
         redis_cluster_attempt_init(&b->attempt, PURCHASE_MAX_REDIRECTS);
