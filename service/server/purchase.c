@@ -236,12 +236,13 @@ static void watch_arm(batcher *bt)
     }
 }
 
-/* b went on ac and should be answered within ms. */
+/* b went on ac and should be answered within ms; without a connection it
+ * waits to be sent again, and has no deadline. */
 static void inflight_add(batch *b, redisAsyncContext *ac, int ms)
 {
     batcher *bt = b->owner;
     b->ac = ac;
-    b->deadline_ms = backend_mono_ms() + ms;
+    b->deadline_ms = ac ? backend_mono_ms() + ms : INT64_MAX;
     b->prev = NULL;
     b->next = bt->inflight;
     if (bt->inflight)
@@ -345,7 +346,7 @@ static void on_watch(evutil_socket_t fd, short what, void *arg)
         }
         char why[64];
         snprintf(why, sizeof(why), "no answer in %d ms", bt->a->cfg->redis_timeout_ms);
-        if (!b->ac || redis_conn_drop(bt->conn, b->ac, why) < 0)
+        if (redis_conn_drop(bt->conn, b->ac, why) < 0)
             inflight_remove(b); /* not its connection any more: no answer will come by it */
         b = bt->inflight;       /* the drop answered (and unlinked) every batch on it */
     }
@@ -412,7 +413,6 @@ static int retry_later(batch *b)
     if (!b->retry_ev || evtimer_add(b->retry_ev, &pause) < 0)
         return -1;
     inflight_add(b, NULL, 0);
-    b->deadline_ms = INT64_MAX;
     return 0;
 }
 
