@@ -9,13 +9,15 @@
 #include <time.h>
 
 #include "backend.h"
+#include "backoff.h"
 #include "log.h"
 #include "redis_cluster.h"
 
 /* How long a command told TRYAGAIN (a slot migrating, some of its keys not
- * on this node) waits before it is sent again: 50 ms, doubled each time, so
+ * on this node) waits at most before it is sent again: the pause is the
+ * back-off's (backoff.h: 50 ms, doubled with each redirect followed), so
  * that the attempt's bound of retries waits out a move of about 1.5 s. */
-#define TRYAGAIN_PAUSE_MS 50
+#define TRYAGAIN_PAUSE_MAX_MS 800
 
 /* A node and its connection (NULL until needed, or after it broke). */
 typedef struct node {
@@ -270,6 +272,7 @@ static redisReply *settle(redis_nodes *rn, size_t i, redisReply *r, const comman
     redis_cluster_attempt a;
     redis_cluster_attempt_init(&a, 0);
     int asking = 0;
+    int64_t pause = 0;
     while (rn->map && r && r->type == REDIS_REPLY_ERROR) {
         redis_cluster_node next;
         redis_cluster_action act =
@@ -277,9 +280,9 @@ static redisReply *settle(redis_nodes *rn, size_t i, redisReply *r, const comman
         if (act == REDIS_CLUSTER_DELIVER || act == REDIS_CLUSTER_TOO_MANY)
             break;
         freeReplyObject(r);
+        pause = backoff_next(pause, TRYAGAIN_PAUSE_MAX_MS); /* grows with every redirect */
         if (act == REDIS_CLUSTER_RETRY_LATER) {
-            /* To the same node, ASKING again if it was asked. */
-            pause_ms(TRYAGAIN_PAUSE_MS << (a.redirects - 1 < 4 ? a.redirects - 1 : 4));
+            pause_ms((int)pause); /* to the same node, ASKING again if it was asked */
         } else {
             int to = node_add(rn, &next);
             if (to < 0)
