@@ -203,18 +203,12 @@ static int read_redis_segment(redis_nodes *rn, reconcile_item *it, int64_t key)
 /* The item's Redis side: its segments summed. */
 static int read_redis_item(redis_nodes *rn, reconcile_item *it)
 {
-    int segments = it->segments > 1 ? it->segments : 1;
+    int segments = it->segments;
     it->remaining = it->buyers = 0;
     for (int j = 0; j < segments; j++)
         if (read_redis_segment(rn, it, keys_segment(it->id, j, segments)) < 0)
             return -1;
     return 0;
-}
-
-static int by_id(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
 }
 
 /* Adds the key id of every segment of r's items to queues[0..*n), and
@@ -223,23 +217,16 @@ static int add_item_queues(const reconcile_report *r, int64_t **queues, size_t *
 {
     size_t total = *n;
     for (size_t i = 0; i < r->nitems; i++)
-        total += (size_t)(r->items[i].segments > 1 ? r->items[i].segments : 1);
+        total += (size_t)r->items[i].segments;
     int64_t *q = realloc(*queues, (total ? total : 1) * sizeof(*q));
     if (!q)
         return -1;
     *queues = q;
     size_t k = *n;
-    for (size_t i = 0; i < r->nitems; i++) {
-        int segments = r->items[i].segments > 1 ? r->items[i].segments : 1;
-        for (int j = 0; j < segments; j++)
-            q[k++] = keys_segment(r->items[i].id, j, segments);
-    }
-    qsort(q, k, sizeof(*q), by_id);
-    size_t out = 0;
-    for (size_t i = 0; i < k; i++)
-        if (out == 0 || q[out - 1] != q[i])
-            q[out++] = q[i];
-    *n = out;
+    for (size_t i = 0; i < r->nitems; i++)
+        for (int j = 0; j < r->items[i].segments; j++)
+            q[k++] = keys_segment(r->items[i].id, j, r->items[i].segments);
+    *n = registry_sort_unique(q, k);
     return 0;
 }
 
@@ -280,6 +267,8 @@ int reconcile_scan(redis_nodes *rn, PGconn *pg, reconcile_report *out, char *err
         it->ends_ms = strtoll(PQgetvalue(res, (int)i, 7), NULL, 10);
         it->per_buyer_limit = (int)strtol(PQgetvalue(res, (int)i, 8), NULL, 10);
         it->segments = (int)strtol(PQgetvalue(res, (int)i, 9), NULL, 10);
+        if (it->segments < 1) /* the table's check holds it to 1..64 */
+            it->segments = 1;
     }
     PQclear(res);
 
@@ -498,7 +487,7 @@ static buyer_units *buyers_of(const PGresult *rows, const reconcile_report *rep,
 static int rebuild_segment(redis_nodes *rn, PGconn *pg, const reconcile_report *rep,
                            const reconcile_item *it, int j, char *err, size_t errlen)
 {
-    int segments = it->segments > 1 ? it->segments : 1;
+    int segments = it->segments;
     int64_t key = keys_segment(it->id, j, segments);
     char state[KEYS_MAX], buyers[KEYS_MAX], returned[KEYS_MAX], given_back[KEYS_MAX], id_s[24],
         round_s[24], key_s[24];
@@ -609,7 +598,7 @@ done:
 static int rebuild_item(redis_nodes *rn, PGconn *pg, const reconcile_report *rep,
                         const reconcile_item *it, char *err, size_t errlen)
 {
-    int segments = it->segments > 1 ? it->segments : 1;
+    int segments = it->segments;
     for (int j = 0; j < segments; j++) {
         if (registry_add(rn, keys_segment(it->id, j, segments)) < 0) {
             snprintf(err, errlen, "redis: SADD %s failed (logged above)", KEYS_ITEMS);

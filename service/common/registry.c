@@ -18,6 +18,16 @@ static int compare_ids(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+size_t registry_sort_unique(int64_t *ids, size_t n)
+{
+    qsort(ids, n, sizeof(*ids), compare_ids);
+    size_t out = 0;
+    for (size_t i = 0; i < n; i++)
+        if (out == 0 || ids[out - 1] != ids[i])
+            ids[out++] = ids[i];
+    return out;
+}
+
 int registry_from_reply(const redisReply *r, int64_t **items, size_t *n)
 {
     *items = NULL;

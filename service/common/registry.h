@@ -18,6 +18,10 @@
  * memory. */
 int registry_from_reply(const redisReply *r, int64_t **items, size_t *n);
 
+/* Sorts ids[0..n) ascending and keeps each id once, at the front. Pure.
+ * Returns how many remain. */
+size_t registry_sort_unique(int64_t *ids, size_t n);
+
 /* Reads the registry (SMEMBERS KEYS_ITEMS, one key: one node of a cluster)
  * through rn as registry_from_reply() does. Returns 0, or -1 on a Redis
  * error (logged for rn's owner). */
