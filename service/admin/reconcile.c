@@ -420,12 +420,12 @@ enum { STOCK, BUYERS, MARKS };
 /* The key id an order's units came from, and the one its buyer counts on. */
 static int64_t taken_from(const order *o)
 {
-    return o->segment_id ? o->segment_id : o->item_id;
+    return keys_of_order(o->item_id, o->segment_id);
 }
 
 static int64_t counted_at(const order *o)
 {
-    return o->home_id ? o->home_id : o->item_id;
+    return keys_of_order(o->item_id, o->home_id);
 }
 
 /* A buyer's units of the round, as the reserve script counts them: held

@@ -134,3 +134,8 @@ int64_t keys_segment_share(int64_t stock, int j, int segments)
         return stock;
     return stock / segments + (j < stock % segments);
 }
+
+int64_t keys_of_order(int64_t item, int64_t key_id)
+{
+    return key_id ? key_id : item;
+}

@@ -92,6 +92,10 @@ int64_t keys_segment_item(int64_t key_id);
  * its order id) of an item of `segments` segments: where the buyer's units
  * are counted, and where the buyer's purchases go first. */
 int keys_segment_home(int64_t buyer, int segments);
+/* The key id an order names for the segment its units came from or for
+ * its buyer's home: key_id, or for an order of an item of one segment (0,
+ * NULL in PostgreSQL) the item's own. */
+int64_t keys_of_order(int64_t item, int64_t key_id);
 /* Segment j's share of a round's initial stock: the stock split evenly, the
  * first (stock % segments) segments a unit more. Restocks go to segment 0. */
 int64_t keys_segment_share(int64_t stock, int j, int segments);

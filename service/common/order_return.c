@@ -31,12 +31,12 @@ size_t order_refs_read(const PGresult *res, order_ref *out, size_t cap)
  * buyer's home (keys.h): the item's own keys unless it is segmented. */
 static int64_t stock_key(const order_ref *o)
 {
-    return o->stock_key ? o->stock_key : o->item_id;
+    return keys_of_order(o->item_id, o->stock_key);
 }
 
 static int64_t home_key(const order_ref *o)
 {
-    return o->home_key ? o->home_key : o->item_id;
+    return keys_of_order(o->item_id, o->home_key);
 }
 
 /* One script call for the orders o[0..n) on the keys of key (an item's, or

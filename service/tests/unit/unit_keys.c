@@ -236,3 +236,10 @@ Test(keys, a_segments_share_splits_the_stock_evenly_and_loses_no_unit)
     cr_assert_eq(keys_segment_share(10, 1, 4), 3);
     cr_assert_eq(keys_segment_share(10, 2, 4), 2);
 }
+
+Test(keys, an_order_of_one_segment_names_its_items_own_keys)
+{
+    cr_assert_eq(keys_of_order(42, 0), 42);
+    int64_t segment = keys_segment(42, 2, 4);
+    cr_assert_eq(keys_of_order(42, segment), segment);
+}
