@@ -60,6 +60,15 @@ static int call(const char *method, const char *path, const char *auth, const ch
     return harness_http(sys.port, method, path, auth, body, resp, cap);
 }
 
+/* Buys `quantity` units of item as user; the HTTP status, the body in resp. */
+static int buy_units(int64_t item, int64_t user, int quantity, char *resp, size_t cap)
+{
+    char path[96], body[96];
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/purchase", item);
+    snprintf(body, sizeof(body), "{\"user_id\":\"%" PRId64 "\",\"quantity\":%d}", user, quantity);
+    return call("POST", path, NULL, body, resp, cap);
+}
+
 static int64_t create_item(int64_t stock, int payment_timeout_s)
 {
     char body[160], resp[4096];
@@ -371,13 +380,9 @@ Test(orders, a_segmented_item_sells_exactly_its_stock_to_each_buyer_once_and_tak
     d = item_detail(item);
     cr_assert_eq(d.remaining, 1);
     assert_books(&d);
-    char path[96];
-    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/purchase", item);
-    snprintf(body, sizeof(body), "{\"user_id\":\"%" PRId64 "\"}", user);
-    cr_assert_eq(call("POST", path, NULL, body, resp, sizeof(resp)), 202,
+    cr_assert_eq(buy_units(item, user, 1, resp, sizeof(resp)), 202,
                  "the buyer who gave the unit back buys it again: %s", resp);
-    snprintf(body, sizeof(body), "{\"user_id\":\"%d\"}", STOCK + 1);
-    cr_assert_eq(call("POST", path, NULL, body, resp, sizeof(resp)), 409, "%s", resp);
+    cr_assert_eq(buy_units(item, STOCK + 1, 1, resp, sizeof(resp)), 409, "%s", resp);
     cr_assert(has(resp, "sold_out"), "%s", resp);
     sale_free(&a);
     sale_free(&b);
@@ -565,10 +570,7 @@ Test(orders, a_rebuild_of_a_redis_that_forgot_keeps_given_back_units_given_back)
     cr_assert_eq(harness_item_field(c, item, "stock"), STOCK - (BOUGHT - CANCELLED));
     /* A buyer who cancelled buys again; the new order numbers its units after
      * the one given back, so the worker persists it. */
-    char path[96];
-    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/purchase", item);
-    snprintf(body, sizeof(body), "{\"user_id\":\"%" PRId64 "\"}", o[1][1]);
-    cr_assert_eq(call("POST", path, NULL, body, resp, sizeof(resp)), 202, "%s", resp);
+    cr_assert_eq(buy_units(item, o[1][1], 1, resp, sizeof(resp)), 202, "%s", resp);
     sale_wait_drained(20000);
     char sql[200];
     snprintf(sql, sizeof(sql),
@@ -632,12 +634,10 @@ Test(orders, a_rebuild_sets_every_segment_of_a_split_item_back)
     int64_t item = member(resp, "id");
     /* Ids in a row spread evenly over the homes: these buyers leave
      * segment 3 nobody's home, so its units go to buyers from elsewhere. */
-    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/purchase", item);
     for (int64_t user = 1, sold = 0; sold < STOCK; user++) {
         if (keys_segment_home(user, SEGMENTS) == SEGMENTS - 1)
             continue;
-        snprintf(body, sizeof(body), "{\"user_id\":\"%" PRId64 "\"}", user);
-        cr_assert_eq(call("POST", path, NULL, body, resp, sizeof(resp)), 202, "%s", resp);
+        cr_assert_eq(buy_units(item, user, 1, resp, sizeof(resp)), 202, "%s", resp);
         sold++;
     }
     sale_wait_drained(20000);
@@ -686,15 +686,12 @@ Test(orders, a_rebuild_sets_every_segment_of_a_split_item_back)
     cr_assert_eq(settle("cancel", moved[1][0], moved[1][1], resp, sizeof(resp)), 200, "%s", resp);
     for (int j = 0; j < SEGMENTS; j++)
         cr_assert_eq(segment_stock(key[j]), stock[j], "segment %d gave back twice", j);
-    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/purchase", item);
-    snprintf(body, sizeof(body), "{\"user_id\":\"%" PRId64 "\"}", moved[CANCELLED][1]);
-    cr_assert_eq(call("POST", path, NULL, body, resp, sizeof(resp)), 409, "%s", resp);
+    cr_assert_eq(buy_units(item, moved[CANCELLED][1], 1, resp, sizeof(resp)), 409, "%s", resp);
     cr_assert(has(resp, "limit_reached"), "%s", resp);
-    snprintf(body, sizeof(body), "{\"user_id\":\"%" PRId64 "\"}", moved[0][1]);
-    cr_assert_eq(call("POST", path, NULL, body, resp, sizeof(resp)), 202, "%s", resp);
+    cr_assert_eq(buy_units(item, moved[0][1], 1, resp, sizeof(resp)), 202, "%s", resp);
     owe_return(pg, moved[0][0]);
     cr_assert_eq(settle("cancel", moved[0][0], moved[0][1], resp, sizeof(resp)), 200, "%s", resp);
-    cr_assert_eq(call("POST", path, NULL, body, resp, sizeof(resp)), 409, "%s", resp);
+    cr_assert_eq(buy_units(item, moved[0][1], 1, resp, sizeof(resp)), 409, "%s", resp);
     cr_assert(has(resp, "limit_reached"), "%s", resp);
 
     /* New buyers get exactly what is left, then the books balance. */
@@ -714,15 +711,6 @@ Test(orders, a_rebuild_sets_every_segment_of_a_split_item_back)
     PQfinish(pg);
     sale_free(&rest);
     stop_system();
-}
-
-/* Buys `quantity` units of item as user; the HTTP status, the body in resp. */
-static int buy_units(int64_t item, int64_t user, int quantity, char *resp, size_t cap)
-{
-    char path[96], body[96];
-    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/purchase", item);
-    snprintf(body, sizeof(body), "{\"user_id\":\"%" PRId64 "\",\"quantity\":%d}", user, quantity);
-    return call("POST", path, NULL, body, resp, cap);
 }
 
 Test(orders, a_rebuild_numbers_a_buyers_next_units_after_the_last_and_keeps_pending_orders)
