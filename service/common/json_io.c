@@ -150,6 +150,15 @@ int json_io_window_ok(const sale_terms *t)
     return t->starts_ms == 0 || t->ends_ms == 0 || t->ends_ms > t->starts_ms;
 }
 
+sk_status json_io_window_ahead(const sale_terms *t, int64_t now_ms, const char **why)
+{
+    if ((t->given & SALE_ENDS) && t->ends_ms != 0 && t->ends_ms <= now_ms) {
+        *why = "ends_at is in the past: the sale would never be open";
+        return SK_INVALID;
+    }
+    return SK_OK;
+}
+
 /* stock in [0, 10^12]: SK_OK, or SK_INVALID with a message that says which. */
 static sk_status parse_stock(json_t *root, int64_t *stock, const char **why)
 {
@@ -294,11 +303,24 @@ int json_io_purchase_refused(char *buf, size_t cap, const purchase_refusal *r)
                      code, when, when);
         break;
     case SK_LIMIT_REACHED:
-        n = snprintf(buf, cap,
-                     "{\"error\":\"%s\",\"message\":\"this buyer has %" PRId64 " of the %" PRId64
-                     " units one buyer may have\",\"bought\":%" PRId64
-                     ",\"per_buyer_limit\":%" PRId64 "}",
-                     code, r->bought, r->per_buyer_limit, r->bought, r->per_buyer_limit);
+        /* A quantity above the limit is refused whatever the buyer has:
+         * say that, not how many they have. */
+        if (r->quantity > r->per_buyer_limit)
+            n = snprintf(buf, cap,
+                         "{\"error\":\"%s\",\"message\":\"%" PRId64
+                         " units asked, and one buyer may have at most %" PRId64
+                         " (the limit is per buyer)\",\"bought\":%" PRId64
+                         ",\"per_buyer_limit\":%" PRId64 ",\"quantity\":%" PRId64 "}",
+                         code, r->quantity, r->per_buyer_limit, r->bought, r->per_buyer_limit,
+                         r->quantity);
+        else
+            n = snprintf(buf, cap,
+                         "{\"error\":\"%s\",\"message\":\"this buyer has %" PRId64
+                         " of the %" PRId64 " units one buyer may have; %" PRId64
+                         " more would pass the limit\",\"bought\":%" PRId64
+                         ",\"per_buyer_limit\":%" PRId64 ",\"quantity\":%" PRId64 "}",
+                         code, r->bought, r->per_buyer_limit, r->quantity, r->bought,
+                         r->per_buyer_limit, r->quantity);
         break;
     case SK_INSUFFICIENT_STOCK:
         n = snprintf(buf, cap,
@@ -383,6 +405,16 @@ char *json_io_item_list(const item_view *v, size_t n)
     return items ? dump_and_free(json_pack("{s:o}", "items", items)) : NULL;
 }
 
+/* What became of a settled order's units: null while the order holds
+ * them, "owed" until they are back, "returned", or "round_over" (a reset had
+ * ended their round: the stock was set anew, nothing came back). */
+static json_t *return_json(const order_record *r)
+{
+    if (r->state != ORDER_CANCELLED && r->state != ORDER_EXPIRED)
+        return json_null();
+    return json_string(!r->returned ? "owed" : r->round_over ? "round_over" : "returned");
+}
+
 static json_t *order_json(const order_record *r, int64_t now_ms)
 {
     char id[24], user[24];
@@ -398,7 +430,8 @@ static json_t *order_json(const order_record *r, int64_t now_ms)
               json_object_set_new(o, "pay_in_ms", json_integer(pay_in)) < 0 ||
               json_object_set_new(o, "paid_at", time_json(r->paid_ms)) < 0 ||
               json_object_set_new(o, "ended_at", time_json(r->ended_ms)) < 0 ||
-              json_object_set_new(o, "returned", json_boolean(r->returned)) < 0)) {
+              json_object_set_new(o, "returned", json_boolean(r->returned && !r->round_over)) < 0 ||
+              json_object_set_new(o, "return", return_json(r)) < 0)) {
         json_decref(o);
         o = NULL;
     }

@@ -93,6 +93,7 @@ typedef struct purchase_refusal {
     int64_t remaining;       /* SK_INSUFFICIENT_STOCK */
     int64_t bought;          /* SK_LIMIT_REACHED: the buyer's units so far */
     int64_t per_buyer_limit; /* SK_LIMIT_REACHED */
+    int64_t quantity;        /* SK_LIMIT_REACHED: the units asked for */
     int64_t starts_ms;       /* SK_NOT_STARTED */
     int64_t starts_in_ms;    /* SK_NOT_STARTED */
     int64_t ends_ms;         /* SK_ENDED */
@@ -127,6 +128,11 @@ sk_status json_io_parse_restock(const char *body, size_t len, int64_t *add, cons
  * is open). */
 int json_io_window_ok(const sale_terms *t);
 
+/* A window given an end must end after now_ms (Unix ms): a sale created or
+ * reset to end in the past would never sell. SK_OK, or SK_INVALID with *why
+ * set. */
+sk_status json_io_window_ahead(const sale_terms *t, int64_t now_ms, const char **why);
+
 /* Writers into a caller's buffer return the length, or -1 when it is too
  * small. */
 
@@ -155,7 +161,8 @@ char *json_io_item_list(const item_view *v, size_t n);
 /* {"order_id":"..","status":"queued|persisted|paid|cancelled|expired","item_id":..,
  *  "user_id":"..","round":..,"quantity":..,"created_at":"..","pay_by":<time or null>,
  *  "pay_in_ms":<ms left to pay while awaiting payment, else 0>,"paid_at":..,"ended_at":..,
- *  "returned":<bool>}, now_ms the clock pay_in_ms counts from. */
+ *  "returned":<bool: the units are back on sale>,
+ *  "return":null|"owed"|"returned"|"round_over"}, now_ms the clock pay_in_ms counts from. */
 char *json_io_order(const order_record *r, int64_t now_ms);
 
 /* {"orders":[<order>, ...],"next_before":"<id>" or null}: next_before is

@@ -69,3 +69,11 @@ order_move order_decide(order_action action, order_state from, int payment_step,
 
 const char order_insert_sql[] = ORDER_INSERT " ON CONFLICT DO NOTHING";
 const char order_insert_fresh_sql[] = ORDER_INSERT;
+
+void order_insert_values(const order *o, int64_t v[ORDER_INSERT_PARAMS])
+{
+    const int64_t fields[ORDER_INSERT_PARAMS] = {o->id,         o->item_id,    o->user_id,
+                                                 o->round,      o->created_ms, o->quantity,
+                                                 o->first_unit, o->segment_id, o->home_id};
+    memcpy(v, fields, sizeof(fields));
+}

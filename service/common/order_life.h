@@ -40,7 +40,11 @@ typedef struct order_record {
     int64_t pay_by_ms; /* the payment deadline; 0: no payment step (or still queued) */
     int64_t paid_ms;
     int64_t ended_ms; /* when it was cancelled or expired */
-    int returned;     /* a cancelled or expired order's units are back on sale */
+    /* A cancelled or expired order's return is settled: its units are back
+     * on sale, or round_over: its round had ended (a reset set the stock
+     * anew), so nothing came back. */
+    int returned;
+    int round_over;
 } order_record;
 
 typedef enum order_action { ORDER_PAY, ORDER_CANCEL } order_action;
@@ -62,14 +66,23 @@ typedef struct order_move {
  * Without a payment step a persisted order is final: 409 final to both. */
 order_move order_decide(order_action action, order_state from, int payment_step, int overdue);
 
-/* The statement that persists accepted orders, a batch at a time: arrays of
- * order ids, item ids, user ids, rounds, created_ms, quantities and
- * first units ($1..$7, as bigint[] and int[] text). The worker runs it for
- * its batches; a server runs it for one queued order it must settle now
+/* The statement that persists accepted orders, a batch at a time: one
+ * array parameter per field of order_insert_values, in its order
+ * ($1..$ORDER_INSERT_PARAMS, as bigint[] and int[] text). The worker runs it
+ * for its batches; a server runs it for one queued order it must settle now
  * (a cancellation before the worker got to it). ON CONFLICT DO NOTHING: a
  * repeat is harmless, and units a buyer's round already holds are refused.
  * An order's pay_by is its acceptance plus its item's payment_timeout_s. */
 extern const char order_insert_sql[];
+
+/* The parameters of order_insert_sql and order_insert_fresh_sql. */
+#define ORDER_INSERT_PARAMS 9
+
+/* Writes o's fields into v in the order of the insert's parameters: id,
+ * item_id, user_id, round, created_ms, quantity, first_unit, segment_id,
+ * home_id. Every caller builds its arrays from this, so the statement and
+ * its callers cannot disagree on the list. */
+void order_insert_values(const order *o, int64_t v[ORDER_INSERT_PARAMS]);
 
 /* order_insert_sql without ON CONFLICT: the whole statement fails
  * (unique_violation, SQLSTATE 23505) when one of its orders is already

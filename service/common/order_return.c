@@ -153,8 +153,9 @@ int order_return_mark(PGconn *pg, const order_ref *o, const unsigned char *done,
     const char *p[] = {ids};
     PGresult *res =
         PQexecParams(pg,
-                     "UPDATE orders SET returned_at = now() WHERE id = ANY($1::bigint[]) "
-                     "AND returned_at IS NULL",
+                     "UPDATE orders o SET returned_at = now(), round_over = o.round < "
+                     "  coalesce((SELECT round FROM items WHERE id = o.item_id), o.round) "
+                     "WHERE id = ANY($1::bigint[]) AND returned_at IS NULL",
                      1, NULL, p, NULL, NULL, 0);
     int rc = PQresultStatus(res) == PGRES_COMMAND_OK ? 0 : -1;
     if (rc < 0)

@@ -58,7 +58,9 @@ size_t order_refs_read(const PGresult *res, order_ref *out, size_t cap);
 int order_return_redis(redis_nodes *rn, const scripts *sc, const order_ref *o, size_t n,
                        unsigned char *done, const char *component);
 
-/* Sets returned_at of the orders with done[i] set. Returns 0 or -1. */
+/* Sets returned_at of the orders with done[i] set, and round_over of those
+ * whose item is in a later round by then (their units went with their
+ * round: lua/order_return.lua gave nothing back). Returns 0 or -1. */
 int order_return_mark(PGconn *pg, const order_ref *o, const unsigned char *done, size_t n,
                       const char *component);
 

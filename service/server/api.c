@@ -394,6 +394,8 @@ void api_handle(void *ctx, http_exchange *ex)
         break;
     case ROUTE_ITEM_CREATE:
         st = json_io_parse_item_spec(body, len, &req.spec, &why);
+        if (st == SK_OK)
+            st = json_io_window_ahead(&req.spec.terms, backend_now_ms(), &why);
         /* A laboratory item has no payment step: its orders are final. */
         if (req.spec.lab)
             req.spec.payment_timeout_s = 0;
@@ -408,6 +410,8 @@ void api_handle(void *ctx, http_exchange *ex)
         break;
     case ROUTE_ITEM_RESET:
         st = json_io_parse_reset(body, len, &req.reset, &why);
+        if (st == SK_OK)
+            st = json_io_window_ahead(&req.reset.terms, backend_now_ms(), &why);
         break;
     case ROUTE_ITEM_RESTOCK:
         st = json_io_parse_restock(body, len, &req.add, &why);

@@ -174,7 +174,7 @@ sk_status items_reset(store *s, int64_t item, const item_reset *r, item_view *ou
                        given[2], limit_s};
     PGresult *res = store_pg(
         s,
-        "UPDATE items SET initial_stock = $2, round = nextval('item_rounds'), restocked = 0, "
+        "UPDATE items SET initial_stock = $2, round = round + 1, restocked = 0, "
         "  restocks = 0, "
         "  starts_at = CASE WHEN $3 THEN to_timestamp($4::bigint / 1000.0) ELSE starts_at END, "
         "  ends_at = CASE WHEN $5 THEN to_timestamp($6::bigint / 1000.0) ELSE ends_at END, "

@@ -16,7 +16,9 @@
     "first_unit, status, coalesce((extract(epoch FROM pay_by) * 1000)::bigint, 0), "               \
     "coalesce((extract(epoch FROM paid_at) * 1000)::bigint, 0), "                                  \
     "coalesce((extract(epoch FROM ended_at) * 1000)::bigint, 0), returned_at IS NOT NULL, "        \
-    "coalesce(pay_by <= clock_timestamp(), false), coalesce(segment_id, 0), coalesce(home_id, 0)"
+    "coalesce(pay_by <= clock_timestamp(), false), coalesce(segment_id, 0), coalesce(home_id, "    \
+    "0), "                                                                                         \
+    "round_over"
 
 static int64_t int_at(const PGresult *res, int row, int col)
 {
@@ -46,6 +48,7 @@ static void read_record(const PGresult *res, int row, order_record *r, int *over
         *overdue = PQgetvalue(res, row, 12)[0] == 't';
     r->o.segment_id = int_at(res, row, 13);
     r->o.home_id = int_at(res, row, 14);
+    r->round_over = PQgetvalue(res, row, 15)[0] == 't';
 }
 
 /* The order in its item's pending hash: accepted, not yet persisted. The
@@ -166,17 +169,16 @@ static sk_status persist_queued(store *s, int64_t order_id, int64_t buyer)
         return st;
     if (buyer != 0 && o.user_id != buyer)
         return SK_NOT_FOUND;
-    char a[7][26];
-    snprintf(a[0], sizeof(a[0]), "{%" PRId64 "}", o.id);
-    snprintf(a[1], sizeof(a[1]), "{%" PRId64 "}", o.item_id);
-    snprintf(a[2], sizeof(a[2]), "{%" PRId64 "}", o.user_id);
-    snprintf(a[3], sizeof(a[3]), "{%" PRId64 "}", o.round);
-    snprintf(a[4], sizeof(a[4]), "{%" PRId64 "}", o.created_ms);
-    snprintf(a[5], sizeof(a[5]), "{%d}", o.quantity);
-    snprintf(a[6], sizeof(a[6]), "{%" PRId64 "}", o.first_unit);
-    const char *p[] = {a[0], a[1], a[2], a[3], a[4], a[5], a[6]};
+    int64_t v[ORDER_INSERT_PARAMS];
+    order_insert_values(&o, v);
+    char a[ORDER_INSERT_PARAMS][24];
+    const char *p[ORDER_INSERT_PARAMS];
+    for (int i = 0; i < ORDER_INSERT_PARAMS; i++) {
+        snprintf(a[i], sizeof(a[i]), "{%" PRId64 "}", v[i]);
+        p[i] = a[i];
+    }
     char state[6];
-    PGresult *res = store_pg(s, order_insert_sql, 7, p, PGRES_COMMAND_OK, state);
+    PGresult *res = store_pg(s, order_insert_sql, ORDER_INSERT_PARAMS, p, PGRES_COMMAND_OK, state);
     PQclear(res);
     if (res)
         return SK_OK;
@@ -247,8 +249,10 @@ sk_status orders_settle(store *s, int64_t order_id, order_action action, int64_t
     if ((m.to == ORDER_CANCELLED || m.to == ORDER_EXPIRED) && !out->returned) {
         order_ref ref = {out->o.id,       out->o.item_id,    out->o.round,  out->o.user_id,
                          out->o.quantity, out->o.segment_id, out->o.home_id};
+        order_record now;
         if (store_return_units(s, &ref) == 0)
-            out->returned = 1;
+            /* The mark says whether the round was over (no unit back). */
+            *out = read_row(s, order_id, 0, &now, NULL) == SK_OK ? now : *out;
         else
             log_msg(LOG_WARN, "orders",
                     "order %" PRId64 " is %s; its units are owed back: the worker's expiry sweep "

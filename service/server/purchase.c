@@ -160,6 +160,7 @@ static void answer(purchase *p, const reserve_item *it, const reserve_answer *an
                           .remaining = ans->remaining,
                           .bought = ans->bought,
                           .per_buyer_limit = it->per_buyer_limit,
+                          .quantity = p->quantity,
                           .starts_ms = it->starts_ms,
                           .starts_in_ms = it->starts_ms - it->now_ms,
                           .ends_ms = it->ends_ms};

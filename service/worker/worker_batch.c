@@ -9,6 +9,7 @@
 
 #include "keys.h"
 #include "order.h"
+#include "order_life.h"
 
 static void array_reset(worker_pg_array *a)
 {
@@ -131,15 +132,10 @@ void worker_batch_sort(worker_batch *b)
             b->pending_argv[2 + b->norders] = b->ids[b->norders];
             b->pending_argvlen[2 + b->norders] = (size_t)len;
             b->norders++;
-            array_add(&b->columns[0], o.id);
-            array_add(&b->columns[1], o.item_id);
-            array_add(&b->columns[2], o.user_id);
-            array_add(&b->columns[3], o.round);
-            array_add(&b->columns[4], o.created_ms);
-            array_add(&b->columns[5], o.quantity);
-            array_add(&b->columns[6], o.first_unit);
-            array_add(&b->columns[7], o.segment_id);
-            array_add(&b->columns[8], o.home_id);
+            int64_t v[WORKER_BATCH_COLUMNS];
+            order_insert_values(&o, v);
+            for (int c = 0; c < WORKER_BATCH_COLUMNS; c++)
+                array_add(&b->columns[c], v[c]);
             continue;
         }
         b->dead_argv[2 + b->ndead] = b->payload[i];

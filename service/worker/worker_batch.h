@@ -10,10 +10,11 @@
 #include <stdint.h>
 
 #include "keys.h"
+#include "order_life.h"
 
-/* id, item_id, user_id, round, created_ms, quantity, first_unit: one
- * bigint[] each. */
-#define WORKER_BATCH_COLUMNS 9
+/* The insert's parameters (order_insert_values says which): one bigint[]
+ * each. */
+#define WORKER_BATCH_COLUMNS ORDER_INSERT_PARAMS
 
 /* Latest acceptance time PostgreSQL's timestamptz takes from us
  * (9999-12-31T23:59:59.999Z); later ones would fail the whole batch forever. */

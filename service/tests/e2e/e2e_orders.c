@@ -276,6 +276,86 @@ Test(orders, thirds_paid_cancelled_and_expired_then_a_second_storm_sells_what_ca
     stop_system();
 }
 
+/* The order id of a 202's body; aborts when absent. */
+static int64_t order_id_of(const char *resp)
+{
+    const char *at = strstr(resp, "\"order_id\":\"");
+    cr_assert_not_null(at, "no order_id in %s", resp);
+    return strtoll(at + strlen("\"order_id\":\""), NULL, 10);
+}
+
+Test(orders, a_cancel_before_the_worker_persists_answers_200_and_returns_the_units_once)
+{
+    enum { STOCK = 5 };
+    int64_t item = create_item(STOCK, 120);
+    /* The worker frozen: the order stays on the queue, accepted and not
+     * yet in PostgreSQL, while its buyer cancels it. */
+    cr_assert_eq(kill(sys.worker, SIGSTOP), 0);
+    char resp[4096];
+    cr_assert_eq(buy_units(item, 11, 1, resp, sizeof(resp)), 202, "%s", resp);
+    int64_t order = order_id_of(resp);
+    char path[96];
+    snprintf(path, sizeof(path), "/api/v1/orders/%" PRId64, order);
+    cr_assert_eq(call("GET", path, NULL, NULL, resp, sizeof(resp)), 200, "%s", resp);
+    cr_assert(has(resp, "\"status\":\"queued\""), "still on the queue: %s", resp);
+
+    cr_assert_eq(settle("cancel", order, 11, resp, sizeof(resp)), 200, "%s", resp);
+    cr_assert(has(resp, "\"status\":\"cancelled\"") && has(resp, "\"returned\":true"), "%s", resp);
+    cr_assert_eq(settle("cancel", order, 11, resp, sizeof(resp)), 200, "cancelling twice: %s",
+                 resp);
+    cr_assert_eq(item_detail(item).remaining, STOCK, "the unit is on sale again");
+
+    /* The worker wakes and meets the order it was going to insert: the
+     * row the server wrote stays, cancelled, and the unit came back once. */
+    cr_assert_eq(kill(sys.worker, SIGCONT), 0);
+    sale_wait_drained(20000);
+    PGconn *pg = harness_pg();
+    char sql[160];
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM orders WHERE id = %" PRId64
+             " AND status = 'cancelled' AND returned_at IS NOT NULL",
+             order);
+    cr_assert_eq(harness_pg_int(pg, sql), 1);
+    cr_assert_eq(sql_int(pg, "SELECT count(*) FROM orders WHERE item_id = %" PRId64, item), 1);
+    detail d = item_detail(item);
+    cr_assert_eq(d.remaining, STOCK);
+    cr_assert_eq(d.cancelled, 1);
+    assert_books(&d);
+    /* The buyer may buy again: the cancelled unit no longer counts. */
+    cr_assert_eq(buy_units(item, 11, 1, resp, sizeof(resp)), 202, "%s", resp);
+    PQfinish(pg);
+    stop_system();
+}
+
+Test(orders, rounds_count_per_item_and_a_cancel_after_a_reset_says_no_unit_came_back)
+{
+    int64_t item = create_item(3, 120);
+    char resp[4096], path[96];
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64, item);
+    cr_assert_eq(call("GET", path, NULL, NULL, resp, sizeof(resp)), 200, "%s", resp);
+    cr_assert_eq(member(resp, "round"), 1, "a new item starts at round 1: %s", resp);
+    cr_assert_eq(buy_units(item, 21, 1, resp, sizeof(resp)), 202, "%s", resp);
+    int64_t order = order_id_of(resp);
+    sale_wait_drained(20000);
+
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/reset", item);
+    cr_assert_eq(call("POST", path, TOKEN, "{\"stock\":3}", resp, sizeof(resp)), 200, "%s", resp);
+    cr_assert_eq(member(resp, "round"), 2, "its first reset starts round 2: %s", resp);
+
+    /* The order of round 1 is cancelled in round 2: its unit went with its
+     * round, and the answer says so. */
+    cr_assert_eq(settle("cancel", order, 21, resp, sizeof(resp)), 200, "%s", resp);
+    cr_assert(has(resp, "\"status\":\"cancelled\""), "%s", resp);
+    cr_assert(has(resp, "\"returned\":false") && has(resp, "\"return\":\"round_over\""), "%s",
+              resp);
+    snprintf(path, sizeof(path), "/api/v1/orders/%" PRId64, order);
+    cr_assert_eq(call("GET", path, NULL, NULL, resp, sizeof(resp)), 200, "%s", resp);
+    cr_assert(has(resp, "\"returned\":false") && has(resp, "\"return\":\"round_over\""), "%s",
+              resp);
+    cr_assert_eq(item_detail(item).remaining, 3, "nothing was added to round 2");
+    stop_system();
+}
+
 /* Pay and cancel of one order, fired together. */
 typedef struct race {
     pthread_barrier_t *go;

@@ -408,6 +408,7 @@ Test(sale, bad_input_is_400_and_changes_nothing)
         "{\"name\":\"x\",\"stock\":1,\"starts_at\":\"soon\"}",
         "{\"name\":\"x\",\"stock\":1,\"starts_at\":1795377600}",
         "{\"name\":\"x\",\"stock\":1,\"ends_at\":\"2026-02-30T00:00:00Z\"}",
+        "{\"name\":\"x\",\"stock\":1,\"ends_at\":\"2026-01-01T00:00:00Z\"}", /* over */
         "{\"name\":\"x\",\"stock\":1,\"starts_at\":\"2026-11-22T21:00:00Z\","
         "\"ends_at\":\"2026-11-22T20:00:00Z\"}",
         "{\"name\":\"x\",\"stock\":1,\"id\":9007199254740992}",

@@ -208,12 +208,26 @@ Test(json_io, refusals_carry_what_the_buyer_needs)
     cr_assert_str_eq(json_string_value(json_object_get(v, "starts_at")), "2026-11-22T20:00:00Z");
     cr_assert_eq(json_integer_value(json_object_get(v, "starts_in_ms")), 1500);
     json_decref(v);
-    r = (purchase_refusal){.status = SK_LIMIT_REACHED, .bought = 2, .per_buyer_limit = 3};
+    r = (purchase_refusal){
+        .status = SK_LIMIT_REACHED, .bought = 2, .per_buyer_limit = 3, .quantity = 2};
     cr_assert_gt(json_io_purchase_refused(buf, sizeof(buf), &r), 0);
     v = json_loads(buf, 0, &e);
     cr_assert_not_null(v, "%s", buf);
     cr_assert_eq(json_integer_value(json_object_get(v, "bought")), 2);
     cr_assert_eq(json_integer_value(json_object_get(v, "per_buyer_limit")), 3);
+    cr_assert_eq(json_integer_value(json_object_get(v, "quantity")), 2);
+    cr_assert(strstr(json_string_value(json_object_get(v, "message")), "has 2 of the 3"), "%s",
+              buf);
+    json_decref(v);
+    /* More than the limit at once: the message says the limit is per buyer,
+     * not that the buyer has 0 of it. */
+    r = (purchase_refusal){
+        .status = SK_LIMIT_REACHED, .bought = 0, .per_buyer_limit = 2, .quantity = 3};
+    cr_assert_gt(json_io_purchase_refused(buf, sizeof(buf), &r), 0);
+    v = json_loads(buf, 0, &e);
+    cr_assert_not_null(v, "%s", buf);
+    cr_assert_str_eq(json_string_value(json_object_get(v, "message")),
+                     "3 units asked, and one buyer may have at most 2 (the limit is per buyer)");
     json_decref(v);
     r = (purchase_refusal){.status = SK_INSUFFICIENT_STOCK, .remaining = 1};
     cr_assert_gt(json_io_purchase_refused(buf, sizeof(buf), &r), 0);
@@ -301,8 +315,29 @@ Test(json_io, item_and_order_views_are_complete_objects)
                            "\"user_id\":\"9223372036854775807\",\"round\":4,\"quantity\":2,"
                            "\"created_at\":\"2026-11-22T20:00:00Z\",\"pay_by\":null,"
                            "\"pay_in_ms\":0,\"paid_at\":null,\"ended_at\":null,"
-                           "\"returned\":false}");
+                           "\"returned\":false,\"return\":null}");
     free(text);
+}
+
+Test(json_io, a_settled_order_says_whether_its_units_came_back_and_why_not)
+{
+    order_record rec = {.o = {.id = 7, .item_id = 1, .user_id = 5, .round = 2, .quantity = 1},
+                        .state = ORDER_CANCELLED};
+    const struct {
+        int returned, round_over;
+        const char *says;
+    } cases[] = {
+        {0, 0, "\"returned\":false,\"return\":\"owed\""},
+        {1, 0, "\"returned\":true,\"return\":\"returned\""},
+        {1, 1, "\"returned\":false,\"return\":\"round_over\""},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        rec.returned = cases[i].returned;
+        rec.round_over = cases[i].round_over;
+        char *text = json_io_order(&rec, 0);
+        cr_assert(strstr(text, cases[i].says), "%s", text);
+        free(text);
+    }
 }
 
 Test(json_io, an_order_awaiting_payment_says_how_long_is_left_and_a_settled_one_when)
