@@ -36,6 +36,11 @@ typedef struct config_key {
     {                                                                                              \
 #f, KEY_INT, offsetof(config, f), d, lo, hi, 0, NULL, h, NULL                              \
     }
+/* A number that may also be the word "auto" (kept as CONFIG_WAIT_AUTO). */
+#define AUTO_INT_KEY(f, d, lo, hi, h)                                                              \
+    {                                                                                              \
+#f, KEY_INT, offsetof(config, f), d, lo, hi, 0, auto_words, h, NULL                        \
+    }
 #define BOOL_KEY(f, d, h)                                                                          \
     {                                                                                              \
 #f, KEY_BOOL, offsetof(config, f), d, 0, 1, 0, NULL, h, NULL                               \
@@ -63,6 +68,9 @@ static int check_cluster_seeds(const char *value, char *why, size_t whylen)
     return redis_cluster_seeds_parse(value, seeds, REDIS_CLUSTER_MAX_SEEDS, why, whylen) < 0 ? -1
                                                                                              : 0;
 }
+
+/* The word an AUTO_INT_KEY takes besides its numbers. */
+static const char *const auto_words[] = {"auto", NULL};
 
 /* By value: CONFIG_BUYER_AUTH_NONE, CONFIG_BUYER_AUTH_TOKEN. */
 static const char *const buyer_auth_words[] = {"none", "token", NULL};
@@ -108,9 +116,11 @@ static const config_key keys[] = {
                     "host:port,... seeds of a Redis Cluster (empty: the single Redis of redis_host "
                     "and redis_port); the slot map is read from them, and each key goes to the "
                     "master of its slot"),
-    INT_KEY(reserve_wait_replicas, "0", 0, 16,
-            "replicas that must hold a batch of reservations before its buyers hear 202 (Redis "
-            "WAIT; 0: answer at once, and a master lost before it replicated loses them)"),
+    AUTO_INT_KEY(reserve_wait_replicas, "auto", 0, 16,
+                 "replicas that must hold a batch of reservations before its buyers hear 202 "
+                 "(Redis WAIT; auto: one where the item's Redis Cluster master has a replica, "
+                 "else none; 0: answer at once, and a master lost before it replicated loses "
+                 "them)"),
     INT_KEY(reserve_wait_timeout_ms, "200", 1, 60000,
             "how long a batch waits for reserve_wait_replicas, then its buyers hear 503 "
             "unconfirmed (the orders may still go through)"),
@@ -224,9 +234,12 @@ static int set_key(config *cfg, const config_key *k, const char *value, char *er
         }
         return 0;
     }
+    if (k->words && strcasecmp(value, k->words[0]) == 0)
+        return *(int *)field = CONFIG_WAIT_AUTO, 0;
     int64_t n;
     if (validate_i64(value, strlen(value), &n) < 0) {
-        snprintf(err, errlen, "%s: expected an integer, got '%s'", k->name, value);
+        snprintf(err, errlen, "%s: expected an integer%s%s, got '%s'", k->name,
+                 k->words ? " or " : "", k->words ? k->words[0] : "", value);
         return -1;
     }
     if (n < k->min || n > k->max) {
@@ -562,7 +575,10 @@ void config_print(const config *cfg, FILE *out)
         const char *field = (const char *)cfg + keys[i].offset;
         switch (keys[i].type) {
         case KEY_INT:
-            fprintf(out, "%s = %d\n", keys[i].name, *(const int *)field);
+            if (keys[i].words && *(const int *)field == CONFIG_WAIT_AUTO)
+                fprintf(out, "%s = %s\n", keys[i].name, keys[i].words[0]);
+            else
+                fprintf(out, "%s = %d\n", keys[i].name, *(const int *)field);
             break;
         case KEY_BOOL:
             fprintf(out, "%s = %s\n", keys[i].name, *(const int *)field ? "true" : "false");

@@ -13,6 +13,9 @@ typedef enum config_buyer_auth {
     CONFIG_BUYER_AUTH_TOKEN     /* Authorization: Bearer, a buyer_token under buyer_token_secret */
 } config_buyer_auth;
 
+/* reserve_wait_replicas = auto. */
+#define CONFIG_WAIT_AUTO (-1)
+
 typedef struct config {
     /* HTTP server */
     char *host;
@@ -40,7 +43,9 @@ typedef struct config {
     char *redis_password; /* secret */
     int redis_timeout_ms;
     char *redis_cluster; /* seeds "host:port,..." of a Redis Cluster; empty: the one Redis above */
-    int reserve_wait_replicas;   /* replicas holding a batch before its 202s (WAIT); 0: none */
+    /* replicas holding a batch before its 202s (WAIT); 0: none; CONFIG_WAIT_AUTO: one where the
+     * slot map lists a replica of the item's master (a Redis Cluster with replicas), else none */
+    int reserve_wait_replicas;
     int reserve_wait_timeout_ms; /* WAIT's timeout, then 503 unconfirmed */
     char *pg_conninfo;           /* secret when it holds a password */
     /* oversell laboratory (/api/v1/experiments) */

@@ -67,9 +67,10 @@ typedef struct batcher batcher;
 /* The purchases of one item on their way to Redis as one call. */
 typedef struct batch {
     batcher *owner;
-    int by_text;                   /* Redis forgot the script: its text is sent */
-    int64_t sent_ms;               /* local monotonic: the bounds of Redis's clock */
-    int slot;                      /* the item's keys' (redis_cluster_slot) */
+    int by_text;       /* Redis forgot the script: its text is sent */
+    int64_t sent_ms;   /* local monotonic: the bounds of Redis's clock */
+    int slot;          /* the item's keys' (redis_cluster_slot) */
+    int wait_replicas; /* what its WAIT asks for (reserve_wait_replicas, auto decided) */
     redis_cluster_attempt attempt; /* MOVED, ASK and TRYAGAIN followed so far */
     purchase *p[RESERVE_BATCH_MAX];
     reserve_batch call;
@@ -296,7 +297,7 @@ static void on_wait_reply(redisAsyncContext *ac, void *reply, void *privdata)
     const redisReply *r = reply;
     (void)ac;
     inflight_remove(b);
-    int want = b->owner->a->cfg->reserve_wait_replicas;
+    int want = b->wait_replicas;
     int confirmed = r && r->type == REDIS_REPLY_INTEGER && r->integer >= want;
     if (!confirmed)
         log_msg(LOG_WARN, "purchase", "WAIT %d: %lld replicas confirmed a batch of %d in %d ms",
@@ -317,10 +318,13 @@ static int wait_replicas(batch *b, redisAsyncContext *ac)
     int wrote = 0;
     for (int i = 0; i < b->call.n && !wrote; i++)
         wrote = b->ans[i].outcome == RESERVE_QUEUED || b->ans[i].outcome == RESERVE_HELD;
-    if (cfg->reserve_wait_replicas == 0 || !wrote)
+    b->wait_replicas = cfg->reserve_wait_replicas;
+    if (b->wait_replicas == CONFIG_WAIT_AUTO)
+        b->wait_replicas = redis_conn_replicas_for(b->owner->conn, b->slot) > 0 ? 1 : 0;
+    if (b->wait_replicas == 0 || !wrote)
         return 0;
     char want[12], timeout[12];
-    snprintf(want, sizeof(want), "%d", cfg->reserve_wait_replicas);
+    snprintf(want, sizeof(want), "%d", b->wait_replicas);
     snprintf(timeout, sizeof(timeout), "%d", cfg->reserve_wait_timeout_ms);
     const char *argv[] = {"WAIT", want, timeout};
     if (redisAsyncCommandArgv(ac, on_wait_reply, b, 3, argv, NULL) != REDIS_OK)

@@ -38,6 +38,12 @@ typedef struct node {
 /* A redirect to a node in backoff connects at once, at most this often. */
 #define REDIS_CONN_REDIRECT_CONNECT_MS 100
 
+/* With reserve_wait_replicas = auto the map says which masters have a
+ * replica to wait for, so it is read again this often: CLUSTER SLOTS lists a
+ * replica only once it has replicated something (a fresh cluster's replicas
+ * appear seconds after its masters), and drops one that failed. */
+#define REDIS_CONN_RESYNC_MS 5000
+
 struct redis_conn {
     const config *cfg;
     struct event_base *base;
@@ -55,6 +61,7 @@ struct redis_conn {
     int refreshing;         /* a CLUSTER SLOTS is on its way */
     int refresh_backoff_ms;
     struct event *refresh_ev; /* the retry of a refresh that failed */
+    struct event *resync_ev;  /* the map read again now and then (REDIS_CONN_RESYNC_MS) */
 
     atomic_int ready; /* redis_conn_connected; read by any thread */
     int closing;      /* redis_conn_close began: no reconnect, no refresh */
@@ -318,7 +325,9 @@ static void release_events(redis_conn *c)
         event_free(c->close_timer_ev);
     if (c->refresh_ev)
         event_free(c->refresh_ev);
-    c->close_timer_ev = c->refresh_ev = NULL;
+    if (c->resync_ev)
+        event_free(c->resync_ev);
+    c->close_timer_ev = c->refresh_ev = c->resync_ev = NULL;
 }
 
 /* The seeds of a cluster, or the one Redis, as the first nodes. */
@@ -366,7 +375,23 @@ redis_conn *redis_conn_create(const config *cfg, struct event_base *base)
         redis_conn_free(c);
         return NULL;
     }
+    if (c->cluster && cfg->reserve_wait_replicas == CONFIG_WAIT_AUTO) {
+        struct timeval tv = {REDIS_CONN_RESYNC_MS / 1000, 0};
+        c->resync_ev = event_new(base, -1, EV_PERSIST, on_refresh_timer, c);
+        if (c->resync_ev)
+            evtimer_add(c->resync_ev, &tv);
+        else
+            log_msg(LOG_WARN, "redis", "out of memory: the slot map is read only after a change");
+    }
     return c;
+}
+
+int redis_conn_replicas_for(const redis_conn *c, int slot)
+{
+    size_t n = 0;
+    if (c->cluster && c->map)
+        redis_cluster_map_replicas(c->map, slot, &n);
+    return (int)n;
 }
 
 int redis_conn_connected(const redis_conn *c)

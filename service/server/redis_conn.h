@@ -36,6 +36,10 @@ int redis_conn_connected(const redis_conn *c);
  * or the map is not known yet. */
 redisAsyncContext *redis_conn_context_for(redis_conn *c, int slot);
 
+/* The replicas of the master serving slot, as the slot map last listed
+ * them (0 on a single Redis, and until the map is known). */
+int redis_conn_replicas_for(const redis_conn *c, int slot);
+
 /* Whether the node serving slot is connecting right now (a command for it
  * may wait a moment rather than fail). */
 int redis_conn_connecting_for(redis_conn *c, int slot);

@@ -51,14 +51,17 @@ static void kill_leftovers(void)
 
 static void start_waiting(void)
 {
+    /* The default, auto: one replica, since every master here has one. */
     char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=failover",
-                   "SECKILL_RESERVE_WAIT_REPLICAS=1", "SECKILL_RESERVE_WAIT_TIMEOUT_MS=500", NULL};
+                   "SECKILL_RESERVE_WAIT_TIMEOUT_MS=500", NULL};
     harness_cluster_system_start(&sys, env, "e2e-failover-wait");
 }
 
 static void start_not_waiting(void)
 {
-    char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=failover", NULL};
+    /* The opt-out: by default (auto) a master with a replica is waited for. */
+    char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=failover",
+                   "SECKILL_RESERVE_WAIT_REPLICAS=0", NULL};
     harness_cluster_system_start(&sys, env, "e2e-failover-nowait");
 }
 

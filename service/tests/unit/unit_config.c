@@ -642,6 +642,33 @@ Test(config, load_refuses_a_bad_redis_cluster_from_the_environment)
     config_free(&cfg);
 }
 
+Test(config, reserve_wait_replicas_is_auto_by_default_and_takes_a_count)
+{
+    config cfg;
+    char err[CONFIG_ERRLEN] = "";
+    config_init(&cfg);
+    cr_assert_eq(cfg.reserve_wait_replicas, CONFIG_WAIT_AUTO, "a replica is waited for by default");
+    cr_assert_eq(config_set(&cfg, "reserve_wait_replicas", "0", err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(cfg.reserve_wait_replicas, 0, "the documented opt-out");
+    cr_assert_eq(config_set(&cfg, "reserve_wait_replicas", "AUTO", err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(cfg.reserve_wait_replicas, CONFIG_WAIT_AUTO);
+    cr_assert_eq(config_set(&cfg, "reserve_wait_replicas", "2", err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(cfg.reserve_wait_replicas, 2);
+    cr_assert_eq(config_set(&cfg, "reserve_wait_replicas", "-1", err, sizeof(err)), -1,
+                 "auto is said by its name, not by a number");
+    cr_assert_eq(config_set(&cfg, "reserve_wait_replicas", "some", err, sizeof(err)), -1);
+    cr_assert(strstr(err, "an integer or auto"), "%s", err);
+    cr_assert_eq(config_set(&cfg, "reserve_wait_replicas", "auto", err, sizeof(err)), 0, "%s", err);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    config_print(&cfg, out);
+    fclose(out);
+    cr_assert(strstr(text, "reserve_wait_replicas = auto\n"), "%s", text);
+    free(text);
+    config_free(&cfg);
+}
+
 Test(config, payment_timeout_takes_0_to_a_week)
 {
     config cfg;
