@@ -16,7 +16,7 @@
 # 1-3 (1b included) run in alternating rounds (BENCH_ROUNDS, default 3) so that drift on a shared machine hits
 # all of them alike; medians are reported. BENCH_DURATION (10s), BENCH_CONNECTIONS (256),
 # BENCH_THREADS (2), BENCH_DRAIN_ORDERS (1000000), BENCH_DRAIN_ROUNDS (3) change the sizes;
-# BENCH_DOC=0 leaves the document alone. BENCH_ONLY=rounds runs only 1-3 (and the strace) and
+# BENCH_DOC=0 writes no document. BENCH_ONLY=rounds runs only 1-3 (and the strace) and
 # prints their medians; BENCH_ONLY=drain only 4. BENCH_SERVER names another server binary (an older
 # build) so that two builds can be compared by runs one right after the other. The worker drains during 1-3, as in production: its share of the cores and
 # PostgreSQL's count. For 1b-3 the CPU each process spent a request (/proc/<pid>/stat before and
