@@ -26,6 +26,9 @@ RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DSECKILL_TESTS=OFF \
     && cmake --install build --prefix /opt/seckill
 
 FROM ${BASE}
+# The release: CMakeLists.txt's project VERSION (unit_docs fails when the two differ).
+LABEL org.opencontainers.image.title="seckill"
+LABEL org.opencontainers.image.version="0.3.0"
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         libmicrohttpd12 libhiredis0.14 libjansson4 libpq5 libssl3 libevent-2.1-7 \
         libevent-pthreads-2.1-7 libzookeeper-mt2 \

@@ -4,7 +4,7 @@ ARGS ?=
 # Quieter nested builds: cmake runs make under us.
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all build run stop admin load test chaos bench bench-cluster fuzz experiments docker-check lint format clean help
+.PHONY: all build run stop admin load test chaos bench bench-cluster fuzz experiments screenshots docker-check lint format clean help
 
 all: build ## the default: same as build
 
@@ -30,15 +30,18 @@ test: ## the whole suite on free ports (ARGS='-L unit' go to ctest; SECKILL_SANI
 chaos: ## only the fault tests (Redis, PostgreSQL, server and worker killed, SIGTERM); make test runs them too
 	scripts/test.sh -R 'chaos|shutdown|worker|sweep'
 
-bench: ## the purchase path against the HTTP ceiling, then on a Redis Cluster (BENCH_CLUSTER=0: not); docs/PERFORMANCE.md, SCALING.md
+bench: ## the purchase path against the HTTP ceiling, then on a Redis Cluster (BENCH_CLUSTER=0: not); writes run/results/ (RECORD=1: docs/PERFORMANCE.md, SCALING.md)
 	scripts/bench.sh $(ARGS)
 	[ "$${BENCH_CLUSTER:-1}" = 0 ] || [ -n "$(ARGS)" ] || [ -n "$${BENCH_ONLY:-}" ] || scripts/bench_cluster.sh
 
-bench-cluster: ## only the Redis Cluster part of make bench: docs/SCALING.md's table
+bench-cluster: ## only the Redis Cluster part of make bench: docs/SCALING.md's table (RECORD=1 writes it)
 	scripts/bench_cluster.sh
 
-experiments: ## the oversell lab under load: loadtest/results/experiments.* (STRATEGY=, SCENARIO=, REPLAY_000=1)
+experiments: ## the oversell lab under load into run/results/ (RECORD=1: loadtest/results/; STRATEGY=, SCENARIO=, REPLAY_000=1)
 	loadtest/experiments.sh
+
+screenshots: ## renew the README's screenshots (docs/screenshot-*.png) from the browser test (FROM_LAST_RUN=1: its last run's)
+	scripts/screenshots.sh
 
 fuzz: ## fuzz the request parsers with libFuzzer for FUZZ_SECONDS (default 60)
 	scripts/fuzz.sh

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # experiments.sh: `make experiments`: the oversell laboratory under load, every strategy (or
 # STRATEGY=name) against its own Redis, PostgreSQL, server and worker under run/experiments-<pid>;
-# writes loadtest/results/experiments.{md,json} and a plot (.png, .svg) of requests/s and oversold
-# units per strategy. Exits 1 when a strategy's verdict differs from the documents'.
+# writes experiments.{md,json} and a plot (.png, .svg) of requests/s and oversold units per
+# strategy into run/results/; with RECORD=1 into loadtest/results/ instead, the committed results
+# that /lab and the docs show (a run never changes a committed file unless asked to). Exits 1 when
+# a strategy's verdict differs from the documents'.
 #
 # Each strategy gets two runs on the same item, each after a reset of the item:
 #  1. load: REQUESTS requests (default 20000) at CONCURRENCY (200) with ab on a stock of STOCK
@@ -13,7 +15,8 @@
 # REPLAY_000=1 replays document 000's load instead of 1.: ab -c 10000 -n 20000.
 #
 # SCENARIO=name runs one of the documents' lock failure scenarios instead (its own server settings),
-# writes loadtest/results/scenario-<name>.md and exits 0 only when our verdict is the documents':
+# writes scenario-<name>.md (run/results/, or loadtest/results/ with RECORD=1) and exits 0 only
+# when our verdict is the documents':
 #  lock_expiry   8 buyers on 2 units, 500 ms of work under a lock of 200 ms: redis_lock lets
 #                two holders sell (oversells); redis_lock_fenced (stale writes refused, 409
 #                fenced) and redis_lock_reentrant (the watchdog renews the lease) never oversell.
@@ -53,8 +56,9 @@
 #
 # Where it is goes to stderr (scripts/progress.sh): step k of n, the time elapsed and about how
 # long is left, on one line redrawn on a terminal, one line a step otherwise. A strategy's load
-# run and its race run are a step each, the load run as long as the strategy's took in the last
-# results (loadtest/results/experiments.json); a scenario's steps are its strategies or phases.
+# run and its race run are a step each, the load run as long as the strategy's took in the
+# committed results (loadtest/results/experiments.json); a scenario's steps are its strategies or
+# phases.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=../scripts/services.sh
@@ -73,7 +77,9 @@ if [[ ${REPLAY_000:-0} == 1 ]]; then
     REQUESTS=20000 CONCURRENCY=10000
 fi
 token=experiments-admin-token
-results=loadtest/results
+recorded=loadtest/results
+results=run/results
+[[ ${RECORD:-0} != 1 ]] || results=$recorded
 dir=$PWD/run/experiments-$$
 
 # What the documents found (EXPERIMENTS.md): their verdict and their figure.
@@ -719,6 +725,7 @@ if [[ -n ${SCENARIO:-} ]]; then
     } >"$results/scenario-$SCENARIO.md"
     progress_end
     cat "$results/scenario-$SCENARIO.md"
+    [[ $results == "$recorded" ]] || echo "experiments: written to $results/scenario-$SCENARIO.md (RECORD=1 writes $recorded/)" >&2
     done=1
     ((status == 0)) || { echo "experiments: $SCENARIO: our verdict differs from the documents'" >&2; exit 1; }
     echo "experiments: $SCENARIO: our verdict is the documents'"
@@ -727,8 +734,8 @@ fi
 # Two steps a strategy. Their nominal seconds: the load run as long as the strategy's took in the
 # last results (REQUESTS at its requests/s there; 10 s for one not in them), the race run 2 s.
 declare -A last_rps=()
-if [[ -f $results/experiments.json ]]; then
-    while read -r s r; do last_rps[$s]=$r; done < <(jq -r '.strategies[] | "\(.strategy) \(.requests_per_s)"' "$results/experiments.json")
+if [[ -f $recorded/experiments.json ]]; then
+    while read -r s r; do last_rps[$s]=$r; done < <(jq -r '.strategies[] | "\(.strategy) \(.requests_per_s)"' "$recorded/experiments.json")
 fi
 steps=()
 for s in $strategies; do
@@ -839,5 +846,6 @@ GNUPLOT
 done
 
 cat "$results/experiments.md"
+[[ $results == "$recorded" ]] || echo "experiments: written to $results/ (RECORD=1 writes $recorded/, the committed results)" >&2
 done=1
 ((differs == 0)) || { echo "experiments: a verdict differs from the documents" >&2; exit 1; }

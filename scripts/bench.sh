@@ -2,8 +2,10 @@
 # bench.sh: `make bench`: the purchase path against the HTTP ceiling of this machine (issue 3).
 #
 # Starts Redis, PostgreSQL, nginx, seckill-server and seckill-worker on free ports under
-# run/bench-<pid>, runs the six measurements, prints a table, writes it into docs/PERFORMANCE.md
-# (between the bench markers: the notes around them stay) and stops what it started, by pid.
+# run/bench-<pid>, runs the six measurements, prints a table, writes it into a copy of
+# docs/PERFORMANCE.md under run/results/ (between the bench markers: the text around them stays)
+# and stops what it started, by pid. RECORD=1 writes into docs/PERFORMANCE.md itself, and the
+# JSON and the picture below into loadtest/results/ and docs/: the committed figures.
 #   1 ceiling      nginx, 1 worker, a fixed 200 JSON; the same wrk settings as 2 and 3
 #   1b health      GET /health: our HTTP layer alone, against the same ceiling
 #   2 purchase     stock 10,000,000; every request a new buyer
@@ -14,7 +16,7 @@
 # 1-3 (1b included) run in alternating rounds (BENCH_ROUNDS, default 3) so that drift on a shared machine hits
 # all of them alike; medians are reported. BENCH_DURATION (10s), BENCH_CONNECTIONS (256),
 # BENCH_THREADS (2), BENCH_DRAIN_ORDERS (1000000), BENCH_DRAIN_ROUNDS (3) change the sizes;
-# BENCH_DOC=0 leaves the document alone. BENCH_ONLY=rounds runs only 1-3 (and the strace) and
+# BENCH_DOC=0 writes no document. BENCH_ONLY=rounds runs only 1-3 (and the strace) and
 # prints their medians; BENCH_ONLY=drain only 4. BENCH_SERVER names another server binary (an older
 # build) so that two builds can be compared by runs one right after the other. The worker drains during 1-3, as in production: its share of the cores and
 # PostgreSQL's count. For 1b-3 the CPU each process spent a request (/proc/<pid>/stat before and
@@ -22,10 +24,11 @@
 # request of the server and of nginx (strace -c -f over a short run; BENCH_STRACE=0 skips it).
 #
 # It says where it is (step k of n, elapsed, about how long is left: scripts/progress.sh) on stderr,
-# and besides the document writes the figures to loadtest/results/bench.json and draws them
-# (ratios to the ceiling, latency percentiles) into docs/performance.svg (scripts/bench_plot.sh);
-# BENCH_DOC=0 leaves all three alone. `scripts/bench.sh --plot-only` redraws the SVG from the
-# JSON without running anything.
+# and besides the document writes the figures to bench.json and draws them (ratios to the
+# ceiling, latency percentiles) into performance.svg (scripts/bench_plot.sh), in run/results/ (with
+# RECORD=1: loadtest/results/bench.json, docs/performance.svg); BENCH_DOC=0 writes none of the three.
+# `scripts/bench.sh --plot-only` redraws docs/performance.svg from the committed JSON without
+# running anything.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=services.sh
@@ -49,6 +52,11 @@ conns=${BENCH_CONNECTIONS:-256}
 threads=${BENCH_THREADS:-2}
 drain_orders=${BENCH_DRAIN_ORDERS:-1000000}
 doc=docs/PERFORMANCE.md
+if [[ ${RECORD:-0} != 1 && ${BENCH_DOC:-1} != 0 ]]; then
+    mkdir -p run/results
+    cp "$doc" run/results/PERFORMANCE.md
+    doc=run/results/PERFORMANCE.md results_json=run/results/bench.json svg=run/results/performance.svg
+fi
 dir=$PWD/run/bench-$$
 token=bench-admin-token
 
@@ -697,5 +705,6 @@ DOC
             printf '\n%s\n' "$section"; } >"$doc.tmp" && mv "$doc.tmp" "$doc"
     fi
     log "wrote $doc"
+    [[ ${RECORD:-0} == 1 ]] || log "the committed figures are unchanged: \`make bench RECORD=1\` records a run"
 fi
 status=0

@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/deps.sh shellcheck clang-format docker-compose python3 systemd
-shellcheck scripts/*.sh loadtest/*.sh .ci/run service/tests/browser/run.sh
+shellcheck scripts/*.sh loadtest/*.sh .ci/run service/tests/browser/run.sh service/tests/records/run.sh
 find service -name '*.[ch]' -print0 | xargs -0 clang-format --dry-run --Werror
 scripts/include_graph.sh
 SECKILL_PG_PASSWORD=lint SECKILL_ADMIN_TOKEN=lint docker-compose -f docker-compose.yml config -q

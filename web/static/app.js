@@ -1,7 +1,8 @@
 // app.js: the sale page. Polls GET /api/v1/items every second and counts down
 // to each sale's start by the server's clock, buys with
 // POST /api/v1/items/{id}/purchase and follows each order from "queued" to
-// "persisted" with GET /api/v1/orders/{id}. "Your orders" lists the buyer's
+// "persisted" with GET /api/v1/orders/{id} (the message says when it is saved). An upcoming
+// sale shows its start, in the buyer's time zone, beside its countdown. "Your orders" lists the buyer's
 // orders (GET /api/v1/orders?user_id=) every few seconds, counts down the time
 // left to pay, and pays (demo, with the admin token) or cancels them. The
 // helpers up to the page's state touch no DOM: under node (the browser test)
@@ -42,6 +43,18 @@ function countdown(ms) {
   return d ? `${d}d ${clock}` : clock;
 }
 
+// When a sale starts, as the buyer's clock on the wall says it: "Sat 22 Nov,
+// 20:00", seconds only when the start has some ("20:00:05"). `zone` and
+// `locale` default to the browser's; the test names them.
+function startTime(iso, zone, locale) {
+  const at = new Date(iso);
+  if (Number.isNaN(at.getTime())) return iso;
+  const options = {weekday: 'short', day: 'numeric', month: 'short', hour: '2-digit',
+                   minute: '2-digit', hourCycle: 'h23', timeZone: zone};
+  if (at.getUTCSeconds() !== 0) options.second = '2-digit';
+  return at.toLocaleString(locale, options);
+}
+
 // An item view's sale in the page's clock: "starts_in_ms" and "ends_in_ms"
 // counted from `arrived`, the performance.now() at which the answer came. The
 // deadlines fall late by the answer's transit, never early, and the browser's
@@ -50,6 +63,7 @@ function saleOf(view, arrived) {
   return {
     remaining: view.remaining,
     startAt: view.state === 'upcoming' ? arrived + view.starts_in_ms : null,
+    startsAt: view.starts_at || null,
     endAt: view.state === 'ended' ? arrived : view.ends_in_ms > 0 ? arrived + view.ends_in_ms : null,
   };
 }
@@ -66,8 +80,10 @@ function saleState(sale, now) {
 function showing(sale, now) {
   const state = saleState(sale, now);
   switch (state) {
-  case 'upcoming':
-    return {state, note: `Starts in ${countdown(sale.startAt - now)}`, button: 'Buy'};
+  case 'upcoming': {
+    const when = sale.startsAt ? ` (${startTime(sale.startsAt)})` : '';
+    return {state, note: `Starts in ${countdown(sale.startAt - now)}${when}`, button: 'Buy'};
+  }
   case 'ended':
     return {state, note: 'The sale has ended.', button: 'Ended'};
   case 'sold_out':
@@ -115,6 +131,8 @@ function sentence(status, body, buyer, item) {
   case 'not_found':
     return `“${item}” is no longer on sale.`;
   }
+  if (status === 401) return 'Your buyer token is missing, malformed or expired.';
+  if (status === 403) return 'Your buyer token is another buyer\'s than the buyer id.';
   if (status === 429) return 'Too many requests right now; please try again in a moment.';
   if (status === 503) return 'The shop is unavailable right now; please try again in a few seconds.';
   return b.message ? `The purchase failed: ${b.message}.` : `The purchase failed (HTTP ${status}).`;
@@ -193,6 +211,22 @@ function say(text, kind, where) {
   const node = where || page.message;
   node.textContent = text;
   node.className = 'message ' + (kind || '');
+  delete node.dataset.token;
+  delete node.dataset.order;
+}
+
+// A refusal of the buyer token (401, 403), said where it happened; the next
+// answer that the token passes takes it away (tokenWorked).
+function sayRefused(status, text, where) {
+  say(text, 'error', where);
+  if (status === 401 || status === 403) (where || page.message).dataset.token = '1';
+}
+
+// The buyer token (or the lack of one) was just accepted: a refusal of it
+// said earlier is no longer true.
+function tokenWorked() {
+  for (const node of [page.message, page.orderMessage])
+    if (node.dataset.token) say('', '', node);
 }
 
 // What happened to an order, said under the orders.
@@ -432,8 +466,12 @@ async function refreshOrders() {
       // An answer for an older buyer, or older than one shown, is dropped.
       if (asked > page.ordersApplied && buyer === buyerId()) {
         page.ordersApplied = asked;
-        if (res.ok && body) showOrders(body.orders, arrived);
-        else sayOrders(orderSentence(res.status, body), 'error');
+        if (res.ok && body) {
+          showOrders(body.orders, arrived);
+          tokenWorked();
+        } else {
+          sayRefused(res.status, orderSentence(res.status, body), page.orderMessage);
+        }
       }
     } catch (e) { /* the next poll retries; the items' poll says the shop is unreachable */ }
   }
@@ -456,6 +494,8 @@ function tokenChanged() {
   if (user && user !== buyerId()) {
     page.buyer.value = user;
     buyerChanged();
+  } else {
+    refreshOrders(); // whether the new token passes, at once
   }
 }
 
@@ -508,7 +548,8 @@ async function settle(entry, action) {
                 (answer.status === 'cancelled' ? ': its units are back on sale.' : '.'), 'ok');
     } else {
       if (action === 'pay' && res.status === 401) sessionStorage.removeItem(ADMIN_KEY);
-      sayOrders(orderSentence(res.status, answer, id, action), 'error');
+      if (action === 'pay') sayOrders(orderSentence(res.status, answer, id, action), 'error');
+      else sayRefused(res.status, orderSentence(res.status, answer, id, action), page.orderMessage);
     }
     if (answer && answer.order_id) fillOrder(entry, answer, arrived);
   } catch (e) {
@@ -517,6 +558,17 @@ async function settle(entry, action) {
   entry.busy = false;
   paintOrder(entry, performance.now());
   refreshOrders();
+}
+
+// The order that the message says is being saved is saved (or already paid,
+// cancelled...): the message says so, unless it has moved on to something else.
+function saved(id, order) {
+  const node = page.message;
+  if (node.dataset.order !== id) return;
+  const what = node.dataset.what;
+  if (order.status === 'persisted')
+    say(`Order ${id} is saved: ${what}.` + (order.pay_by ? ' Pay for it under “Your orders”.' : ''), 'ok');
+  else say(`Order ${id}: ${what}; it is ${order.status}.`, 'ok');
 }
 
 // Follows an order until the worker has written it to PostgreSQL. The order
@@ -530,7 +582,10 @@ async function follow(entry) {
     if (res.ok) {
       const body = await res.json();
       if (page.orders.get(id) === entry) fillOrder(entry, body, arrived);
-      if (body.status !== 'queued') return refreshOrders();
+      if (body.status !== 'queued') {
+        saved(id, body);
+        return refreshOrders();
+      }
     }
   } catch (e) { /* the next poll retries */ }
   if (page.orders.get(id) === entry) setTimeout(() => follow(entry), POLL_ORDER_MS);
@@ -578,13 +633,16 @@ async function buy(card) {
     return;
   }
   if (res.status !== 202) {
-    say(sentence(res.status, body, buyer, card.name), 'error');
+    sayRefused(res.status, sentence(res.status, body, buyer, card.name));
     if (body) learn(card, body, arrived);
     return;
   }
   const units = typeof body.quantity === 'number' ? body.quantity : quantity;
   const what = units === 1 ? `“${card.name}” is yours` : `${units} units of “${card.name}” are yours`;
+  tokenWorked();
   say(`Order ${body.order_id} accepted: ${what}. It is being saved…`, 'ok');
+  page.message.dataset.order = body.order_id;
+  page.message.dataset.what = what;
   const entry = orderEntry(body);
   entry.local = true;
   const itemId = Number(card.node.dataset.id);
@@ -606,6 +664,6 @@ if (page) {
   refreshOrders();
   setInterval(tickOrders, 1000);
 } else {
-  module.exports = {compact, countdown, saleOf, saleState, showing, nextChange, sentence, paying,
-                    orderSentence, tokenBuyer};
+  module.exports = {compact, countdown, startTime, saleOf, saleState, showing, nextChange, sentence,
+                    paying, orderSentence, tokenBuyer};
 }

@@ -2,10 +2,12 @@
 // driven by playwright-core): a buyer buys on / and sees the stock drop and the order become
 // persisted, a sale counts down and opens on the second, a quantity takes several units, an ended
 // sale cannot be bought; "Your orders" counts down the time to pay, cancels, pays and survives a
-// reload, and an unpaid order expires; /lab shows the results table and runs one experiment.
-// Saves screenshots of both pages into the run's folder, and into docs/ (the README's) when
-// SECKILL_UPDATE_SCREENSHOTS=1. Usage: node pages.js SERVER_BIN WORKER_BIN (see run.sh); with no
-// arguments it checks only the sale page's pure helpers, in node, without server or browser.
+// reload, and an unpaid order expires; on a phone the orders fit the screen; a buyer token's
+// refusal goes away once a token passes; /lab shows the committed results and runs one experiment.
+// Saves screenshots of both pages into run/screenshots/ of the source tree (`make screenshots`
+// copies them to docs/, the README's). Usage: node pages.js SERVER_BIN WORKER_BIN (see run.sh);
+// seckill-admin is taken from SERVER_BIN's folder. With no arguments it checks only the sale
+// page's pure helpers, in node, without server or browser.
 'use strict';
 
 const assert = require('node:assert/strict');
@@ -19,9 +21,10 @@ const SOURCE = path.resolve(__dirname, '../../..');
 const [SERVER_BIN, WORKER_BIN] = process.argv.slice(2);
 // The run's folder (run.sh checks SECKILL_TEST_DIR); none when only the helpers are checked.
 const DIR = process.env.SECKILL_TEST_DIR && path.join(process.env.SECKILL_TEST_DIR, 'browser');
-// Where a screenshot goes: the run's folder, or docs/ when the README's should be renewed.
-const shot = (name) =>
-  process.env.SECKILL_UPDATE_SCREENSHOTS === '1' ? path.join(SOURCE, 'docs', name) : path.join(DIR, name);
+// Where a screenshot goes: one folder under run/ for every run, so that it outlives the run's
+// folder (removed after a green run); only `make screenshots` copies them into docs/.
+const SHOTS = path.join(SOURCE, 'run', 'screenshots');
+const shot = (name) => path.join(SHOTS, name);
 const children = [];
 
 function freePort() {
@@ -104,6 +107,12 @@ function helpers() {
   assert.equal(app.saleState(sale, 9100), 'ended');
   assert.equal(app.saleState({...sale, remaining: 0}, 5100), 'sold_out');
   assert.deepEqual(app.showing(sale, 1100), {state: 'upcoming', note: 'Starts in 0:04', button: 'Buy'});
+  // The start beside the countdown, on the buyer's wall clock; seconds only when it has some.
+  assert.equal(app.startTime('2026-11-22T20:00:00Z', 'UTC', 'en-GB'), 'Sun 22 Nov, 20:00');
+  assert.equal(app.startTime('2026-11-22T20:00:05Z', 'UTC', 'en-GB'), 'Sun 22 Nov, 20:00:05');
+  assert.equal(app.startTime('2026-11-22T20:00:00Z', 'Asia/Tokyo', 'en-GB'), 'Mon 23 Nov, 05:00');
+  const dated = app.saleOf({...view, starts_at: '2026-11-22T20:00:05Z'}, 100);
+  assert.match(app.showing(dated, 1100).note, /^Starts in 0:04 \(.*\d\d:\d\d:05\)$/);
   assert.equal(app.nextChange(sale, 1350), 750, 'the next whole second of the countdown');
   assert.equal(app.nextChange(sale, 5100), 1000, 'on sale, the countdown to the end goes on');
   assert.equal(app.nextChange(app.saleOf({...view, state: 'on_sale', ends_in_ms: 0}, 0), 0), Infinity);
@@ -119,6 +128,7 @@ function helpers() {
   assert.match(said({error: 'insufficient_stock', remaining: 1}), /Only 1 of “Tickets” is left/);
   assert.match(app.sentence(400, {error: 'invalid', message: 'quantity is above 1000'}),
                /failed: quantity is above 1000/);
+  assert.match(app.sentence(401, {error: 'unauthorized', message: 'bad token'}), /buyer token/);
 
   // An order's payment cell: the time left to pay by the page's clock, then what became of it.
   const awaiting = {status: 'persisted', pay_by: '2026-11-22T20:15:00Z'};
@@ -135,28 +145,13 @@ function helpers() {
   assert.equal(app.tokenBuyer('042.1795442435.9gcgkdvVHWbZY32aR_nOkaUAEbt_F3N6gtmfkCbo2Xg'), null);
 }
 
-// A small results file in the format of loadtest/experiments.sh.
-function writeFixture(file) {
-  const row = (strategy, family, rps, oversold, raceSold, verdict, documents) => ({
-    strategy, family, requests: 20000, successes: 5000 + oversold, other_answers: 15000 - oversold,
-    requests_per_s: rps, p50_ms: 20, p99_ms: 60, initial_stock: 5000,
-    final_stock: oversold > 0 ? -oversold : 0, sold: 5000 + oversold, oversold,
-    orders_in_pg: null, leftover_lock_keys: 0,
-    race: {buyers: 50, successes: raceSold, stock: 10, sold: raceSold,
-           oversold: Math.max(0, raceSold - 10), leftover_lock_keys: 0},
-    verdict, documents_verdict: verdict, agrees: true, documents});
-  const data = {
-    settings: {stock: 5000, requests: 20000, concurrency: 200, delay_ms: 0,
-               race: {stock: 10, buyers: 50, delay_ms: 100}, cpus: 2, tool: 'ab'},
-    strategies: [
-      row('local_unsafe', 'local', 8310.6, 0, 50, 'oversells', 'oversells (000 /v3/seckill)'),
-      row('db_read_modify_write', 'db', 571.76, 15000, 50, 'oversells', '2000+/s, oversells (003)'),
-      row('db_single_update', 'db', 1564.74, 0, 10, 'safe', '1950+/s, fastest DB method (003)'),
-      row('db_for_update', 'db', 1280.57, 0, 10, 'safe', '600+/s (003)'),
-      row('redis_lock', 'lock', 725.03, 0, 10, 'safe', '550-620/s (003)'),
-      row('lua_reserve', 'redis', 7174.13, 0, 10, 'safe', 'fastest by far (000, 002)'),
-    ]};
-  fs.writeFileSync(file, JSON.stringify(data, null, 2));
+// The committed results of `make experiments` (loadtest/results/experiments.json, every
+// strategy), copied to `file` for the server's lab_results: the page and its screenshot show what
+// the README describes.
+function labResults(file) {
+  fs.copyFileSync(path.join(SOURCE, 'loadtest/results/experiments.json'), file);
+  const data = JSON.parse(fs.readFileSync(file, 'utf8'));
+  assert.ok(data.strategies.length >= 20, `only ${data.strategies.length} strategies committed`);
   return data;
 }
 
@@ -183,6 +178,9 @@ async function salePage(page, base) {
   const item = await api(base, 'GET', `/api/v1/items/${id}`);
   assert.equal(item.body.remaining, 4);
   assert.equal(item.body.persisted, 1);
+  // The message that said "It is being saved…" now says it is saved.
+  await page.locator('#message.ok').filter({hasText: /^Order \d+ is saved: “Phone X” is yours\. Pay for it/})
+    .waitFor({timeout: 5000});
 
   // The same buyer again: 409 limit_reached (the limit of one), said as a sentence.
   await card.locator('button.buy').click();
@@ -208,7 +206,12 @@ async function upcomingSale(page, base) {
   const item = await createItem(base, {name: 'Midnight drop', stock: 10, starts_at: rfc3339(startMs)});
   assert.equal(item.state, 'upcoming');
   const card = page.locator(`.item[data-id="${item.id}"]`);
-  await card.locator('.note').filter({hasText: /^Starts in 0:0\d$/}).waitFor();
+  // The context's clock is UTC: the start's time of day is the RFC 3339 one.
+  const clock = rfc3339(startMs).slice(11, 19).replace(/:00$/, '');
+  const note = await card.locator('.note').filter({hasText: /^Starts in 0:0\d \(/});
+  await note.waitFor();
+  assert.ok((await note.textContent()).endsWith(`, ${clock})`),
+            `the start ${clock} is not beside the countdown: ${await note.textContent()}`);
   assert.ok(await card.locator('button.buy').isDisabled(), 'an upcoming sale cannot be bought');
 
   const opened = await whenEnabled(card.locator('button.buy'), 15000);
@@ -261,7 +264,7 @@ async function endedAndLarge(page, base) {
   await remaining.filter({hasText: /^1\.2M$/}).waitFor();
   assert.equal(await remaining.getAttribute('title'), '1,234,567');
   assert.match(await page.locator(`.item[data-id="${big.id}"] .note`).textContent(),
-               /^Starts in (2:00:00|1:59:\d\d)$/);
+               /^Starts in (2:00:00|1:59:\d\d) \(.+\)$/);
 }
 
 // An item with 30 s to pay: the buyer's order shows a countdown under "Your orders", Cancel puts
@@ -318,12 +321,103 @@ async function ordersToPay(page, base) {
   console.log('browser_pages: / an order counted down, was cancelled, one paid, one expired');
 }
 
+// "Your orders" on a phone (390 CSS px wide): every order fits the screen, Pay and Cancel on it,
+// and the page does not scroll sideways (the table of five columns had been 752 px wide).
+async function ordersOnPhone(context, base) {
+  const item = await createItem(base, {name: 'Phone case', stock: 9, payment_timeout_s: 600});
+  const page = await context.newPage();
+  try {
+    await page.setViewportSize({width: 390, height: 844});
+    await page.goto(base + '/');
+    await page.fill('#buyer', '1001');
+    const card = page.locator(`.item[data-id="${item.id}"]`);
+    await card.locator('button.buy').filter({hasText: 'Buy'}).waitFor();
+    await card.locator('button.buy').click();
+    const row = page.locator('#orders .order', {has: page.locator('.iname', {hasText: 'Phone case'})});
+    await row.locator('.status').filter({hasText: 'persisted'}).waitFor({timeout: 15000});
+    await row.locator('button.do-cancel').waitFor();
+    const m = await page.evaluate(() => {
+      const right = (node) => node.getBoundingClientRect().right;
+      const rows = [...document.querySelectorAll('#orders .order')];
+      return {viewport: window.innerWidth, pageWidth: document.documentElement.scrollWidth,
+              table: document.getElementById('orders').getBoundingClientRect().width,
+              rows: rows.length, widest: Math.max(...rows.map(right)),
+              buttons: Math.max(...[...document.querySelectorAll('#orders button')]
+                .filter(b => !b.hidden).map(right))};
+    });
+    const said = JSON.stringify(m);
+    assert.ok(m.rows >= 4, `the buyer's orders are not listed: ${said}`);
+    assert.ok(m.pageWidth <= m.viewport, `the page scrolls sideways: ${said}`);
+    assert.ok(m.table <= m.viewport, `the orders are wider than the phone: ${said}`);
+    assert.ok(m.widest <= m.viewport, `an order reaches past the screen: ${said}`);
+    assert.ok(m.buttons <= m.viewport, `Pay or Cancel is off the screen: ${said}`);
+    await page.screenshot({path: shot('screenshot-sale-phone.png'), fullPage: true});
+    console.log('browser_pages: / on a phone:', m.rows, 'orders in', m.table, 'px of', m.viewport);
+  } finally {
+    await page.close();
+  }
+}
+
+// A second server on the same Redis and PostgreSQL that wants buyer tokens (buyer_auth = token);
+// its base URL. The tokens come from seckill-admin buyer-token, beside SERVER_BIN.
+const TOKEN_SECRET = 'browser-buyer-token-secret-of-at-least-32-bytes';
+async function tokenServer(port) {
+  const tokenPort = await freePort();
+  start(SERVER_BIN, {SECKILL_PORT: String(tokenPort), SECKILL_ADMIN_TOKEN: TOKEN,
+                     SECKILL_BUYER_AUTH: 'token', SECKILL_BUYER_TOKEN_SECRET: TOKEN_SECRET},
+        'server-tokens.log');
+  const base = `http://127.0.0.1:${tokenPort}`;
+  await waitHealthy(base);
+  return base;
+}
+
+function buyerToken(user) {
+  const {execFileSync} = require('node:child_process');
+  return execFileSync(path.join(path.dirname(SERVER_BIN), 'seckill-admin'), ['buyer-token', user],
+                      {env: {...process.env, SECKILL_BUYER_AUTH: 'token',
+                             SECKILL_BUYER_TOKEN_SECRET: TOKEN_SECRET}}).toString().trim();
+}
+
+// The refusals of a missing or bad buyer token are said, and go away as soon as a good token is
+// given (they had stayed on the page after the token worked).
+async function buyerTokens(context, base) {
+  const item = await createItem(base, {name: 'Token lamp', stock: 5});
+  const page = await context.newPage();
+  try {
+    await page.goto(base + '/');
+    await page.fill('#buyer', '3003');
+    await page.locator('#buyer').press('Tab');
+    const listMessage = page.locator('#order-message');
+    await page.locator('#order-message.error').filter({hasText: 'buyer token is missing'}).waitFor();
+    await page.click('#signin summary');
+    await page.fill('#buyer-token', 'not-a-token');
+    await page.locator('#buyer-token').press('Tab');
+    const card = page.locator(`.item[data-id="${item.id}"]`);
+    await card.locator('button.buy').filter({hasText: 'Buy'}).waitFor();
+    await card.locator('button.buy').click();
+    await page.locator('#message.error').filter({hasText: 'buyer token is missing'}).waitFor();
+    assert.match(await listMessage.textContent(), /buyer token/);
+
+    await page.fill('#buyer-token', buyerToken('3003'));
+    await page.locator('#buyer-token').press('Tab');
+    await listMessage.filter({hasText: /^$/}).waitFor({timeout: 5000});
+    await page.locator('#message').filter({hasText: /^$/}).waitFor({timeout: 1000});
+    await card.locator('button.buy').click();
+    await page.locator('#message.ok').filter({hasText: 'Token lamp'}).waitFor();
+    await page.locator('#orders .order .status').filter({hasText: 'persisted'}).waitFor({timeout: 15000});
+    assert.equal(await listMessage.textContent(), '', 'no refusal is left under the orders');
+    console.log('browser_pages: / a buyer token\'s refusal went away once a good token passed');
+  } finally {
+    await page.close();
+  }
+}
+
 async function labPage(page, base, fixture) {
   await page.goto(base + '/lab');
   const rows = page.locator('#results tbody tr');
   await rows.first().waitFor();
   assert.equal(await rows.count(), fixture.strategies.length);
-  assert.equal(await rows.nth(1).locator('td').first().textContent(), 'db_read_modify_write');
+  assert.equal(await rows.nth(1).locator('td').first().textContent(), fixture.strategies[1].strategy);
   assert.equal(await page.locator('#chart-rps svg rect').count() > 0, true, 'the chart is drawn');
 
   // One experiment from the form: a fresh item, concurrent purchases, the audit's verdict.
@@ -373,16 +467,17 @@ async function main() {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const results = path.join(DIR, 'experiments.json');
-  const fixture = writeFixture(results);
+  const fixture = labResults(results);
   start(SERVER_BIN, {SECKILL_PORT: String(port), SECKILL_ADMIN_TOKEN: TOKEN,
                      SECKILL_LAB_RESULTS: results}, 'server.log');
   start(WORKER_BIN, {SECKILL_WORKER_ID: 'browser'}, 'worker.log');
   await waitHealthy(base);
 
+  fs.mkdirSync(SHOTS, {recursive: true});
   const profile = fs.mkdtempSync(path.join(DIR, 'chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: '/usr/bin/chromium', headless: true,
-    viewport: {width: 1280, height: 860},
+    viewport: {width: 1280, height: 860}, timezoneId: 'UTC', locale: 'en-GB',
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
            '--disable-background-networking', '--disable-component-update', '--disable-sync']});
   try {
@@ -395,7 +490,9 @@ async function main() {
     await endedAndLarge(page, base);
     await ordersToPay(page, base);
     await page.waitForTimeout(1200); // one more poll, so the screenshot shows settled stock
-    await page.screenshot({path: shot('screenshot-sale.png')});
+    await page.screenshot({path: shot('screenshot-sale.png'), fullPage: true});
+    await ordersOnPhone(context, base);
+    await buyerTokens(context, await tokenServer(port));
     await labPage(page, base, fixture);
     await labOnPhone(context, base);
     assert.deepEqual(pageErrors, [], 'the pages raised no JavaScript error');
