@@ -366,11 +366,9 @@ static void allow_cross_origin(app *a, http_exchange *ex, route_id route)
  * the browser takes as a refusal: OPTIONS changes nothing, so refusing it
  * (403) would protect nothing, and every client still learns what Allow
  * says. */
-static void reply_options(app *a, http_exchange *ex, const char *path_allows)
+static void reply_options(app *a, http_exchange *ex, const char *allow)
 {
     const char *path = http_exchange_path(ex);
-    char allow[96];
-    snprintf(allow, sizeof(allow), "%s, OPTIONS", path_allows);
     const char *method = http_exchange_header(ex, "Access-Control-Request-Method");
     const char *origin = http_exchange_header(ex, "Origin");
     route_match asked;
@@ -397,12 +395,13 @@ void api_handle(void *ctx, http_exchange *ex)
     /* A wrong method on a known path counts under that path's route. */
     http_exchange_tag(ex, st == SK_OK || st == SK_METHOD_NOT_ALLOWED ? (int)m.route : ROUTE_NONE);
 
-    if (st == SK_METHOD_NOT_ALLOWED && strcmp(method, "OPTIONS") == 0) {
-        reply_options(a, ex, m.allow);
-        return;
-    }
     if (st == SK_METHOD_NOT_ALLOWED) {
-        http_exchange_reply_error_allow(ex, st, NULL, m.allow);
+        char allow[96]; /* every known path answers OPTIONS too */
+        snprintf(allow, sizeof(allow), "%s, OPTIONS", m.allow);
+        if (strcmp(method, "OPTIONS") == 0)
+            reply_options(a, ex, allow);
+        else
+            http_exchange_reply_error_allow(ex, st, NULL, allow);
         return;
     }
     if (st != SK_OK) {

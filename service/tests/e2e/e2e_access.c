@@ -274,6 +274,9 @@ Test(cors, another_origin_or_a_shops_route_gets_no_allow_origin_at_all)
     }
     cr_assert_eq(raw("OPTIONS", "/api/v1/nothing", PREFLIGHT(SHOP, "GET"), resp, sizeof(resp)), 404,
                  "%s", resp);
+    cr_assert_eq(raw("PUT", "/api/v1/orders/5", "", resp, sizeof(resp)), 405, "%s", resp);
+    cr_assert_eq(header(resp, "Allow", v, sizeof(v)), 0, "%s", resp);
+    cr_assert_str_eq(v, "GET, HEAD, OPTIONS", "a 405 lists OPTIONS too");
 }
 
 Test(cors, answers_of_buyers_routes_to_an_allowed_origin_carry_allow_origin_and_vary)
