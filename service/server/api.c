@@ -1,9 +1,9 @@
 /* api.c: one handler for every route. Who may call it is settled first
  * (identity.h: the scope a route needs, router_scope), and whether a page
- * on another origin may (cors.h, router_cross_origin); cheap routes answer
- * inline, the purchase goes to the
- * asynchronous Redis path, the plugged-in part's routes (the laboratory's)
- * to it, the pages to web.c, the rest to the pool. */
+ * on another origin may (cross_origin.h); cheap routes answer inline, the
+ * purchase goes to the asynchronous Redis path, the plugged-in part's
+ * routes (the laboratory's) to it, the pages to web.c, the rest to the
+ * pool. */
 #include "api.h"
 
 #include <inttypes.h>
@@ -13,7 +13,7 @@
 
 #include "app.h"
 #include "backend.h"
-#include "cors.h"
+#include "cross_origin.h"
 #include "identity.h"
 #include "items.h"
 #include "json_io.h"
@@ -343,47 +343,6 @@ static int purchase_path_connected(app *a)
     return 1;
 }
 
-/* The headers a buyer's browser needs to read an answer of a route from a
- * page on another origin, when its Origin is one of cors_origins. Vary goes
- * on every answer of such a route, so that no cache hands one origin's
- * answer to another. */
-static void allow_cross_origin(app *a, http_exchange *ex, route_id route)
-{
-    if (!a->cfg->cors_origins[0] || !router_cross_origin(route))
-        return;
-    http_exchange_add_header(ex, "Vary", "Origin");
-    const char *origin = http_exchange_header(ex, "Origin");
-    if (!cors_allowed(a->cfg->cors_origins, origin))
-        return;
-    http_exchange_add_header(ex, "Access-Control-Allow-Origin", origin);
-    http_exchange_add_header(ex, "Access-Control-Expose-Headers", "Retry-After, X-Request-Id");
-}
-
-/* OPTIONS: the methods a path accepts (Allow), and for a CORS preflight
- * (Origin and Access-Control-Request-Method) from one of cors_origins to a
- * route router_cross_origin allows, what the browser may send. Any other
- * preflight gets the same 204 without any Access-Control-* header, which
- * the browser takes as a refusal: OPTIONS changes nothing, so refusing it
- * (403) would protect nothing, and every client still learns what Allow
- * says. */
-static void reply_options(app *a, http_exchange *ex, const char *allow)
-{
-    const char *path = http_exchange_path(ex);
-    const char *method = http_exchange_header(ex, "Access-Control-Request-Method");
-    const char *origin = http_exchange_header(ex, "Origin");
-    route_match asked;
-    if (method && cors_allowed(a->cfg->cors_origins, origin) &&
-        router_match(method, path, &asked) == SK_OK && router_cross_origin(asked.route)) {
-        http_exchange_add_header(ex, "Access-Control-Allow-Origin", origin);
-        http_exchange_add_header(ex, "Access-Control-Allow-Methods", method);
-        http_exchange_add_header(ex, "Access-Control-Allow-Headers", "Authorization, Content-Type");
-        http_exchange_add_header(ex, "Access-Control-Max-Age", "600");
-    }
-    if (a->cfg->cors_origins[0])
-        http_exchange_add_header(ex, "Vary", "Origin");
-    http_exchange_reply_typed(ex, 204, "", 0, NULL, allow);
-}
-
 void api_handle(void *ctx, http_exchange *ex)
 {
     app *a = ctx;
@@ -399,7 +358,7 @@ void api_handle(void *ctx, http_exchange *ex)
         char allow[96]; /* every known path answers OPTIONS too */
         snprintf(allow, sizeof(allow), "%s, OPTIONS", m.allow);
         if (strcmp(method, "OPTIONS") == 0)
-            reply_options(a, ex, allow);
+            cross_origin_preflight(ex, a->cfg->cors_origins, allow);
         else
             http_exchange_reply_error_allow(ex, st, NULL, allow);
         return;
@@ -410,7 +369,7 @@ void api_handle(void *ctx, http_exchange *ex)
     }
     req.route = m.route;
     req.id = m.order_id ? m.order_id : m.item_id;
-    allow_cross_origin(a, ex, m.route);
+    cross_origin_headers(ex, a->cfg->cors_origins, m.route);
     identity_rules rules = {a->creds, 0, NULL};
     st = identity_require(&rules, http_exchange_header(ex, "Authorization"),
                           router_scope(m.route, method), &why);
