@@ -105,11 +105,14 @@ rebuilt=$(sed -n 's/^rebuilt \([0-9]*\) item.*/\1/p' <<<"$rebuilt")
 [[ -z $rebuilt ]] || echo "reconcile: set back $rebuilt item(s) of earlier runs in Redis from" \
     "PostgreSQL (seckill-admin reconcile --rebuild)"
 
-if [[ -z ${SECKILL_ADMIN_TOKEN:-} ]]; then
-    SECKILL_ADMIN_TOKEN=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
-fi
+# One credential of each scope (README "Credentials"), unless the environment brings its own.
+random_token() { head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
+: "${SECKILL_ADMIN_TOKEN:=$(random_token)}"
+: "${SECKILL_PAYMENTS_TOKENS:=$(random_token)}"
+: "${SECKILL_ORDERS_READ_TOKENS:=$(random_token)}"
 # One line per request goes to access.log, not to the terminal: a load test makes 100,000s.
-export SECKILL_ADMIN_TOKEN SECKILL_ALLOW_ANONYMOUS=true SECKILL_ACCESS_LOG=true
+export SECKILL_ADMIN_TOKEN SECKILL_PAYMENTS_TOKENS SECKILL_ORDERS_READ_TOKENS
+export SECKILL_ALLOW_ANONYMOUS=true SECKILL_ACCESS_LOG=true
 rm -f "$dir"/server-*.log "$dir"/access-*.log
 
 # The processes run.sh starts and watches, by name: "server" (or "server-1".."server-N" behind
@@ -176,6 +179,8 @@ ZooKeeper on 127.0.0.1:$zk_port, Redlock on $SECKILL_REDLOCK_SERVERS)${SECKILL_R
 Redis Cluster on $SECKILL_REDIS_CLUSTER
 (redis_cluster of the server, worker, laboratory and make admin; the single Redis serves Redlock)}$behind
 admin token: $SECKILL_ADMIN_TOKEN
+payments token: $SECKILL_PAYMENTS_TOKENS (pays orders, reads them)
+orders:read token: $SECKILL_ORDERS_READ_TOKENS (reads orders and /metrics)
 
   curl -X POST -H "Authorization: Bearer $SECKILL_ADMIN_TOKEN" -d '{"name":"phone","stock":100}' $url/api/v1/items
   curl -X POST -d '{"user_id":1}' $url/api/v1/items/1/purchase
@@ -199,7 +204,7 @@ traffic_summary() {
     for (( ; ; )); do
         sleep 1
         m=
-        for u in "${urls[@]}"; do m+=$(curl -fsS --max-time 2 "$u/metrics" 2>/dev/null)$'\n' || continue 2; done
+        for u in "${urls[@]}"; do m+=$(curl -fsS --max-time 2 -H "Authorization: Bearer $SECKILL_ADMIN_TOKEN" "$u/metrics" 2>/dev/null)$'\n' || continue 2; done
         t=$EPOCHREALTIME
         read -r req acc queue pending < <(awk '
             /^seckill_http_requests_total/ && !/route="metrics"/ { req += $NF }

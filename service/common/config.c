@@ -11,6 +11,8 @@
 #include <strings.h>
 
 #include "buyer_token.h"
+#include "cors.h"
+#include "credentials.h"
 #include "log.h"
 #include "redis_cluster.h"
 #include "validate.h"
@@ -53,6 +55,11 @@ typedef struct config_key {
     {                                                                                              \
 #f, KEY_STR, offsetof(config, f), d, 0, 0, 0, NULL, h, c                                   \
     }
+/* A list of secret tokens: its check names a bad one by position, never by its text. */
+#define SECRET_LIST_KEY(f, c, h)                                                                   \
+    {                                                                                              \
+#f, KEY_STR, offsetof(config, f), "", 0, 0, 1, NULL, h, c                                  \
+    }
 #define ENUM_KEY(f, d, w, h)                                                                       \
     {                                                                                              \
 #f, KEY_ENUM, offsetof(config, f), d, 0, 0, 0, w, h, NULL                                  \
@@ -85,7 +92,21 @@ static const config_key keys[] = {
     INT_KEY(max_body_bytes, "4096", 64, 16777216, "larger request bodies get 413"),
     INT_KEY(per_ip_connection_limit, "0", 0, 1000000,
             "open HTTP connections per client IP at most (0: no limit)"),
-    STR_KEY(admin_token, "", 1, "bearer token of the admin calls (empty: admin calls refused)"),
+    STR_KEY(admin_token, "", 1,
+            "bearer token of scope admin (empty: none); admin_tokens may list more"),
+    SECRET_LIST_KEY(admin_tokens, credentials_check_list,
+                    "token,... of scope admin: the sales (create, reset, restock), and all that "
+                    "payments and orders:read may (at least 16 characters each)"),
+    SECRET_LIST_KEY(payments_tokens, credentials_check_list,
+                    "token,... of scope payments: confirm an order's payment, read orders (the "
+                    "shop's payment service)"),
+    SECRET_LIST_KEY(orders_read_tokens, credentials_check_list,
+                    "token,... of scope orders:read: read any order and buyer's orders, and GET "
+                    "/metrics on the HTTP port"),
+    CHECKED_STR_KEY(
+        cors_origins, "", cors_check_list,
+        "scheme://host[:port],... of the shop's pages whose browsers may call the buyer "
+        "routes (purchase, orders, cancel) from another origin (empty: none)"),
     BOOL_KEY(allow_anonymous, "false", "purchases without user_id, each one a new buyer"),
     INT_KEY(lock_ttl_ms, "5000", 1, 3600000,
             "unused: the purchase path has no buyer's lock (old files may set it)"),

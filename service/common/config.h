@@ -26,7 +26,11 @@ typedef struct config {
     int connection_timeout_s;
     int max_body_bytes;
     int per_ip_connection_limit; /* 0: no limit */
-    char *admin_token;           /* secret; empty: admin calls are refused */
+    char *admin_token;           /* secret; a credential of scope admin (credentials.h) */
+    char *admin_tokens;          /* secret; "token,...": more of scope admin */
+    char *payments_tokens;       /* secret; "token,...": scope payments */
+    char *orders_read_tokens;    /* secret; "token,...": scope orders:read */
+    char *cors_origins;          /* "scheme://host[:port],...": cors.h */
     int allow_anonymous;         /* purchases without user_id, one new buyer each */
     int lock_ttl_ms;             /* unused (kept so old config files still load) */
     int rate_limit_per_s;        /* purchases a second per buyer and instance; 0: no limit */

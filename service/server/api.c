@@ -1,15 +1,19 @@
 /* api.c: one handler for every route. Who may call it is settled first
- * (identity.h); cheap routes answer inline, the purchase goes to the
- * asynchronous Redis path, the plugged-in part's routes (the laboratory's)
- * to it, the pages to web.c, the rest to the pool. */
+ * (identity.h: the scope a route needs, router_scope), and whether a page
+ * on another origin may (cross_origin.h); cheap routes answer inline, the
+ * purchase goes to the asynchronous Redis path, the plugged-in part's
+ * routes (the laboratory's) to it, the pages to web.c, the rest to the
+ * pool. */
 #include "api.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "app.h"
 #include "backend.h"
+#include "cross_origin.h"
 #include "identity.h"
 #include "items.h"
 #include "json_io.h"
@@ -103,11 +107,14 @@ static void run_order_route(pool_request *r, store *s)
     }
     if (s && r->route == ROUTE_ORDER_GET) {
         st = orders_get(s, r->id, &rec);
-        if (st == SK_OK && tokens && !r->who.admin && rec.o.user_id != r->who.buyer)
+        if (st == SK_OK && tokens && !(r->who.scopes & CREDENTIAL_ORDERS_READ) &&
+            rec.o.user_id != r->who.buyer)
             st = SK_NOT_FOUND;
     } else if (s) {
+        /* A shop's credential here has the scope (payments to pay, admin to
+         * cancel): it settles any order. */
         order_action act = r->route == ROUTE_ORDER_PAY ? ORDER_PAY : ORDER_CANCEL;
-        st = orders_settle(s, r->id, act, r->who.admin ? 0 : r->who.buyer, &rec);
+        st = orders_settle(s, r->id, act, r->who.scopes ? 0 : r->who.buyer, &rec);
     }
     if (st == SK_OK)
         reply_json(r->ex, 200, json_io_order(&rec, now));
@@ -211,7 +218,7 @@ static void to_pool(app *a, http_exchange *ex, const pool_request *req)
 /* Who the request speaks for (identity.h), naming user `named` (0: none). */
 static sk_status identify(app *a, http_exchange *ex, int64_t named, identity *who, const char **why)
 {
-    identity_rules rules = {a->cfg->admin_token, buyer_tokens(a), a->cfg->buyer_token_secret};
+    identity_rules rules = {a->creds, buyer_tokens(a), a->cfg->buyer_token_secret};
     return identity_of(&rules, http_exchange_header(ex, "Authorization"), named,
                        backend_now_ms() / 1000, who, why);
 }
@@ -241,6 +248,10 @@ static sk_status purchase_request_of(app *a, http_exchange *ex, purchase_request
         st = identify(a, ex, req->user_id, &who, why);
     if (st != SK_OK)
         return st;
+    if (!identity_acts_for_buyer(&who)) {
+        *why = "buying for a buyer needs their buyer token or a credential of scope admin";
+        return SK_FORBIDDEN;
+    }
     req->user_id = who.buyer;
     if (req->user_id == 0 && (!a->cfg->allow_anonymous || buyer_tokens(a))) {
         *why = "user_id is required (in the JSON body or the query)";
@@ -268,9 +279,9 @@ static sk_status order_request_of(app *a, http_exchange *ex, pool_request *req, 
     int64_t v;
     switch (req->route) {
     case ROUTE_ORDER_PAY:
-        /* The admin calls (checked with the other admin routes): the payment
-         * provider's confirmation reaches the shop. */
-        req->who.admin = 1;
+        /* Scope payments (checked with the other routes' scopes): the
+         * payment provider's confirmation reaches the shop. */
+        req->who.scopes = CREDENTIAL_PAYMENTS;
         return SK_OK;
     case ROUTE_ORDER_GET:
         /* Without buyer tokens anyone with the id reads it, as before. */
@@ -295,8 +306,12 @@ static sk_status order_request_of(app *a, http_exchange *ex, pool_request *req, 
             return SK_INVALID;
     }
     sk_status st = identify(a, ex, named.user_id, &req->who, why);
+    if (st == SK_OK && req->route == ROUTE_ORDER_CANCEL && !identity_acts_for_buyer(&req->who)) {
+        *why = "cancelling needs the order's buyer or a credential of scope admin";
+        return SK_FORBIDDEN;
+    }
     if (st == SK_OK && req->who.buyer == 0 &&
-        !(req->who.admin && req->route == ROUTE_ORDER_CANCEL)) {
+        !(req->who.scopes && req->route == ROUTE_ORDER_CANCEL)) {
         *why = tokens ? "user_id is required: the buyer whose orders to list"
                       : "user_id is required (in the JSON body or the query): the order's buyer";
         return SK_INVALID;
@@ -334,12 +349,18 @@ void api_handle(void *ctx, http_exchange *ex)
     route_match m;
     pool_request req = {0};
     const char *why = NULL;
-    sk_status st = router_match(http_exchange_method(ex), http_exchange_path(ex), &m);
+    const char *method = http_exchange_method(ex);
+    sk_status st = router_match(method, http_exchange_path(ex), &m);
     /* A wrong method on a known path counts under that path's route. */
     http_exchange_tag(ex, st == SK_OK || st == SK_METHOD_NOT_ALLOWED ? (int)m.route : ROUTE_NONE);
 
     if (st == SK_METHOD_NOT_ALLOWED) {
-        http_exchange_reply_error_allow(ex, st, NULL, m.allow);
+        char allow[96]; /* every known path answers OPTIONS too */
+        snprintf(allow, sizeof(allow), "%s, OPTIONS", m.allow);
+        if (strcmp(method, "OPTIONS") == 0)
+            cross_origin_preflight(ex, a->cfg->cors_origins, allow);
+        else
+            http_exchange_reply_error_allow(ex, st, NULL, allow);
         return;
     }
     if (st != SK_OK) {
@@ -348,10 +369,12 @@ void api_handle(void *ctx, http_exchange *ex)
     }
     req.route = m.route;
     req.id = m.order_id ? m.order_id : m.item_id;
-    if ((m.route == ROUTE_ITEM_CREATE || m.route == ROUTE_ITEM_RESET ||
-         m.route == ROUTE_ITEM_RESTOCK || m.route == ROUTE_ORDER_PAY) &&
-        !identity_is_admin(http_exchange_header(ex, "Authorization"), a->cfg->admin_token)) {
-        http_exchange_reply_error(ex, SK_UNAUTHORIZED, NULL);
+    cross_origin_headers(ex, a->cfg->cors_origins, m.route);
+    identity_rules rules = {a->creds, 0, NULL};
+    st = identity_require(&rules, http_exchange_header(ex, "Authorization"),
+                          router_scope(m.route, method), &why);
+    if (st != SK_OK) {
+        http_exchange_reply_error(ex, st, why);
         return;
     }
     size_t len;

@@ -104,6 +104,29 @@ static void observe_answer(void *ctx, int tag, int status, double seconds, const
                    request_id, method, path, status, seconds * 1000);
 }
 
+/* The shop's credentials of the config: admin_token (an admin one, as
+ * before scopes) and the lists of each scope. Returns NULL with err set. */
+static credentials *credentials_of(const config *cfg, char *err, size_t errlen)
+{
+    credentials *c = credentials_create();
+    char why[CONFIG_ERRLEN];
+    if (!c) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    if ((cfg->admin_token[0] &&
+         credentials_add(c, cfg->admin_token, CREDENTIAL_ADMIN, why, sizeof(why)) < 0) ||
+        credentials_add_list(c, cfg->admin_tokens, CREDENTIAL_ADMIN, why, sizeof(why)) < 0 ||
+        credentials_add_list(c, cfg->payments_tokens, CREDENTIAL_PAYMENTS, why, sizeof(why)) < 0 ||
+        credentials_add_list(c, cfg->orders_read_tokens, CREDENTIAL_ORDERS_READ, why, sizeof(why)) <
+            0) {
+        snprintf(err, errlen, "credentials: %s", why);
+        credentials_free(c);
+        return NULL;
+    }
+    return c;
+}
+
 app *app_create(const config *cfg, char *err, size_t errlen)
 {
     app *a = calloc(1, sizeof(*a));
@@ -114,6 +137,9 @@ app *app_create(const config *cfg, char *err, size_t errlen)
     a->cfg = cfg;
     a->access_fd = STDERR_FILENO;
     redis_clock_init(&a->clock);
+    a->creds = credentials_of(cfg, err, errlen);
+    if (!a->creds)
+        goto fail;
     if (cfg->access_log && cfg->access_log_file[0]) {
         a->access_fd = open(cfg->access_log_file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
         if (a->access_fd < 0) {
@@ -221,6 +247,7 @@ void app_free(app *a)
     redis_clock_close(&a->clock);
     metrics_free(a->metrics);
     ratelimit_free(a->ratelimit);
+    credentials_free(a->creds);
     for (int i = 0; a->conns && i < a->nconns; i++)
         redis_conn_free(a->conns[i]);
     free(a->conns);

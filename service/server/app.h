@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "credentials.h"
 #include "events.h"
 #include "http_server.h"
 #include "metrics.h"
@@ -49,6 +50,7 @@ typedef struct app_plugin {
 
 typedef struct app {
     const config *cfg;
+    credentials *creds; /* the shop's: admin_token and the *_tokens lists */
     scripts scripts;
     order_id_gen ids;
     gate *gate;

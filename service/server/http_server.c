@@ -106,6 +106,9 @@ struct http_exchange {
     unsigned status;
     int tag;           /* the handler's label for the observer (a route), -1 none */
     int retry_after_s; /* > 0: sent as Retry-After */
+    /* More headers of the answer (http_exchange_add_header): name, value. */
+    const char *extra[HTTP_EXCHANGE_HEADERS_MAX][2];
+    int nextra;
     struct timespec started;
     char id[28]; /* X-Request-Id */
 };
@@ -685,7 +688,10 @@ void http_exchange_reply_typed(http_exchange *ex, int status, const char *body, 
     struct MHD_Response *r =
         MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
     if (r) {
-        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+        if (content_type)
+            MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+        for (int i = 0; i < ex->nextra; i++)
+            MHD_add_response_header(r, ex->extra[i][0], ex->extra[i][1]);
         if (allow)
             MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
         MHD_add_response_header(r, "X-Request-Id", ex->id);
@@ -735,6 +741,16 @@ void http_server_observe(http_server *s, http_observer observer, void *ctx)
 void http_exchange_retry_after(http_exchange *ex, int seconds)
 {
     ex->retry_after_s = seconds;
+}
+
+int http_exchange_add_header(http_exchange *ex, const char *name, const char *value)
+{
+    if (ex->nextra == HTTP_EXCHANGE_HEADERS_MAX)
+        return -1;
+    ex->extra[ex->nextra][0] = name;
+    ex->extra[ex->nextra][1] = value;
+    ex->nextra++;
+    return 0;
 }
 
 void http_exchange_tag(http_exchange *ex, int tag)

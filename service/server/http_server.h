@@ -77,6 +77,15 @@ const char *http_exchange_header(const http_exchange *ex, const char *name);
 /* The answer to come will carry Retry-After: seconds (before the reply). */
 void http_exchange_retry_after(http_exchange *ex, int seconds);
 
+/* Headers an answer may carry besides those the server sets. */
+#define HTTP_EXCHANGE_HEADERS_MAX 8
+
+/* The answer to come will carry "name: value" (before the reply, on the
+ * handler's thread). Both are kept, not copied: static strings, or the
+ * request's own headers (valid until the exchange is answered). Returns 0,
+ * or -1 when HTTP_EXCHANGE_HEADERS_MAX were added already. */
+int http_exchange_add_header(http_exchange *ex, const char *name, const char *value);
+
 /* Labels the exchange for the observer (the route); on the handler's thread. */
 void http_exchange_tag(http_exchange *ex, int tag);
 
@@ -105,7 +114,8 @@ void http_exchange_reply_error(http_exchange *ex, sk_status st, const char *mess
 void http_exchange_reply_error_allow(http_exchange *ex, sk_status st, const char *message,
                                      const char *allow);
 
-/* The same with another Content-Type than application/json (the web pages). */
+/* The same with another Content-Type than application/json (the web pages;
+ * NULL: none, for an answer without a body). */
 void http_exchange_reply_typed(http_exchange *ex, int status, const char *body, size_t len,
                                const char *content_type, const char *allow);
 

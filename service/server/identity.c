@@ -1,35 +1,40 @@
-/* identity.c: the admin token first, then the buyer's. */
+/* identity.c: the shop's credentials first, then the buyer's token. */
 #include "identity.h"
-
-#include <string.h>
 
 #include "buyer_token.h"
 
-int identity_is_admin(const char *authorization, const char *admin_token)
+sk_status identity_require(const identity_rules *rules, const char *authorization,
+                           credential_scope scope, const char **why)
 {
-    static const char prefix[] = "Bearer ";
-    size_t tlen = strlen(admin_token);
-    if (tlen == 0 || !authorization || strncmp(authorization, prefix, sizeof(prefix) - 1) != 0)
-        return 0;
-    const char *given = authorization + sizeof(prefix) - 1;
-    size_t glen = strlen(given);
-    /* Compare every byte whatever the first difference: the time taken must
-     * not tell how much of a guess was right. */
-    unsigned char diff = glen != tlen;
-    for (size_t i = 0; i < tlen; i++)
-        diff |= (unsigned char)(admin_token[i] ^ (i < glen ? given[i] : 0));
-    return diff == 0;
+    if (scope == CREDENTIAL_NONE)
+        return SK_OK;
+    unsigned held = credentials_scopes(rules->creds, authorization);
+    if (held & (unsigned)scope)
+        return SK_OK;
+    switch (scope) {
+    case CREDENTIAL_ADMIN:
+        *why = held ? "this credential lacks the scope admin, which this route needs"
+                    : "a credential of scope admin is missing or wrong";
+        break;
+    case CREDENTIAL_PAYMENTS:
+        *why = held ? "this credential lacks the scope payments (or admin), which this route needs"
+                    : "a credential of scope payments (or admin) is missing or wrong";
+        break;
+    default:
+        *why = held ? "this credential lacks the scope orders:read (or payments, or admin), which "
+                      "this route needs"
+                    : "a credential of scope orders:read (or payments, or admin) is missing or "
+                      "wrong";
+    }
+    return held ? SK_FORBIDDEN : SK_UNAUTHORIZED;
 }
 
 sk_status identity_of(const identity_rules *rules, const char *authorization, int64_t named,
                       int64_t now_s, identity *who, const char **why)
 {
     *who = (identity){0, named};
-    if (identity_is_admin(authorization, rules->admin_token)) {
-        who->admin = 1;
-        return SK_OK;
-    }
-    if (!rules->buyer_tokens)
+    who->scopes = credentials_scopes(rules->creds, authorization);
+    if (who->scopes || !rules->buyer_tokens)
         return SK_OK;
     int64_t user = 0;
     buyer_token_result r = buyer_token_verify(rules->buyer_secret, authorization, now_s, &user);
@@ -43,4 +48,9 @@ sk_status identity_of(const identity_rules *rules, const char *authorization, in
     }
     who->buyer = user;
     return SK_OK;
+}
+
+int identity_acts_for_buyer(const identity *who)
+{
+    return who->scopes == 0 || (who->scopes & CREDENTIAL_ADMIN) != 0;
 }

@@ -170,6 +170,43 @@ void router_at(size_t i, const char **method, const char **pattern)
     *pattern = i < NROUTES ? routes[i].pattern : NULL;
 }
 
+credential_scope router_scope(route_id r, const char *method)
+{
+    switch (r) {
+    case ROUTE_ITEM_CREATE:
+    case ROUTE_ITEM_RESET:
+    case ROUTE_ITEM_RESTOCK:
+        return CREDENTIAL_ADMIN;
+    case ROUTE_ORDER_PAY: /* the payment provider's word, through the shop */
+        return CREDENTIAL_PAYMENTS;
+    case ROUTE_METRICS:
+        return CREDENTIAL_ORDERS_READ;
+    case ROUTE_HEALTH:
+    case ROUTE_READY:
+    case ROUTE_ITEM_LIST:
+    case ROUTE_ITEM_GET:
+    case ROUTE_PURCHASE:
+    case ROUTE_ORDER_GET:  /* a buyer's own; any with orders:read (api.c) */
+    case ROUTE_ORDER_LIST: /* the same */
+    case ROUTE_ORDER_CANCEL:
+    case ROUTE_LAB_LIST:
+    case ROUTE_LAB_PURCHASE:
+    case ROUTE_LAB_AUDIT:
+    case ROUTE_PAGE:
+    case ROUTE_LAB_RESULTS:
+        return CREDENTIAL_NONE;
+    default:
+        return strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0 ? CREDENTIAL_NONE
+                                                                         : CREDENTIAL_ADMIN;
+    }
+}
+
+int router_cross_origin(route_id r)
+{
+    return r == ROUTE_PURCHASE || r == ROUTE_ORDER_LIST || r == ROUTE_ORDER_GET ||
+           r == ROUTE_ORDER_CANCEL || r == ROUTE_ITEM_GET || r == ROUTE_ITEM_LIST;
+}
+
 const char *router_name(route_id r)
 {
     for (size_t i = 0; i < NROUTES; i++)

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "credentials.h"
 #include "status.h"
 
 typedef enum route_id {
@@ -55,6 +56,19 @@ sk_status router_match(const char *method, const char *path, route_match *m);
  * (ids as "{}", names as "{name}" or "{file}"). */
 size_t router_count(void);
 void router_at(size_t i, const char **method, const char **pattern);
+
+/* The scope of the shop's credentials a route called with method needs
+ * (credentials.h; CREDENTIAL_NONE: anyone, a buyer's own routes among
+ * them). A route not named here needs admin unless it only reads (GET,
+ * HEAD): a new route that changes a sale is the shop's until said
+ * otherwise. */
+credential_scope router_scope(route_id r, const char *method);
+
+/* Whether a shop's page on another origin (cors_origins) may call a route
+ * from a buyer's browser: the buyer's own routes (buy, their orders,
+ * cancel) and the public reads of the items, never the shop's. Returns 1
+ * or 0. */
+int router_cross_origin(route_id r);
 
 /* A stable name of a route for logs and metrics ("purchase"). */
 const char *router_name(route_id r);

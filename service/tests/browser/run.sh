@@ -25,4 +25,5 @@ done
 redis-cli -h "${SECKILL_REDIS_HOST:-127.0.0.1}" -p "$SECKILL_REDIS_PORT" FLUSHALL >/dev/null
 psql -q -v ON_ERROR_STOP=1 "$SECKILL_PG_CONNINFO" -c 'TRUNCATE orders, items RESTART IDENTITY' >/dev/null
 
-exec node "$here/pages.js" "$@"
+# SECKILL_BROWSER_TEST names another test of this folder (ctest browser_cors: cors.js).
+exec node "$here/${SECKILL_BROWSER_TEST:-pages.js}" "$@"

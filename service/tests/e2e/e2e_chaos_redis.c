@@ -162,7 +162,7 @@ Test(chaos_redis, reservations_no_replica_confirmed_are_answered_unconfirmed_and
     cr_expect_eq(buy(item, 4), 409, "a refusal waits for nothing: %s", resp);
     cr_expect(strstr(resp, "sold_out"), "%s", resp);
 
-    cr_assert_eq(harness_http(sys.port, "GET", "/metrics", NULL, NULL, resp, sizeof(resp)), 200);
+    cr_assert_eq(harness_http(sys.port, "GET", "/metrics", TOKEN, NULL, resp, sizeof(resp)), 200);
     cr_expect_eq(harness_metric(resp, "seckill_purchases_total{outcome=\"unconfirmed\"}"), 3, "%s",
                  resp);
     sale_wait_drained(60000);

@@ -92,7 +92,7 @@ Test(metrics, a_scrape_under_load_is_valid_prometheus_text_that_counts_the_answe
     long long item = (long long)s.item;
     sale_free(&s);
 
-    cr_assert_eq(harness_http(sys.port, "GET", "/metrics", NULL, NULL, resp, sizeof(resp)), 200);
+    cr_assert_eq(harness_http(sys.port, "GET", "/metrics", TOKEN, NULL, resp, sizeof(resp)), 200);
     cr_expect_eq(promtool_check(resp, "metrics-server.txt"), 0,
                  "promtool check metrics failed: see %s.check", harness_path("metrics-server.txt"));
 

@@ -361,7 +361,7 @@ Test(redis_cluster, a_slot_resharded_mid_sale_loses_no_request_and_sells_exactly
                  "%zu answered 503 during the move, %zu other", s.unavailable, s.other);
     /* The move happened under the buyers' feet: the server was redirected. */
     char metrics[1 << 16];
-    cr_assert_eq(harness_http(sys.port, "GET", "/metrics", NULL, NULL, metrics, sizeof(metrics)),
+    cr_assert_eq(harness_http(sys.port, "GET", "/metrics", TOKEN, NULL, metrics, sizeof(metrics)),
                  200);
     long long moved = harness_metric(metrics, "seckill_redis_redirects_total{kind=\"moved\"}");
     long long ask = harness_metric(metrics, "seckill_redis_redirects_total{kind=\"ask\"}");

@@ -102,7 +102,7 @@ static int64_t sql_int(PGconn *pg, const char *fmt, int64_t item)
 static int64_t outcome_count(int on_port, const char *outcome)
 {
     static char text[65536];
-    cr_assert_eq(harness_http(on_port, "GET", "/metrics", NULL, NULL, text, sizeof(text)), 200);
+    cr_assert_eq(harness_http(on_port, "GET", "/metrics", TOKEN, NULL, text, sizeof(text)), 200);
     char series[96];
     snprintf(series, sizeof(series), "seckill_purchases_total{outcome=\"%s\"}", outcome);
     return harness_metric(text, series);

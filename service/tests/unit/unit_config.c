@@ -765,3 +765,47 @@ Test(config, help_lists_the_buyer_keys)
     free(out);
     config_free(&cfg);
 }
+
+Test(config, the_scoped_credentials_come_from_the_environment_and_print_masked)
+{
+    config cfg;
+    char err[CONFIG_ERRLEN];
+    char *out;
+    setenv("SECKILL_ADMIN_TOKENS", "admin-tok-0123456789,admin-tok-9876543210", 1);
+    setenv("SECKILL_PAYMENTS_TOKENS", "payments-tok-01234567", 1);
+    setenv("SECKILL_ORDERS_READ_TOKENS", "reader-tok-0123456789", 1);
+    setenv("SECKILL_CORS_ORIGINS", "https://shop.example", 1);
+    char *argv[] = {"seckill-test", "--print-config", NULL};
+    config_init(&cfg);
+    cr_assert_eq(load(&cfg, argv, &out, err, sizeof(err)), CONFIG_EXIT, "%s", err);
+    cr_assert_str_eq(cfg.payments_tokens, "payments-tok-01234567");
+    cr_assert(strstr(out, "admin_tokens = ****\n"), "%s", out);
+    cr_assert(strstr(out, "payments_tokens = ****\n"), "%s", out);
+    cr_assert(strstr(out, "orders_read_tokens = ****\n"), "%s", out);
+    cr_assert(strstr(out, "cors_origins = https://shop.example\n"), "not a secret: %s", out);
+    cr_assert_null(strstr(out, "-tok-"), "no token is printed: %s", out);
+    free(out);
+    config_free(&cfg);
+}
+
+Test(config, a_bad_token_list_or_origin_stops_the_load_without_showing_a_token)
+{
+    config cfg;
+    char err[CONFIG_ERRLEN];
+    char *argv[] = {"seckill-test", NULL};
+    setenv("SECKILL_PAYMENTS_TOKENS", "payments-tok-01234567,short-secret", 1);
+    config_init(&cfg);
+    cr_assert_eq(load(&cfg, argv, NULL, err, sizeof(err)), CONFIG_ERROR);
+    cr_assert(strstr(err, "SECKILL_PAYMENTS_TOKENS") && strstr(err, "token 2"), "%s", err);
+    cr_assert_null(strstr(err, "short-secret"), "%s", err);
+    config_free(&cfg);
+    unsetenv("SECKILL_PAYMENTS_TOKENS");
+
+    config_init(&cfg);
+    cr_assert_eq(config_set(&cfg, "cors_origins", "https://shop.example/", err, sizeof(err)), -1);
+    cr_assert(strstr(err, "cors_origins") && strstr(err, "no path"), "%s", err);
+    cr_assert_eq(config_set(&cfg, "cors_origins", "https://a.example,http://b.example:8080", err,
+                            sizeof(err)),
+                 0, "%s", err);
+    config_free(&cfg);
+}

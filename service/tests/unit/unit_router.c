@@ -246,3 +246,45 @@ Test(router, every_route_has_a_distinct_name)
     cr_assert_str_eq(router_name(ROUTE_NONE), "unknown");
     cr_assert_str_eq(router_name(ROUTE_COUNT), "unknown");
 }
+
+Test(router, each_route_needs_the_scope_of_what_it_does)
+{
+    cr_assert_eq(router_scope(ROUTE_ITEM_CREATE, "POST"), CREDENTIAL_ADMIN);
+    cr_assert_eq(router_scope(ROUTE_ITEM_RESET, "POST"), CREDENTIAL_ADMIN);
+    cr_assert_eq(router_scope(ROUTE_ITEM_RESTOCK, "POST"), CREDENTIAL_ADMIN);
+    cr_assert_eq(router_scope(ROUTE_ORDER_PAY, "POST"), CREDENTIAL_PAYMENTS);
+    cr_assert_eq(router_scope(ROUTE_METRICS, "GET"), CREDENTIAL_ORDERS_READ);
+    cr_assert_eq(router_scope(ROUTE_METRICS, "HEAD"), CREDENTIAL_ORDERS_READ);
+    cr_assert_eq(router_scope(ROUTE_PURCHASE, "POST"), CREDENTIAL_NONE, "a buyer's own");
+    cr_assert_eq(router_scope(ROUTE_ORDER_CANCEL, "POST"), CREDENTIAL_NONE, "a buyer's own");
+    cr_assert_eq(router_scope(ROUTE_ORDER_GET, "GET"), CREDENTIAL_NONE);
+    cr_assert_eq(router_scope(ROUTE_ITEM_GET, "GET"), CREDENTIAL_NONE);
+    cr_assert_eq(router_scope(ROUTE_HEALTH, "GET"), CREDENTIAL_NONE);
+    cr_assert_eq(router_scope(ROUTE_LAB_PURCHASE, "POST"), CREDENTIAL_NONE);
+}
+
+Test(router, a_route_not_named_in_the_scopes_changes_nothing_without_admin)
+{
+    /* ROUTE_COUNT stands for a route added later (an archive): the shop's. */
+    cr_assert_eq(router_scope(ROUTE_COUNT, "DELETE"), CREDENTIAL_ADMIN);
+    cr_assert_eq(router_scope(ROUTE_COUNT, "POST"), CREDENTIAL_ADMIN);
+    cr_assert_eq(router_scope(ROUTE_COUNT, "PATCH"), CREDENTIAL_ADMIN);
+    cr_assert_eq(router_scope(ROUTE_COUNT, "GET"), CREDENTIAL_NONE);
+}
+
+Test(router, only_the_buyers_routes_and_public_reads_answer_other_origins)
+{
+    cr_assert(router_cross_origin(ROUTE_PURCHASE));
+    cr_assert(router_cross_origin(ROUTE_ORDER_LIST));
+    cr_assert(router_cross_origin(ROUTE_ORDER_GET));
+    cr_assert(router_cross_origin(ROUTE_ORDER_CANCEL));
+    cr_assert(router_cross_origin(ROUTE_ITEM_GET));
+    cr_assert(router_cross_origin(ROUTE_ITEM_LIST));
+    cr_assert_not(router_cross_origin(ROUTE_ITEM_CREATE));
+    cr_assert_not(router_cross_origin(ROUTE_ITEM_RESET));
+    cr_assert_not(router_cross_origin(ROUTE_ITEM_RESTOCK));
+    cr_assert_not(router_cross_origin(ROUTE_ORDER_PAY));
+    cr_assert_not(router_cross_origin(ROUTE_METRICS));
+    cr_assert_not(router_cross_origin(ROUTE_LAB_PURCHASE));
+    cr_assert_not(router_cross_origin(ROUTE_PAGE));
+}
