@@ -170,11 +170,11 @@ static int read_redis_segment(redis_nodes *rn, reconcile_item *it, int64_t key)
     char state[KEYS_MAX], buyers[KEYS_MAX];
     keys_item_state(state, sizeof(state), key);
     keys_item_buyers(buyers, sizeof(buyers), key);
-    const char *argv[] = {"HMGET", state, "stock", "round", "restocked"};
-    redisReply *r = redis_nodes_command(rn, state, 5, argv, NULL);
+    const char *argv[] = {"HMGET", state, "stock", "round", "restocked", "returned"};
+    redisReply *r = redis_nodes_command(rn, state, 6, argv, NULL);
     if (!r)
         return -1;
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != 3)
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 4)
         return backend_redis_unexpected(r, COMPONENT, "HMGET");
     int known = r->element[0]->type == REDIS_REPLY_STRING;
     if (key == it->id) {
@@ -192,6 +192,8 @@ static int read_redis_segment(redis_nodes *rn, reconcile_item *it, int64_t key)
     }
     if (known)
         it->remaining += strtoll(r->element[0]->str, NULL, 10);
+    if (known && r->element[3]->type == REDIS_REPLY_STRING)
+        it->redis_returned += strtoll(r->element[3]->str, NULL, 10);
     freeReplyObject(r);
     int ok = 1;
     it->buyers += redis_int(rn, "HLEN", buyers, &ok);
@@ -202,7 +204,7 @@ static int read_redis_segment(redis_nodes *rn, reconcile_item *it, int64_t key)
 static int read_redis_item(redis_nodes *rn, reconcile_item *it)
 {
     int segments = it->segments;
-    it->remaining = it->buyers = 0;
+    it->remaining = it->buyers = it->redis_returned = 0;
     for (int j = 0; j < segments; j++)
         if (read_redis_segment(rn, it, keys_segment(it->id, j, segments)) < 0)
             return -1;
@@ -232,15 +234,20 @@ int reconcile_scan(redis_nodes *rn, PGconn *pg, reconcile_report *out, char *err
 {
     memset(out, 0, sizeof(*out));
     PGresult *res =
-        /* Units out of Redis's stock: the orders that hold units and the
-         * cancelled or expired ones whose units are not confirmed back. */
-        PQexec(pg, "SELECT i.id, i.round, i.initial_stock, "
-                   "(SELECT coalesce(sum(quantity), 0) FROM orders o "
-                   " WHERE o.item_id = i.id AND o.round = i.round AND o.returned_at IS NULL), "
-                   "i.restocked, i.restocks, "
+        /* Units held by the round's orders, and those that left with the
+         * cancelled or expired ones, noted back or not. */
+        PQexec(pg, "SELECT i.id, i.round, i.initial_stock, o.held, i.restocked, i.restocks, "
                    "coalesce((extract(epoch FROM i.starts_at) * 1000)::bigint, 0), "
                    "coalesce((extract(epoch FROM i.ends_at) * 1000)::bigint, 0), "
-                   "i.per_buyer_limit, i.segments FROM items i ORDER BY i.id");
+                   "i.per_buyer_limit, i.segments, o.ended, o.unnoted FROM items i "
+                   "CROSS JOIN LATERAL (SELECT "
+                   " coalesce(sum(quantity) FILTER (WHERE status IN ('persisted', 'paid')), 0) "
+                   "  AS held, "
+                   " coalesce(sum(quantity) FILTER (WHERE status IN ('cancelled', 'expired')), 0) "
+                   "  AS ended, "
+                   " coalesce(sum(quantity) FILTER (WHERE status IN ('cancelled', 'expired') "
+                   "  AND returned_at IS NULL), 0) AS unnoted "
+                   " FROM orders WHERE item_id = i.id AND round = i.round) o ORDER BY i.id");
     if (PQresultStatus(res) != PGRES_TUPLES_OK) {
         snprintf(err, errlen, "postgresql: %s", PQerrorMessage(pg));
         PQclear(res);
@@ -265,6 +272,8 @@ int reconcile_scan(redis_nodes *rn, PGconn *pg, reconcile_report *out, char *err
         it->ends_ms = strtoll(PQgetvalue(res, (int)i, 7), NULL, 10);
         it->per_buyer_limit = (int)strtol(PQgetvalue(res, (int)i, 8), NULL, 10);
         it->segments = (int)strtol(PQgetvalue(res, (int)i, 9), NULL, 10);
+        it->ended = strtoll(PQgetvalue(res, (int)i, 10), NULL, 10);
+        it->unnoted = strtoll(PQgetvalue(res, (int)i, 11), NULL, 10);
         if (it->segments < 1) /* the table's check holds it to 1..64 */
             it->segments = 1;
     }
@@ -311,11 +320,15 @@ int reconcile_scan(redis_nodes *rn, PGconn *pg, reconcile_report *out, char *err
     }
     for (size_t i = 0; i < out->nitems; i++) {
         reconcile_item *it = &out->items[i];
-        if (it->redis_known && it->redis_round == it->round)
-            it->drift =
-                (it->initial + it->restocked - it->remaining) - (it->persisted + it->pending);
+        if (it->redis_known && it->redis_round == it->round) {
+            it->owed = it->ended - it->redis_returned;
+            it->drift = (it->initial + it->restocked - it->remaining) -
+                        (it->persisted + it->pending + it->owed);
+        }
         if (!reconcile_item_ok(it))
             out->drifting++;
+        else if (reconcile_item_owes(it))
+            out->owing++;
     }
     return 0;
 }
@@ -333,4 +346,14 @@ int reconcile_item_ok(const reconcile_item *it)
 {
     return it->redis_known && it->redis_round == it->round &&
            it->redis_restocked == it->restocked && it->drift == 0;
+}
+
+int reconcile_item_owes(const reconcile_item *it)
+{
+    return reconcile_item_ok(it) && it->owed > it->unnoted;
+}
+
+int reconcile_item_needs_rebuild(const reconcile_item *it)
+{
+    return !reconcile_item_ok(it) || reconcile_item_owes(it);
 }
