@@ -5,7 +5,7 @@
  * largest item a shop keeps. Written as one MULTI over every buyer, a bench
  * item of 537,515 buyers outlasted the client's timeout on a busy machine,
  * and the start that needed it gave up. So no command here writes more than
- * REBUILD_PIECE fields, and PostgreSQL is read through cursors as many rows
+ * RECONCILE_PIECE fields, and PostgreSQL is read through cursors as many rows
  * at a time:
  *
  *   1. hold: the item's state is removed (each segment's), so no buyer buys
@@ -13,7 +13,7 @@
  *      staging keys a crashed rebuild left are removed with it;
  *   2. pieces: from one snapshot of PostgreSQL, each segment's buyers, units
  *      given back and returned marks go into staging keys (keys_staged),
- *      one HSET of at most REBUILD_PIECE fields at a time; setting a field
+ *      one HSET of at most RECONCILE_PIECE fields at a time; setting a field
  *      to its value is safe to repeat;
  *   3. last, one MULTI per segment (segment 0, whose state the servers read
  *      first, the very last): the staging keys are renamed in and the state
@@ -29,27 +29,21 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "backend.h"
 #include "backoff.h"
 #include "keys.h"
 #include "order.h"
 #include "order_return.h"
+#include "reconcile_piece.h"
 #include "registry.h"
 
 #define COMPONENT "reconcile"
 
-/* Fields one HSET writes, and rows one FETCH reads, at most: a few
- * milliseconds of Redis's time, far inside any client timeout. */
-#define REBUILD_PIECE 4096
-#define REBUILD_PIECE_TEXT "4096"
+/* Rows one FETCH reads: a piece (reconcile_piece.h). */
+#define REBUILD_FETCH "4096"
 /* Progress is said once a second, for items of more than a piece. */
 #define REBUILD_PROGRESS_MS 1000
-/* A piece that fails (a timeout on a busy machine) is tried again, this
- * many times in all, after the project's back-off of up to a second. */
-#define REBUILD_TRIES 8
-#define REBUILD_BACKOFF_MAX_MS 1000
 
 /* The round's orders in PostgreSQL that fall on one segment's keys (key:
  * the segment's key id, the item's own for an item of one segment), asked
@@ -143,98 +137,6 @@ static buyer_units *pending_buyers(const reconcile_report *rep, const reconcile_
     return b;
 }
 
-static void pause_ms(int64_t ms)
-{
-    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-/* A command about key that is safe to repeat: tried again after a failure
- * (logged) up to REBUILD_TRIES times. Returns Redis's integer answer, or -1
- * with err set. */
-static long long retried(redis_nodes *rn, const char *key, int argc, const char **argv, char *err,
-                         size_t errlen)
-{
-    int64_t delay = 0;
-    for (int tries = 1;; tries++) {
-        redisReply *r = redis_nodes_command(rn, key, argc, argv, NULL);
-        long long n = r && r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
-        if (r && n < 0)
-            backend_redis_unexpected(r, COMPONENT, argv[0]);
-        else
-            freeReplyObject(r);
-        if (n >= 0)
-            return n;
-        if (tries == REBUILD_TRIES)
-            break;
-        delay = backoff_next(delay, REBUILD_BACKOFF_MAX_MS);
-        pause_ms(delay);
-    }
-    snprintf(err, errlen, "redis: %s %s failed %d times (logged above)", argv[0], key,
-             REBUILD_TRIES);
-    return -1;
-}
-
-/* One HSET of at most REBUILD_PIECE fields into a staging hash. */
-typedef struct piece {
-    const char *key;
-    const char **argv; /* HSET key field value ... */
-    char (*text)[24];  /* the fields and values argv points to */
-    int pairs;
-    int wrote; /* a field went to key */
-} piece;
-
-static int piece_init(piece *p, const char *key)
-{
-    memset(p, 0, sizeof(*p));
-    p->key = key;
-    p->argv = malloc((2 + 2 * REBUILD_PIECE) * sizeof(*p->argv));
-    p->text = malloc(2 * REBUILD_PIECE * sizeof(*p->text));
-    return p->argv && p->text ? 0 : -1; /* piece_close frees either */
-}
-
-static void piece_close(piece *p)
-{
-    free(p->argv);
-    free(p->text);
-    memset(p, 0, sizeof(*p));
-}
-
-/* Writes the fields gathered (none: nothing). 0, or -1 with err set. */
-static int piece_flush(redis_nodes *rn, piece *p, char *err, size_t errlen)
-{
-    if (p->pairs == 0)
-        return 0;
-    p->argv[0] = "HSET";
-    p->argv[1] = p->key;
-    if (retried(rn, p->key, 2 + 2 * p->pairs, p->argv, err, errlen) < 0)
-        return -1;
-    p->pairs = 0;
-    p->wrote = 1;
-    return 0;
-}
-
-/* Adds a field and its value; writes the piece once full. 0, or -1. */
-static int piece_add(redis_nodes *rn, piece *p, const char *field, const char *value, char *err,
-                     size_t errlen)
-{
-    int k = 2 * p->pairs;
-    snprintf(p->text[k], sizeof(p->text[k]), "%s", field);
-    snprintf(p->text[k + 1], sizeof(p->text[k + 1]), "%s", value);
-    p->argv[2 + k] = p->text[k];
-    p->argv[3 + k] = p->text[k + 1];
-    return ++p->pairs == REBUILD_PIECE ? piece_flush(rn, p, err, errlen) : 0;
-}
-
-static int piece_add_int(redis_nodes *rn, piece *p, int64_t field, int64_t value, char *err,
-                         size_t errlen)
-{
-    char f[24], v[24];
-    snprintf(f, sizeof(f), "%" PRId64, field);
-    snprintf(v, sizeof(v), "%" PRId64, value);
-    return piece_add(rn, p, f, v, err, errlen);
-}
-
 /* One segment of the item being rebuilt: its keys, their staging keys, and
  * its stock as PostgreSQL and the pending orders say. */
 typedef struct segment {
@@ -278,7 +180,7 @@ static int hold_segment(redis_nodes *rn, const segment *sg, char *err, size_t er
 {
     const char *argv[] = {"UNLINK", sg->state, sg->staged_buyers, sg->staged_returned,
                           sg->staged_given_back};
-    return retried(rn, sg->state, 5, argv, err, errlen) < 0 ? -1 : 0;
+    return reconcile_retried(rn, sg->state, 5, argv, err, errlen) < 0 ? -1 : 0;
 }
 
 static int hold_item(redis_nodes *rn, const reconcile_item *it, char *err, size_t errlen)
@@ -313,7 +215,7 @@ static PGresult *query(rebuild *rb, const segment *sg, const char *sql, ExecStat
 
 static void say_progress(rebuild *rb, const segment *sg, int64_t done, int64_t total, int last)
 {
-    if (!rb->progress || total <= REBUILD_PIECE)
+    if (!rb->progress || total <= RECONCILE_PIECE)
         return;
     int64_t now = backend_mono_ms();
     if (!last && now - rb->said_ms < REBUILD_PROGRESS_MS)
@@ -332,13 +234,14 @@ static void say_progress(rebuild *rb, const segment *sg, int64_t done, int64_t t
  * order is numbered after every unit an order of theirs was: units given
  * back are counted up to the last one numbered (a hold a crash left
  * unreleased numbered one that no order holds). */
-static int stage_buyer(rebuild *rb, piece *buyers, piece *given_back, const buyer_units *b)
+static int stage_buyer(rebuild *rb, reconcile_piece *buyers, reconcile_piece *given_back,
+                       const buyer_units *b)
 {
     int64_t after = b->last - b->held;
     int64_t gave = b->back > after ? b->back : after;
-    if (piece_add_int(rb->rn, buyers, b->user, b->held, rb->err, rb->errlen) < 0)
+    if (reconcile_piece_add_int(buyers, b->user, b->held, rb->err, rb->errlen) < 0)
         return -1;
-    return gave > 0 ? piece_add_int(rb->rn, given_back, b->user, gave, rb->err, rb->errlen) : 0;
+    return gave > 0 ? reconcile_piece_add_int(given_back, b->user, gave, rb->err, rb->errlen) : 0;
 }
 
 /* Step 2 for the segment's buyers: PostgreSQL's, in order of buyer, merged
@@ -347,11 +250,11 @@ static int stage_buyers(rebuild *rb, segment *sg)
 {
     size_t npend = 0, pi = 0;
     buyer_units *pend = pending_buyers(rb->rep, rb->it, sg->key, &npend);
-    piece buyers = {0}, given_back = {0};
+    reconcile_piece buyers = {0}, given_back = {0};
     PGresult *cursor = NULL;
     int rc = -1;
-    if (!pend || piece_init(&buyers, sg->staged_buyers) < 0 ||
-        piece_init(&given_back, sg->staged_given_back) < 0) {
+    if (!pend || reconcile_piece_init(&buyers, rb->rn, sg->staged_buyers) < 0 ||
+        reconcile_piece_init(&given_back, rb->rn, sg->staged_given_back) < 0) {
         snprintf(rb->err, rb->errlen, "out of memory");
         goto done;
     }
@@ -361,7 +264,7 @@ static int stage_buyers(rebuild *rb, segment *sg)
     int64_t done = 0, total = (int64_t)npend;
     for (int first = 1;; first = 0) {
         PGresult *rows =
-            query(rb, NULL, "FETCH " REBUILD_PIECE_TEXT " FROM rebuild_buyers", PGRES_TUPLES_OK);
+            query(rb, NULL, "FETCH " REBUILD_FETCH " FROM rebuild_buyers", PGRES_TUPLES_OK);
         if (!rows)
             goto done;
         int n = PQntuples(rows);
@@ -389,8 +292,8 @@ static int stage_buyers(rebuild *rb, segment *sg)
     for (; pi < npend; pi++, done++)
         if (stage_buyer(rb, &buyers, &given_back, &pend[pi]) < 0)
             goto done;
-    if (piece_flush(rb->rn, &buyers, rb->err, rb->errlen) < 0 ||
-        piece_flush(rb->rn, &given_back, rb->err, rb->errlen) < 0)
+    if (reconcile_piece_flush(&buyers, rb->err, rb->errlen) < 0 ||
+        reconcile_piece_flush(&given_back, rb->err, rb->errlen) < 0)
         goto done;
     say_progress(rb, sg, done, done, 1);
     sg->has_buyers = buyers.wrote;
@@ -400,8 +303,8 @@ static int stage_buyers(rebuild *rb, segment *sg)
     PQclear(closed);
 done:
     PQclear(cursor);
-    piece_close(&buyers);
-    piece_close(&given_back);
+    reconcile_piece_close(&buyers);
+    reconcile_piece_close(&given_back);
     free(pend);
     return rc;
 }
@@ -411,8 +314,8 @@ done:
  * the sweep finishes later adds nothing again. 0, or -1 with err set. */
 static int stage_marks(rebuild *rb, segment *sg)
 {
-    piece marks;
-    if (piece_init(&marks, sg->staged_returned) < 0) {
+    reconcile_piece marks;
+    if (reconcile_piece_init(&marks, rb->rn, sg->staged_returned) < 0) {
         snprintf(rb->err, rb->errlen, "out of memory");
         return -1;
     }
@@ -421,23 +324,23 @@ static int stage_marks(rebuild *rb, segment *sg)
     PQclear(cursor);
     for (int n = 1; rc == 0 && n > 0;) {
         PGresult *rows =
-            query(rb, NULL, "FETCH " REBUILD_PIECE_TEXT " FROM rebuild_marks", PGRES_TUPLES_OK);
+            query(rb, NULL, "FETCH " REBUILD_FETCH " FROM rebuild_marks", PGRES_TUPLES_OK);
         n = rows ? PQntuples(rows) : 0;
         rc = rows ? 0 : -1;
         for (int i = 0; rc == 0 && i < n; i++)
-            rc = piece_add(rb->rn, &marks, PQgetvalue(rows, i, 0), PQgetvalue(rows, i, 1), rb->err,
-                           rb->errlen);
+            rc = reconcile_piece_add(&marks, PQgetvalue(rows, i, 0), PQgetvalue(rows, i, 1),
+                                     rb->err, rb->errlen);
         PQclear(rows);
     }
     if (rc == 0)
-        rc = piece_flush(rb->rn, &marks, rb->err, rb->errlen);
+        rc = reconcile_piece_flush(&marks, rb->err, rb->errlen);
     if (rc == 0) {
         PGresult *closed = query(rb, NULL, "CLOSE rebuild_marks", PGRES_COMMAND_OK);
         rc = closed ? 0 : -1;
         PQclear(closed);
     }
     sg->has_returned = marks.wrote;
-    piece_close(&marks);
+    reconcile_piece_close(&marks);
     return rc;
 }
 
@@ -530,11 +433,11 @@ static int commit_segment(rebuild *rb, const segment *sg)
         int rc = commit_once(rb, sg, remaining > 0 ? remaining : 0, initial);
         if (rc <= 0)
             return rc;
-        if (tries == REBUILD_TRIES)
+        if (tries == RECONCILE_TRIES)
             return -1;
-        delay = backoff_next(delay, REBUILD_BACKOFF_MAX_MS);
-        pause_ms(delay);
-        long long ran = retried(rb->rn, sg->state, 2, exists, rb->err, rb->errlen);
+        delay = backoff_next(delay, RECONCILE_BACKOFF_MAX_MS);
+        reconcile_pause_ms(delay);
+        long long ran = reconcile_retried(rb->rn, sg->state, 2, exists, rb->err, rb->errlen);
         if (ran != 0)
             return ran > 0 ? 0 : -1;
     }
