@@ -32,8 +32,8 @@ static void usage(FILE *out)
             "reconcile compares every item's sold units in Redis with its orders in\n"
             "PostgreSQL and in its pending hash, and prints the drift. --rebuild sets the\n"
             "drifting items' stock and buyers in Redis back from those orders, and gives\n"
-            "back the returns owed by another Redis (pause the sale first); each item is\n"
-            "off sale while it is rebuilt, in pieces, with its progress on stderr.\n"
+            "back the returns owed by another Redis; each item is off sale (404) while it\n"
+            "is rebuilt, in pieces, with its progress on stderr.\n"
             "--hold only takes the drifting items off sale (their buyers get 404) until a\n"
             "--rebuild puts them back: the other items can sell meanwhile.\n\n"
             "buyer-token prints a buyer token for the buyer id USER (1 to 2^53-1), valid\n"
@@ -41,7 +41,8 @@ static void usage(FILE *out)
             "(SECKILL_BUYER_TOKEN_SECRET, at least %d bytes) as a shop's login service\n"
             "signs them: for trying and testing a server with buyer_auth = token.\n\n"
             "Config options as for seckill-server (--help lists them).\n"
-            "Exit: 0 balanced, rebuilt or printed, 1 drift, 2 usage, 3 backend unreachable.\n",
+            "Exit: 0 balanced, rebuilt or printed, 1 drift or returns owed (a rebuild\n"
+            "mends them), 2 usage, 3 backend unreachable or a rebuild that failed.\n",
             TOKEN_TTL_DEFAULT, TOKEN_TTL_MAX, BUYER_TOKEN_SECRET_MIN);
 }
 
