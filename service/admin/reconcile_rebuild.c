@@ -316,6 +316,7 @@ static int stage_marks(rebuild *rb, segment *sg)
 {
     reconcile_piece marks;
     if (reconcile_piece_init(&marks, rb->rn, sg->staged_returned) < 0) {
+        reconcile_piece_close(&marks);
         snprintf(rb->err, rb->errlen, "out of memory");
         return -1;
     }
