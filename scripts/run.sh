@@ -6,6 +6,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=services.sh
 source scripts/services.sh
+# shellcheck source=supervise.sh
+source scripts/supervise.sh
 
 dir=$PWD/run/dev
 port=${SECKILL_PORT:-8080}
@@ -14,6 +16,7 @@ instances=${SECKILL_INSTANCES:-1}
 stop_all() {
     local f
     nginx_stop "$dir"
+    stop_pid "$dir/rebuild.pid" seckill-admin
     for f in "$dir"/server.pid "$dir"/server-*.pid; do stop_pid "$f" seckill-server; done
     stop_pid "$dir/worker.pid" seckill-worker
     zk_stop "$dir"
@@ -22,13 +25,14 @@ stop_all() {
     services_stop "$dir"
 }
 
-tail_pid='' summary_pid=''
+tail_pid='' summary_pid='' rebuild_pid=''
 # shellcheck disable=SC2317  # only called by the EXIT trap
 cleanup() {
     trap - EXIT INT TERM
     echo "stopping..."
     [[ -z $tail_pid ]] || kill "$tail_pid" 2>/dev/null || true
     [[ -z $summary_pid ]] || kill "$summary_pid" 2>/dev/null || true
+    [[ -z $rebuild_pid ]] || kill "$rebuild_pid" 2>/dev/null || true
     stop_all
     rm -f "$dir/run.pid"
 }
@@ -95,15 +99,35 @@ if [[ ${SECKILL_REDIS_CLUSTER:-} == 1 ]]; then
 fi
 # PostgreSQL keeps the items of earlier runs, and Redis may not agree with it: a cluster is new at
 # every run, and the single Redis missed what a run on a cluster sold. Without their keys the
-# items would answer 404 to every buyer; with stale ones they would sell units twice. Redis is set
-# back from the orders, as an operator mends a Redis that lost its data, before any server sells.
-if ! rebuilt=$(build/seckill-admin reconcile --rebuild 2>&1); then
-    echo "$rebuilt" >&2
-    die "seckill-admin reconcile --rebuild could not set the items of earlier runs in Redis"
+# items would answer 404 to every buyer; with stale ones they would sell units twice. So the items
+# that could sell twice are taken off sale at once (their buyers get 404), and the servers start
+# selling the sound ones while a rebuild in the background sets the others back from PostgreSQL,
+# in pieces, its progress on the terminal (run/dev/rebuild.log), as an operator mends a Redis that
+# lost its data. An item whose rebuild fails stays off sale, and the terminal says what to run.
+held=0
+build/seckill-admin reconcile --hold >"$dir/rebuild.log" 2>&1 || held=$?
+if ((held > 1)); then
+    cat "$dir/rebuild.log" >&2
+    die "seckill-admin reconcile --hold could not read the items of earlier runs (above); when" \
+        "Redis and PostgreSQL answer, run 'make run' again"
 fi
-rebuilt=$(sed -n 's/^rebuilt \([0-9]*\) item.*/\1/p' <<<"$rebuilt")
-[[ -z $rebuilt ]] || echo "reconcile: set back $rebuilt item(s) of earlier runs in Redis from" \
-    "PostgreSQL (seckill-admin reconcile --rebuild)"
+if ((held == 1)); then
+    echo "reconcile: items of earlier runs are rebuilt in Redis from PostgreSQL in the background;" \
+        "$(sed -n 's/^held \([0-9]*\) item.*/\1/p' "$dir/rebuild.log") of them off sale (404) until" \
+        "then, the others sell meanwhile (progress in $dir/rebuild.log)"
+    (
+        build/seckill-admin reconcile --rebuild >>"$dir/rebuild.log" 2>&1 &
+        echo $! >"$dir/rebuild.pid"
+        if wait $!; then
+            echo "run.sh: every item of earlier runs is back on sale" >>"$dir/rebuild.log"
+        else
+            echo "run.sh: the rebuild failed (above); its items stay off sale (404) while the others" \
+                "sell: mend them with 'make admin ARGS=\"reconcile --rebuild\"'" >>"$dir/rebuild.log"
+        fi
+        rm -f "$dir/rebuild.pid"
+    ) &
+    rebuild_pid=$!
+fi
 
 # One credential of each scope (README "Credentials"), unless the environment brings its own.
 random_token() { head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
@@ -147,10 +171,7 @@ start() {
 }
 for name in "${names[@]}"; do start "$name"; done
 
-# Up to 60 s: a start on a loaded machine is slower, never a failure. Alive is asked of the
-# process itself (its pid from $!, not a zombie): right after the fork its command line is still
-# this script's, so a check by name could take a starting server for a dead one.
-child_alive() { [[ -r /proc/$1/stat ]] && [[ $(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) != Z ]]; }
+# Up to 60 s: a start on a loaded machine is slower, never a failure (child_alive: supervise.sh).
 urls=()
 for name in "${names[@]}"; do
     [[ $name == server* ]] || continue
@@ -192,6 +213,7 @@ dies is started again: kill -9 the worker mid-sale and watch every accepted orde
 EOF
 logs=()
 for name in "${names[@]}"; do logs+=("$dir/$name.log"); done
+[[ -z $rebuild_pid ]] || logs+=("$dir/rebuild.log")
 tail -n +1 -F "${logs[@]}" &
 tail_pid=$!
 
@@ -226,25 +248,5 @@ traffic_summary() {
 traffic_summary &
 summary_pid=$!
 
-# Supervision, as systemd's Restart=on-failure does it (deploy/systemd/): a process that exits
-# is logged and started again after a back-off of 1 s, doubling up to 30 s, back to 1 s once it
-# has lived a minute. The sleep is waited on in the background so that Ctrl-C and 'make stop'
-# are handled at once.
-declare -A backoff
-for name in "${names[@]}"; do backoff[$name]=1; done
-for (( ; ; )); do
-    done_pid=
-    status=0
-    wait -n -p done_pid "${pid_of[@]}" || status=$?
-    [[ -n $done_pid ]] || continue
-    for name in "${names[@]}"; do [[ ${pid_of[$name]} != "$done_pid" ]] || break; done
-    ((SECONDS - ${since[$name]} < 60)) || backoff[$name]=1
-    delay=${backoff[$name]}
-    # Into its log, which the terminal follows.
-    echo "run.sh: $name (pid $done_pid) exited with status $status; starting it again in $delay s" \
-        >>"$dir/$name.log"
-    sleep "$delay" &
-    wait $!
-    backoff[$name]=$((delay * 2 > 30 ? 30 : delay * 2))
-    start "$name"
-done
+# Supervision (supervise.sh): a process that dies is started again after its back-off.
+supervise "$dir" "${names[@]}"

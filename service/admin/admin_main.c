@@ -1,9 +1,10 @@
 /* admin_main.c: seckill-admin, the operator's tool. Two commands:
- *   seckill-admin reconcile [--json] [--rebuild] [config options]
+ *   seckill-admin reconcile [--json] [--hold | --rebuild] [config options]
  *   seckill-admin buyer-token USER [--ttl S] [config options]
  * Exit codes: 0 the books balance (or were rebuilt), or the token was
- * printed; 1 drift found; 2 bad usage or config; 3 Redis or PostgreSQL
- * unreachable. */
+ * printed; 1 drift found, or returns owed that only a rebuild makes; 2 bad
+ * usage or config; 3 Redis or PostgreSQL unreachable, or a rebuild that
+ * failed. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,18 +27,22 @@ typedef enum { COMMAND_NONE, COMMAND_RECONCILE, COMMAND_BUYER_TOKEN } admin_comm
 static void usage(FILE *out)
 {
     fprintf(out,
-            "Usage: seckill-admin reconcile [--json] [--rebuild] [config options]\n"
+            "Usage: seckill-admin reconcile [--json] [--hold | --rebuild] [config options]\n"
             "       seckill-admin buyer-token USER [--ttl S] [config options]\n\n"
             "reconcile compares every item's sold units in Redis with its orders in\n"
             "PostgreSQL and in its pending hash, and prints the drift. --rebuild sets the\n"
-            "drifting items' stock and buyers in Redis back from those orders (pause the\n"
-            "sale first).\n\n"
+            "drifting items' stock and buyers in Redis back from those orders, and gives\n"
+            "back the returns owed by another Redis; each item is off sale (404) while it\n"
+            "is rebuilt, in pieces, with its progress on stderr.\n"
+            "--hold only takes the drifting items off sale (their buyers get 404) until a\n"
+            "--rebuild puts them back: the other items can sell meanwhile.\n\n"
             "buyer-token prints a buyer token for the buyer id USER (1 to 2^53-1), valid\n"
             "for S seconds (default %d, at most %d), signed with buyer_token_secret\n"
             "(SECKILL_BUYER_TOKEN_SECRET, at least %d bytes) as a shop's login service\n"
             "signs them: for trying and testing a server with buyer_auth = token.\n\n"
             "Config options as for seckill-server (--help lists them).\n"
-            "Exit: 0 balanced, rebuilt or printed, 1 drift, 2 usage, 3 backend unreachable.\n",
+            "Exit: 0 balanced, rebuilt or printed, 1 drift or returns owed (a rebuild\n"
+            "mends them), 2 usage, 3 backend unreachable or a rebuild that failed.\n",
             TOKEN_TTL_DEFAULT, TOKEN_TTL_MAX, BUYER_TOKEN_SECRET_MIN);
 }
 
@@ -81,9 +86,11 @@ static int print_buyer_token(const config *cfg, const char *user, const char *tt
     return 0;
 }
 
-/* Compares Redis with PostgreSQL and prints the drift; --rebuild mends it.
- * Returns the exit code. */
-static int reconcile(const config *cfg, int json, int rebuild)
+typedef enum { MEND_NONE, MEND_HOLD, MEND_REBUILD } mend;
+
+/* Compares Redis with PostgreSQL and prints the drift; --hold takes the
+ * drifting items off sale, --rebuild mends them. Returns the exit code. */
+static int reconcile(const config *cfg, int json, mend how)
 {
     char err[512];
     int code = 3;
@@ -98,18 +105,20 @@ static int reconcile(const config *cfg, int json, int rebuild)
     reconcile_report report;
     if (redis && pg && reconcile_scan(redis, pg, &report, err, sizeof(err)) == 0) {
         reconcile_print(&report, json, stdout);
-        code = report.drifting ? 1 : 0;
-        if (rebuild && report.drifting) {
-            int n = reconcile_rebuild(redis, pg, &report, err, sizeof(err));
-            if (n >= 0) {
+        code = report.drifting || report.owing ? 1 : 0;
+        if (how == MEND_HOLD) {
+            int n = reconcile_hold(redis, &report, err, sizeof(err));
+            if (n >= 0)
                 fprintf(json ? stderr : stdout,
-                        "rebuilt %d item(s) from PostgreSQL and the "
-                        "pending orders\n",
-                        n);
-                code = 0;
-            } else {
-                code = 3;
-            }
+                        "held %d item(s) off sale until seckill-admin reconcile --rebuild\n", n);
+            code = n >= 0 ? code : 3;
+        }
+        if (how == MEND_REBUILD && code == 1) {
+            int n = reconcile_rebuild(redis, pg, &report, stderr, err, sizeof(err));
+            if (n >= 0)
+                fprintf(json ? stderr : stdout,
+                        "rebuilt %d item(s) from PostgreSQL and the pending orders\n", n);
+            code = n >= 0 ? 0 : 3;
         }
         reconcile_report_free(&report);
     }
@@ -122,7 +131,8 @@ static int reconcile(const config *cfg, int json, int rebuild)
 
 int main(int argc, char **argv)
 {
-    int json = 0, rebuild = 0, rest = 1;
+    int json = 0, rest = 1;
+    mend how = MEND_NONE;
     admin_command command = COMMAND_NONE;
     const char *user = NULL, *ttl = NULL;
     char *pass[argc + 1];
@@ -137,8 +147,10 @@ int main(int argc, char **argv)
                 user = argv[++i];
         } else if (strcmp(argv[i], "--json") == 0) {
             json = 1;
-        } else if (strcmp(argv[i], "--rebuild") == 0) {
-            rebuild = 1;
+        } else if (strcmp(argv[i], "--rebuild") == 0 && how != MEND_HOLD) {
+            how = MEND_REBUILD;
+        } else if (strcmp(argv[i], "--hold") == 0 && how != MEND_REBUILD) {
+            how = MEND_HOLD;
         } else if (strcmp(argv[i], "--ttl") == 0) {
             ttl = i + 1 < argc ? argv[++i] : "";
         } else if (strncmp(argv[i], "--ttl=", 6) == 0) {
@@ -174,8 +186,8 @@ int main(int argc, char **argv)
     }
     log_set_level(LOG_WARN);
     int code;
-    if (command == COMMAND_BUYER_TOKEN && (json || rebuild)) {
-        fprintf(stderr, "seckill-admin: --json and --rebuild belong to reconcile\n");
+    if (command == COMMAND_BUYER_TOKEN && (json || how != MEND_NONE)) {
+        fprintf(stderr, "seckill-admin: --json, --hold and --rebuild belong to reconcile\n");
         code = 2;
     } else if (command == COMMAND_RECONCILE && ttl) {
         fprintf(stderr, "seckill-admin: --ttl belongs to buyer-token\n");
@@ -183,7 +195,7 @@ int main(int argc, char **argv)
     } else if (command == COMMAND_BUYER_TOKEN) {
         code = print_buyer_token(&cfg, user, ttl);
     } else {
-        code = reconcile(&cfg, json, rebuild);
+        code = reconcile(&cfg, json, how);
     }
     config_free(&cfg);
     return code;

@@ -29,6 +29,11 @@ int keys_item_given_back(char *buf, size_t len, int64_t item)
     return snprintf(buf, len, "{item:%" PRId64 "}:given_back", item);
 }
 
+int keys_staged(char *buf, size_t len, const char *key)
+{
+    return snprintf(buf, len, "%s:staged", key);
+}
+
 int keys_queue(char *buf, size_t len, int64_t item)
 {
     return snprintf(buf, len, "seckill:{item:%" PRId64 "}:queue", item);

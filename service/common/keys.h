@@ -45,6 +45,10 @@ int keys_item_returned(char *buf, size_t len, int64_t item);
  * released holds): the buyer's next order numbers its units after every
  * unit the buyer ever held. */
 int keys_item_given_back(char *buf, size_t len, int64_t item);
+/* The name under which reconcile's rebuild writes the new contents of an
+ * item's key (buyers, returned, given_back) before it renames them in: key
+ * with ":staged" after it, in key's slot (the hash tag comes first). */
+int keys_staged(char *buf, size_t len, const char *key);
 /* The item's order queue, that the reserve script pushes to and workers
  * move from. */
 int keys_queue(char *buf, size_t len, int64_t item);

@@ -1,0 +1,534 @@
+/* reconcile_rebuild.c: sets items' Redis state back from PostgreSQL and the
+ * pending orders, in pieces of bounded size.
+ *
+ * The rebuild is the repair after a Redis loss, so it must work for the
+ * largest item a shop keeps. Written as one MULTI over every buyer, a bench
+ * item of 537,515 buyers outlasted the client's timeout on a busy machine,
+ * and the start that needed it gave up. So no command here writes more than
+ * RECONCILE_PIECE fields, and PostgreSQL is read through cursors as many rows
+ * at a time:
+ *
+ *   1. hold: the item's state is removed (each segment's), so no buyer buys
+ *      from a stale stock while the rest is written: its buyers hear 404;
+ *      staging keys a crashed rebuild left are removed with it;
+ *   2. pieces: from one snapshot of PostgreSQL, each segment's buyers, units
+ *      given back and returned marks go into staging keys (keys_staged),
+ *      one HSET of at most RECONCILE_PIECE fields at a time; setting a field
+ *      to its value is safe to repeat;
+ *   3. last, one MULTI per segment (segment 0, whose state the servers read
+ *      first, the very last): the staging keys are renamed in and the state
+ *      is set. This is the step that puts the item back on sale; it is O(1)
+ *      in the number of buyers (the keys replaced are UNLINKed: freed in
+ *      the background).
+ *
+ * A crash anywhere leaves the item off sale, never selling from a half-
+ * written state; `reconcile` calls it missing in Redis, and a rebuild run
+ * again starts it from step 1. */
+#include "reconcile.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "backoff.h"
+#include "keys.h"
+#include "order.h"
+#include "order_return.h"
+#include "reconcile_piece.h"
+#include "registry.h"
+
+#define COMPONENT "reconcile"
+
+/* Rows one FETCH reads: a piece (reconcile_piece.h). */
+#define REBUILD_FETCH "4096"
+/* Progress is said once a second, for items of more than a piece. */
+#define REBUILD_PROGRESS_MS 1000
+
+/* The round's orders in PostgreSQL that fall on one segment's keys (key:
+ * the segment's key id, the item's own for an item of one segment), asked
+ * with $1 the item, $2 the round, $3 the key:
+ *   STOCK   the units its stock gave that orders hold, the cancelled or
+ *           expired orders whose units it gave, and their units
+ *   BUYERS  per buyer whose home it is, in order of buyer: units held,
+ *           units given back, the last unit numbered (an anonymous order,
+ *           whose buyer is its own id, counts nobody), and how many buyers
+ *           in all (for the progress)
+ *   MARKS   the cancelled or expired orders with a part of their return on
+ *           it (lua/order_return.lua marks each part in its own keys)
+ * BUYERS and MARKS are read through cursors. */
+#define HELD "status IN ('persisted', 'paid')"
+#define BACK "status IN ('cancelled', 'expired')"
+#define OF_ROUND "FROM orders WHERE item_id = $1 AND round = $2 "
+static const char stock_sql[] =
+    "SELECT coalesce(sum(quantity) FILTER (WHERE " HELD "), 0), count(*) FILTER (WHERE " BACK
+    "), coalesce(sum(quantity) FILTER (WHERE " BACK "), 0) " OF_ROUND
+    "AND coalesce(segment_id, $1) = $3";
+static const char buyers_sql[] =
+    "DECLARE rebuild_buyers NO SCROLL CURSOR FOR SELECT user_id, held, back, last, "
+    "count(*) OVER () FROM (SELECT user_id, coalesce(sum(quantity) FILTER (WHERE " HELD
+    "), 0) AS held, coalesce(sum(quantity) FILTER (WHERE " BACK "), 0) AS back, "
+    "max(first_unit + quantity - 1) AS last " OF_ROUND
+    "AND coalesce(home_id, $1) = $3 AND user_id <> id GROUP BY user_id) b ORDER BY user_id";
+static const char marks_sql[] =
+    "DECLARE rebuild_marks NO SCROLL CURSOR FOR SELECT id::text, quantity::text " OF_ROUND
+    "AND " BACK " AND $3 IN (coalesce(segment_id, $1), coalesce(home_id, $1))";
+
+static int64_t pg_int(const PGresult *res, int row, int col)
+{
+    return strtoll(PQgetvalue(res, row, col), NULL, 10);
+}
+
+/* The key id an order's units came from, and the one its buyer counts on. */
+static int64_t taken_from(const order *o)
+{
+    return keys_of_order(o->item_id, o->segment_id);
+}
+
+static int64_t counted_at(const order *o)
+{
+    return keys_of_order(o->item_id, o->home_id);
+}
+
+/* A buyer's units of the round, as the reserve script counts them: held
+ * (the buyers hash) and given back (the given_back hash), the next order
+ * numbered after both (lua/reserve_batch.lua); last: the highest unit an
+ * order of theirs was numbered. */
+typedef struct buyer_units {
+    int64_t user, held, back, last;
+} buyer_units;
+
+static int by_user(const void *a, const void *b)
+{
+    int64_t x = ((const buyer_units *)a)->user, y = ((const buyer_units *)b)->user;
+    return (x > y) - (x < y);
+}
+
+static void buyer_add(buyer_units *to, const buyer_units *b)
+{
+    to->held += b->held;
+    to->back += b->back;
+    to->last = b->last > to->last ? b->last : to->last;
+}
+
+/* The buyers of the pending orders counted on key, one entry a buyer,
+ * sorted; *n of them, NULL when out of memory. */
+static buyer_units *pending_buyers(const reconcile_report *rep, const reconcile_item *it,
+                                   int64_t key, size_t *n)
+{
+    buyer_units *b = malloc((rep->nwaiting + 1) * sizeof(*b));
+    size_t k = 0, out = 0;
+    if (!b)
+        return NULL;
+    for (size_t i = 0; i < rep->nwaiting; i++) {
+        const order *o = &rep->waiting[i];
+        if (o->item_id == it->id && o->round == it->round && counted_at(o) == key &&
+            o->user_id != o->id)
+            b[k++] = (buyer_units){o->user_id, o->quantity, 0, o->first_unit + o->quantity - 1};
+    }
+    qsort(b, k, sizeof(*b), by_user);
+    for (size_t i = 0; i < k; i++) {
+        if (out > 0 && b[out - 1].user == b[i].user)
+            buyer_add(&b[out - 1], &b[i]);
+        else
+            b[out++] = b[i];
+    }
+    *n = out;
+    return b;
+}
+
+/* One segment of the item being rebuilt: its keys, their staging keys, and
+ * its stock as PostgreSQL and the pending orders say. */
+typedef struct segment {
+    int j;
+    int64_t key;
+    char state[KEYS_MAX], buyers[KEYS_MAX], returned[KEYS_MAX], given_back[KEYS_MAX];
+    char staged_buyers[KEYS_MAX], staged_returned[KEYS_MAX], staged_given_back[KEYS_MAX];
+    int64_t held, settled, back, pending;
+    int has_buyers, has_returned, has_given_back; /* staging keys written */
+} segment;
+
+/* The work on one item. */
+typedef struct rebuild {
+    redis_nodes *rn;
+    PGconn *pg;
+    const reconcile_report *rep;
+    const reconcile_item *it;
+    FILE *progress;
+    int64_t said_ms; /* when progress was last said */
+    char *err;
+    size_t errlen;
+} rebuild;
+
+static void segment_init(segment *sg, const reconcile_item *it, int j)
+{
+    memset(sg, 0, sizeof(*sg));
+    sg->j = j;
+    sg->key = keys_segment(it->id, j, it->segments);
+    keys_item_state(sg->state, sizeof(sg->state), sg->key);
+    keys_item_buyers(sg->buyers, sizeof(sg->buyers), sg->key);
+    keys_item_returned(sg->returned, sizeof(sg->returned), sg->key);
+    keys_item_given_back(sg->given_back, sizeof(sg->given_back), sg->key);
+    keys_staged(sg->staged_buyers, sizeof(sg->staged_buyers), sg->buyers);
+    keys_staged(sg->staged_returned, sizeof(sg->staged_returned), sg->returned);
+    keys_staged(sg->staged_given_back, sizeof(sg->staged_given_back), sg->given_back);
+}
+
+/* Removes the segment's state and any staging keys a crash left: off sale.
+ * 0, or -1 with err set. */
+static int hold_segment(redis_nodes *rn, const segment *sg, char *err, size_t errlen)
+{
+    const char *argv[] = {"UNLINK", sg->state, sg->staged_buyers, sg->staged_returned,
+                          sg->staged_given_back};
+    return reconcile_retried(rn, sg->state, 5, argv, err, errlen) < 0 ? -1 : 0;
+}
+
+static int hold_item(redis_nodes *rn, const reconcile_item *it, char *err, size_t errlen)
+{
+    for (int j = 0; j < it->segments; j++) {
+        segment sg;
+        segment_init(&sg, it, j);
+        if (hold_segment(rn, &sg, err, errlen) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Runs a statement of the rebuild's transaction: about segment sg ($1 the
+ * item, $2 the round, $3 sg's key id), or with no parameters (sg NULL).
+ * Returns its result when its status is want (the caller clears it), else
+ * NULL with err set. */
+static PGresult *query(rebuild *rb, const segment *sg, const char *sql, ExecStatusType want)
+{
+    char id_s[24], round_s[24], key_s[24];
+    snprintf(id_s, sizeof(id_s), "%" PRId64, rb->it->id);
+    snprintf(round_s, sizeof(round_s), "%" PRId64, rb->it->round);
+    snprintf(key_s, sizeof(key_s), "%" PRId64, sg ? sg->key : 0);
+    const char *p[] = {id_s, round_s, key_s};
+    PGresult *res = PQexecParams(rb->pg, sql, sg ? 3 : 0, NULL, sg ? p : NULL, NULL, NULL, 0);
+    if (PQresultStatus(res) == want)
+        return res;
+    snprintf(rb->err, rb->errlen, "postgresql: %s", PQerrorMessage(rb->pg));
+    PQclear(res);
+    return NULL;
+}
+
+static void say_progress(rebuild *rb, const segment *sg, int64_t done, int64_t total, int last)
+{
+    if (!rb->progress || total <= RECONCILE_PIECE)
+        return;
+    int64_t now = backend_mono_ms();
+    if (!last && now - rb->said_ms < REBUILD_PROGRESS_MS)
+        return;
+    rb->said_ms = now;
+    if (rb->it->segments > 1)
+        fprintf(rb->progress, "item %" PRId64 " segment %d/%d: %" PRId64 "/%" PRId64 " buyers\n",
+                rb->it->id, sg->j + 1, rb->it->segments, done, total);
+    else
+        fprintf(rb->progress, "item %" PRId64 ": %" PRId64 "/%" PRId64 " buyers\n", rb->it->id,
+                done, total);
+    fflush(rb->progress);
+}
+
+/* A buyer into the staged buyers and given_back hashes. A buyer's next
+ * order is numbered after every unit an order of theirs was: units given
+ * back are counted up to the last one numbered (a hold a crash left
+ * unreleased numbered one that no order holds). */
+static int stage_buyer(rebuild *rb, reconcile_piece *buyers, reconcile_piece *given_back,
+                       const buyer_units *b)
+{
+    int64_t after = b->last - b->held;
+    int64_t gave = b->back > after ? b->back : after;
+    if (reconcile_piece_add_int(buyers, b->user, b->held, rb->err, rb->errlen) < 0)
+        return -1;
+    return gave > 0 ? reconcile_piece_add_int(given_back, b->user, gave, rb->err, rb->errlen) : 0;
+}
+
+/* Step 2 for the segment's buyers: PostgreSQL's, in order of buyer, merged
+ * with those of the pending orders. 0, or -1 with err set. */
+static int stage_buyers(rebuild *rb, segment *sg)
+{
+    size_t npend = 0, pi = 0;
+    buyer_units *pend = pending_buyers(rb->rep, rb->it, sg->key, &npend);
+    reconcile_piece buyers = {0}, given_back = {0};
+    PGresult *cursor = NULL;
+    int rc = -1;
+    if (!pend || reconcile_piece_init(&buyers, rb->rn, sg->staged_buyers) < 0 ||
+        reconcile_piece_init(&given_back, rb->rn, sg->staged_given_back) < 0) {
+        snprintf(rb->err, rb->errlen, "out of memory");
+        goto done;
+    }
+    cursor = query(rb, sg, buyers_sql, PGRES_COMMAND_OK);
+    if (!cursor)
+        goto done;
+    int64_t done = 0, total = (int64_t)npend;
+    for (int first = 1;; first = 0) {
+        PGresult *rows =
+            query(rb, NULL, "FETCH " REBUILD_FETCH " FROM rebuild_buyers", PGRES_TUPLES_OK);
+        if (!rows)
+            goto done;
+        int n = PQntuples(rows);
+        if (first && n > 0)
+            total += pg_int(rows, 0, 4);
+        for (int i = 0; i < n; i++) {
+            buyer_units b = {pg_int(rows, i, 0), pg_int(rows, i, 1), pg_int(rows, i, 2),
+                             pg_int(rows, i, 3)};
+            int bad = 0;
+            for (; !bad && pi < npend && pend[pi].user < b.user; pi++, done++)
+                bad = stage_buyer(rb, &buyers, &given_back, &pend[pi]) < 0;
+            if (pi < npend && pend[pi].user == b.user)
+                buyer_add(&b, &pend[pi++]);
+            if (bad || stage_buyer(rb, &buyers, &given_back, &b) < 0) {
+                PQclear(rows);
+                goto done;
+            }
+            done++;
+        }
+        PQclear(rows);
+        if (n == 0)
+            break;
+        say_progress(rb, sg, done, total, 0);
+    }
+    for (; pi < npend; pi++, done++)
+        if (stage_buyer(rb, &buyers, &given_back, &pend[pi]) < 0)
+            goto done;
+    if (reconcile_piece_flush(&buyers, rb->err, rb->errlen) < 0 ||
+        reconcile_piece_flush(&given_back, rb->err, rb->errlen) < 0)
+        goto done;
+    say_progress(rb, sg, done, done, 1);
+    sg->has_buyers = buyers.wrote;
+    sg->has_given_back = given_back.wrote;
+    PGresult *closed = query(rb, NULL, "CLOSE rebuild_buyers", PGRES_COMMAND_OK);
+    rc = closed ? 0 : -1;
+    PQclear(closed);
+done:
+    PQclear(cursor);
+    reconcile_piece_close(&buyers);
+    reconcile_piece_close(&given_back);
+    free(pend);
+    return rc;
+}
+
+/* Step 2 for the segment's returned marks: every cancelled or expired order
+ * with a part of its return here counts as given back, so an owed return
+ * the sweep finishes later adds nothing again. 0, or -1 with err set. */
+static int stage_marks(rebuild *rb, segment *sg)
+{
+    reconcile_piece marks;
+    if (reconcile_piece_init(&marks, rb->rn, sg->staged_returned) < 0) {
+        reconcile_piece_close(&marks);
+        snprintf(rb->err, rb->errlen, "out of memory");
+        return -1;
+    }
+    PGresult *cursor = query(rb, sg, marks_sql, PGRES_COMMAND_OK);
+    int rc = cursor ? 0 : -1;
+    PQclear(cursor);
+    for (int n = 1; rc == 0 && n > 0;) {
+        PGresult *rows =
+            query(rb, NULL, "FETCH " REBUILD_FETCH " FROM rebuild_marks", PGRES_TUPLES_OK);
+        n = rows ? PQntuples(rows) : 0;
+        rc = rows ? 0 : -1;
+        for (int i = 0; rc == 0 && i < n; i++)
+            rc = reconcile_piece_add(&marks, PQgetvalue(rows, i, 0), PQgetvalue(rows, i, 1),
+                                     rb->err, rb->errlen);
+        PQclear(rows);
+    }
+    if (rc == 0)
+        rc = reconcile_piece_flush(&marks, rb->err, rb->errlen);
+    if (rc == 0) {
+        PGresult *closed = query(rb, NULL, "CLOSE rebuild_marks", PGRES_COMMAND_OK);
+        rc = closed ? 0 : -1;
+        PQclear(closed);
+    }
+    sg->has_returned = marks.wrote;
+    reconcile_piece_close(&marks);
+    return rc;
+}
+
+/* Step 2 for one segment: its stock from PostgreSQL and the pending orders,
+ * then its buyers and marks staged. 0, or -1 with err set. */
+static int stage_segment(rebuild *rb, segment *sg)
+{
+    PGresult *stock = query(rb, sg, stock_sql, PGRES_TUPLES_OK);
+    if (!stock)
+        return -1;
+    sg->held = pg_int(stock, 0, 0);
+    sg->settled = pg_int(stock, 0, 1);
+    sg->back = pg_int(stock, 0, 2);
+    PQclear(stock);
+    for (size_t i = 0; i < rb->rep->nwaiting; i++) {
+        const order *o = &rb->rep->waiting[i];
+        if (o->item_id == rb->it->id && o->round == rb->it->round && taken_from(o) == sg->key)
+            sg->pending += o->quantity;
+    }
+    return stage_buyers(rb, sg) == 0 && stage_marks(rb, sg) == 0 ? 0 : -1;
+}
+
+/* Step 3 for one segment, in one MULTI on its node: the staging keys renamed
+ * in over the old keys, and the state set: its share of the initial stock
+ * (and for segment 0 the restocks, which go there) less the units taken
+ * from it. One try: 0 done, 1 unknown (no answer: it may have run), -1
+ * refused, with err set. */
+static int commit_once(rebuild *rb, const segment *sg, int64_t remaining, int64_t initial)
+{
+    const reconcile_item *it = rb->it;
+    redisContext *redis = redis_nodes_for_key(rb->rn, sg->state);
+    if (!redis) {
+        snprintf(rb->err, rb->errlen, "redis: the node of %s does not answer (logged above)",
+                 sg->state);
+        return 1;
+    }
+    int64_t restocks = sg->j == 0 ? it->restocks : 0, restocked = sg->j == 0 ? it->restocked : 0;
+    const char *renames[][2] = {{sg->staged_buyers, sg->buyers},
+                                {sg->staged_returned, sg->returned},
+                                {sg->staged_given_back, sg->given_back}};
+    const int staged[] = {sg->has_buyers, sg->has_returned, sg->has_given_back};
+    size_t replies = 4; /* MULTI, UNLINK, HSET, EXEC */
+    redisAppendCommand(redis, "MULTI");
+    redisAppendCommand(redis, "UNLINK %s %s %s", sg->buyers, sg->returned, sg->given_back);
+    for (int k = 0; k < 3; k++) {
+        if (staged[k]) {
+            redisAppendCommand(redis, "RENAME %s %s", renames[k][0], renames[k][1]);
+            replies++;
+        }
+    }
+    redisAppendCommand(redis,
+                       "HSET %s stock %lld initial %lld round %lld restocks %lld restocked %lld "
+                       "returns %lld returned %lld starts %lld ends %lld limit %d segments %d",
+                       sg->state, (long long)remaining, (long long)initial, (long long)it->round,
+                       (long long)restocks, (long long)restocked, (long long)sg->settled,
+                       (long long)sg->back, (long long)it->starts_ms, (long long)it->ends_ms,
+                       it->per_buyer_limit, it->segments);
+    redisAppendCommand(redis, "EXEC");
+    int ok = 1;
+    for (size_t i = 0; i < replies; i++) {
+        redisReply *r = NULL;
+        if (redisGetReply(redis, (void **)&r) != REDIS_OK) {
+            redis_nodes_reply(rb->rn, redis, NULL, "MULTI");
+            snprintf(rb->err, rb->errlen, "redis: the node of %s failed (logged above)", sg->state);
+            return 1;
+        }
+        /* An error reply is logged (a MOVED marks the slot map stale). */
+        r = redis_nodes_reply(rb->rn, redis, r, i + 1 < replies ? "MULTI" : "EXEC");
+        ok = ok && r;
+        freeReplyObject(r);
+    }
+    if (!ok)
+        snprintf(rb->err, rb->errlen, "redis: the MULTI on %s failed (logged above)", sg->state);
+    return ok ? 0 : -1;
+}
+
+/* Step 3, tried again while Redis does not answer. Never twice: the MULTI
+ * runs whole or not at all, and its state exists only once it ran (the
+ * item was held), so an answer lost on the way is told from a MULTI that
+ * never ran by asking for the state before trying again. 0, or -1 with
+ * err set. */
+static int commit_segment(rebuild *rb, const segment *sg)
+{
+    const reconcile_item *it = rb->it;
+    int64_t initial = keys_segment_share(it->initial, sg->j, it->segments);
+    int64_t remaining = initial + (sg->j == 0 ? it->restocked : 0) - sg->held - sg->pending;
+    const char *exists[] = {"EXISTS", sg->state};
+    int64_t delay = 0;
+    for (int tries = 1;; tries++) {
+        int rc = commit_once(rb, sg, remaining > 0 ? remaining : 0, initial);
+        if (rc <= 0)
+            return rc;
+        if (tries == RECONCILE_TRIES)
+            return -1;
+        delay = backoff_next(delay, RECONCILE_BACKOFF_MAX_MS);
+        reconcile_pause_ms(delay);
+        long long ran = reconcile_retried(rb->rn, sg->state, 2, exists, rb->err, rb->errlen);
+        if (ran != 0)
+            return ran > 0 ? 0 : -1;
+    }
+}
+
+/* Step 3 for a segment, then its news: the stock version never goes back:
+ * every return call that gave units back covered an order of its own, so
+ * `settled` is at least the returns a server may have seen. Announced, so
+ * flagged servers clear at once. */
+static int commit_and_announce(rebuild *rb, const segment *sg)
+{
+    if (commit_segment(rb, sg) < 0)
+        return -1;
+    int64_t changes = (sg->j == 0 ? rb->it->restocks : 0) + sg->settled;
+    if (changes > 0)
+        order_return_announce(rb->rn, sg->key, rb->it->round, changes, COMPONENT);
+    return 0;
+}
+
+/* The three steps for one item: its queues back in the registry first (for
+ * a Redis that lost it), then held, staged from one snapshot of the orders
+ * (an order cancelled meanwhile is counted on each segment in the same
+ * state), and committed, segment 0 last. 0, or -1 with err set: the item
+ * is then off sale. */
+static int rebuild_item(rebuild *rb)
+{
+    const reconcile_item *it = rb->it;
+    segment sg[KEYS_SEGMENTS_MAX];
+    int segments = it->segments < KEYS_SEGMENTS_MAX ? it->segments : KEYS_SEGMENTS_MAX;
+    for (int j = 0; j < segments; j++) {
+        segment_init(&sg[j], it, j);
+        if (registry_add(rb->rn, sg[j].key) < 0) {
+            snprintf(rb->err, rb->errlen, "redis: SADD %s failed (logged above)", KEYS_ITEMS);
+            return -1;
+        }
+    }
+    if (hold_item(rb->rn, it, rb->err, rb->errlen) < 0)
+        return -1;
+    PGresult *begin =
+        query(rb, NULL, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", PGRES_COMMAND_OK);
+    if (!begin)
+        return -1;
+    PQclear(begin);
+    int rc = 0;
+    for (int j = 0; j < segments && rc == 0; j++)
+        rc = stage_segment(rb, &sg[j]);
+    for (int j = segments - 1; j >= 0 && rc == 0; j--)
+        rc = commit_and_announce(rb, &sg[j]);
+    PQclear(PQexec(rb->pg, rc == 0 ? "COMMIT" : "ROLLBACK"));
+    return rc;
+}
+
+int reconcile_hold(redis_nodes *rn, const reconcile_report *r, char *err, size_t errlen)
+{
+    int held = 0;
+    for (size_t i = 0; i < r->nitems; i++) {
+        /* Only the items that could sell twice: one owed returns sells
+         * fewer units than it may, until its rebuild. */
+        if (!reconcile_item_needs_rebuild(&r->items[i]) || reconcile_item_ok(&r->items[i]))
+            continue;
+        if (hold_item(rn, &r->items[i], err, errlen) < 0)
+            return -1;
+        held++;
+    }
+    return held;
+}
+
+int reconcile_rebuild(redis_nodes *rn, PGconn *pg, const reconcile_report *r, FILE *progress,
+                      char *err, size_t errlen)
+{
+    char why[256];
+    int rebuilt = 0, failed = 0;
+    for (size_t i = 0; i < r->nitems; i++) {
+        const reconcile_item *it = &r->items[i];
+        if (!reconcile_item_needs_rebuild(it))
+            continue;
+        rebuild rb = {rn, pg, r, it, progress, backend_mono_ms(), why, sizeof(why)};
+        if (rebuild_item(&rb) == 0) {
+            rebuilt++;
+            continue;
+        }
+        if (failed++ == 0)
+            snprintf(err, errlen, "rebuilding item %" PRId64 " failed: %s", it->id, why);
+        if (progress)
+            fprintf(progress, "item %" PRId64 ": the rebuild failed, the item is off sale: %s\n",
+                    it->id, why);
+    }
+    if (failed > 1) {
+        size_t len = strlen(err);
+        snprintf(err + len, errlen - len, " (and %d more)", failed - 1);
+    }
+    return failed ? -1 : rebuilt;
+}
