@@ -265,7 +265,7 @@ int reconcile_scan(redis_nodes *rn, PGconn *pg, reconcile_report *out, char *err
         it->id = strtoll(PQgetvalue(res, (int)i, 0), NULL, 10);
         it->round = strtoll(PQgetvalue(res, (int)i, 1), NULL, 10);
         it->initial = strtoll(PQgetvalue(res, (int)i, 2), NULL, 10);
-        it->persisted = strtoll(PQgetvalue(res, (int)i, 3), NULL, 10);
+        it->held = strtoll(PQgetvalue(res, (int)i, 3), NULL, 10);
         it->restocked = strtoll(PQgetvalue(res, (int)i, 4), NULL, 10);
         it->restocks = strtoll(PQgetvalue(res, (int)i, 5), NULL, 10);
         it->starts_ms = strtoll(PQgetvalue(res, (int)i, 6), NULL, 10);
@@ -322,8 +322,8 @@ int reconcile_scan(redis_nodes *rn, PGconn *pg, reconcile_report *out, char *err
         reconcile_item *it = &out->items[i];
         if (it->redis_known && it->redis_round == it->round) {
             it->owed = it->ended - it->redis_returned;
-            it->drift = (it->initial + it->restocked - it->remaining) -
-                        (it->persisted + it->pending + it->owed);
+            it->drift =
+                (it->initial + it->restocked - it->remaining) - (it->held + it->pending + it->owed);
         }
         if (!reconcile_item_ok(it))
             out->drifting++;

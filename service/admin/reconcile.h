@@ -3,7 +3,7 @@
  * it (persisted or paid, in PostgreSQL), one on its way (its pending hash),
  * or one cancelled or expired whose unit this Redis has not had back yet (a
  * return owed), counted in units of the current round:
- *     initial + restocked - remaining == persisted + pending + owed
+ *     initial + restocked - remaining == held + pending + owed
  * A Redis that lost writes (restarted from an older AOF or RDB) breaks this:
  * its stock is higher than the orders say, and it would sell units twice.
  * A return owed is not drift: the worker's sweep finishes those PostgreSQL
@@ -38,12 +38,13 @@ typedef struct reconcile_item {
     int64_t remaining;      /* Redis */
     int64_t buyers;         /* Redis: buyers recorded this round */
     int64_t redis_returned; /* Redis: units given back to its stock this round */
-    int64_t persisted;      /* PostgreSQL: units the round's orders hold (persisted, paid) */
-    int64_t ended;          /* PostgreSQL: units of the round's cancelled and expired orders */
-    int64_t unnoted;        /* PostgreSQL: those of them whose return is not noted (returned_at) */
-    int64_t pending;        /* Redis: units of the round accepted and not yet persisted */
-    int64_t owed;           /* ended - redis_returned: returns this Redis has not had */
-    int64_t drift;          /* (initial + restocked - remaining) - (persisted + pending + owed) */
+    int64_t held;  /* PostgreSQL: units the round's orders hold (persisted or paid: the item view's
+                      persisted + paid) */
+    int64_t ended; /* PostgreSQL: units of the round's cancelled and expired orders */
+    int64_t unnoted; /* PostgreSQL: those of them whose return is not noted (returned_at) */
+    int64_t pending; /* Redis: units of the round accepted and not yet persisted */
+    int64_t owed;    /* ended - redis_returned: returns this Redis has not had */
+    int64_t drift;   /* (initial + restocked - remaining) - (held + pending + owed) */
 } reconcile_item;
 
 typedef struct reconcile_report {
@@ -92,7 +93,7 @@ int reconcile_hold(redis_nodes *rn, const reconcile_report *r, char *err, size_t
 
 /* Sets every item that needs it (reconcile_item_needs_rebuild) back from
  * the books: round, initial, restocks, window and limit from PostgreSQL,
- * remaining = initial + restocked - persisted - pending, each buyer's units
+ * remaining = initial + restocked - held - pending, each buyer's units
  * of the persisted and pending orders and every cancelled or expired order
  * marked returned; for an item in segments, each segment's share of these
  * (keys.h). A buyer's units given back are counted up to the last unit an

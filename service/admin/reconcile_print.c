@@ -33,10 +33,10 @@ void reconcile_print(const reconcile_report *r, int json, FILE *out)
                 items, json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s}", "id",
                                  (json_int_t)it->id, "round", (json_int_t)it->round, "initial",
                                  (json_int_t)it->initial, "restocked", (json_int_t)it->restocked,
-                                 "remaining", (json_int_t)it->remaining, "persisted",
-                                 (json_int_t)it->persisted, "pending", (json_int_t)it->pending,
-                                 "owed", (json_int_t)it->owed, "buyers", (json_int_t)it->buyers,
-                                 "drift", (json_int_t)it->drift, "verdict", verdict(it)));
+                                 "remaining", (json_int_t)it->remaining, "held",
+                                 (json_int_t)it->held, "pending", (json_int_t)it->pending, "owed",
+                                 (json_int_t)it->owed, "buyers", (json_int_t)it->buyers, "drift",
+                                 (json_int_t)it->drift, "verdict", verdict(it)));
         }
         json_t *root =
             json_pack("{s:o, s:I, s:I, s:I, s:I, s:I, s:I}", "items", items, "queue",
@@ -49,15 +49,15 @@ void reconcile_print(const reconcile_report *r, int json, FILE *out)
         return;
     }
     fprintf(out, "%10s %8s %10s %10s %10s %10s %10s %10s %10s %8s  %s\n", "item", "round",
-            "initial", "restocked", "remaining", "persisted", "pending", "owed", "buyers", "drift",
+            "initial", "restocked", "remaining", "held", "pending", "owed", "buyers", "drift",
             "verdict");
     for (size_t i = 0; i < r->nitems; i++) {
         const reconcile_item *it = &r->items[i];
         fprintf(out,
                 "%10" PRId64 " %8" PRId64 " %10" PRId64 " %10" PRId64 " %10" PRId64 " %10" PRId64
                 " %10" PRId64 " %10" PRId64 " %10" PRId64 " %8" PRId64 "  %s\n",
-                it->id, it->round, it->initial, it->restocked, it->remaining, it->persisted,
-                it->pending, it->owed, it->buyers, it->drift, verdict(it));
+                it->id, it->round, it->initial, it->restocked, it->remaining, it->held, it->pending,
+                it->owed, it->buyers, it->drift, verdict(it));
     }
     fprintf(out,
             "queue %" PRId64 ", processing %" PRId64 ", pending %" PRId64 ", dead %" PRId64

@@ -189,6 +189,8 @@ Test(rebuild, returns_made_to_another_redis_are_owed_not_drift)
     end_orders(pg, item, 1, 2, "expired", 0);
     cr_assert_eq(admin("--json", NULL), 0, "owed returns the sweep makes are no drift:\n%s", out);
     cr_expect(strstr(out, "\"owed\": 2"), "%s", out);
+    cr_expect(strstr(out, "\"held\": 8"),
+              "the persisted orders' units, as the item view counts: %s", out);
     cr_expect(strstr(out, "\"drift\": 0"), "%s", out);
 
     /* Expired and returned to another Redis (a run on a Redis Cluster):
