@@ -242,7 +242,10 @@ int reconcile_scan(redis_nodes *rn, PGconn *pg, reconcile_report *out, char *err
                    "i.restocked, i.restocks, "
                    "coalesce((extract(epoch FROM i.starts_at) * 1000)::bigint, 0), "
                    "coalesce((extract(epoch FROM i.ends_at) * 1000)::bigint, 0), "
-                   "i.per_buyer_limit, i.segments FROM items i ORDER BY i.id");
+                   "i.per_buyer_limit, i.segments FROM items i "
+                   /* An archived item is off sale for good: neither judged
+                    * nor rebuilt, or a rebuild would put it back on sale. */
+                   "WHERE i.archived_at IS NULL ORDER BY i.id");
     if (PQresultStatus(res) != PGRES_TUPLES_OK) {
         snprintf(err, errlen, "postgresql: %s", PQerrorMessage(pg));
         PQclear(res);
