@@ -21,7 +21,7 @@ stop: ## stop what `make run` started (from another terminal)
 admin: ## seckill-admin against the running `make run` (ARGS='reconcile', ARGS='buyer-token 7')
 	scripts/admin.sh $(ARGS)
 
-load: ## fire ab (or TOOL=wrk) at ITEM= of the running `make run` and audit it (N=, C=, D=, URL=)
+load: ## fire ab (or TOOL=wrk) at ITEM=, or at an unlisted item of its own (TOKEN=, STOCK=, KEEP=1), of the running `make run`, and audit it (N=, C=, D=, URL=)
 	scripts/load.sh
 
 test: ## the whole suite on free ports (ARGS='-L unit' go to ctest; SECKILL_SANITIZE=1)

@@ -7,7 +7,7 @@
 --
 -- KEYS[1] item state hash                            ({item:N}:state)
 --         {stock, initial, round, restocks, restocked, starts, ends, limit,
---          segments}
+--          segments, total, archived}
 -- KEYS[2] item buyers hash {user_id -> units bought this round}
 --                                                    ({item:N}:buyers)
 -- KEYS[3] the item's order queue                     (seckill:{item:N}:queue)
@@ -21,7 +21,9 @@
 -- order id, mode, quantity. The mode:
 --   0   a buyer counted here (an item of one segment)
 --   1   an anonymous buyer (its order id stands for it; nobody is counted)
---       of an item of one segment
+--       of an item of one segment: refused (buyer_required) when the
+--       limit is below the round's units, where anonymity would let one
+--       person buy past the limit
 --   a   an anonymous buyer of a segmented item, sent here by a server that
 --       knows the segments: the same as 1
 --   h   a buyer of a segmented item whose home segment this is: counted
@@ -48,7 +50,9 @@
 -- outcome: queued, not_started, ended, sold_out, limit_reached (the buyer's
 -- units plus the quantity would pass the limit), insufficient_stock (fewer
 -- remain than the quantity: no partial fills), queue_full (KEYS[4] holds
--- ARGV[2] orders: PostgreSQL is behind), unknown_item, held (bought is then
+-- ARGV[2] orders: PostgreSQL is behind), unknown_item, archived (the item is
+-- off sale for good: every mode but a release), buyer_required (an
+-- anonymous buyer where the limit is below the round's units), held (bought is then
 -- the held order's first unit), released, or segmented (mode 0 or 1 on an
 -- item of several segments: the server did not know; nothing done).
 -- remaining is the stock of these keys after the buyer, bought the buyer's
@@ -66,7 +70,7 @@ local n = (#ARGV - 3) / 4
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local s = redis.call('HMGET', KEYS[1], 'stock', 'round', 'restocks', 'starts', 'ends', 'limit',
-    'returns', 'segments')
+    'returns', 'segments', 'initial', 'restocked', 'total', 'archived')
 local out = {now, 0, 0, 0, 0, 0, 1}
 if not s[1] then
     for i = 1, n do
@@ -82,6 +86,18 @@ local limit = tonumber(s[6] or '1') or 1
 local changes = (tonumber(s[3] or '0') or 0) + (tonumber(s[7] or '0') or 0)
 local segments = tonumber(s[8] or '1') or 1
 out[2], out[3], out[4], out[5], out[6], out[7] = round, changes, starts, ends, limit, segments
+local archived = s[12] ~= false
+-- The round's units over every segment, restocks included: an item of one
+-- segment has them in its own fields; a segment keeps the whole in `total`
+-- (the server writes it at each round and restock), and without it (a state
+-- rebuilt without it) a bound from above: each segment holds its share of
+-- the initial stock to a unit.
+local initial = tonumber(s[9] or '0') or 0
+local restocked = tonumber(s[10] or '0') or 0
+local units = initial + restocked
+if segments > 1 then
+    units = tonumber(s[11] or '') or ((initial + 1) * segments - 1 + restocked)
+end
 -- An order of a segmented item says where its units came from and where its
 -- buyer is counted.
 local function placed(home)
@@ -166,7 +182,10 @@ for i = 1, n do
     local kind = string.sub(mode, 1, 1)
     local have = 0
     local outcome
-    if kind == 't' then
+    if archived and kind ~= 'r' then
+        -- Off sale for good; a release still gives a hold back.
+        outcome = 'archived'
+    elseif kind == 't' then
         local first, home, held = string.match(mode, '^t(%d+):(%d+):(%d+)$')
         outcome = refusal(quantity)
         if not outcome and tonumber(held) ~= round then
@@ -193,7 +212,9 @@ for i = 1, n do
         end
         -- For a plain buyer an empty stock comes first; a buyer held at
         -- home needs the limit's room first, the stock may be elsewhere.
-        if window then
+        if anonymous and limit < units then
+            outcome = 'buyer_required'
+        elseif window then
             outcome = window
         elseif stock <= 0 and kind ~= 'h' then
             outcome = 'sold_out'

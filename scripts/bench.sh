@@ -11,7 +11,8 @@
 #   2 purchase     stock 10,000,000; every request a new buyer
 #   3 sell-out     stock 1000, then purchases for the whole round; exactly 1000 must sell
 #   4 drain        1,000,000 queued orders -> PostgreSQL by the worker, against a raw COPY
-#   5 ab           ab -c 10000 -n 20000, anonymous buyers, stock 10,000
+#   5 ab           ab -c 10000 -n 20000, anonymous buyers, stock 1000 (a per-buyer limit of 1000:
+#                  seckill refuses anonymous buyers where the limit is below the stock)
 #   6 memory       server RSS with 10,000 idle connections
 # 1-3 (1b included) run in alternating rounds (BENCH_ROUNDS, default 3) so that drift on a shared machine hits
 # all of them alike; medians are reported. BENCH_DURATION (10s), BENCH_CONNECTIONS (256),
@@ -152,10 +153,11 @@ start_worker() {
 }
 
 # item_create NAME STOCK [MEMBERS]: prints the new item's id; MEMBERS are more JSON members. No
-# payment step: a load test's orders are final once persisted.
+# payment step: a load test's orders are final once persisted. Unlisted: never on the sale page.
+# The buyers of wrk's rounds are named from 2^62 up (loadtest/purchase.lua), never a shop's.
 item_create() {
     curl -sf -X POST -H "Authorization: Bearer $token" \
-        -d "{\"name\":\"$1\",\"stock\":$2,\"payment_timeout_s\":0${3:+,$3}}" \
+        -d "{\"name\":\"$1\",\"stock\":$2,\"payment_timeout_s\":0,\"listed\":false${3:+,$3}}" \
         "$url/api/v1/items" | sed -E 's/.*"id":([0-9]+).*/\1/'
 }
 item_field() { curl -sf "$url/api/v1/items/$1" | sed -E "s/.*\"$2\":(-?[0-9]+).*/\\1/"; }
@@ -196,7 +198,7 @@ cpu_read() {
     done
 }
 
-# fire DURATION URL [ITEM FIRST_USER]: wrk with the bench's settings. With an item, every
+# fire DURATION URL [ITEM SEED]: wrk with the bench's settings. With an item, every
 # request is a purchase of a new buyer; without, a plain GET of URL.
 fire() {
     local d=$1 url=$2
@@ -208,7 +210,7 @@ fire() {
     fi
 }
 
-# run_wrk NAME URL [ITEM FIRST_USER]: one round; appends rps, p50 and p99 to NAME's lists,
+# run_wrk NAME URL [ITEM SEED]: one round; appends rps, p50 and p99 to NAME's lists,
 # and the CPU microseconds a request of each process to cpu[NAME:PROC].
 declare -A rps p50 p99 errs cpu
 run_wrk() {
@@ -471,7 +473,7 @@ stop_pid "$dir/worker.pid" seckill-worker
 
 # ---- syscalls a request: strace -c -f over a short run of each ---------------------------
 
-# strace_run NAME PID URL [ITEM FIRST_USER]: prints the syscalls a request of PID.
+# strace_run NAME PID URL [ITEM SEED]: prints the syscalls a request of PID.
 strace_run() {
     local name=$1 pid=$2 out=$dir/strace-$1.txt n
     strace -c -f -q -p "$pid" -o "$out" &
@@ -511,7 +513,8 @@ fi
 # ---- 5: the documents' ab run --------------------------------------------------------
 
 progress_step "5 ab -c 10000 -n 20000"
-abitem=$(item_create bench-ab 10000)
+ab_stock=1000
+abitem=$(item_create bench-ab $ab_stock "\"per_buyer_limit\":$ab_stock")
 : >"$dir/empty"
 (ulimit -n 20000 && exec ab -q -r -c 10000 -n 20000 -s 30 -p "$dir/empty" -T application/json \
     "$url/api/v1/items/$abitem/purchase") >"$dir/ab.txt" 2>&1 || true
@@ -524,7 +527,7 @@ ab_failed=${ab_failed:-$(awk '/^Failed requests/ { print $3 }' "$dir/ab.txt")}
 ab_non2xx=$(awk '/^Non-2xx/ { print $3 }' "$dir/ab.txt")
 ab_complete=$(awk '/^Complete requests/ { print $3 }' "$dir/ab.txt")
 ab_sold=$(item_field "$abitem" sold)
-ab_oversold=$((ab_sold - 10000))
+ab_oversold=$((ab_sold - ab_stock))
 log "ab: ${ab_time:-?} s, ${ab_complete:-?} complete, ${ab_failed:-?} failed, sold $ab_sold (oversold $ab_oversold)"
 
 # ---- 4: worker drain against a raw COPY ------------------------------------------------
@@ -550,7 +553,7 @@ table=$(
 | 3 | sell-out storm, stock 1000 | $(fmt "${med_rps[storm]}") req/s (**$r_storm** of the ceiling), p99 ${med_p99[storm]} ms; sold per round: ${storm_sold[*]} | >= 0.9, exactly 1000 sold | $(pass "$r_storm >= 0.9 && \"$sold_ok\" == \"yes\"") |
 | 3b | pre-start storm: every buyer before the start | $(fmt "${med_rps[prestart]}") req/s (**$r_prestart** of the ceiling), p99 ${med_p99[prestart]} ms; sold before the start: $early_sold | >= 0.9, nothing sold | $(pass "$r_prestart >= 0.9 && $early_sold == 0") |
 | 4 | worker drain, $(fmt "$drain_orders") orders | $(fmt "$drain_rate") orders/s ($drain_s s, $drained rows); raw COPY $(fmt "$copy_rate") rows/s ($copy_s s): **$r_copy** | >= 100,000/s, >= 0.5 of COPY | $(pass "$drain_rate >= 100000 && $r_copy >= 0.5 && $drained == $drain_orders") |
-| 5 | ab -c 10000 -n 20000, stock 10,000 | ${ab_time:-?} s, ${ab_failed:-?} failed, ${ab_complete:-?} complete (${ab_non2xx:-0} answered 409 sold_out), sold $ab_sold, oversold $ab_oversold | < 3 s, 0 failed, 0 oversold | $(pass "${ab_time:-999} < 3 && ${ab_failed:-1} == 0 && $ab_oversold == 0 && ${ab_complete:-0} == 20000") |
+| 5 | ab -c 10000 -n 20000, stock $ab_stock | ${ab_time:-?} s, ${ab_failed:-?} failed, ${ab_complete:-?} complete (${ab_non2xx:-0} answered 409 sold_out), sold $ab_sold, oversold $ab_oversold | < 3 s, 0 failed, 0 oversold | $(pass "${ab_time:-999} < 3 && ${ab_failed:-1} == 0 && $ab_oversold == 0 && ${ab_complete:-0} == 20000") |
 | 6 | server RSS, 10,000 idle connections | $(mib "$rss_conns") MiB with $mem_conns open ($(mib "$rss_idle") MiB before) | <= 64 MiB | $(pass "$rss_conns <= 65536 && $mem_conns >= 10000") |
 TABLE
 )
@@ -636,6 +639,7 @@ if [[ ${BENCH_DOC:-1} == 1 ]]; then
         --argjson ab_s "$(num "${ab_time:-}")" --argjson ab_failed "$(num "${ab_failed:-}")" \
         --argjson ab_complete "$(num "${ab_complete:-}")" --argjson ab_non2xx "$(num "${ab_non2xx:-0}")" \
         --argjson ab_sold "$(num "$ab_sold")" --argjson ab_oversold "$(num "$ab_oversold")" \
+        --argjson ab_stock "$ab_stock" \
         --argjson rss_idle "$(num "$rss_idle")" --argjson rss_conns "$(num "$rss_conns")" \
         --argjson mem_conns "$(num "$mem_conns")" '{
             date: $date, commit: $commit, local_changes: $local_changes,
@@ -647,7 +651,7 @@ if [[ ${BENCH_DOC:-1} == 1 ]]; then
                     copy_rows_per_s: $copy_rate, copy_seconds: $copy_s, ratio_to_copy: $r_copy,
                     target_ratio: 0.5, target_orders_per_s: 100000,
                     rounds: {orders_per_s: $r_drain, copy_rows_per_s: $r_copy_rates}},
-            ab: {concurrency: 10000, requests: 20000, stock: 10000, seconds: $ab_s, failed: $ab_failed,
+            ab: {concurrency: 10000, requests: 20000, stock: $ab_stock, seconds: $ab_s, failed: $ab_failed,
                  complete: $ab_complete, sold_out_answers: $ab_non2xx, sold: $ab_sold, oversold: $ab_oversold},
             memory: {connections: $mem_conns, rss_kib: $rss_conns, rss_idle_kib: $rss_idle, target_kib: 65536}}' \
         >"$results_json"
@@ -680,10 +684,10 @@ Commands (ports are free ones chosen per run; every wrk request is a new buyer):
 
 \`\`\`sh
 make bench                          # = scripts/bench.sh
-wrk -t$threads -c$conns -d$duration --latency -s loadtest/purchase.lua http://127.0.0.1:NGINX -- ITEM FIRST_USER
+wrk -t$threads -c$conns -d$duration --latency -s loadtest/purchase.lua http://127.0.0.1:NGINX -- ITEM SEED
 wrk -t$threads -c$conns -d$duration --latency http://127.0.0.1:SERVER/health
-wrk -t$threads -c$conns -d$duration --latency -s loadtest/purchase.lua http://127.0.0.1:SERVER -- BIG_ITEM FIRST_USER
-wrk -t$threads -c$conns -d$duration --latency -s loadtest/purchase.lua http://127.0.0.1:SERVER -- STORM_ITEM FIRST_USER  # after reset to 1000
+wrk -t$threads -c$conns -d$duration --latency -s loadtest/purchase.lua http://127.0.0.1:SERVER -- BIG_ITEM SEED
+wrk -t$threads -c$conns -d$duration --latency -s loadtest/purchase.lua http://127.0.0.1:SERVER -- STORM_ITEM SEED  # after reset to 1000
 ab -q -r -c 10000 -n 20000 -s 30 -p EMPTY_FILE -T application/json http://127.0.0.1:SERVER/api/v1/items/ITEM/purchase
 idle_conns 127.0.0.1 SERVER 10000   # loadtest/idle_conns.c; then VmRSS of /proc/<server>/status
 strace -c -f -p SERVER_PID & wrk -t$threads -c$conns -d3s ...   # syscalls a request: strace's total / wrk's requests

@@ -118,7 +118,7 @@ nginx_start "$dir" "$nginx_port" "$spread_port" "$second_port"
 # id.
 item_create() {
     curl -sf -X POST -H "Authorization: Bearer $token" \
-        -d "{\"name\":\"$2\",\"stock\":$stock,\"payment_timeout_s\":0,\"segments\":${3:-1}}" \
+        -d "{\"name\":\"$2\",\"stock\":$stock,\"payment_timeout_s\":0,\"listed\":false,\"segments\":${3:-1}}" \
         "http://127.0.0.1:$1/api/v1/items" | sed -E 's/.*"id":([0-9]+).*/\1/'
 }
 # master_of ITEM: the port of the master holding the item's keys (only it answers TYPE without

@@ -247,7 +247,10 @@ int reconcile_scan(redis_nodes *rn, PGconn *pg, reconcile_report *out, char *err
                    "  AS ended, "
                    " coalesce(sum(quantity) FILTER (WHERE status IN ('cancelled', 'expired') "
                    "  AND returned_at IS NULL), 0) AS unnoted "
-                   " FROM orders WHERE item_id = i.id AND round = i.round) o ORDER BY i.id");
+                   " FROM orders WHERE item_id = i.id AND round = i.round) o "
+                   /* An archived item is off sale for good: neither judged
+                    * nor rebuilt, or a rebuild would put it back on sale. */
+                   "WHERE i.archived_at IS NULL ORDER BY i.id");
     if (PQresultStatus(res) != PGRES_TUPLES_OK) {
         snprintf(err, errlen, "postgresql: %s", PQerrorMessage(pg));
         PQclear(res);

@@ -394,11 +394,14 @@ static int commit_once(rebuild *rb, const segment *sg, int64_t remaining, int64_
     }
     redisAppendCommand(redis,
                        "HSET %s stock %lld initial %lld round %lld restocks %lld restocked %lld "
-                       "returns %lld returned %lld starts %lld ends %lld limit %d segments %d",
+                       "returns %lld returned %lld starts %lld ends %lld limit %d segments %d "
+                       "total %lld",
                        sg->state, (long long)remaining, (long long)initial, (long long)it->round,
                        (long long)restocks, (long long)restocked, (long long)sg->settled,
                        (long long)sg->back, (long long)it->starts_ms, (long long)it->ends_ms,
-                       it->per_buyer_limit, it->segments);
+                       it->per_buyer_limit, it->segments,
+                       /* the round's units over every segment (lua/reserve_batch.lua) */
+                       (long long)(it->initial + it->restocked));
     redisAppendCommand(redis, "EXEC");
     int ok = 1;
     for (size_t i = 0; i < replies; i++) {

@@ -190,6 +190,9 @@ sk_status json_io_parse_item_spec(const char *body, size_t len, item_spec *spec,
         *why = "id must be an integer from 1 to 2^53-1";
     } else if (json_object_get(root, "lab") && !json_is_boolean(json_object_get(root, "lab"))) {
         *why = "lab must be true or false";
+    } else if (json_object_get(root, "listed") &&
+               !json_is_boolean(json_object_get(root, "listed"))) {
+        *why = "listed must be true or false";
     } else if (get_int(root, "payment_timeout_s", 0, PAYMENT_TIMEOUT_MAX_S, &timeout) < 0) {
         *why = "payment_timeout_s must be an integer from 0 (no payment step) to 604800";
     } else if (get_int(root, "segments", 1, KEYS_SEGMENTS_MAX, &segments) < 0) {
@@ -202,6 +205,7 @@ sk_status json_io_parse_item_spec(const char *body, size_t len, item_spec *spec,
         spec->segments = (int)segments;
         spec->lab = json_is_true(json_object_get(root, "lab"));
         spec->payment_timeout_s = (int)timeout;
+        spec->unlisted = json_is_false(json_object_get(root, "listed"));
         memcpy(spec->name, json_string_value(name), json_string_length(name));
         st = SK_OK;
     }
@@ -345,6 +349,8 @@ static char *dump_and_free(json_t *obj)
 
 const char *json_io_item_state(const item_view *v)
 {
+    if (v->archived_ms > 0)
+        return "archived";
     if (v->starts_ms > 0 && v->now_ms < v->starts_ms)
         return "upcoming";
     if (v->ends_ms > 0 && v->now_ms >= v->ends_ms)
@@ -381,7 +387,10 @@ static json_t *item_json(const item_view *v)
          json_object_set_new(item, "expired", json_integer(v->expired)) < 0 ||
          json_object_set_new(item, "returned", json_integer(v->returned)) < 0 ||
          json_object_set_new(item, "payment_timeout_s", json_integer(v->payment_timeout_s)) < 0 ||
-         json_object_set_new(item, "segments", json_integer(v->segments ? v->segments : 1)) < 0)) {
+         json_object_set_new(item, "segments", json_integer(v->segments ? v->segments : 1)) < 0 ||
+         json_object_set_new(item, "listed", json_boolean(v->listed)) < 0 ||
+         json_object_set_new(item, "archived", json_boolean(v->archived_ms > 0)) < 0 ||
+         json_object_set_new(item, "archived_at", time_json(v->archived_ms)) < 0)) {
         json_decref(item);
         item = NULL;
     }

@@ -45,6 +45,7 @@ typedef struct item_spec {
     sale_terms terms;
     int payment_timeout_s; /* -1: not given (the config's default applies) */
     int segments;          /* the stock split over this many segments (keys.h) */
+    int unlisted;          /* "listed": false: never on the lists nor the sale page */
 } item_spec;
 
 /* The longest payment window an item may have: a week. */
@@ -82,9 +83,11 @@ typedef struct item_view {
     int64_t starts_ms; /* the window, 0: no bound */
     int64_t ends_ms;
     int per_buyer_limit;
-    int64_t now_ms; /* Redis's clock when the view was read: says the state */
-    int lab;        /* the laboratory's item */
-    int segments;   /* its stock is split over this many (keys.h) */
+    int64_t now_ms;      /* Redis's clock when the view was read: says the state */
+    int lab;             /* the laboratory's item */
+    int segments;        /* its stock is split over this many (keys.h) */
+    int listed;          /* on GET /api/v1/items (and the sale page) unless archived */
+    int64_t archived_ms; /* when it was archived, Unix ms; 0: it is not */
 } item_view;
 
 /* A purchase refused, with what the buyer needs to know of it. */
@@ -115,7 +118,7 @@ sk_status json_io_parse_purchase_query(const char *user, const char *quantity,
 /* {"name": <1..200 bytes>, "stock": <0..10^12>, "id": <1..2^53-1, optional>,
  *  "lab": <boolean, optional>, "starts_at", "ends_at": <RFC 3339 or null, optional>,
  *  "per_buyer_limit": <1..1000, optional, default 1>,
- *  "payment_timeout_s": <0..604800, optional>} */
+ *  "payment_timeout_s": <0..604800, optional>, "listed": <boolean, optional, default true>} */
 sk_status json_io_parse_item_spec(const char *body, size_t len, item_spec *spec, const char **why);
 
 /* {"stock": <0..10^12>, and the sale terms of item_spec, each optional} */
@@ -173,7 +176,7 @@ char *json_io_order_list(const order_record *r, size_t n, int full, int64_t now_
  * {"error":..,"message":..,"order_id":"..","status":".."}. */
 char *json_io_order_refused(sk_status s, const order_record *r);
 
-/* The state an item view shows: upcoming, ended, sold_out or on_sale. */
+/* The state an item view shows: archived, upcoming, ended, sold_out or on_sale. */
 const char *json_io_item_state(const item_view *v);
 
 #endif

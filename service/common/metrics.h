@@ -24,7 +24,9 @@ typedef enum metrics_outcome {
     METRICS_QUEUE_FULL,   /* refused: too many orders wait for PostgreSQL */
     METRICS_RATE_LIMITED, /* refused: the buyer's token bucket was empty */
     METRICS_FAILED,
-    METRICS_UNCONFIRMED, /* reserved, not confirmed by reserve_wait_replicas replicas in time */
+    METRICS_UNCONFIRMED,    /* reserved, not confirmed by reserve_wait_replicas replicas in time */
+    METRICS_ARCHIVED,       /* the item is archived (from Redis or from memory) */
+    METRICS_BUYER_REQUIRED, /* anonymous, where the limit is below the round's units */
     METRICS_OUTCOME_COUNT
 } metrics_outcome;
 

@@ -14,6 +14,8 @@ static const struct {
     [RESERVE_LIMIT_REACHED] = {"limit_reached", SK_LIMIT_REACHED},
     [RESERVE_INSUFFICIENT_STOCK] = {"insufficient_stock", SK_INSUFFICIENT_STOCK},
     [RESERVE_QUEUE_FULL] = {"queue_full", SK_QUEUE_FULL},
+    [RESERVE_ARCHIVED] = {"archived", SK_NOT_FOUND},
+    [RESERVE_BUYER_REQUIRED] = {"buyer_required", SK_BUYER_REQUIRED},
     [RESERVE_UNKNOWN_ITEM] = {"unknown_item", SK_NOT_FOUND},
     [RESERVE_HELD] = {"held", SK_INTERNAL},
     [RESERVE_RELEASED] = {"released", SK_INTERNAL},

@@ -19,6 +19,8 @@ typedef enum reserve_outcome {
     RESERVE_LIMIT_REACHED,      /* the buyer's units would pass per_buyer_limit */
     RESERVE_INSUFFICIENT_STOCK, /* fewer units left than the quantity */
     RESERVE_QUEUE_FULL,         /* max_pending_orders orders wait for PostgreSQL */
+    RESERVE_ARCHIVED,           /* the item is archived: off sale for good */
+    RESERVE_BUYER_REQUIRED,     /* anonymous, where the limit is below the round's units */
     RESERVE_UNKNOWN_ITEM,       /* no round of this item in Redis */
     /* Segmented items only (keys.h): the path between segments. */
     RESERVE_HELD,      /* home could not supply: the units held against the limit */

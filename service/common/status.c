@@ -43,6 +43,13 @@ static const struct {
                         "the reservation may have been made but was not confirmed (no Redis "
                         "replica held it in time, or the connection to Redis was lost before its "
                         "answer); the order may still go through: read it by its order_id"},
+    [SK_ARCHIVED] = {409, "archived",
+                     "the item is archived: it is off sale for good and cannot be reset or "
+                     "restocked; its orders stay readable"},
+    [SK_BUYER_REQUIRED] = {409, "buyer_required",
+                           "this item's per-buyer limit is below its stock: a purchase must name "
+                           "its buyer (user_id or a buyer token), or one person could buy past "
+                           "the limit anonymously"},
     [SK_NOT_CONFIGURED] = {503, "not_configured",
                            "this strategy's servers are not configured (zookeeper_lock: set "
                            "zookeeper_servers, ZooKeeper's host:port)"},

@@ -31,6 +31,8 @@ typedef enum sk_status {
     SK_ORDER_EXPIRED,   /* the order expired unpaid: it cannot be paid or cancelled */
     SK_ORDER_FINAL,     /* the item has no payment step: its orders are final */
     SK_UNCONFIRMED,     /* reserved, but no replica confirmed it in time (reserve_wait_replicas) */
+    SK_ARCHIVED,        /* the item is archived: no reset, restock or sale any more */
+    SK_BUYER_REQUIRED,  /* an anonymous purchase where the limit is below the stock */
     SK_STATUS_COUNT
 } sk_status;
 

@@ -170,13 +170,16 @@ sk_status lab_redis_watch(lab_ctx *c, const lab_request *r, int64_t *remaining)
 sk_status lab_redis_lua_reserve(lab_ctx *c, const lab_request *r, int64_t *remaining)
 {
     /* The product's reserve call with one buyer, bound of pending orders
-     * included. Anonymous: the order id is the buyer, so that the worker's
-     * one-unit-per-buyer rule never drops a lab order. */
+     * included. The order id is the buyer (a new one each call, as an
+     * anonymous buyer's), so that the worker's one-unit-per-buyer rule never
+     * drops a lab order; named, not anonymous, because the script refuses
+     * anonymous buyers where the limit is below the stock. */
     reserve_batch *b = malloc(sizeof(*b));
     if (!b)
         return SK_INTERNAL;
     reserve_batch_init(b, r->item, c->cfg->max_pending_orders);
-    reserve_batch_add(b, 0, 1, order_id_next(c->ids, backend_now_ms()), 1);
+    int64_t id = order_id_next(c->ids, backend_now_ms());
+    reserve_batch_add(b, id, 0, id, 1);
     int nargs = reserve_batch_keys_args(b);
     redisReply *rep =
         lab_ctx_script(c, SCRIPT_RESERVE_BATCH, RESERVE_BATCH_NKEYS, nargs, b->keys_args);

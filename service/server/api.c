@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "archive.h"
 #include "backend.h"
 #include "cross_origin.h"
 #include "identity.h"
@@ -30,14 +31,15 @@ typedef struct pool_request {
     app *a;
     http_exchange *ex;
     route_id route;
-    identity who;     /* the caller */
-    int64_t id;       /* item or order id */
-    item_spec spec;   /* ROUTE_ITEM_CREATE */
-    item_reset reset; /* ROUTE_ITEM_RESET */
-    int64_t add;      /* ROUTE_ITEM_RESTOCK */
-    int with_lab;     /* ROUTE_ITEM_LIST: ?lab=1 */
-    int64_t before;   /* ROUTE_ORDER_LIST: ?before= (0: from the newest) */
-    int limit;        /* ROUTE_ORDER_LIST: ?limit= */
+    identity who;      /* the caller */
+    int64_t id;        /* item or order id */
+    item_spec spec;    /* ROUTE_ITEM_CREATE */
+    item_reset reset;  /* ROUTE_ITEM_RESET */
+    int64_t add;       /* ROUTE_ITEM_RESTOCK */
+    int with_lab;      /* ROUTE_ITEM_LIST: ?lab=1 */
+    int with_unlisted; /* ROUTE_ITEM_LIST: ?unlisted=1 */
+    int64_t before;    /* ROUTE_ORDER_LIST: ?before= (0: from the newest) */
+    int limit;         /* ROUTE_ORDER_LIST: ?limit= */
 } pool_request;
 
 static void reply_item(http_exchange *ex, int status, const item_view *v)
@@ -163,9 +165,15 @@ static void run_in_pool(void *thread_ctx, void *arg)
         case ROUTE_ITEM_GET:
             st = items_get(s, r->id, &view);
             break;
+        case ROUTE_ITEM_ARCHIVE:
+            st = archive_item(s, r->id, &why);
+            if (st == SK_OK)
+                st = items_get(s, r->id, &view);
+            break;
         case ROUTE_ITEM_LIST:
             list = malloc(ITEMS_LIST_MAX * sizeof(*list));
-            st = list ? items_list(s, r->with_lab, list, ITEMS_LIST_MAX, &nlist) : SK_INTERNAL;
+            st = list ? items_list(s, r->with_lab, r->with_unlisted, list, ITEMS_LIST_MAX, &nlist)
+                      : SK_INTERNAL;
             break;
         default:
             st = SK_INTERNAL;
@@ -441,7 +449,9 @@ void api_handle(void *ctx, http_exchange *ex)
         break;
     case ROUTE_ITEM_LIST: {
         const char *lab = http_exchange_query(ex, "lab");
+        const char *unlisted = http_exchange_query(ex, "unlisted");
         req.with_lab = lab && strcmp(lab, "1") == 0;
+        req.with_unlisted = unlisted && strcmp(unlisted, "1") == 0;
         st = SK_OK;
         break;
     }

@@ -76,10 +76,14 @@ static void stop_conn(void *ctx, int index, void *local)
 
 /* A sale round began or its stock changed (on any instance): the sold-out
  * flags of older stock versions, and on a new round the plugin's state of
- * older rounds, stop counting. */
+ * older rounds, stop counting. An archived item is answered 404 from now on. */
 static void on_message(void *ctx, const events_message *m)
 {
     app *a = ctx;
+    if (m->kind == EVENTS_ARCHIVE) {
+        gate_set_archived(a->gate, m->item);
+        return;
+    }
     gate_new_version(a->gate, m->item, reserve_stock_version(m->round, m->changes));
     if (m->kind == EVENTS_ROUND && a->plugin.new_round)
         a->plugin.new_round(a->plugin.ctx, m->item, m->round);

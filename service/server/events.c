@@ -49,6 +49,10 @@ int events_parse(const char *msg, size_t len, events_message *m)
         *m = (events_message){EVENTS_ROUND, v[0], v[1], 0};
         return 0;
     }
+    if (parse_ids(msg, len, "archive ", v, 1) == 0) {
+        *m = (events_message){EVENTS_ARCHIVE, v[0], 0, 0};
+        return 0;
+    }
     if (parse_ids(msg, len, "restock ", v, 3) == 0 || parse_ids(msg, len, "return ", v, 3) == 0) {
         *m = (events_message){EVENTS_STOCK, v[0], v[1], v[2]};
         return 0;

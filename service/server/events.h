@@ -2,7 +2,8 @@
  * round started on one server reaches all of them (sold-out flags, the
  * laboratory's in-process counters) and a change of a round's stock (a
  * restock, units of cancelled or expired orders given back) reaches all of
- * them (sold-out flags). Messages: "round <item> <round>",
+ * them (sold-out flags), and so does an archive (purchases answered 404 from
+ * memory). Messages: "round <item> <round>", "archive <item>",
  * "restock <item> <round> <changes>" and "return <item> <round> <changes>",
  * changes counting the round's restocks and returns so far
  * (lua/order_return.lua publishes nothing: order_return.c does). */
@@ -16,11 +17,11 @@
 
 typedef struct events events;
 
-typedef enum events_kind { EVENTS_ROUND, EVENTS_STOCK } events_kind;
+typedef enum events_kind { EVENTS_ROUND, EVENTS_STOCK, EVENTS_ARCHIVE } events_kind;
 
 typedef struct events_message {
     events_kind kind;
-    int64_t item;
+    int64_t item;    /* EVENTS_ARCHIVE: the item, this alone */
     int64_t round;   /* the round that began, or the one whose stock changed */
     int64_t changes; /* EVENTS_STOCK: the round's restocks and returns so far */
 } events_message;

@@ -15,6 +15,7 @@ typedef struct slot {
     _Atomic int64_t live_version; /* latest version announced or answered */
     _Atomic int64_t probe_ms;     /* when a flagged purchase last went to Redis */
     _Atomic int segments;         /* the item's segments, 0: not known yet */
+    _Atomic int archived;         /* the item is archived (for good) */
     /* The window of round window_round (0: none known), under a sequence
      * lock: a writer makes window_seq odd, writes, makes it even again; a
      * reader that sees the same even sequence before and after its reads
@@ -228,4 +229,17 @@ int gate_segments(gate *g, int64_t item)
 {
     slot *sl = find(g, item, 0);
     return sl ? atomic_load_explicit(&sl->segments, memory_order_relaxed) : 0;
+}
+
+void gate_set_archived(gate *g, int64_t item)
+{
+    slot *sl = find(g, item, 1);
+    if (sl)
+        atomic_store_explicit(&sl->archived, 1, memory_order_relaxed);
+}
+
+int gate_is_archived(gate *g, int64_t item)
+{
+    slot *sl = find(g, item, 0);
+    return sl ? atomic_load_explicit(&sl->archived, memory_order_relaxed) : 0;
 }

@@ -10,6 +10,8 @@
  *   - the sale window: the start and end Redis's answers carried, for the
  *     round they came from, so that the pre-start storm is answered
  *     not_started from memory (purchase.c decides with Redis's clock).
+ *   - archived: the item is off sale for good (announced, or answered by
+ *     Redis), so its purchases are answered 404 from memory.
  * Lock-free. */
 #ifndef SECKILL_GATE_H
 #define SECKILL_GATE_H
@@ -62,5 +64,12 @@ void gate_set_segments(gate *g, int64_t item, int segments);
 
 /* The item's segments, or 0 when no answer said yet. */
 int gate_segments(gate *g, int64_t item);
+
+/* item was archived (an announcement, or a reserve answer). For good:
+ * nothing un-archives an item, so gate_clear_all keeps it. */
+void gate_set_archived(gate *g, int64_t item);
+
+/* True once item is known archived. */
+int gate_is_archived(gate *g, int64_t item);
 
 #endif

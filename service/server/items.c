@@ -8,17 +8,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "archive.h"
 #include "keys.h"
 #include "log.h"
 #include "reserve.h"
 
 /* Starts the round of one segment (keys.h; the item's own keys when key is
- * item) in Redis with its share of the stock and the terms. */
-static int start_segment(store *s, int64_t key, int segments, int64_t stock, int64_t round,
-                         const sale_terms *t)
+ * item) in Redis with its share of the stock, the terms and the round's
+ * units over every segment (total: the script's rule for anonymous buyers). */
+static int start_segment(store *s, int64_t key, int segments, int64_t stock, int64_t total,
+                         int64_t round, const sale_terms *t)
 {
     char state[KEYS_MAX], buyers[KEYS_MAX], returned[KEYS_MAX], given_back[KEYS_MAX], stock_s[24],
-        round_s[24], starts_s[24], ends_s[24], limit_s[12], segments_s[12];
+        round_s[24], starts_s[24], ends_s[24], limit_s[12], segments_s[12], total_s[24];
     keys_item_state(state, sizeof(state), key);
     keys_item_buyers(buyers, sizeof(buyers), key);
     keys_item_returned(returned, sizeof(returned), key);
@@ -29,9 +31,10 @@ static int start_segment(store *s, int64_t key, int segments, int64_t stock, int
     snprintf(ends_s, sizeof(ends_s), "%" PRId64, t->ends_ms);
     snprintf(limit_s, sizeof(limit_s), "%d", t->per_buyer_limit);
     snprintf(segments_s, sizeof(segments_s), "%d", segments);
-    const char *keys_args[] = {state,   buyers,   returned, given_back, stock_s,
-                               round_s, starts_s, ends_s,   limit_s,    segments_s};
-    redisReply *r = store_script(s, SCRIPT_ITEM_RESET, 4, 6, keys_args);
+    snprintf(total_s, sizeof(total_s), "%" PRId64, total);
+    const char *keys_args[] = {state,    buyers, returned, given_back, stock_s, round_s,
+                               starts_s, ends_s, limit_s,  segments_s, total_s};
+    redisReply *r = store_script(s, SCRIPT_ITEM_RESET, 4, 7, keys_args);
     freeReplyObject(r);
     return r ? 0 : -1;
 }
@@ -60,7 +63,7 @@ static int start_round_in_redis(store *s, int64_t item, int segments, int64_t st
         return -1;
     for (int j = 0; j < segments; j++) {
         int64_t share = keys_segment_share(stock, j, segments);
-        if (start_segment(s, keys[j], segments, share, round, t) < 0)
+        if (start_segment(s, keys[j], segments, share, stock, round, t) < 0)
             return -1;
     }
     for (int j = 0; j < segments; j++) {
@@ -113,19 +116,20 @@ sk_status items_create(store *s, const item_spec *spec, item_view *out)
                        time_param(spec->terms.ends_ms, ends_s, sizeof(ends_s)),
                        limit_s,
                        timeout_s,
-                       segments_s};
+                       segments_s,
+                       spec->unlisted ? "false" : "true"};
     PGresult *res = store_pg(
         s,
         "WITH ins AS (INSERT INTO items (id, name, initial_stock, lab, starts_at, ends_at, "
-        "                                per_buyer_limit, payment_timeout_s, segments) "
+        "                                per_buyer_limit, payment_timeout_s, segments, listed) "
         "  VALUES (coalesce($1::bigint, nextval(pg_get_serial_sequence('items', 'id'))), $2, $3, "
         "          $4, to_timestamp($5::bigint / 1000.0), to_timestamp($6::bigint / 1000.0), $7, "
-        "          $8, $9) "
+        "          $8, $9, $10) "
         "  RETURNING id, round) "
         "SELECT id, round, CASE WHEN $1::bigint IS NULL THEN 0 ELSE "
         "  setval(pg_get_serial_sequence('items', 'id'), "
         "         GREATEST(id, (SELECT coalesce(max(id), 1) FROM items))) END FROM ins",
-        9, p, PGRES_TUPLES_OK, state);
+        10, p, PGRES_TUPLES_OK, state);
     if (!res)
         return strcmp(state, "23505") == 0 ? SK_ITEM_EXISTS : SK_BACKEND_DOWN;
     int64_t id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
@@ -152,6 +156,7 @@ sk_status items_create(store *s, const item_spec *spec, item_view *out)
         out->payment_timeout_s = spec->payment_timeout_s;
         out->lab = spec->lab;
         out->segments = segments;
+        out->listed = !spec->unlisted;
     }
     return SK_CREATED;
 }
@@ -179,7 +184,7 @@ sk_status items_reset(store *s, int64_t item, const item_reset *r, item_view *ou
         "  starts_at = CASE WHEN $3 THEN to_timestamp($4::bigint / 1000.0) ELSE starts_at END, "
         "  ends_at = CASE WHEN $5 THEN to_timestamp($6::bigint / 1000.0) ELSE ends_at END, "
         "  per_buyer_limit = CASE WHEN $7 THEN $8::integer ELSE per_buyer_limit END "
-        "WHERE id = $1 RETURNING round, " TERMS_COLUMNS ", segments",
+        "WHERE id = $1 AND archived_at IS NULL RETURNING round, " TERMS_COLUMNS ", segments",
         8, p, PGRES_TUPLES_OK, state);
     if (!res) {
         if (strcmp(state, "23514") == 0) {
@@ -190,7 +195,7 @@ sk_status items_reset(store *s, int64_t item, const item_reset *r, item_view *ou
     }
     if (PQntuples(res) == 0) {
         PQclear(res);
-        return SK_NOT_FOUND;
+        return archive_why_missing(s, item);
     }
     int64_t round = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
     sale_terms now;
@@ -278,6 +283,26 @@ static restock_state restock_in_redis(store *s, int64_t item, int64_t round, int
     return st;
 }
 
+/* Tells every segment of a segmented item the round's units (total) before
+ * a restock adds to segment 0: the reserve script's rule for anonymous
+ * buyers reads them there. Written first, so that a restock that then fails
+ * leaves the rule stricter, never looser. Returns 0, or -1. */
+static int set_total(store *s, int64_t item, int segments, int64_t total)
+{
+    char total_s[24];
+    snprintf(total_s, sizeof(total_s), "%" PRId64, total);
+    for (int j = 0; j < segments && j < KEYS_SEGMENTS_MAX; j++) {
+        char state[KEYS_MAX];
+        keys_item_state(state, sizeof(state), keys_segment(item, j, segments));
+        const char *argv[] = {"HSET", state, "total", total_s};
+        redisReply *r = store_redis(s, 4, argv);
+        freeReplyObject(r);
+        if (!r)
+            return -1;
+    }
+    return 0;
+}
+
 sk_status items_restock(store *s, int64_t item, int64_t add, item_view *out, const char **why)
 {
     char id_s[24], add_s[24], max_s[24], state[6];
@@ -291,8 +316,8 @@ sk_status items_restock(store *s, int64_t item, int64_t add, item_view *out, con
      * item take their turns, and a reset waits for this one. */
     PGresult *res = store_pg(s,
                              "UPDATE items SET restocked = restocked + $2, restocks = restocks + 1 "
-                             "WHERE id = $1 AND restocks < $3 AND NOT lab "
-                             "RETURNING round, restocks, restocked",
+                             "WHERE id = $1 AND restocks < $3 AND NOT lab AND archived_at IS NULL "
+                             "RETURNING round, restocks, restocked, initial_stock, segments",
                              3, p, PGRES_TUPLES_OK, state);
     sk_status st = SK_OK;
     if (!res) {
@@ -306,9 +331,12 @@ sk_status items_restock(store *s, int64_t item, int64_t add, item_view *out, con
         res = NULL;
         const char *q[] = {id_s};
         PGresult *found =
-            store_pg(s, "SELECT lab FROM items WHERE id = $1", 1, q, PGRES_TUPLES_OK, NULL);
+            store_pg(s, "SELECT lab, archived_at IS NOT NULL FROM items WHERE id = $1", 1, q,
+                     PGRES_TUPLES_OK, NULL);
         st = !found ? SK_BACKEND_DOWN : PQntuples(found) ? SK_INVALID : SK_NOT_FOUND;
-        if (st == SK_INVALID)
+        if (st == SK_INVALID && PQgetvalue(found, 0, 1)[0] == 't')
+            st = SK_ARCHIVED;
+        else if (st == SK_INVALID)
             *why = PQgetvalue(found, 0, 0)[0] == 't'
                        ? "a laboratory item is reset, not restocked"
                        : "this round has had as many restocks as it may; reset the item";
@@ -321,7 +349,13 @@ sk_status items_restock(store *s, int64_t item, int64_t add, item_view *out, con
     int64_t round = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
     int64_t restocks = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
     int64_t restocked = strtoll(PQgetvalue(res, 0, 2), NULL, 10);
+    int64_t total = strtoll(PQgetvalue(res, 0, 3), NULL, 10) + restocked;
+    int segments = (int)strtol(PQgetvalue(res, 0, 4), NULL, 10);
     PQclear(res);
+    if (segments > 1 && set_total(s, item, segments, total) < 0) {
+        store_pg_command(s, "ROLLBACK");
+        return SK_BACKEND_DOWN;
+    }
     int64_t changes = restocks;
     restock_state in_redis = restock_in_redis(s, item, round, restocks, add, restocked, &changes);
     if (in_redis != RESTOCK_APPLIED) {
@@ -397,7 +431,8 @@ static sk_status item_stock(store *s, item_view *out)
     "  coalesce((extract(epoch FROM i.starts_at) * 1000)::bigint, 0), "                            \
     "  coalesce((extract(epoch FROM i.ends_at) * 1000)::bigint, 0), i.per_buyer_limit, "           \
     "  coalesce(u.paid, 0), coalesce(u.cancelled, 0), coalesce(u.expired, 0), "                    \
-    "  coalesce(u.returned, 0), i.payment_timeout_s, i.segments "                                  \
+    "  coalesce(u.returned, 0), i.payment_timeout_s, i.segments, i.listed, "                       \
+    "  coalesce((extract(epoch FROM i.archived_at) * 1000)::bigint, 0) "                           \
     "FROM items i LEFT JOIN LATERAL (SELECT " UNITS_IN(                                            \
         "'persisted'") " AS persisted, "                                                           \
                        "  " UNITS_IN("'paid'") " AS paid, " UNITS_IN(                              \
@@ -431,6 +466,8 @@ static void read_view(PGresult *res, int row, item_view *v)
     v->returned = strtoll(PQgetvalue(res, row, 14), NULL, 10);
     v->payment_timeout_s = (int)strtol(PQgetvalue(res, row, 15), NULL, 10);
     v->segments = (int)strtol(PQgetvalue(res, row, 16), NULL, 10);
+    v->listed = PQgetvalue(res, row, 17)[0] == 't';
+    v->archived_ms = strtoll(PQgetvalue(res, row, 18), NULL, 10);
 }
 
 sk_status items_get(store *s, int64_t item, item_view *out)
@@ -453,14 +490,17 @@ sk_status items_get(store *s, int64_t item, item_view *out)
     return item_stock(s, out);
 }
 
-sk_status items_list(store *s, int with_lab, item_view *out, size_t cap, size_t *n)
+sk_status items_list(store *s, int with_lab, int with_unlisted, item_view *out, size_t cap,
+                     size_t *n)
 {
     char limit[24];
     snprintf(limit, sizeof(limit), "%zu", cap);
-    const char *p[] = {limit, with_lab ? "true" : "false"};
+    const char *p[] = {limit, with_lab ? "true" : "false", with_unlisted ? "true" : "false"};
     *n = 0;
-    PGresult *res = store_pg(s, VIEW_SELECT "WHERE $2 OR NOT i.lab ORDER BY i.id DESC LIMIT $1", 2,
-                             p, PGRES_TUPLES_OK, NULL);
+    PGresult *res = store_pg(s,
+                             VIEW_SELECT "WHERE ($2 OR NOT i.lab) AND ($3 OR i.listed) "
+                                         "AND i.archived_at IS NULL ORDER BY i.id DESC LIMIT $1",
+                             3, p, PGRES_TUPLES_OK, NULL);
     if (!res)
         return SK_BACKEND_DOWN;
     size_t rows = (size_t)PQntuples(res);

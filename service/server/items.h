@@ -19,7 +19,7 @@ sk_status items_create(store *s, const item_spec *spec, item_view *out);
 /* A new round: stock to r->stock, the terms r names changed (the others
  * kept), no restocks, no buyers, and the round announced to every server
  * (pub/sub: their sold-out flags of the item reset). The orders of earlier
- * rounds stay, under their round. SK_OK, SK_NOT_FOUND, SK_INVALID with *why
+ * rounds stay, under their round. SK_OK, SK_NOT_FOUND, SK_ARCHIVED, SK_INVALID with *why
  * (the window with a kept bound would end before it starts), or
  * SK_BACKEND_DOWN (safe to call again). */
 sk_status items_reset(store *s, int64_t item, const item_reset *r, item_view *out,
@@ -29,17 +29,19 @@ sk_status items_reset(store *s, int64_t item, const item_reset *r, item_view *ou
  * and Redis's stock move together (the items row stays locked while Redis
  * applies it; lua/restock.lua applies a restock once), and the restock is
  * announced (every server's sold-out flag of the item stops counting).
- * SK_OK, SK_NOT_FOUND, SK_INVALID with *why (past 10^12 units, or too many
- * restocks in one round), or SK_BACKEND_DOWN (nothing changed). */
+ * SK_OK, SK_NOT_FOUND, SK_ARCHIVED, SK_INVALID with *why (past 10^12 units,
+ * or too many restocks in one round), or SK_BACKEND_DOWN (nothing changed). */
 sk_status items_restock(store *s, int64_t item, int64_t add, item_view *out, const char **why);
 
 /* The stock detail of an item. SK_OK, SK_NOT_FOUND, SK_BACKEND_DOWN. */
 sk_status items_get(store *s, int64_t item, item_view *out);
 
 /* The newest items (highest ids first), at most cap, into out[]; *n gets
- * how many. The laboratory's items only when with_lab. SK_OK or
+ * how many. Never an archived item; the laboratory's items only when
+ * with_lab, the unlisted ones only when with_unlisted. SK_OK or
  * SK_BACKEND_DOWN. */
 #define ITEMS_LIST_MAX 100
-sk_status items_list(store *s, int with_lab, item_view *out, size_t cap, size_t *n);
+sk_status items_list(store *s, int with_lab, int with_unlisted, item_view *out, size_t cap,
+                     size_t *n);
 
 #endif

@@ -112,7 +112,12 @@ static const metrics_outcome counted[] = {
     [RESERVE_INSUFFICIENT_STOCK] = METRICS_INSUFFICIENT_STOCK,
     [RESERVE_QUEUE_FULL] = METRICS_QUEUE_FULL,
     [RESERVE_UNKNOWN_ITEM] = METRICS_UNKNOWN_ITEM,
+    [RESERVE_ARCHIVED] = METRICS_ARCHIVED,
+    [RESERVE_BUYER_REQUIRED] = METRICS_BUYER_REQUIRED,
 };
+
+/* What a buyer of an archived item reads (404, as for no item). */
+#define PURCHASE_ARCHIVED_MESSAGE "the item is archived: it is no longer on sale"
 
 static void purchase_free(purchase *p)
 {
@@ -152,8 +157,10 @@ static void answer(purchase *p, const reserve_item *it, const reserve_answer *an
         purchase_free(p);
         return;
     }
-    if (ans->outcome == RESERVE_UNKNOWN_ITEM) {
-        http_exchange_reply_error(p->ex, SK_NOT_FOUND, "no such item");
+    if (ans->outcome == RESERVE_UNKNOWN_ITEM || ans->outcome == RESERVE_ARCHIVED) {
+        http_exchange_reply_error(p->ex, SK_NOT_FOUND,
+                                  ans->outcome == RESERVE_ARCHIVED ? PURCHASE_ARCHIVED_MESSAGE
+                                                                   : "no such item");
         purchase_free(p);
         return;
     }
@@ -281,6 +288,8 @@ static void batch_settle(batch *b, int confirmed)
         if (o == RESERVE_SOLD_OUT ||
             ((o == RESERVE_QUEUED || o == RESERVE_HELD) && ans->remaining <= 0))
             gate_set_sold_out(bt->a->gate, b->call.key_id, version);
+        if (o == RESERVE_ARCHIVED) /* an announcement this server missed */
+            gate_set_archived(bt->a->gate, b->call.item);
         if (o == RESERVE_SEGMENTED && !p->keys && b->it.segments > 1)
             dispatch(bt, p, (int)b->it.segments); /* asked as one: now as segments */
         else if (p->keys && o != RESERVE_BAD_REPLY)
@@ -703,11 +712,16 @@ static int segments_sold_out(batcher *bt, int64_t item, int segments)
     return 1;
 }
 
-/* Answers from memory what it surely knows: sold out at the item's current
- * stock version, or outside the window by the bounds of Redis's clock.
- * Returns 1 when answered. */
+/* Answers from memory what it surely knows: archived, sold out at the
+ * item's current stock version, or outside the window by the bounds of
+ * Redis's clock. Returns 1 when answered. */
 static int answered_from_memory(app *a, batcher *bt, http_exchange *ex, int64_t item, int segments)
 {
+    if (gate_is_archived(a->gate, item)) {
+        metrics_purchase(a->metrics, METRICS_ARCHIVED);
+        http_exchange_reply_error(ex, SK_NOT_FOUND, PURCHASE_ARCHIVED_MESSAGE);
+        return 1;
+    }
     if (segments > 1 ? bt && segments_sold_out(bt, item, segments)
                      : gate_is_sold_out(a->gate, item, backend_mono_ms())) {
         metrics_purchase(a->metrics, METRICS_SOLD_OUT_FLAG);

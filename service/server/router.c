@@ -24,6 +24,7 @@ static const route_def routes[] = {
     {ROUTE_ITEM_RESET, "POST", "/api/v1/items/{}/reset", "item_reset"},
     {ROUTE_ITEM_RESTOCK, "POST", "/api/v1/items/{}/stock", "item_restock"},
     {ROUTE_ITEM_GET, "GET", "/api/v1/items/{}", "item_get"},
+    {ROUTE_ITEM_ARCHIVE, "DELETE", "/api/v1/items/{}", "item_archive"},
     {ROUTE_PURCHASE, "POST", "/api/v1/items/{}/purchase", "purchase"},
     {ROUTE_ORDER_LIST, "GET", "/api/v1/orders", "order_list"},
     {ROUTE_ORDER_GET, "GET", "/api/v1/orders/{}", "order_get"},
@@ -110,7 +111,8 @@ sk_status router_match(const char *method, const char *path, route_match *m)
         [ROUTE_ITEM_LIST] = "GET, HEAD, POST",
         [ROUTE_ITEM_RESET] = "POST",
         [ROUTE_ITEM_RESTOCK] = "POST",
-        [ROUTE_ITEM_GET] = "GET, HEAD",
+        [ROUTE_ITEM_GET] = "DELETE, GET, HEAD",
+        [ROUTE_ITEM_ARCHIVE] = "DELETE, GET, HEAD",
         [ROUTE_PURCHASE] = "POST",
         [ROUTE_ORDER_GET] = "GET, HEAD",
         [ROUTE_ORDER_LIST] = "GET, HEAD",
@@ -176,6 +178,7 @@ credential_scope router_scope(route_id r, const char *method)
     case ROUTE_ITEM_CREATE:
     case ROUTE_ITEM_RESET:
     case ROUTE_ITEM_RESTOCK:
+    case ROUTE_ITEM_ARCHIVE:
         return CREDENTIAL_ADMIN;
     case ROUTE_ORDER_PAY: /* the payment provider's word, through the shop */
         return CREDENTIAL_PAYMENTS;

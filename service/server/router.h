@@ -29,6 +29,7 @@ typedef enum route_id {
     ROUTE_ORDER_LIST,   /* GET /api/v1/orders?user_id=: a buyer's orders */
     ROUTE_ORDER_PAY,    /* POST /api/v1/orders/{id}/pay (admin: the payment provider's word) */
     ROUTE_ORDER_CANCEL, /* POST /api/v1/orders/{id}/cancel (its buyer or admin) */
+    ROUTE_ITEM_ARCHIVE, /* DELETE /api/v1/items/{id} (admin): off sale for good */
     ROUTE_COUNT
 } route_id;
 

@@ -302,7 +302,7 @@ Test(reserve_batch, anonymous_buyers_each_buy_without_a_buyer_record)
 {
     int64_t users[] = {0, 0, 0};
     reserve_answer a[3];
-    item_reset(ITEM, 10, 1);
+    harness_item_round(redis, &sc, ITEM, 10, 1, 0, 0, 10); /* the limit at the stock */
     call_batch(ITEM, users, 3, 100, 0, a);
     for (int i = 0; i < 3; i++)
         cr_expect_eq(a[i].outcome, RESERVE_QUEUED);
@@ -699,8 +699,8 @@ Test(reserve_batch, an_anonymous_buyer_sent_as_one_to_a_split_item_is_told_it_is
      * buyer to segment 0 as "1": told segmented, nothing taken, rather than
      * sold out by a segment 0 that has nothing left while the other has. */
     int64_t other = keys_segment(ITEM, 1, 2);
-    segment_round(ITEM, 0, 9, 1);
-    segment_round(other, 1, 9, 1);
+    segment_round(ITEM, 0, 9, 3); /* a limit that lets anonymous buyers in: 3 >= (1 + 1) * 2 - 1 */
+    segment_round(other, 1, 9, 3);
     reserve_answer a[1];
     reserve_item it;
     const int64_t anon[] = {700};

@@ -160,7 +160,8 @@ Test(scripts, item_reset_sets_stock_initial_and_round_and_clears_the_buyers)
     cr_assert_eq(hget_int(state, "limit"), 3);
     cr_assert_eq(cmd_int("EXISTS %s", buyers), 0, "the buyers of the old round are gone");
     cr_assert_eq(hget_int(state, "segments"), 1);
-    cr_assert_eq(cmd_int("HLEN %s", state), 11, "no field of the old round left");
+    cr_assert_eq(hget_int(state, "total"), 5, "the round's units over every segment");
+    cr_assert_eq(cmd_int("HLEN %s", state), 12, "no field of the old round left");
 }
 
 Test(scripts, item_reset_lets_a_previous_buyer_buy_again)

@@ -201,3 +201,30 @@ Test(events, announcements_parse)
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         cr_expect_eq(events_parse(bad[i], strlen(bad[i]), &m), -1, "%s", bad[i]);
 }
+
+Test(gate, an_archived_item_stays_archived_through_new_versions_and_a_clear)
+{
+    gate *g = gate_create(64);
+    cr_assert_not_null(g);
+    cr_assert_eq(gate_is_archived(g, 5), 0, "never told");
+    gate_set_sold_out(g, 5, reserve_stock_version(1, 0));
+    gate_set_archived(g, 5);
+    cr_assert(gate_is_archived(g, 5));
+    cr_assert_eq(gate_is_archived(g, 6), 0, "another item is not");
+    gate_new_version(g, 5, reserve_stock_version(2, 0));
+    gate_clear_all(g);
+    cr_assert(gate_is_archived(g, 5), "nothing un-archives an item");
+    gate_free(g);
+}
+
+Test(events, an_archive_announcement_names_the_item_alone)
+{
+    events_message m;
+    const char *archive = "archive 42";
+    cr_assert_eq(events_parse(archive, strlen(archive), &m), 0);
+    cr_assert_eq(m.kind, EVENTS_ARCHIVE);
+    cr_assert_eq(m.item, 42);
+    const char *bad[] = {"archive", "archive ", "archive 0", "archive 42 7", "archive x"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        cr_expect_eq(events_parse(bad[i], strlen(bad[i]), &m), -1, "%s", bad[i]);
+}

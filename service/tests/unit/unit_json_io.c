@@ -436,3 +436,39 @@ Test(json_io, the_item_list_wraps_the_views_in_items)
     cr_assert_str_eq(text, "{\"items\":[]}");
     free(text);
 }
+
+Test(json_io, an_item_may_be_made_unlisted_and_an_archived_one_says_so)
+{
+    item_spec spec;
+    const char *why = NULL;
+    const char *plain = "{\"name\":\"a\",\"stock\":1}";
+    cr_assert_eq(json_io_parse_item_spec(plain, strlen(plain), &spec, &why), SK_OK);
+    cr_expect_eq(spec.unlisted, 0, "listed unless said");
+    const char *hidden = "{\"name\":\"a\",\"stock\":1,\"listed\":false}";
+    cr_assert_eq(json_io_parse_item_spec(hidden, strlen(hidden), &spec, &why), SK_OK);
+    cr_expect_eq(spec.unlisted, 1);
+    const char *bad = "{\"name\":\"a\",\"stock\":1,\"listed\":0}";
+    cr_assert_eq(json_io_parse_item_spec(bad, strlen(bad), &spec, &why), SK_INVALID);
+    cr_expect_str_eq(why, "listed must be true or false");
+
+    item_view v = {.id = 3, .remaining = 4, .now_ms = 1795377600000LL, .listed = 1};
+    char *text = json_io_item(&v);
+    json_error_t e;
+    json_t *o = json_loads(text, 0, &e);
+    cr_assert_not_null(o, "%s", text);
+    cr_expect(json_is_true(json_object_get(o, "listed")));
+    cr_expect(json_is_false(json_object_get(o, "archived")));
+    cr_expect(json_is_null(json_object_get(o, "archived_at")));
+    cr_expect_str_eq(json_string_value(json_object_get(o, "state")), "on_sale");
+    json_decref(o);
+    free(text);
+    v.archived_ms = 1795377600000LL;
+    text = json_io_item(&v);
+    o = json_loads(text, 0, &e);
+    cr_assert_not_null(o, "%s", text);
+    cr_expect(json_is_true(json_object_get(o, "archived")));
+    cr_expect_str_eq(json_string_value(json_object_get(o, "archived_at")), "2026-11-22T20:00:00Z");
+    cr_expect_str_eq(json_string_value(json_object_get(o, "state")), "archived");
+    json_decref(o);
+    free(text);
+}

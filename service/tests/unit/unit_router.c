@@ -61,6 +61,13 @@ Test(router, item_get_carries_the_item_id)
     cr_assert_eq(m.item_id, 7);
 }
 
+Test(router, an_item_is_archived_by_a_delete_of_its_path)
+{
+    route_match m = expect_route("DELETE", "/api/v1/items/7", ROUTE_ITEM_ARCHIVE);
+    cr_assert_eq(m.item_id, 7);
+    cr_assert_str_eq(router_name(ROUTE_ITEM_ARCHIVE), "item_archive");
+}
+
 Test(router, purchase_carries_the_item_id)
 {
     route_match m = expect_route("POST", "/api/v1/items/1/purchase", ROUTE_PURCHASE);
@@ -107,8 +114,8 @@ Test(router, wrong_method_answers_405_with_allow)
     expect_not_allowed("POST", "/", "GET, HEAD");
     expect_not_allowed("POST", "/static/app.js", "GET, HEAD");
     expect_not_allowed("GET", "/api/v1/items/3/reset", "POST");
-    expect_not_allowed("PUT", "/api/v1/items/3", "GET, HEAD");
-    expect_not_allowed("DELETE", "/api/v1/items/3", "GET, HEAD");
+    expect_not_allowed("PUT", "/api/v1/items/3", "DELETE, GET, HEAD");
+    expect_not_allowed("PATCH", "/api/v1/items/3", "DELETE, GET, HEAD");
     expect_not_allowed("GET", "/api/v1/items/3/purchase", "POST");
     expect_not_allowed("HEAD", "/api/v1/items/3/purchase", "POST");
     expect_not_allowed("POST", "/api/v1/orders/3", "GET, HEAD");
