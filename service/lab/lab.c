@@ -223,10 +223,10 @@ static void run_job(void *thread_ctx, void *arg)
 {
     lab_ctx *c = thread_ctx;
     lab_job *j = arg;
-    sk_status st = c ? lab_item(j->l, j->req.item) : SK_BACKEND_DOWN;
+    sk_status st;
     if (!c)
         http_exchange_reply_error(j->ex, SK_BACKEND_DOWN, "the laboratory has no connections");
-    else if (st != SK_OK)
+    else if ((st = lab_item(j->l, j->req.item)) != SK_OK)
         http_exchange_reply_error(j->ex, st, st == SK_NOT_FOUND ? "no such item" : NULL);
     else if (j->route == ROUTE_LAB_AUDIT)
         audit(c, j);
