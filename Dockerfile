@@ -42,7 +42,9 @@ COPY config/seckill.conf.example /etc/seckill/seckill.conf.example
 # The laboratory's results for /lab (the default lab_results is relative to a checkout's root).
 COPY loadtest/results/experiments.json /usr/local/share/seckill/lab/experiments.json
 USER seckill
-ENV SECKILL_HOST=0.0.0.0 SECKILL_PORT=8080 \
+# The laboratory is off (its routes answer 404 lab_off): `docker run -e SECKILL_LAB=on` for a test
+# bed, never for a shop.
+ENV SECKILL_HOST=0.0.0.0 SECKILL_PORT=8080 SECKILL_LAB=off \
     SECKILL_LAB_RESULTS=/usr/local/share/seckill/lab/experiments.json
 EXPOSE 8080
 HEALTHCHECK --interval=5s --timeout=2s --retries=3 \

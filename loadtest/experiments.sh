@@ -157,7 +157,7 @@ SECKILL_REDLOCK_SERVERS=127.0.0.1:$SECKILL_REDIS_PORT,127.0.0.1:$redlock_1,127.0
 export SECKILL_ZOOKEEPER_SERVERS SECKILL_REDLOCK_SERVERS
 port=$(free_port)
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
-export SECKILL_PORT=$port SECKILL_ADMIN_TOKEN=$token SECKILL_LOG_LEVEL=warn
+export SECKILL_PORT=$port SECKILL_ADMIN_TOKEN=$token SECKILL_LOG_LEVEL=warn SECKILL_LAB=on
 build/seckill-server >"$dir/server.log" 2>&1 &
 server_pid=$!
 if [[ ${SCENARIO:-} != singleton_job ]]; then # that one starts three of its own

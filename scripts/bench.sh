@@ -134,6 +134,8 @@ nginx_pid=$(awk '{ print $1 }' "/proc/$nginx_master/task/$nginx_master/children"
 server_port=$(low_port "$SECKILL_RUN_REDIS_PORT" "$SECKILL_RUN_PG_PORT" "$nginx_port")
 export SECKILL_PORT=$server_port SECKILL_ADMIN_TOKEN=$token SECKILL_ALLOW_ANONYMOUS=true
 export SECKILL_WORKER_ID=bench SECKILL_LOG_LEVEL=${SECKILL_LOG_LEVEL:-info}
+# The laboratory on, as in `make run`: the figures are those of the server a developer runs.
+export SECKILL_LAB=${SECKILL_LAB:-on}
 # BENCH_SERVER: another server binary (an older build, to compare within one machine's hour).
 "${BENCH_SERVER:-build/seckill-server}" >"$dir/server.log" 2>&1 &
 echo $! >"$dir/server.pid"

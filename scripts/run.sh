@@ -137,6 +137,8 @@ random_token() { head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
 # One line per request goes to access.log, not to the terminal: a load test makes 100,000s.
 export SECKILL_ADMIN_TOKEN SECKILL_PAYMENTS_TOKENS SECKILL_ORDERS_READ_TOKENS
 export SECKILL_ALLOW_ANONYMOUS=true SECKILL_ACCESS_LOG=true
+# A development run has the laboratory on (/lab, /api/v1/experiments); the binaries' default is off.
+export SECKILL_LAB=${SECKILL_LAB:-on}
 rm -f "$dir"/server-*.log "$dir"/access-*.log
 
 # The processes run.sh starts and watches, by name: "server" (or "server-1".."server-N" behind

@@ -147,6 +147,10 @@ static const config_key keys[] = {
             "unconfirmed (the orders may still go through)"),
     STR_KEY(pg_conninfo, "host=127.0.0.1 port=5432 dbname=seckill user=seckill", 1,
             "libpq connection string of PostgreSQL"),
+    BOOL_KEY(lab, "off",
+             "the oversell laboratory (/api/v1/experiments, /lab): on for experiments and tests, "
+             "off in production; off, its routes answer 404 lab_off and it starts no thread and "
+             "opens no connection; on, it acts only on items created with \"lab\": true"),
     INT_KEY(lab_threads, "64", 1, 1024, "threads of the oversell laboratory's blocking strategies"),
     INT_KEY(lab_delay_ms, "0", 0, 10000, "lab: default business work inside the critical section"),
     INT_KEY(lab_lock_wait_ms, "5000", 0, 600000, "lab: wait for a lock or a retry, then 429 busy"),
@@ -601,9 +605,14 @@ void config_print(const config *cfg, FILE *out)
             else
                 fprintf(out, "%s = %d\n", keys[i].name, *(const int *)field);
             break;
-        case KEY_BOOL:
-            fprintf(out, "%s = %s\n", keys[i].name, *(const int *)field ? "true" : "false");
+        case KEY_BOOL: {
+            /* A switch whose default is spelled off (lab) prints as on/off. */
+            int switch_words = strcmp(keys[i].fallback, "off") == 0;
+            int on = *(const int *)field;
+            fprintf(out, "%s = %s\n", keys[i].name,
+                    switch_words ? (on ? "on" : "off") : (on ? "true" : "false"));
             break;
+        }
         case KEY_ENUM:
             fprintf(out, "%s = %s\n", keys[i].name, keys[i].words[*(const int *)field]);
             break;

@@ -53,6 +53,7 @@ typedef struct config {
     int reserve_wait_timeout_ms; /* WAIT's timeout, then 503 unconfirmed */
     char *pg_conninfo;           /* secret when it holds a password */
     /* oversell laboratory (/api/v1/experiments) */
+    int lab;                  /* on: its routes answer and its threads run; off: 404 lab_off */
     int lab_threads;          /* blocking threads of the lab, each with its own connections */
     int lab_delay_ms;         /* default business work inside the critical section */
     int lab_lock_wait_ms;     /* how long a lab strategy waits for its lock (then 429 busy) */

@@ -53,6 +53,12 @@ static const struct {
     [SK_NOT_CONFIGURED] = {503, "not_configured",
                            "this strategy's servers are not configured (zookeeper_lock: set "
                            "zookeeper_servers, ZooKeeper's host:port)"},
+    [SK_LAB_OFF] = {404, "lab_off",
+                    "the oversell laboratory is off on this server (lab = on turns it on; never "
+                    "on a production server)"},
+    [SK_NOT_LAB_ITEM] = {409, "not_lab_item",
+                         "the laboratory acts only on items created with \"lab\": true; this "
+                         "one is a product item"},
 };
 
 int sk_status_http(sk_status s)

@@ -25,6 +25,8 @@ typedef enum sk_status {
     SK_INTERNAL,
     SK_RATE_LIMITED,    /* the buyer's token bucket is empty */
     SK_NOT_CONFIGURED,  /* a lab strategy whose servers are not configured */
+    SK_LAB_OFF,         /* the laboratory is off (lab = off) or not built in */
+    SK_NOT_LAB_ITEM,    /* a lab call on an item not created with "lab": true */
     SK_FORBIDDEN,       /* a buyer acting for another buyer */
     SK_ORDER_PAID,      /* the order is paid: it cannot be cancelled */
     SK_ORDER_CANCELLED, /* the order was cancelled: it cannot be paid */

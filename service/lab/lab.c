@@ -12,6 +12,7 @@
 #include "backend.h"
 #include "keys.h"
 #include "lab_ctx.h"
+#include "lab_items.h"
 #include "lab_keys.h"
 #include "lab_local.h"
 #include "lab_strategy.h"
@@ -29,14 +30,17 @@ typedef struct lab {
     const config *cfg;
     lab_local *local;  /* the in-process counters of the local_* strategies */
     lab_zookeeper *zk; /* the ZooKeeper session of zookeeper_lock */
+    lab_items *items;  /* which items are the laboratory's own */
     pool *pool;        /* the strategies block: threads of their own */
-    /* The new rounds' clean-up runs on the server's pool threads, rarely:
-     * one context for them, one at a time. */
+    /* The new rounds' clean-up runs on the server's pool threads, rarely,
+     * and the question whether an item is the laboratory's on its threads,
+     * once an item and round: one context for both, one at a time. */
     pthread_mutex_t admin_mu;
     lab_ctx *admin;
 } lab;
 
 typedef struct lab_job {
+    lab *l;
     http_exchange *ex;
     const lab_strategy *strategy;
     lab_request req;
@@ -183,12 +187,47 @@ static void audit(lab_ctx *c, lab_job *j)
     reply_json(j->ex, body);
 }
 
+/* Whether the laboratory may act on item: only an item created with "lab":
+ * true, never a product item. PostgreSQL says so the first time (and after
+ * each new round of the item), lab_items keeps its answer. The question
+ * goes through the one connection of the laboratory's admin context, open
+ * already on the instance that made the round: a lab thread that runs only
+ * Redis strategies never opens a PostgreSQL connection of its own, and its
+ * first purchase is not held back by one. SK_OK, SK_NOT_LAB_ITEM,
+ * SK_NOT_FOUND or SK_BACKEND_DOWN. */
+static sk_status lab_item(lab *l, int64_t item)
+{
+    uint64_t epoch;
+    lab_items_kind k = lab_items_lookup(l->items, item, &epoch);
+    if (k != LAB_ITEMS_UNKNOWN)
+        return k == LAB_ITEMS_LAB ? SK_OK : SK_NOT_LAB_ITEM;
+    char item_s[24];
+    snprintf(item_s, sizeof(item_s), "%" PRId64, item);
+    const char *params[] = {item_s};
+    pthread_mutex_lock(&l->admin_mu);
+    PGresult *res =
+        lab_ctx_sql(l->admin, "SELECT lab FROM items WHERE id = $1", 1, params, PGRES_TUPLES_OK);
+    pthread_mutex_unlock(&l->admin_mu);
+    if (!res)
+        return SK_BACKEND_DOWN;
+    int rows = PQntuples(res);
+    int is_lab = rows > 0 && PQgetvalue(res, 0, 0)[0] == 't';
+    PQclear(res);
+    if (rows == 0)
+        return SK_NOT_FOUND;
+    lab_items_learn(l->items, item, is_lab, epoch);
+    return is_lab ? SK_OK : SK_NOT_LAB_ITEM;
+}
+
 static void run_job(void *thread_ctx, void *arg)
 {
     lab_ctx *c = thread_ctx;
     lab_job *j = arg;
+    sk_status st;
     if (!c)
         http_exchange_reply_error(j->ex, SK_BACKEND_DOWN, "the laboratory has no connections");
+    else if ((st = lab_item(j->l, j->req.item)) != SK_OK)
+        http_exchange_reply_error(j->ex, st, st == SK_NOT_FOUND ? "no such item" : NULL);
     else if (j->route == ROUTE_LAB_AUDIT)
         audit(c, j);
     else
@@ -234,7 +273,7 @@ static void handle(void *ctx, http_exchange *ex, const route_match *m)
         list(ex);
         return;
     }
-    lab_job job = {.ex = ex, .route = m->route};
+    lab_job job = {.l = l, .ex = ex, .route = m->route};
     job.strategy = lab_table_find(m->name, m->name_len);
     if (!job.strategy) {
         http_exchange_reply_error(ex, SK_NOT_FOUND,
@@ -309,6 +348,7 @@ static sk_status clear_rows(lab *l, int64_t item, int64_t initial_stock)
 static sk_status item_round(void *ctx, int64_t item, int64_t initial_stock)
 {
     lab *l = ctx;
+    lab_items_forget(l->items, item);
     pthread_mutex_lock(&l->admin_mu);
     sk_status st = clear_keys(l, item);
     if (st == SK_OK)
@@ -327,12 +367,14 @@ static void new_round(void *ctx, int64_t item, int64_t round)
 {
     lab *l = ctx;
     lab_local_new_round(l->local, item, round);
+    lab_items_forget(l->items, item);
 }
 
 static void resync(void *ctx)
 {
     lab *l = ctx;
     lab_local_forget_all(l->local);
+    lab_items_forget_all(l->items);
 }
 
 static void lab_free(void *ctx)
@@ -344,6 +386,7 @@ static void lab_free(void *ctx)
     lab_ctx_free(l->admin);
     lab_zookeeper_free(l->zk); /* after the pool: its threads used it */
     lab_local_free(l->local);
+    lab_items_free(l->items);
     pthread_mutex_destroy(&l->admin_mu);
     free(l);
 }
@@ -358,11 +401,12 @@ int lab_plug(app *a, char *err, size_t errlen)
     pthread_mutex_init(&l->admin_mu, NULL);
     l->cfg = a->cfg;
     l->local = lab_local_create(4096);
+    l->items = lab_items_create(4096);
     l->zk = lab_zookeeper_create(a->cfg);
     l->admin = lab_ctx_create(a->cfg, &a->scripts, l->local, &a->ids, l->zk);
     app_plugin p = {l, handle, item_round, new_round, resync, lab_free};
     app_plug(a, &p); /* before the pool: its threads' contexts read it */
-    if (l->local && l->zk && l->admin)
+    if (l->local && l->items && l->zk && l->admin)
         l->pool = pool_create(a->cfg->lab_threads, make_ctx, free_ctx, a);
     if (!l->pool) {
         snprintf(err, errlen, "cannot start the laboratory's threads");

@@ -35,7 +35,9 @@
 #include "lab_ctx.h"
 #include "status.h"
 
-/* Bound of the business work a request may ask for. */
+/* Bound of the business work a request may ask for (400 above it): a lab
+ * thread sleeps that long at most, holding its lock. As long as the
+ * crash_holding_lock scenario's holder works (a kill -9 mid-lock). */
 #define LAB_DELAY_MAX_MS 10000
 
 /* Faults a request may ask for when lab_faults is on (the crash and

@@ -411,9 +411,11 @@ void api_handle(void *ctx, http_exchange *ex)
     case ROUTE_LAB_AUDIT:
         if (a->plugin.handle)
             a->plugin.handle(a->plugin.ctx, ex, &m);
-        else
-            http_exchange_reply_error(ex, SK_NOT_FOUND,
-                                      "this server is built without the laboratory");
+        else /* lab = off, or built without it */
+            http_exchange_reply_error(ex, SK_LAB_OFF,
+                                      a->cfg->lab ? "this server is built without the oversell "
+                                                    "laboratory (cmake -DSECKILL_LAB=OFF)"
+                                                  : NULL);
         return;
     case ROUTE_READY:
         if (!purchase_path_connected(a)) {

@@ -1,5 +1,5 @@
 /* server_main.c: seckill-server: reads the config, builds the app, plugs the
- * laboratory in (when built with it), serves, waits for SIGINT or SIGTERM,
+ * laboratory in (when built with it and lab = on), serves, waits for SIGINT or SIGTERM,
  * stops. */
 #include <signal.h>
 #include <stdio.h>
@@ -69,7 +69,13 @@ int main(int argc, char **argv)
     app *a = app_create(&cfg, err, sizeof(err));
     int started = a != NULL;
 #ifdef SECKILL_LAB
-    started = started && lab_plug(a, err, sizeof(err)) == 0;
+    /* Off (the default), nothing of the laboratory runs: no thread, no
+     * connection, and its routes answer 404 lab_off (api.c). */
+    if (started && cfg.lab) {
+        log_msg(LOG_WARN, "server",
+                "the oversell laboratory is on (lab = on): never in production");
+        started = lab_plug(a, err, sizeof(err)) == 0;
+    }
 #endif
     started = started && app_start(a, api_handle, err, sizeof(err)) == 0;
     if (!started) {

@@ -107,11 +107,27 @@ function showResults(data) {
   });
 }
 
+// The server runs without the laboratory (lab = off, the default): every
+// experiments route answers 404 lab_off. The page says so, and runs nothing.
+function showOff(message) {
+  const off = document.getElementById('lab-off');
+  const said = message || 'the laboratory is off on this server (lab = on turns it on)';
+  off.textContent = said[0].toUpperCase() + said.slice(1) + '.';
+  off.hidden = false;
+  document.getElementById('settings').textContent = 'none: the laboratory is off.';
+  document.getElementById('results-box').replaceChildren();
+  for (const input of document.querySelectorAll('#run input, #run select, #run button')) {
+    input.disabled = true;
+  }
+}
+
 async function loadResults() {
   const box = document.getElementById('results-box');
   try {
     const res = await fetch('/lab/results.json', {cache: 'no-store'});
     if (res.status === 404) {
+      const body = await json(res);
+      if (body.error === 'lab_off') return showOff(body.message);
       box.innerHTML = '<p class="muted">No results yet: run <code>make experiments</code>.</p>';
       document.getElementById('settings').textContent = 'none yet.';
       return;
@@ -125,8 +141,9 @@ async function loadResults() {
 async function loadStrategies() {
   const select = document.getElementById('strategy');
   const res = await fetch('/api/v1/experiments');
-  const body = await res.json();
-  for (const s of body.strategies) {
+  const body = await json(res);
+  if (body.error === 'lab_off') return showOff(body.message);
+  for (const s of body.strategies || []) {
     const option = document.createElement('option');
     option.value = s.name;
     option.textContent = `${s.name} (${s.family}, ${s.verdict})`;

@@ -3,7 +3,8 @@
 // persisted, a sale counts down and opens on the second, a quantity takes several units, an ended
 // sale cannot be bought; "Your orders" counts down the time to pay, cancels, pays and survives a
 // reload, and an unpaid order expires; on a phone the orders fit the screen; a buyer token's
-// refusal goes away once a token passes; /lab shows the committed results and runs one experiment.
+// refusal goes away once a token passes; /lab shows the committed results and runs one experiment, and says the laboratory
+// is off on a server without it.
 // Saves screenshots of both pages into run/screenshots/ of the source tree (`make screenshots`
 // copies them to docs/, the README's). Usage: node pages.js SERVER_BIN WORKER_BIN (see run.sh);
 // seckill-admin is taken from SERVER_BIN's folder. With no arguments it checks only the sale
@@ -460,6 +461,27 @@ async function labOnPhone(context, base) {
   }
 }
 
+// A server without the laboratory (lab = off, the binaries' default): /lab says it is off and
+// offers nothing to run.
+async function labOff(context) {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  start(SERVER_BIN, {SECKILL_PORT: String(port), SECKILL_ADMIN_TOKEN: TOKEN, SECKILL_LAB: 'off'},
+        'server-lab-off.log');
+  await waitHealthy(base);
+  const page = await context.newPage();
+  try {
+    await page.goto(base + '/lab');
+    const off = page.locator('#lab-off');
+    await off.filter({hasText: /laboratory is off/}).waitFor();
+    assert.equal(await page.isDisabled('#go'), true, 'nothing can be run');
+    assert.equal(await page.locator('#results tbody tr').count(), 0);
+    console.log('browser_pages: /lab with lab = off:', await off.textContent());
+  } finally {
+    await page.close();
+  }
+}
+
 async function main() {
   helpers();
   const {chromium} = require('playwright-core');
@@ -495,6 +517,7 @@ async function main() {
     await buyerTokens(context, await tokenServer(port));
     await labPage(page, base, fixture);
     await labOnPhone(context, base);
+    await labOff(context);
     assert.deepEqual(pageErrors, [], 'the pages raised no JavaScript error');
   } finally {
     await context.close();

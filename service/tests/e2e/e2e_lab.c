@@ -17,11 +17,14 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include <dirent.h>
+
 #include <criterion/criterion.h>
 
 #include "blast.h"
 #include "harness.h"
 #include "keys.h"
+#include "lab_strategy.h"
 
 #define TOKEN "e2e-lab-token"
 #define STOCK 5
@@ -372,12 +375,12 @@ Test(lab, bad_parameters_get_400_and_unknown_strategies_or_items_404)
         cr_expect_eq(status, cases[i].status, "%s -> %d %s", cases[i].path, status, resp);
         cr_expect(strstr(resp, cases[i].code), "%s -> %s", cases[i].path, resp);
     }
-    /* An item that does not exist, for every strategy; zookeeper_lock has no
-     * ZooKeeper in this suite (e2e_lab_zookeeper has one): 503 before all. */
+    /* An item that does not exist, for every strategy (zookeeper_lock too,
+     * although it has no ZooKeeper in this suite: the item is looked up
+     * before any strategy runs). */
     for (size_t i = 0; i < sizeof(expected_names) / sizeof(expected_names[0]); i++) {
         int status = buy(expected_names[i], 987654, 0, resp, sizeof(resp));
-        int want = strcmp(expected_names[i], "zookeeper_lock") == 0 ? 503 : 404;
-        cr_expect_eq(status, want, "%s on a missing item: %d %s", expected_names[i], status, resp);
+        cr_expect_eq(status, 404, "%s on a missing item: %d %s", expected_names[i], status, resp);
     }
     cr_expect_eq(harness_http(port, "DELETE", "/api/v1/experiments/redis_lock/purchase?item=1",
                               NULL, NULL, resp, sizeof(resp)),
@@ -385,6 +388,83 @@ Test(lab, bad_parameters_get_400_and_unknown_strategies_or_items_404)
     /* Nothing of the above sold anything. */
     for (size_t i = 0; i < sizeof(expected_names) / sizeof(expected_names[0]); i++)
         cr_expect_eq(audited(expected_names[i], item, "sold"), 0, "%s", expected_names[i]);
+    stop_server();
+}
+
+/* A product item (created without "lab": true) of stock units, with id
+ * when it is positive. */
+static int64_t create_product_item(int64_t id, int64_t stock)
+{
+    char id_field[32] = "", body[128], resp[512];
+    if (id > 0)
+        snprintf(id_field, sizeof(id_field), "\"id\":%" PRId64 ",", id);
+    snprintf(body, sizeof(body), "{%s\"name\":\"phone\",\"stock\":%" PRId64 "}", id_field, stock);
+    int status = harness_http(port, "POST", "/api/v1/items", TOKEN, body, resp, sizeof(resp));
+    cr_assert_eq(status, 201, "create item: %d %s", status, resp);
+    int64_t got = 0;
+    cr_assert_eq(sscanf(resp, "{\"id\":%" SCNd64, &got), 1, "create item: %s", resp);
+    return got;
+}
+
+Test(lab, a_product_item_gets_409_not_lab_item_from_every_strategy_and_sells_nothing)
+{
+    char resp[512], path[160];
+    int64_t product = create_product_item(0, 3);
+    for (size_t i = 0; i < sizeof(expected_names) / sizeof(expected_names[0]); i++) {
+        const char *s = expected_names[i];
+        int status = buy(s, product, 0, resp, sizeof(resp));
+        cr_expect_eq(status, 409, "%s on a product item: %d %s", s, status, resp);
+        cr_expect(strstr(resp, "\"error\":\"not_lab_item\""), "%s: %s", s, resp);
+        snprintf(path, sizeof(path), "/api/v1/experiments/%s/audit?item=%" PRId64, s, product);
+        status = harness_http(port, "GET", path, NULL, NULL, resp, sizeof(resp));
+        cr_expect_eq(status, 409, "%s audit of a product item: %d %s", s, status, resp);
+        cr_expect(strstr(resp, "\"error\":\"not_lab_item\""), "%s: %s", s, resp);
+    }
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64, product);
+    cr_assert_eq(harness_http(port, "GET", path, NULL, NULL, resp, sizeof(resp)), 200);
+    cr_expect(strstr(resp, "\"remaining\":3"), "the product's stock is untouched: %s", resp);
+    /* A lab item beside it is served, up to the bound of delay_ms. */
+    int64_t item = create_item(STOCK);
+    cr_expect_eq(buy("local_unsafe", item, 0, resp, sizeof(resp)), 200, "%s", resp);
+    cr_expect_eq(audited("local_unsafe", item, "sold"), 1);
+    int status = buy("redis_lock", item, LAB_DELAY_MAX_MS + 1, resp, sizeof(resp));
+    cr_expect_eq(status, 400, "delay_ms above the bound: %d %s", status, resp);
+    cr_expect(strstr(resp, "delay_ms"), "%s", resp);
+    stop_server();
+}
+
+Test(lab, an_item_id_that_comes_back_is_judged_by_its_new_item)
+{
+    char resp[512];
+    /* A product item, judged (and remembered) as such... */
+    int64_t id = create_product_item(0, 3);
+    cr_expect_eq(buy("redis_lock", id, 0, resp, sizeof(resp)), 409, "%s", resp);
+    /* ...then a clean slate, and the same id made a laboratory item. */
+    harness_reset_backends();
+    char body[96];
+    snprintf(body, sizeof(body), "{\"id\":%" PRId64 ",\"name\":\"lab\",\"stock\":2,\"lab\":true}",
+             id);
+    cr_assert_eq(harness_http(port, "POST", "/api/v1/items", TOKEN, body, resp, sizeof(resp)), 201,
+                 "%s", resp);
+    cr_expect_eq(buy("redis_lock", id, 0, resp, sizeof(resp)), 200, "%s", resp);
+    /* And back: a product item under that id is refused again. */
+    harness_reset_backends();
+    cr_assert_eq(create_product_item(id, 2), id);
+    cr_expect_eq(buy("redis_lock", id, 0, resp, sizeof(resp)), 409, "%s", resp);
+    stop_server();
+}
+
+Test(lab, with_lab_on_the_laboratory_runs_its_threads)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)server_pid);
+    DIR *d = opendir(path);
+    cr_assert_not_null(d, "%s", path);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    cr_expect_geq(n, 64, "lab_threads (64) threads at least: %d", n);
     stop_server();
 }
 

@@ -63,7 +63,7 @@ TestSuite(zookeeper, .init = start_all, .fini = stop_all, .timeout = 120);
 static int64_t create_item(int at, int64_t stock)
 {
     char body[96], resp[512];
-    snprintf(body, sizeof(body), "{\"name\":\"zk\",\"stock\":%" PRId64 "}", stock);
+    snprintf(body, sizeof(body), "{\"name\":\"zk\",\"stock\":%" PRId64 ",\"lab\":true}", stock);
     int status = harness_http(at, "POST", "/api/v1/items", TOKEN, body, resp, sizeof(resp));
     cr_assert_eq(status, 201, "create item: %d %s", status, resp);
     int64_t id = 0;

@@ -103,7 +103,7 @@ static void *storm_thread(void *arg)
 /* CLUSTER_BUYERS buyers on each instance at once; returns the 200s. */
 static size_t sell_through_both(const int ports[2], const char *strategy)
 {
-    int64_t item = sale_create_item(ports[0], TOKEN, "cluster", CLUSTER_STOCK);
+    int64_t item = sale_create_lab_item(ports[0], TOKEN, "cluster", CLUSTER_STOCK);
     storm s[2];
     for (int i = 0; i < 2; i++) {
         storm_init(&s[i], ports[i], strategy, item, 50, CLUSTER_BUYERS);
@@ -134,7 +134,7 @@ Test(scenarios, cluster_two_instances_oversell_with_local_mutex_but_not_with_red
                      CLUSTER_STOCK);
     }
     /* Without lab_faults a crash cannot be asked for, nor a race forced. */
-    int64_t item = sale_create_item(ports[0], TOKEN, "no-faults", 1);
+    int64_t item = sale_create_lab_item(ports[0], TOKEN, "no-faults", 1);
     cr_expect_eq(buy(ports[0], "redis_lock_setnx_expire", item, 0, "&crash=after_setnx"), 400);
     cr_expect_eq(buy(ports[0], "redis_lock_getset", item, 0, "&race=first"), 400);
     cr_expect_eq(harness_lab_audit(ports[0], "redis_lock_setnx_expire", item, "lock_keys"), 0);
@@ -177,7 +177,7 @@ Test(scenarios, crash_holding_lock_setnx_expire_is_stuck_for_good_redis_lock_fre
 
     /* The victim dies right after its SETNX won: no EXPIRE ever comes. */
     const char *s = "redis_lock_setnx_expire";
-    int64_t item = sale_create_item(keeper, TOKEN, "crash", 5);
+    int64_t item = sale_create_lab_item(keeper, TOKEN, "crash", 5);
     int victim = start(1, ttl, wait, faults);
     cr_expect_leq(buy(victim, s, item, 0, "&crash=after_setnx"), 0, "the victim answered");
     int st = harness_stop(pids[1], 0);
@@ -197,7 +197,7 @@ Test(scenarios, crash_holding_lock_setnx_expire_is_stuck_for_good_redis_lock_fre
 
     /* The victim holds redis_lock (10 s of work) when it is killed. */
     s = "redis_lock";
-    item = sale_create_item(keeper, TOKEN, "crash", 5);
+    item = sale_create_lab_item(keeper, TOKEN, "crash", 5);
     victim = start(1, ttl, wait, faults);
     holder h = {.port = victim, .strategy = s, .item = item, .delay_ms = 10000};
     hold_start(&h);
@@ -233,7 +233,7 @@ typedef struct meeting {
  * and takes after the first. */
 static meeting meet_at_expiry(int port, const char *strategy)
 {
-    int64_t item = sale_create_item(port, TOKEN, "leftover", 10);
+    int64_t item = sale_create_lab_item(port, TOKEN, "leftover", 10);
     holder a = {.port = port, .strategy = strategy, .item = item, .delay_ms = 3 * LEFTOVER_TTL_MS};
     hold_start(&a);
     while (lock_pttl(strategy, item) == -2)

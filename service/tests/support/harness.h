@@ -80,7 +80,8 @@ int64_t harness_pg_int(PGconn *pg, const char *sql);
 int harness_free_port(void);
 
 /* Starts bin with argv (argv[0] included, NULL-terminated) and the test's
- * environment plus extra "KEY=VALUE" entries (NULL-terminated, may be NULL);
+ * environment plus extra "KEY=VALUE" entries (NULL-terminated, may be NULL;
+ * a "KEY" alone takes KEY out of the child's environment);
  * stdout and stderr go to log_path. Returns the child's pid. With
  * SECKILL_TEST_VALGRIND=1 the child runs under valgrind and exits 99 on any
  * memory error or definite leak. */

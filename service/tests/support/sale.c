@@ -13,15 +13,26 @@
 #include "harness.h"
 #include "keys.h"
 
-int64_t sale_create_item(int port, const char *token, const char *name, int64_t stock)
+static int64_t create(int port, const char *token, const char *name, int64_t stock, int lab)
 {
     char body[256], resp[1024];
     int64_t id = 0;
-    snprintf(body, sizeof(body), "{\"name\":\"%s\",\"stock\":%" PRId64 "}", name, stock);
+    snprintf(body, sizeof(body), "{\"name\":\"%s\",\"stock\":%" PRId64 "%s}", name, stock,
+             lab ? ",\"lab\":true" : "");
     int status = harness_http(port, "POST", "/api/v1/items", token, body, resp, sizeof(resp));
     cr_assert_eq(status, 201, "create item: %d %s", status, resp);
     cr_assert_eq(sscanf(resp, "{\"id\":%" SCNd64, &id), 1, "create item: %s", resp);
     return id;
+}
+
+int64_t sale_create_item(int port, const char *token, const char *name, int64_t stock)
+{
+    return create(port, token, name, stock, 0);
+}
+
+int64_t sale_create_lab_item(int port, const char *token, const char *name, int64_t stock)
+{
+    return create(port, token, name, stock, 1);
 }
 
 int64_t sale_item_number(int port, int64_t item, const char *field)

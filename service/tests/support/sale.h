@@ -14,6 +14,9 @@
 
 /* Creates an item through the admin API; aborts the test on failure. */
 int64_t sale_create_item(int port, const char *token, const char *name, int64_t stock);
+/* The same for a laboratory item ("lab": true), the only kind the
+ * laboratory's routes act on. */
+int64_t sale_create_lab_item(int port, const char *token, const char *name, int64_t stock);
 
 /* A number of the item's view (GET /api/v1/items/{id}): "sold",
  * "remaining", "queued", "persisted"... -1 (and the answer on stderr) when the

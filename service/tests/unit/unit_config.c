@@ -809,3 +809,43 @@ Test(config, a_bad_token_list_or_origin_stops_the_load_without_showing_a_token)
                  0, "%s", err);
     config_free(&cfg);
 }
+
+Test(config, lab_is_off_by_default_and_takes_on_off_true_false)
+{
+    config cfg;
+    char err[CONFIG_ERRLEN] = "";
+    config_init(&cfg);
+    cr_assert_eq(cfg.lab, 0, "the laboratory is off unless asked for");
+    const struct {
+        const char *text;
+        int lab;
+    } values[] = {{"on", 1}, {"off", 0}, {"true", 1}, {"false", 0}, {"ON", 1}, {"Off", 0}};
+    for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+        cr_assert_eq(config_set(&cfg, "lab", values[i].text, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(cfg.lab, values[i].lab, "lab = %s", values[i].text);
+    }
+    cr_assert_eq(config_set(&cfg, "lab", "maybe", err, sizeof(err)), -1);
+    cr_assert(strstr(err, "lab") && strstr(err, "maybe"), "%s", err);
+    config_free(&cfg);
+}
+
+Test(config, help_and_print_config_show_the_lab_switch_off)
+{
+    config cfg;
+    char err[CONFIG_ERRLEN];
+    char *out;
+    char *help[] = {"seckill-server", "--help", NULL};
+    config_init(&cfg);
+    cr_assert_eq(load(&cfg, help, &out, err, sizeof(err)), CONFIG_EXIT);
+    cr_assert(strstr(out, "--lab ") && strstr(out, "(default: off)"), "%s", out);
+    free(out);
+    char *print[] = {"seckill-server", "--print-config", NULL};
+    cr_assert_eq(load(&cfg, print, &out, err, sizeof(err)), CONFIG_EXIT);
+    cr_assert(strstr(out, "\nlab = off\n"), "%s", out);
+    free(out);
+    char *on[] = {"seckill-server", "--lab", "on", "--print-config", NULL};
+    cr_assert_eq(load(&cfg, on, &out, err, sizeof(err)), CONFIG_EXIT);
+    cr_assert(strstr(out, "\nlab = on\n"), "%s", out);
+    free(out);
+    config_free(&cfg);
+}
