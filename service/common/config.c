@@ -144,6 +144,9 @@ static const config_key keys[] = {
             "period of the sweep of dead workers' lists (0: never; heartbeat TTL 3 periods)"),
     INT_KEY(worker_metrics_port, "0", 0, 65535,
             "port of the worker's own GET /metrics, on host (0: none)"),
+    STR_KEY(migrations_dir, "", 0,
+            "folder of the SQL migrations of seckill-admin migrate (empty: the installed ones "
+            "beside the binary, else ./sql of a checkout)"),
     STR_KEY(log_level, "info", 0, "debug, info, warn or error"),
     BOOL_KEY(access_log, "false",
              "one log line per answered request (id, method, path, status, ms)"),
@@ -411,6 +414,7 @@ static unsigned readers(const char *key)
         {"pg_", READ_BY_ALL},
         {"log_level", READ_BY_ALL},
         {"worker_", READ_BY_WORKER},
+        {"migrations_", READ_BY_ADMIN},
         {"host", READ_BY_SERVER | READ_BY_WORKER},  /* the worker's /metrics listens on it */
         {"buyer_", READ_BY_SERVER | READ_BY_ADMIN}, /* seckill-admin buyer-token signs */
     };

@@ -62,6 +62,8 @@ typedef struct config {
     int worker_sweep_ms;     /* period of the recovery sweep; 0: never */
     int worker_expiry_ms;    /* period of the expiry sweep; 0: never */
     int worker_metrics_port; /* GET /metrics of the worker on host:port; 0: none */
+    /* seckill-admin */
+    char *migrations_dir; /* the sql/NNN_*.sql of migrate; empty: the installed ones, or ./sql */
     /* both */
     char *log_level;
     int access_log;        /* one log line per answered request */
