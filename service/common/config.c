@@ -12,6 +12,7 @@
 
 #include "buyer_token.h"
 #include "log.h"
+#include "metrics_http.h"
 #include "redis_cluster.h"
 #include "validate.h"
 #include "version.h"
@@ -64,6 +65,14 @@ static int check_cluster_seeds(const char *value, char *why, size_t whylen)
                                                                                              : 0;
 }
 
+/* metrics_listen: empty, or an address metrics_http can listen on. */
+static int check_metrics_listen(const char *value, char *why, size_t whylen)
+{
+    char host[METRICS_HTTP_HOST_MAX];
+    int port;
+    return !*value ? 0 : metrics_http_parse_address(value, host, &port, why, whylen);
+}
+
 /* By value: CONFIG_BUYER_AUTH_NONE, CONFIG_BUYER_AUTH_TOKEN. */
 static const char *const buyer_auth_words[] = {"none", "token", NULL};
 
@@ -75,6 +84,9 @@ static const config_key keys[] = {
     INT_KEY(max_connections, "16384", 16, 1000000, "open HTTP connections at most"),
     INT_KEY(connection_timeout_s, "30", 1, 3600, "idle HTTP connections are closed after this"),
     INT_KEY(max_body_bytes, "4096", 64, 16777216, "larger request bodies get 413"),
+    CHECKED_STR_KEY(metrics_listen, "", check_metrics_listen,
+                    "host:port of a listener of GET /metrics alone, without credential, for "
+                    "Prometheus on a private address (empty: /metrics on port)"),
     INT_KEY(per_ip_connection_limit, "0", 0, 1000000,
             "open HTTP connections per client IP at most (0: no limit)"),
     STR_KEY(admin_token, "", 1, "bearer token of the admin calls (empty: admin calls refused)"),

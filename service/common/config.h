@@ -22,6 +22,7 @@ typedef struct config {
     int max_connections;
     int connection_timeout_s;
     int max_body_bytes;
+    char *metrics_listen;        /* "host:port" of /metrics alone, no credential; empty: port's */
     int per_ip_connection_limit; /* 0: no limit */
     char *admin_token;           /* secret; empty: admin calls are refused */
     int allow_anonymous;         /* purchases without user_id, one new buyer each */
