@@ -58,9 +58,12 @@ void migrate_default_dir(char *out, size_t outlen)
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
     if (n > 0) {
         exe[n] = '\0';
-        snprintf(out, outlen, "%s/%s", dirname(exe), SECKILL_SQL_FROM_BIN);
-        if (is_dir(out))
+        char installed[PATH_MAX + sizeof(SECKILL_SQL_FROM_BIN) + 1], real[PATH_MAX];
+        snprintf(installed, sizeof(installed), "%s/%s", dirname(exe), SECKILL_SQL_FROM_BIN);
+        if (is_dir(installed)) {
+            snprintf(out, outlen, "%s", realpath(installed, real) ? real : installed);
             return;
+        }
     }
     snprintf(out, outlen, "sql");
 }
