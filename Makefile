@@ -4,7 +4,7 @@ ARGS ?=
 # Quieter nested builds: cmake runs make under us.
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all build run stop admin load test chaos bench bench-cluster fuzz experiments docker-check install-check lint format clean help
+.PHONY: all build run stop admin load test chaos bench bench-cluster fuzz experiments docker-check lint format clean help
 
 all: build ## the default: same as build
 
@@ -46,6 +46,7 @@ fuzz: ## fuzz the request parsers with libFuzzer for FUZZ_SECONDS (default 60)
 docker-check: ## build the image (base from debootstrap, no registry) and buy through it, alone and under docker-compose (as root; about 4 min cold)
 	scripts/docker_check.sh
 
+.PHONY: install-check
 install-check: ## docs/PRODUCTION.md tried on a clean Debian 12 root: install, migrate, nginx TLS, a purchase, reconcile (as root; about 10 min)
 	scripts/install_check.sh
 

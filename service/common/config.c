@@ -57,20 +57,20 @@ typedef struct config_key {
 /* An enum field is set through an int, as the other numbers are. */
 _Static_assert(sizeof(config_buyer_auth) == sizeof(int), "config_buyer_auth is not int-sized");
 
-/* redis_cluster: a list of seeds redis_cluster.c can read (empty: none). */
-static int check_cluster_seeds(const char *value, char *why, size_t whylen)
-{
-    redis_cluster_node seeds[REDIS_CLUSTER_MAX_SEEDS];
-    return redis_cluster_seeds_parse(value, seeds, REDIS_CLUSTER_MAX_SEEDS, why, whylen) < 0 ? -1
-                                                                                             : 0;
-}
-
 /* metrics_listen: empty, or an address metrics_http can listen on. */
 static int check_metrics_listen(const char *value, char *why, size_t whylen)
 {
     char host[METRICS_HTTP_HOST_MAX];
     int port;
     return !*value ? 0 : metrics_http_parse_address(value, host, &port, why, whylen);
+}
+
+/* redis_cluster: a list of seeds redis_cluster.c can read (empty: none). */
+static int check_cluster_seeds(const char *value, char *why, size_t whylen)
+{
+    redis_cluster_node seeds[REDIS_CLUSTER_MAX_SEEDS];
+    return redis_cluster_seeds_parse(value, seeds, REDIS_CLUSTER_MAX_SEEDS, why, whylen) < 0 ? -1
+                                                                                             : 0;
 }
 
 /* By value: CONFIG_BUYER_AUTH_NONE, CONFIG_BUYER_AUTH_TOKEN. */
