@@ -18,8 +18,9 @@
 #    created and one unit bought through nginx over TLS, the order persisted by the worker, both
 #    /metrics on their own addresses, check:backup and check:reconcile (exit 0: the books balance).
 #
-# Needs root (debootstrap, chroot, mounts, namespaces). About 10 minutes on two busy cores, most of
-# it apt and the build. Everything started is stopped by pid; the mounts are undone on exit.
+# Needs root (debootstrap, chroot, mounts, namespaces). On two busy cores: about 6 minutes (5 of them
+# apt), and 5 more the first time for debootstrap. Everything started is stopped by pid; the mounts
+# are undone on exit.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
