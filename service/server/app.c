@@ -229,10 +229,11 @@ void app_free(app *a)
 {
     if (!a)
         return;
-    /* No new connections; then every request read gets its answer (with
-     * Connection: close) while the loops and the pool still run. */
+    /* Scrapes first: they read the gate and the metrics freed below. */
     metrics_http_stop(a->metrics_http);
     store_free(a->metrics_store);
+    /* No new connections; then every request read gets its answer (with
+     * Connection: close) while the loops and the pool still run. */
     http_server_quiesce(a->http);
     int left = http_server_drain(a->http, APP_DRAIN_MS);
     if (left > 0)
