@@ -49,6 +49,10 @@ fuzz: ## fuzz the request parsers with libFuzzer for FUZZ_SECONDS (default 60)
 docker-check: ## build the image (base from debootstrap, no registry) and buy through it, alone and under docker-compose (as root; about 4 min cold)
 	scripts/docker_check.sh
 
+.PHONY: install-check
+install-check: ## docs/PRODUCTION.md tried on a clean Debian 12 root: install, migrate, nginx TLS, a purchase, reconcile (as root; about 10 min)
+	scripts/install_check.sh
+
 lint: ## shellcheck, clang-format check, docker-compose files validation
 	scripts/lint.sh
 

@@ -34,7 +34,7 @@ trap 'exit 143' TERM
 SECKILL_PG_FAST=1 services_start "$dir"
 # shellcheck source=/dev/null
 source "$dir/env"
-scripts/migrate.sh
+SECKILL_ADMIN_BIN=$build/seckill-admin scripts/migrate.sh
 export SECKILL_ADMIN_TOKEN=test-admin-token SECKILL_TEST_DIR=$dir
 # The servers the tests start run the laboratory (the key lab; SECKILL_LAB=OFF above chose the
 # build without it, whose servers answer 404 lab_off all the same); a test of the default takes

@@ -1,19 +1,22 @@
-/* admin_main.c: seckill-admin, the operator's tool. Two commands:
+/* admin_main.c: seckill-admin, the operator's tool. Three commands:
  *   seckill-admin reconcile [--json] [--hold | --rebuild] [config options]
  *   seckill-admin buyer-token USER [--ttl S] [config options]
- * Exit codes: 0 the books balance (or were rebuilt), or the token was
- * printed; 1 drift found, or returns owed that only a rebuild makes; 2 bad
- * usage or config; 3 Redis or PostgreSQL unreachable, or a rebuild that
- * failed. */
+ *   seckill-admin migrate [config options]
+ * Exit codes: 0 the books balance (or were rebuilt), the token was printed,
+ * or the schema is up to date; 1 drift found, returns owed that only a
+ * rebuild makes, or a migration failed; 2 bad usage or config; 3 Redis or
+ * PostgreSQL unreachable, or a rebuild that failed. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "backend.h"
 #include "buyer_token.h"
 #include "config.h"
 #include "log.h"
+#include "migrate.h"
 #include "reconcile.h"
 #include "redis_nodes.h"
 #include "validate.h"
@@ -22,13 +25,19 @@
 #define TOKEN_TTL_DEFAULT 3600
 #define TOKEN_TTL_MAX (365 * 86400)
 
-typedef enum { COMMAND_NONE, COMMAND_RECONCILE, COMMAND_BUYER_TOKEN } admin_command;
+typedef enum {
+    COMMAND_NONE,
+    COMMAND_RECONCILE,
+    COMMAND_BUYER_TOKEN,
+    COMMAND_MIGRATE
+} admin_command;
 
 static void usage(FILE *out)
 {
     fprintf(out,
             "Usage: seckill-admin reconcile [--json] [--hold | --rebuild] [config options]\n"
-            "       seckill-admin buyer-token USER [--ttl S] [config options]\n\n"
+            "       seckill-admin buyer-token USER [--ttl S] [config options]\n"
+            "       seckill-admin migrate [config options]\n\n"
             "reconcile compares every item's sold units in Redis with its orders in\n"
             "PostgreSQL and in its pending hash, and prints the drift. --rebuild sets the\n"
             "drifting items' stock and buyers in Redis back from those orders, and gives\n"
@@ -40,9 +49,14 @@ static void usage(FILE *out)
             "for S seconds (default %d, at most %d), signed with buyer_token_secret\n"
             "(SECKILL_BUYER_TOKEN_SECRET, at least %d bytes) as a shop's login service\n"
             "signs them: for trying and testing a server with buyer_auth = token.\n\n"
+            "migrate applies the SQL migrations of migrations_dir (default: those installed\n"
+            "beside seckill-admin, else ./sql) that PostgreSQL has not applied yet, in\n"
+            "order, each in one transaction, and prints the schema version. Forward only;\n"
+            "safe to repeat, and to run from two hosts at once (an advisory lock).\n\n"
             "Config options as for seckill-server (--help lists them).\n"
-            "Exit: 0 balanced, rebuilt or printed, 1 drift or returns owed (a rebuild\n"
-            "mends them), 2 usage, 3 backend unreachable or a rebuild that failed.\n",
+            "Exit: 0 balanced, rebuilt, printed or migrated, 1 drift, returns owed (a rebuild\n"
+            "mends them) or a migration failed, 2 usage, 3 backend unreachable or a rebuild\n"
+            "that failed.\n",
             TOKEN_TTL_DEFAULT, TOKEN_TTL_MAX, BUYER_TOKEN_SECRET_MIN);
 }
 
@@ -129,6 +143,34 @@ static int reconcile(const config *cfg, int json, mend how)
     return code;
 }
 
+/* Applies the migrations PostgreSQL lacks. Returns the exit code. */
+static int migrate(const config *cfg)
+{
+    char dir[4096], err[1024];
+    if (cfg->migrations_dir[0])
+        snprintf(dir, sizeof(dir), "%s", cfg->migrations_dir);
+    else
+        migrate_default_dir(dir, sizeof(dir));
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr,
+                "seckill-admin: migrate: no folder of migrations at %s (migrations_dir names "
+                "it)\n",
+                dir);
+        return 2;
+    }
+    PGconn *pg = backend_pg_connect(cfg, err, sizeof(err));
+    int code = 3;
+    if (pg && migrate_run(pg, dir, stdout, err, sizeof(err)) >= 0)
+        code = 0;
+    else if (pg && PQstatus(pg) == CONNECTION_OK)
+        code = 1;
+    if (code != 0)
+        fprintf(stderr, "seckill-admin: migrate: %s\n", err);
+    PQfinish(pg);
+    return code;
+}
+
 int main(int argc, char **argv)
 {
     int json = 0, rest = 1;
@@ -140,6 +182,8 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (command == COMMAND_NONE && strcmp(argv[i], "reconcile") == 0) {
             command = COMMAND_RECONCILE;
+        } else if (command == COMMAND_NONE && strcmp(argv[i], "migrate") == 0) {
+            command = COMMAND_MIGRATE;
         } else if (command == COMMAND_NONE && strcmp(argv[i], "buyer-token") == 0) {
             command = COMMAND_BUYER_TOKEN;
             /* USER comes right after the command; a flag there means none. */
@@ -186,12 +230,14 @@ int main(int argc, char **argv)
     }
     log_set_level(LOG_WARN);
     int code;
-    if (command == COMMAND_BUYER_TOKEN && (json || how != MEND_NONE)) {
+    if (command != COMMAND_RECONCILE && (json || how != MEND_NONE)) {
         fprintf(stderr, "seckill-admin: --json, --hold and --rebuild belong to reconcile\n");
         code = 2;
-    } else if (command == COMMAND_RECONCILE && ttl) {
+    } else if (command != COMMAND_BUYER_TOKEN && ttl) {
         fprintf(stderr, "seckill-admin: --ttl belongs to buyer-token\n");
         code = 2;
+    } else if (command == COMMAND_MIGRATE) {
+        code = migrate(&cfg);
     } else if (command == COMMAND_BUYER_TOKEN) {
         code = print_buyer_token(&cfg, user, ttl);
     } else {

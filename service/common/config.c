@@ -14,6 +14,7 @@
 #include "cors.h"
 #include "credentials.h"
 #include "log.h"
+#include "metrics_http.h"
 #include "redis_cluster.h"
 #include "validate.h"
 #include "version.h"
@@ -68,6 +69,14 @@ typedef struct config_key {
 /* An enum field is set through an int, as the other numbers are. */
 _Static_assert(sizeof(config_buyer_auth) == sizeof(int), "config_buyer_auth is not int-sized");
 
+/* metrics_listen: empty, or an address metrics_http can listen on. */
+static int check_metrics_listen(const char *value, char *why, size_t whylen)
+{
+    char host[METRICS_HTTP_HOST_MAX];
+    int port;
+    return !*value ? 0 : metrics_http_parse_address(value, host, &port, why, whylen);
+}
+
 /* redis_cluster: a list of seeds redis_cluster.c can read (empty: none). */
 static int check_cluster_seeds(const char *value, char *why, size_t whylen)
 {
@@ -90,6 +99,9 @@ static const config_key keys[] = {
     INT_KEY(max_connections, "16384", 16, 1000000, "open HTTP connections at most"),
     INT_KEY(connection_timeout_s, "30", 1, 3600, "idle HTTP connections are closed after this"),
     INT_KEY(max_body_bytes, "4096", 64, 16777216, "larger request bodies get 413"),
+    CHECKED_STR_KEY(metrics_listen, "", check_metrics_listen,
+                    "host:port of a listener of GET /metrics alone, without credential, for "
+                    "Prometheus on a private address (empty: /metrics on port)"),
     INT_KEY(per_ip_connection_limit, "0", 0, 1000000,
             "open HTTP connections per client IP at most (0: no limit)"),
     STR_KEY(admin_token, "", 1,
@@ -179,6 +191,9 @@ static const config_key keys[] = {
             "period of the sweep of dead workers' lists (0: never; heartbeat TTL 3 periods)"),
     INT_KEY(worker_metrics_port, "0", 0, 65535,
             "port of the worker's own GET /metrics, on host (0: none)"),
+    STR_KEY(migrations_dir, "", 0,
+            "folder of the SQL migrations of seckill-admin migrate (empty: the installed ones "
+            "beside the binary, else ./sql of a checkout)"),
     STR_KEY(log_level, "info", 0, "debug, info, warn or error"),
     BOOL_KEY(access_log, "false",
              "one log line per answered request (id, method, path, status, ms)"),
@@ -449,6 +464,7 @@ static unsigned readers(const char *key)
         {"pg_", READ_BY_ALL},
         {"log_level", READ_BY_ALL},
         {"worker_", READ_BY_WORKER},
+        {"migrations_", READ_BY_ADMIN},
         {"host", READ_BY_SERVER | READ_BY_WORKER},  /* the worker's /metrics listens on it */
         {"buyer_", READ_BY_SERVER | READ_BY_ADMIN}, /* seckill-admin buyer-token signs */
     };

@@ -25,6 +25,7 @@ typedef struct config {
     int max_connections;
     int connection_timeout_s;
     int max_body_bytes;
+    char *metrics_listen;        /* "host:port" of /metrics alone, no credential; empty: port's */
     int per_ip_connection_limit; /* 0: no limit */
     char *admin_token;           /* secret; a credential of scope admin (credentials.h) */
     char *admin_tokens;          /* secret; "token,...": more of scope admin */
@@ -72,6 +73,8 @@ typedef struct config {
     int worker_sweep_ms;     /* period of the recovery sweep; 0: never */
     int worker_expiry_ms;    /* period of the expiry sweep; 0: never */
     int worker_metrics_port; /* GET /metrics of the worker on host:port; 0: none */
+    /* seckill-admin */
+    char *migrations_dir; /* the sql/NNN_*.sql of migrate; empty: the installed ones, or ./sql */
     /* both */
     char *log_level;
     int access_log;        /* one log line per answered request */

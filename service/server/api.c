@@ -57,10 +57,7 @@ static void reply_item(http_exchange *ex, int status, const item_view *v)
  * this pool thread's connection). */
 static void reply_metrics(app *a, store *s, http_exchange *ex)
 {
-    metrics_gauges g = {.soldout_flags = gate_sold_out_count(a->gate), -1, -1, -1, -1};
-    if (s)
-        store_gauges(s, &g);
-    char *text = metrics_render(a->metrics, &g);
+    char *text = app_metrics_text(a, s);
     if (!text) {
         http_exchange_reply_error(ex, SK_INTERNAL, "out of memory");
         return;

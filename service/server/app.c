@@ -207,6 +207,23 @@ void app_plug(app *a, const app_plugin *p)
     a->plugin = *p;
 }
 
+char *app_metrics_text(app *a, store *s)
+{
+    metrics_gauges g = {.soldout_flags = gate_sold_out_count(a->gate), -1, -1, -1, -1};
+    if (s)
+        store_gauges(s, &g);
+    return metrics_render(a->metrics, &g);
+}
+
+/* metrics_listen's answer, on its listener's thread. */
+static char *render_listened(void *ctx)
+{
+    app *a = ctx;
+    if (!a->metrics_store)
+        a->metrics_store = store_create(a->cfg, &a->scripts, a->metrics);
+    return app_metrics_text(a, a->metrics_store);
+}
+
 int app_start(app *a, http_handler handler, char *err, size_t errlen)
 {
     events_handler h = {on_message, on_resync, a};
@@ -220,6 +237,16 @@ int app_start(app *a, http_handler handler, char *err, size_t errlen)
     if (!a->http)
         return -1;
     http_server_observe(a->http, observe_answer, a);
+    if (a->cfg->metrics_listen[0]) {
+        char host[METRICS_HTTP_HOST_MAX];
+        int port;
+        if (metrics_http_parse_address(a->cfg->metrics_listen, host, &port, err, errlen) < 0)
+            return -1;
+        a->metrics_http = metrics_http_start(host, port, render_listened, a, err, errlen);
+        if (!a->metrics_http)
+            return -1;
+        log_msg(LOG_INFO, "server", "/metrics on http://%s:%d/metrics", host, port);
+    }
     return 0;
 }
 
@@ -232,6 +259,9 @@ void app_free(app *a)
 {
     if (!a)
         return;
+    /* Scrapes first: they read the gate and the metrics freed below. */
+    metrics_http_stop(a->metrics_http);
+    store_free(a->metrics_store);
     /* No new connections; then every request read gets its answer (with
      * Connection: close) while the loops and the pool still run. */
     http_server_quiesce(a->http);

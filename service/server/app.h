@@ -16,6 +16,7 @@
 #include "events.h"
 #include "http_server.h"
 #include "metrics.h"
+#include "metrics_http.h"
 #include "order.h"
 #include "pool.h"
 #include "ratelimit.h"
@@ -68,6 +69,11 @@ typedef struct app {
     const char *route_names[ROUTE_COUNT]; /* the metrics' labels */
     http_server *http;
     int access_fd; /* the access log's: access_log_file, or stderr */
+    /* metrics_listen's listener, and the Redis connections of its gauges
+     * (used on its one thread only, made at its first scrape); NULL when
+     * /metrics is on port alone. */
+    metrics_http *metrics_http;
+    struct store *metrics_store;
 } app;
 
 /* Connects to Redis (scripts, node number), starts the pool.
@@ -79,9 +85,14 @@ app *app_create(const config *cfg, char *err, size_t errlen);
 void app_plug(app *a, const app_plugin *p);
 
 /* Subscribes to the round announcements and serves HTTP with handler (ctx:
- * the app), each HTTP loop with a Redis connection of its own. Returns 0, or
- * -1 with err set. */
+ * the app), each HTTP loop with a Redis connection of its own; and /metrics
+ * on metrics_listen when set. Returns 0, or -1 with err set. */
 int app_start(app *a, http_handler handler, char *err, size_t errlen);
+
+/* The text of /metrics: the counters, and the gauges read now, those in
+ * Redis through s (NULL: unknown). The caller frees it; NULL when out of
+ * memory. */
+char *app_metrics_text(app *a, struct store *s);
 
 /* The purchase path's Redis connection of the loop that holds ex; on that
  * loop's thread (the handler's). */

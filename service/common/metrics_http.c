@@ -2,6 +2,7 @@
 #include "metrics_http.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +58,33 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     enum MHD_Result rc = answer(conn, 200, "text/plain; version=0.0.4", text, strlen(text));
     free(text);
     return rc;
+}
+
+int metrics_http_parse_address(const char *text, char host[METRICS_HTTP_HOST_MAX], int *port,
+                               char *why, size_t whylen)
+{
+    const char *colon = strrchr(text, ':');
+    struct in_addr ignored;
+    size_t hostlen = colon ? (size_t)(colon - text) : 0;
+    if (!colon || hostlen == 0 || hostlen >= METRICS_HTTP_HOST_MAX) {
+        snprintf(why, whylen, "expected host:port (an IPv4 address), got '%s'", text);
+        return -1;
+    }
+    memcpy(host, text, hostlen);
+    host[hostlen] = '\0';
+    if (inet_pton(AF_INET, host, &ignored) != 1) {
+        snprintf(why, whylen, "'%s' is not an IPv4 address (in '%s')", host, text);
+        return -1;
+    }
+    char *end;
+    errno = 0;
+    long p = strtol(colon + 1, &end, 10);
+    if (colon[1] < '0' || colon[1] > '9' || *end || errno || p < 1 || p > 65535) {
+        snprintf(why, whylen, "the port of '%s' is not 1 to 65535", text);
+        return -1;
+    }
+    *port = (int)p;
+    return 0;
 }
 
 metrics_http *metrics_http_start(const char *host, int port, metrics_http_render render, void *ctx,
