@@ -5,5 +5,6 @@
 -- never comes back for the same item, which is what sold-out flags and
 -- Redis's keys rely on. Items made before keep their rounds: their orders
 -- and Redis's state name them, and each still grows by one at a reset.
+-- The sequence stays: binaries of the release before this one, still
+-- running while an upgrade migrates (docs/PRODUCTION.md), reset with it.
 ALTER TABLE items ALTER COLUMN round SET DEFAULT 1;
-DROP SEQUENCE item_rounds;

@@ -78,7 +78,7 @@ static void keep_pending(void *ctx, const order *o)
  * r->waiting the orders PostgreSQL already holds, so none is counted twice.
  * Returns 0, or -1 when PostgreSQL fails. */
 #define RECONCILE_ID_CHUNK 5000
-static int drop_persisted(PGconn *pg, reconcile_report *r)
+int reconcile_drop_persisted(PGconn *pg, reconcile_report *r)
 {
     char *ids = malloc(RECONCILE_ID_CHUNK * 21 + 3);
     if (!ids)
@@ -211,6 +211,28 @@ static int read_redis_item(redis_nodes *rn, reconcile_item *it)
     return 0;
 }
 
+int reconcile_read_pending(redis_nodes *rn, const reconcile_item *it, reconcile_report *out)
+{
+    reconcile_report all = {0};
+    int ok = 1;
+    for (int j = 0; j < it->segments && ok; j++) {
+        char pending[KEYS_MAX];
+        keys_pending(pending, sizeof(pending), keys_segment(it->id, j, it->segments));
+        ok = for_each_pending(rn, pending, keep_pending, &all) == 0 && !all.waiting_failed;
+    }
+    memset(out, 0, sizeof(*out));
+    for (size_t i = 0; ok && i < all.nwaiting; i++)
+        if (all.waiting[i].item_id == it->id && all.waiting[i].round == it->round)
+            keep_pending(out, &all.waiting[i]);
+    ok = ok && !out->waiting_failed;
+    free(all.waiting);
+    if (!ok) {
+        free(out->waiting);
+        memset(out, 0, sizeof(*out));
+    }
+    return ok ? 0 : -1;
+}
+
 /* Adds the key id of every segment of r's items to queues[0..*n), and
  * leaves each id there once, sorted. 0, or -1 when out of memory. */
 static int add_item_queues(const reconcile_report *r, int64_t **queues, size_t *n)
@@ -303,7 +325,7 @@ int reconcile_scan(redis_nodes *rn, PGconn *pg, reconcile_report *out, char *err
         out->dead += redis_int(rn, "LLEN", dead, &ok);
     }
     free(queues);
-    if (ok && drop_persisted(pg, out) < 0) {
+    if (ok && reconcile_drop_persisted(pg, out) < 0) {
         snprintf(err, errlen, "postgresql: %s", PQerrorMessage(pg));
         reconcile_report_free(out);
         return -1;

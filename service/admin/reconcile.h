@@ -119,4 +119,13 @@ int reconcile_hold(redis_nodes *rn, const reconcile_report *r, char *err, size_t
 int reconcile_rebuild(redis_nodes *rn, PGconn *pg, const reconcile_report *r, FILE *progress,
                       char *err, size_t errlen);
 
+/* The pending orders of item it's round, read again now from every segment's
+ * pending hash into out->waiting (out holds nothing else; the caller frees
+ * out->waiting). 0, or -1 when Redis fails or memory runs out. */
+int reconcile_read_pending(redis_nodes *rn, const reconcile_item *it, reconcile_report *out);
+
+/* Drops from r->waiting the orders PostgreSQL holds (on pg: inside a
+ * transaction, as its snapshot sees them). 0, or -1 when PostgreSQL fails. */
+int reconcile_drop_persisted(PGconn *pg, reconcile_report *r);
+
 #endif

@@ -158,6 +158,7 @@ typedef struct rebuild {
     int64_t said_ms; /* when progress was last said */
     char *err;
     size_t errlen;
+    int archived; /* archived after the scan, as the snapshot says: it stays off sale */
 } rebuild;
 
 static void segment_init(segment *sg, const reconcile_item *it, int j)
@@ -385,6 +386,10 @@ static int commit_once(rebuild *rb, const segment *sg, int64_t remaining, int64_
     const int staged[] = {sg->has_buyers, sg->has_returned, sg->has_given_back};
     size_t replies = 4; /* MULTI, UNLINK, HSET, EXEC */
     redisAppendCommand(redis, "MULTI");
+    if (rb->archived) {
+        redisAppendCommand(redis, "HSET %s archived 1", sg->state);
+        replies++;
+    }
     redisAppendCommand(redis, "UNLINK %s %s %s", sg->buyers, sg->returned, sg->given_back);
     for (int k = 0; k < 3; k++) {
         if (staged[k]) {
@@ -480,17 +485,47 @@ static int rebuild_item(rebuild *rb)
     }
     if (hold_item(rb->rn, it, rb->err, rb->errlen) < 0)
         return -1;
+    /* The orders still pending, read again once the item is off sale (no
+     * new one can come) and before the snapshot: the scan's list is older,
+     * and servers may have sold until the hold. Each order is then in the
+     * list or in the snapshot (the worker commits before it acknowledges),
+     * and those in both are dropped from the list inside the snapshot. */
+    reconcile_report now;
+    if (reconcile_read_pending(rb->rn, it, &now) < 0) {
+        snprintf(rb->err, rb->errlen, "redis: reading the pending orders failed (logged above)");
+        return -1;
+    }
+    rb->rep = &now;
     PGresult *begin =
         query(rb, NULL, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", PGRES_COMMAND_OK);
-    if (!begin)
-        return -1;
+    int in_snapshot = begin != NULL, rc = in_snapshot ? 0 : -1;
     PQclear(begin);
-    int rc = 0;
+    if (rc == 0 && reconcile_drop_persisted(rb->pg, &now) < 0) {
+        snprintf(rb->err, rb->errlen, "postgresql: %s", PQerrorMessage(rb->pg));
+        rc = -1;
+    }
+    /* Archived since the scan: the state set back keeps the mark, or the
+     * rebuild would put it on sale again. */
+    char id_s[24];
+    snprintf(id_s, sizeof(id_s), "%" PRId64, it->id);
+    const char *p[] = {id_s};
+    PGresult *archived =
+        rc == 0 ? PQexecParams(rb->pg, "SELECT archived_at IS NOT NULL FROM items WHERE id = $1", 1,
+                               NULL, p, NULL, NULL, 0)
+                : NULL;
+    if (rc == 0 && PQresultStatus(archived) != PGRES_TUPLES_OK) {
+        snprintf(rb->err, rb->errlen, "postgresql: %s", PQerrorMessage(rb->pg));
+        rc = -1;
+    }
+    rb->archived = rc == 0 && PQntuples(archived) == 1 && PQgetvalue(archived, 0, 0)[0] == 't';
+    PQclear(archived);
     for (int j = 0; j < segments && rc == 0; j++)
         rc = stage_segment(rb, &sg[j]);
     for (int j = segments - 1; j >= 0 && rc == 0; j--)
         rc = commit_and_announce(rb, &sg[j]);
-    PQclear(PQexec(rb->pg, rc == 0 ? "COMMIT" : "ROLLBACK"));
+    if (in_snapshot)
+        PQclear(PQexec(rb->pg, rc == 0 ? "COMMIT" : "ROLLBACK"));
+    free(now.waiting);
     return rc;
 }
 
@@ -518,7 +553,7 @@ int reconcile_rebuild(redis_nodes *rn, PGconn *pg, const reconcile_report *r, FI
         const reconcile_item *it = &r->items[i];
         if (!reconcile_item_needs_rebuild(it))
             continue;
-        rebuild rb = {rn, pg, r, it, progress, backend_mono_ms(), why, sizeof(why)};
+        rebuild rb = {rn, pg, r, it, progress, backend_mono_ms(), why, sizeof(why), 0};
         if (rebuild_item(&rb) == 0) {
             rebuilt++;
             continue;

@@ -118,7 +118,7 @@ static const config_key keys[] = {
     CHECKED_STR_KEY(
         cors_origins, "", cors_check_list,
         "scheme://host[:port],... of the shop's pages whose browsers may call the buyer "
-        "routes (purchase, orders, cancel) from another origin (empty: none)"),
+        "routes (purchase, orders, cancel, the item reads) from another origin (empty: none)"),
     BOOL_KEY(allow_anonymous, "false", "purchases without user_id, each one a new buyer"),
     INT_KEY(lock_ttl_ms, "5000", 1, 3600000,
             "unused: the purchase path has no buyer's lock (old files may set it)"),

@@ -74,6 +74,15 @@ static int return_call(redis_nodes *rn, const scripts *sc, const order_ref *o, s
     int64_t round = r->element[0]->integer, changes = r->element[1]->integer;
     int64_t units = r->element[3]->integer;
     freeReplyObject(r);
+    /* No state: the item is off sale while a rebuild sets it back (or
+     * Redis lost it). Nothing was given back, so the return stays owed:
+     * the sweep makes it once the state is back, where the rebuild's
+     * returned marks say whether the units are already counted. */
+    if (round == 0) {
+        log_msg(LOG_INFO, component, "item %" PRId64 " has no state in redis: returns stay owed",
+                key);
+        return -1;
+    }
     if (units > 0)
         order_return_announce(rn, key, round, changes, component);
     return 0;
