@@ -458,6 +458,21 @@ static void set_limit(int64_t item, int limit)
     freeReplyObject(redisCommand(redis, "HSET %s limit %d", state, limit));
 }
 
+Test(reserve_batch, a_return_to_an_item_without_state_stays_owed)
+{
+    /* An item held off sale by a rebuild (its state removed) takes nothing
+     * back: the return is not confirmed, so it stays owed for the sweep. */
+    item_reset(ITEM, 5, 3);
+    char state[KEYS_MAX];
+    keys_item_state(state, sizeof(state), ITEM);
+    freeReplyObject(redisCommand(redis, "DEL %s", state));
+    order_ref o = {.id = 4242, .item_id = ITEM, .round = 3, .user_id = 7, .quantity = 1};
+    unsigned char done[1] = {1};
+    cr_assert_eq(order_return_redis(nodes, &sc, &o, 1, done, "test"), -1);
+    cr_assert_eq(done[0], 0, "owed, not confirmed");
+    cr_assert_eq(harness_redis_int(redis, "EXISTS", state), 0, "no state made up");
+}
+
 Test(reserve_batch, a_return_gives_the_units_back_once_however_often_it_runs)
 {
     item_reset(ITEM, 5, 3);
