@@ -17,7 +17,7 @@ clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
     service/tests/fuzz/fuzz_request.c \
     "$common"/*.c "$server"/{events,http_framing,router,gate}.c \
     build/generated/scripts_embedded.c \
-    $(pkg-config --cflags --libs hiredis jansson libpq libcrypto) -lpthread \
+    $(pkg-config --cflags --libs hiredis jansson libpq libcrypto libmicrohttpd) -lpthread \
     -o "$out/fuzz_request"
 cp -n service/tests/fuzz/corpus/* "$out/corpus/" 2>/dev/null || true
 "$out/fuzz_request" -max_total_time="$seconds" -max_len=4096 -timeout=5 \

@@ -138,6 +138,9 @@ async function main() {
     await page.click(`tr[data-order="${order}"] button`);
     await page.waitForFunction(() => /cancelled/.test(document.querySelector('#status').textContent));
     assert.equal((await admin(base, 'GET', `/api/v1/orders/${order}`)).body.status, 'cancelled');
+    // The page says "cancelled" first, then reads the item again: wait for that read.
+    await page.waitForFunction(() => /5 left/.test(document.querySelector('#item').textContent),
+                               null, {timeout: 10000});
     assert.match(await page.textContent('#item'), /5 left/, 'the unit came back');
     assert.deepEqual(pageErrors, [], 'the page raised no JavaScript error');
 
