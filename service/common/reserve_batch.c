@@ -18,6 +18,12 @@ void reserve_batch_init_segment(reserve_batch *b, int64_t item, int64_t key_id, 
     snprintf(b->item_s, sizeof(b->item_s), "%" PRId64, item);
     snprintf(b->bound_s, sizeof(b->bound_s), "%d", max_pending);
     snprintf(b->key_id_s, sizeof(b->key_id_s), "%" PRId64, key_id);
+    reserve_batch_guard(b, 0);
+}
+
+void reserve_batch_guard(reserve_batch *b, int ttl_ms)
+{
+    snprintf(b->lock_ttl_s, sizeof(b->lock_ttl_s), "%d", ttl_ms > 0 ? ttl_ms : 0);
 }
 
 void reserve_batch_init(reserve_batch *b, int64_t item, int max_pending)
@@ -61,6 +67,7 @@ int reserve_batch_keys_args(reserve_batch *b)
     ka[n++] = b->item_s;
     ka[n++] = b->bound_s;
     ka[n++] = b->key_id_s;
+    ka[n++] = b->lock_ttl_s;
     for (int i = 0; i < b->n; i++) {
         ka[n++] = b->buyer[i].user_s;
         ka[n++] = b->buyer[i].order_s;

@@ -28,10 +28,10 @@ typedef struct reserve_batch_buyer {
     char mode[RESERVE_MODE_MAX];
 } reserve_batch_buyer;
 
-/* EVALSHA, digest, numkeys, 5 keys, 3 arguments, then four arguments a
+/* EVALSHA, digest, numkeys, 5 keys, 4 arguments, then four arguments a
  * buyer. */
 #define RESERVE_BATCH_NKEYS 5
-#define RESERVE_BATCH_ARGV (3 + RESERVE_BATCH_NKEYS + 3 + 4 * RESERVE_BATCH_MAX)
+#define RESERVE_BATCH_ARGV (3 + RESERVE_BATCH_NKEYS + 4 + 4 * RESERVE_BATCH_MAX)
 
 typedef struct reserve_batch {
     int64_t item;
@@ -39,7 +39,7 @@ typedef struct reserve_batch {
     int n;          /* buyers so far */
     char state_key[KEYS_MAX], buyers_key[KEYS_MAX], queue_key[KEYS_MAX], pending_key[KEYS_MAX],
         given_back_key[KEYS_MAX]; /* all in the slot of key_id */
-    char item_s[24], bound_s[24], key_id_s[24], numkeys[12];
+    char item_s[24], bound_s[24], key_id_s[24], lock_ttl_s[12], numkeys[12];
     reserve_batch_buyer buyer[RESERVE_BATCH_MAX];
     const char *keys_args[RESERVE_BATCH_ARGV]; /* filled by reserve_batch_argv: */
     const char *argv[RESERVE_BATCH_ARGV];      /* the call, from keys_args */
@@ -47,11 +47,16 @@ typedef struct reserve_batch {
 } reserve_batch;
 
 /* An empty batch of item; max_pending bounds the orders waiting for
- * PostgreSQL (0: none). */
+ * PostgreSQL (0: none). It takes no order lock (reserve_batch_guard). */
 void reserve_batch_init(reserve_batch *b, int64_t item, int max_pending);
 
 /* An empty batch of the segment of item whose keys are key_id's. */
 void reserve_batch_init_segment(reserve_batch *b, int64_t item, int64_t key_id, int max_pending);
+
+/* Makes the batch take, for each buyer it counts and accepts, the buyer's
+ * order lock (keys_order_lock) for ttl_ms, and answer in_progress to a buyer
+ * whose lock stands (order_guard = lock); 0: no lock (order_guard = script). */
+void reserve_batch_guard(reserve_batch *b, int ttl_ms);
 
 /* Adds a buyer (user, ignored when anonymous: the order id stands for the
  * buyer) asking for quantity units (>= 1) under order id order_id. Returns
