@@ -15,6 +15,8 @@
 -- KEYS[5] units the buyers gave back this round      ({item:N}:given_back)
 --         {user_id -> units of their cancelled and expired orders, and of
 --          their released holds}
+-- KEYS[5 + i] buyer i's order lock, when ARGV[4] > 0 (seckill:{item:N}:lock:
+--         <user id>)
 -- ARGV[1] item id, ARGV[2] the most orders KEYS[4] may hold (0: no bound),
 -- ARGV[3] the key id of these keys (keys.h: the item id, or one of its
 -- segments'), ARGV[4] the TTL in ms of a buyer's order lock (0: no lock,
@@ -22,8 +24,8 @@
 -- user id, order id, mode, quantity.
 --
 -- The order lock guards the creation of one buyer's order, from its
--- reservation until the worker has it in PostgreSQL: seckill:{item:K}:lock:
--- <user id>, K = ARGV[3] (named here, one per buyer, in the slot of KEYS),
+-- reservation until the worker has it in PostgreSQL: KEYS[5 + i],
+-- seckill:{item:K}:lock:<user id> (K = ARGV[3], in the slot of the rest),
 -- holding the order id, taken with PX ARGV[4] for each buyer counted here
 -- (modes 0 and h) whose order is queued or held; while it stands, the
 -- buyer's next purchase is answered in_progress and changes nothing. The
@@ -155,9 +157,6 @@ local function numbered_after(user, have)
     end
     return have + (tonumber(redis.call('HGET', KEYS[5], user) or '0') or 0)
 end
-local function lock_key(user)
-    return 'seckill:{item:' .. ARGV[3] .. '}:lock:' .. user
-end
 local taken = 0
 local queued, pending = {}, {}
 -- Takes quantity units for an order; home: the key id counting the buyer.
@@ -220,8 +219,8 @@ for i = 1, n do
             redis.call('HINCRBY', KEYS[5], user, quantity)
             any_given_back = true
         end
-        if redis.call('GET', lock_key(user)) == order_id then
-            redis.call('DEL', lock_key(user))
+        if lock_ttl > 0 and redis.call('GET', KEYS[5 + i]) == order_id then
+            redis.call('DEL', KEYS[5 + i])
         end
         outcome = 'released'
     elseif (kind == '0' or kind == '1') and segments > 1 then
@@ -238,7 +237,7 @@ for i = 1, n do
             outcome = 'buyer_required'
         elseif window then
             outcome = window
-        elseif guarded and redis.call('EXISTS', lock_key(user)) == 1 then
+        elseif guarded and redis.call('EXISTS', KEYS[5 + i]) == 1 then
             outcome = 'in_progress'
         elseif stock <= 0 and kind ~= 'h' then
             outcome = 'sold_out'
@@ -261,7 +260,7 @@ for i = 1, n do
                 count(user, have)
             end
             if guarded then
-                redis.call('SET', lock_key(user), order_id, 'PX', lock_ttl)
+                redis.call('SET', KEYS[5 + i], order_id, 'PX', lock_ttl)
             end
             if outcome == 'held' then
                 have = first

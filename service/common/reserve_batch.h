@@ -26,17 +26,19 @@
 typedef struct reserve_batch_buyer {
     char user_s[24], order_s[24], quantity_s[12];
     char mode[RESERVE_MODE_MAX];
+    char lock[KEYS_MAX]; /* the buyer's order lock on these keys (keys_order_lock) */
 } reserve_batch_buyer;
 
-/* EVALSHA, digest, numkeys, 5 keys, 4 arguments, then four arguments a
- * buyer. */
-#define RESERVE_BATCH_NKEYS 5
-#define RESERVE_BATCH_ARGV (3 + RESERVE_BATCH_NKEYS + 4 + 4 * RESERVE_BATCH_MAX)
+/* EVALSHA, digest, numkeys, the item's 5 keys, a guarded batch's lock key a
+ * buyer, 4 arguments, then four arguments a buyer. */
+#define RESERVE_BATCH_NKEYS 5 /* an unguarded batch's keys; reserve_batch_nkeys */
+#define RESERVE_BATCH_ARGV (3 + RESERVE_BATCH_NKEYS + 4 + 5 * RESERVE_BATCH_MAX)
 
 typedef struct reserve_batch {
     int64_t item;
     int64_t key_id; /* the keys': the item's, or one of its segments' (keys.h) */
     int n;          /* buyers so far */
+    int guarded;    /* the buyers' order locks are taken (reserve_batch_guard) */
     char state_key[KEYS_MAX], buyers_key[KEYS_MAX], queue_key[KEYS_MAX], pending_key[KEYS_MAX],
         given_back_key[KEYS_MAX]; /* all in the slot of key_id */
     char item_s[24], bound_s[24], key_id_s[24], lock_ttl_s[12], numkeys[12];
@@ -73,7 +75,12 @@ int reserve_batch_add_mode(reserve_batch *b, int64_t buyer, int64_t order_id, in
 /* The buyer's id as the script sees it (the order id for an anonymous one). */
 int64_t reserve_buyer(int64_t user, int anonymous, int64_t order_id);
 
-/* Fills b->keys_args: RESERVE_BATCH_NKEYS keys, then the arguments, whose
+/* The keys of b's call: the item's RESERVE_BATCH_NKEYS, and when guarded
+ * each buyer's lock (declared, so that Redis Cluster checks them with the
+ * rest before the script runs, during a slot's migration too). */
+int reserve_batch_nkeys(const reserve_batch *b);
+
+/* Fills b->keys_args: reserve_batch_nkeys keys, then the arguments, whose
  * number it returns (for a caller with a script call of its own). */
 int reserve_batch_keys_args(reserve_batch *b);
 

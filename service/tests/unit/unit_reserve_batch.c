@@ -57,12 +57,21 @@ Test(reserve_batch, a_guarded_batch_passes_the_order_locks_ttl_and_an_unguarded_
     static reserve_batch b;
     reserve_batch_init_segment(&b, 42, 42, 0);
     reserve_batch_add(&b, 7, 0, 501, 1);
-    reserve_batch_keys_args(&b);
-    cr_assert_str_eq(b.keys_args[RESERVE_BATCH_NKEYS + 3], "0", "no lock unless asked");
+    reserve_batch_add(&b, 8, 0, 502, 1);
+    cr_assert_eq(reserve_batch_keys_args(&b), 4 + 2 * 4);
+    cr_assert_eq(reserve_batch_nkeys(&b), RESERVE_BATCH_NKEYS, "no lock unless asked");
+    cr_assert_str_eq(b.keys_args[RESERVE_BATCH_NKEYS + 3], "0");
     reserve_batch_guard(&b, 5000);
-    reserve_batch_keys_args(&b);
-    cr_assert_str_eq(b.keys_args[RESERVE_BATCH_NKEYS + 3], "5000");
-    cr_assert_str_eq(b.keys_args[RESERVE_BATCH_NKEYS + 4], "7", "then the buyers");
+    cr_assert_eq(reserve_batch_keys_args(&b), 4 + 2 * 4);
+    cr_assert_eq(reserve_batch_nkeys(&b), RESERVE_BATCH_NKEYS + 2, "each buyer's lock declared");
+    cr_assert_str_eq(b.keys_args[RESERVE_BATCH_NKEYS], "seckill:{item:42}:lock:7");
+    cr_assert_str_eq(b.keys_args[RESERVE_BATCH_NKEYS + 1], "seckill:{item:42}:lock:8");
+    cr_assert_str_eq(b.keys_args[RESERVE_BATCH_NKEYS + 2 + 3], "5000");
+    cr_assert_str_eq(b.keys_args[RESERVE_BATCH_NKEYS + 2 + 4], "7", "then the buyers");
+    static script fake_sc = {"reserve_batch", "return 1", 8, "0"};
+    int argc = reserve_batch_argv(&b, &fake_sc, 0);
+    cr_assert_str_eq(b.argv[2], "7", "numkeys");
+    cr_assert_eq(argc, 3 + 7 + 4 + 8);
 }
 
 Test(reserve_batch, by_text_the_call_is_eval_of_the_script_text)
