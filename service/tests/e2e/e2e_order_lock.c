@@ -128,6 +128,11 @@ Test(order_lock, a_twin_purchase_while_the_order_is_queued_gets_429_in_progress_
         cr_assert(strstr(resp, "Retry-After: "), "%s", resp);
     }
     cr_assert_eq(remaining(item), STOCK - 1, "the twins bought nothing");
+    static char metrics[1 << 16];
+    cr_assert_eq(harness_http(sys.port, "GET", "/metrics", TOKEN, NULL, metrics, sizeof(metrics)),
+                 200);
+    cr_assert_eq(harness_metric(metrics, "seckill_purchases_total{outcome=\"in_progress\"}"), 3,
+                 "each twin counted");
     cr_assert_eq(buy(item, 12, resp, sizeof(resp)), 202, "another buyer is not held up: %s", resp);
 
     cr_assert_eq(kill(sys.worker, SIGCONT), 0);
