@@ -15,10 +15,23 @@
 -- KEYS[5] units the buyers gave back this round      ({item:N}:given_back)
 --         {user_id -> units of their cancelled and expired orders, and of
 --          their released holds}
+-- KEYS[5 + i] buyer i's order lock, when ARGV[4] > 0 (seckill:{item:N}:lock:
+--         <user id>)
 -- ARGV[1] item id, ARGV[2] the most orders KEYS[4] may hold (0: no bound),
 -- ARGV[3] the key id of these keys (keys.h: the item id, or one of its
--- segments'), then four per buyer i, from ARGV[4 + 4 * (i - 1)]: user id,
--- order id, mode, quantity. The mode:
+-- segments'), ARGV[4] the TTL in ms of a buyer's order lock (0: no lock,
+-- order_guard = script), then four per buyer i, from ARGV[5 + 4 * (i - 1)]:
+-- user id, order id, mode, quantity.
+--
+-- The order lock guards the creation of one buyer's order, from its
+-- reservation until the worker has it in PostgreSQL: KEYS[5 + i],
+-- seckill:{item:K}:lock:<user id> (K = ARGV[3], in the slot of the rest),
+-- holding the order id, taken with PX ARGV[4] for each buyer counted here
+-- (modes 0 and h) whose order is queued or held; while it stands, the
+-- buyer's next purchase is answered in_progress and changes nothing. The
+-- worker deletes it after its commit, only while it still holds the order
+-- id (compare-and-delete), and it expires when no worker comes.
+-- The mode:
 --   0   a buyer counted here (an item of one segment)
 --   1   an anonymous buyer (its order id stands for it; nobody is counted)
 --       of an item of one segment: refused (buyer_required) when the
@@ -38,7 +51,8 @@
 --       fill (one of another round changes nothing): the units leave
 --       the buyer's count, and join those given back (KEYS[5]), so that
 --       their numbers are never handed out again (an order the same buyer
---       placed while the hold stood is numbered after them)
+--       placed while the hold stood is numbered after them); the buyer's
+--       order lock goes too, when it still holds this order id
 --
 -- Returns seven entries about the item, then three per buyer:
 --   {now_ms, round, changes, starts_ms, ends_ms, per_buyer_limit, segments,
@@ -47,7 +61,9 @@
 -- server: nothing is sold before starts_ms or from ends_ms on (0: no bound).
 -- changes counts the round's restocks and returns: with the round, the
 -- version of the stock that the servers' sold-out flags belong to.
--- outcome: queued, not_started, ended, sold_out, limit_reached (the buyer's
+-- outcome: queued, not_started, ended, in_progress (the buyer's order lock
+-- stands: an order of theirs is still being created), sold_out,
+-- limit_reached (the buyer's
 -- units plus the quantity would pass the limit), insufficient_stock (fewer
 -- remain than the quantity: no partial fills), queue_full (KEYS[4] holds
 -- ARGV[2] orders: PostgreSQL is behind), unknown_item, archived (the item is
@@ -66,7 +82,8 @@
 -- An order of a segmented item also names the segment its units came from
 -- and its buyer's home ("segment" and "home", key ids), where a return gives
 -- them back.
-local n = (#ARGV - 3) / 4
+local n = (#ARGV - 4) / 4
+local lock_ttl = tonumber(ARGV[4]) or 0
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local s = redis.call('HMGET', KEYS[1], 'stock', 'round', 'restocks', 'starts', 'ends', 'limit',
@@ -176,7 +193,7 @@ local function refusal(quantity)
     return nil
 end
 for i = 1, n do
-    local a = 4 + 4 * (i - 1)
+    local a = 5 + 4 * (i - 1)
     local user, order_id, mode = ARGV[a], ARGV[a + 1], ARGV[a + 2]
     local quantity = tonumber(ARGV[a + 3])
     local kind = string.sub(mode, 1, 1)
@@ -202,11 +219,15 @@ for i = 1, n do
             redis.call('HINCRBY', KEYS[5], user, quantity)
             any_given_back = true
         end
+        if lock_ttl > 0 and redis.call('GET', KEYS[5 + i]) == order_id then
+            redis.call('DEL', KEYS[5 + i])
+        end
         outcome = 'released'
     elseif (kind == '0' or kind == '1') and segments > 1 then
         outcome = 'segmented'
     else
         local anonymous = kind == '1' or kind == 'a'
+        local guarded = lock_ttl > 0 and not anonymous
         if not anonymous then
             have = units_of(user)
         end
@@ -216,6 +237,8 @@ for i = 1, n do
             outcome = 'buyer_required'
         elseif window then
             outcome = window
+        elseif guarded and redis.call('EXISTS', KEYS[5 + i]) == 1 then
+            outcome = 'in_progress'
         elseif stock <= 0 and kind ~= 'h' then
             outcome = 'sold_out'
         elseif have + quantity > limit then
@@ -235,6 +258,9 @@ for i = 1, n do
             have = have + quantity
             if not anonymous then
                 count(user, have)
+            end
+            if guarded then
+                redis.call('SET', KEYS[5 + i], order_id, 'PX', lock_ttl)
             end
             if outcome == 'held' then
                 have = first

@@ -68,6 +68,7 @@ typedef struct config_key {
 
 /* An enum field is set through an int, as the other numbers are. */
 _Static_assert(sizeof(config_buyer_auth) == sizeof(int), "config_buyer_auth is not int-sized");
+_Static_assert(sizeof(config_order_guard) == sizeof(int), "config_order_guard is not int-sized");
 
 /* metrics_listen: empty, or an address metrics_http can listen on. */
 static int check_metrics_listen(const char *value, char *why, size_t whylen)
@@ -90,6 +91,7 @@ static const char *const auto_words[] = {"auto", NULL};
 
 /* By value: CONFIG_BUYER_AUTH_NONE, CONFIG_BUYER_AUTH_TOKEN. */
 static const char *const buyer_auth_words[] = {"none", "token", NULL};
+static const char *const order_guard_words[] = {"lock", "script", NULL};
 
 static const config_key keys[] = {
     STR_KEY(host, "127.0.0.1", 0, "address the HTTP server listens on"),
@@ -121,7 +123,8 @@ static const config_key keys[] = {
         "routes (purchase, orders, cancel, the item reads) from another origin (empty: none)"),
     BOOL_KEY(allow_anonymous, "false", "purchases without user_id, each one a new buyer"),
     INT_KEY(lock_ttl_ms, "5000", 1, 3600000,
-            "unused: the purchase path has no buyer's lock (old files may set it)"),
+            "unused: the buyer's order lock is order_guard's, order_lock_ttl_ms (old files may set "
+            "it)"),
     INT_KEY(rate_limit_per_s, "5", 0, 1000000,
             "purchases a second per buyer and instance, then 429 rate_limited (0: no limit)"),
     INT_KEY(rate_limit_burst, "10", 1, 1000000,
@@ -131,6 +134,12 @@ static const config_key keys[] = {
     INT_KEY(max_pending_orders, "1000000", 0, 2000000000,
             "accepted orders of one item not yet persisted at most, then 503 queue_full (0: no "
             "bound)"),
+    ENUM_KEY(order_guard, "lock", order_guard_words,
+             "what guards the creation of a buyer's order: lock (the buyer's order lock, from "
+             "the reservation until the order is in PostgreSQL; 429 in_progress meanwhile) or "
+             "script (the reserve script's limit alone, no lock key)"),
+    INT_KEY(order_lock_ttl_ms, "5000", 100, 3600000,
+            "how long a buyer's order lock stands when no worker releases it (ms)"),
     ENUM_KEY(buyer_auth, "none", buyer_auth_words,
              "how a buyer proves who they are: none (user_id in the request) or token "
              "(Authorization: Bearer, HMAC-signed by the shop's login service)"),
@@ -462,6 +471,7 @@ static unsigned readers(const char *key)
     } table[] = {
         {"redis_", READ_BY_ALL},
         {"pg_", READ_BY_ALL},
+        {"order_", READ_BY_ALL}, /* the worker and reconcile release the order locks */
         {"log_level", READ_BY_ALL},
         {"worker_", READ_BY_WORKER},
         {"migrations_", READ_BY_ADMIN},

@@ -13,6 +13,12 @@ typedef enum config_buyer_auth {
     CONFIG_BUYER_AUTH_TOKEN     /* Authorization: Bearer, a buyer_token under buyer_token_secret */
 } config_buyer_auth;
 
+/* What guards the creation of one buyer's order (the key order_guard). */
+typedef enum config_order_guard {
+    CONFIG_ORDER_GUARD_LOCK = 0, /* the reserve script takes the buyer's order lock */
+    CONFIG_ORDER_GUARD_SCRIPT    /* the script alone (its limit), no lock key */
+} config_order_guard;
+
 /* reserve_wait_replicas = auto. */
 #define CONFIG_WAIT_AUTO (-1)
 
@@ -33,11 +39,13 @@ typedef struct config {
     char *orders_read_tokens;    /* secret; "token,...": scope orders:read */
     char *cors_origins;          /* "scheme://host[:port],...": cors.h */
     int allow_anonymous;         /* purchases without user_id, one new buyer each */
-    int lock_ttl_ms;             /* unused (kept so old config files still load) */
-    int rate_limit_per_s;        /* purchases a second per buyer and instance; 0: no limit */
-    int rate_limit_burst;        /* ... in bursts of at most this many */
-    int purchase_batch;          /* buyers of one reserve_batch call at most */
-    int max_pending_orders;      /* accepted, not yet persisted; 0: no bound */
+    int lock_ttl_ms;        /* unused (kept so old config files still load): order_lock_ttl_ms */
+    int rate_limit_per_s;   /* purchases a second per buyer and instance; 0: no limit */
+    int rate_limit_burst;   /* ... in bursts of at most this many */
+    int purchase_batch;     /* buyers of one reserve_batch call at most */
+    int max_pending_orders; /* accepted, not yet persisted; 0: no bound */
+    config_order_guard order_guard; /* lock (the buyer's order lock) or script */
+    int order_lock_ttl_ms;          /* how long an order lock stands without its worker */
     /* buyers and their orders */
     config_buyer_auth buyer_auth; /* how a buyer proves who they are */
     char *buyer_token_secret;     /* secret; for buyer_auth token, BUYER_TOKEN_SECRET_MIN bytes */

@@ -80,6 +80,11 @@ int keys_parse_processing(const char *key, int64_t *item, const char **worker_id
     return 0;
 }
 
+int keys_order_lock(char *buf, size_t len, int64_t key_id, int64_t user)
+{
+    return snprintf(buf, len, "seckill:{item:%" PRId64 "}:lock:%" PRId64, key_id, user);
+}
+
 int keys_worker_alive(char *buf, size_t len, const char *worker_id)
 {
     return snprintf(buf, len, "seckill:worker:%s:alive", worker_id);

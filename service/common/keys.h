@@ -104,6 +104,13 @@ int64_t keys_of_order(int64_t item, int64_t key_id);
  * first (stock % segments) segments a unit more. Restocks go to segment 0. */
 int64_t keys_segment_share(int64_t stock, int j, int segments);
 
+/* A buyer's order lock on the item or segment key_id (the buyer's home):
+ * holds the id of the buyer's order being created, from the reserve
+ * script's acceptance until the worker persisted it (lua/reserve_batch.lua
+ * takes it, lua/order_lock_release.lua frees it by compare-and-delete). In
+ * key_id's slot. */
+int keys_order_lock(char *buf, size_t len, int64_t key_id, int64_t user);
+
 /* A worker's heartbeat: exists (with a TTL, holding the run's token) while
  * the worker with that id lives. */
 int keys_worker_alive(char *buf, size_t len, const char *worker_id);

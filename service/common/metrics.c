@@ -19,7 +19,7 @@ static const char *outcome_names[METRICS_OUTCOME_COUNT] = {
     "queued",         "sold_out",     "sold_out_flag", "not_started",        "not_started_memory",
     "ended",          "ended_memory", "limit_reached", "insufficient_stock", "unknown_item",
     "queue_full",     "rate_limited", "failed",        "unconfirmed",        "archived",
-    "buyer_required",
+    "buyer_required", "in_progress",
 };
 static const char *backend_names[METRICS_BACKEND_COUNT] = {"redis", "postgresql"};
 static const char *redirect_names[METRICS_REDIRECT_COUNT] = {"moved", "ask", "tryagain"};

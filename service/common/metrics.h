@@ -27,6 +27,7 @@ typedef enum metrics_outcome {
     METRICS_UNCONFIRMED,    /* reserved, not confirmed by reserve_wait_replicas replicas in time */
     METRICS_ARCHIVED,       /* the item is archived (from Redis or from memory) */
     METRICS_BUYER_REQUIRED, /* anonymous, where the limit is below the round's units */
+    METRICS_IN_PROGRESS,    /* the buyer's order lock stood: an order still being created */
     METRICS_OUTCOME_COUNT
 } metrics_outcome;
 

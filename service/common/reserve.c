@@ -16,6 +16,7 @@ static const struct {
     [RESERVE_QUEUE_FULL] = {"queue_full", SK_QUEUE_FULL},
     [RESERVE_ARCHIVED] = {"archived", SK_NOT_FOUND},
     [RESERVE_BUYER_REQUIRED] = {"buyer_required", SK_BUYER_REQUIRED},
+    [RESERVE_IN_PROGRESS] = {"in_progress", SK_IN_PROGRESS},
     [RESERVE_UNKNOWN_ITEM] = {"unknown_item", SK_NOT_FOUND},
     [RESERVE_HELD] = {"held", SK_INTERNAL},
     [RESERVE_RELEASED] = {"released", SK_INTERNAL},

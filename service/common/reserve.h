@@ -21,6 +21,7 @@ typedef enum reserve_outcome {
     RESERVE_QUEUE_FULL,         /* max_pending_orders orders wait for PostgreSQL */
     RESERVE_ARCHIVED,           /* the item is archived: off sale for good */
     RESERVE_BUYER_REQUIRED,     /* anonymous, where the limit is below the round's units */
+    RESERVE_IN_PROGRESS,        /* the buyer's order lock stands: an order is being created */
     RESERVE_UNKNOWN_ITEM,       /* no round of this item in Redis */
     /* Segmented items only (keys.h): the path between segments. */
     RESERVE_HELD,      /* home could not supply: the units held against the limit */

@@ -18,6 +18,18 @@ void reserve_batch_init_segment(reserve_batch *b, int64_t item, int64_t key_id, 
     snprintf(b->item_s, sizeof(b->item_s), "%" PRId64, item);
     snprintf(b->bound_s, sizeof(b->bound_s), "%d", max_pending);
     snprintf(b->key_id_s, sizeof(b->key_id_s), "%" PRId64, key_id);
+    reserve_batch_guard(b, 0);
+}
+
+void reserve_batch_guard(reserve_batch *b, int ttl_ms)
+{
+    b->guarded = ttl_ms > 0;
+    snprintf(b->lock_ttl_s, sizeof(b->lock_ttl_s), "%d", ttl_ms > 0 ? ttl_ms : 0);
+}
+
+int reserve_batch_nkeys(const reserve_batch *b)
+{
+    return RESERVE_BATCH_NKEYS + (b->guarded ? b->n : 0);
 }
 
 void reserve_batch_init(reserve_batch *b, int64_t item, int max_pending)
@@ -40,6 +52,7 @@ int reserve_batch_add_mode(reserve_batch *b, int64_t buyer, int64_t order_id, in
     snprintf(u->order_s, sizeof(u->order_s), "%" PRId64, order_id);
     snprintf(u->quantity_s, sizeof(u->quantity_s), "%d", quantity);
     snprintf(u->mode, sizeof(u->mode), "%s", mode);
+    keys_order_lock(u->lock, sizeof(u->lock), b->key_id, buyer);
     return b->n++;
 }
 
@@ -58,22 +71,26 @@ int reserve_batch_keys_args(reserve_batch *b)
     ka[n++] = b->queue_key;
     ka[n++] = b->pending_key;
     ka[n++] = b->given_back_key;
+    for (int i = 0; b->guarded && i < b->n; i++)
+        ka[n++] = b->buyer[i].lock;
+    int nkeys = n;
     ka[n++] = b->item_s;
     ka[n++] = b->bound_s;
     ka[n++] = b->key_id_s;
+    ka[n++] = b->lock_ttl_s;
     for (int i = 0; i < b->n; i++) {
         ka[n++] = b->buyer[i].user_s;
         ka[n++] = b->buyer[i].order_s;
         ka[n++] = b->buyer[i].mode;
         ka[n++] = b->buyer[i].quantity_s;
     }
-    return n - RESERVE_BATCH_NKEYS;
+    return n - nkeys;
 }
 
 int reserve_batch_argv(reserve_batch *b, const script *sc, int by_text)
 {
     int nargs = reserve_batch_keys_args(b);
-    return scripts_argv(sc, by_text, RESERVE_BATCH_NKEYS, nargs, b->keys_args, b->argv, b->lens,
+    return scripts_argv(sc, by_text, reserve_batch_nkeys(b), nargs, b->keys_args, b->argv, b->lens,
                         RESERVE_BATCH_ARGV, b->numkeys);
 }
 

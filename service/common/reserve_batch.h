@@ -26,20 +26,22 @@
 typedef struct reserve_batch_buyer {
     char user_s[24], order_s[24], quantity_s[12];
     char mode[RESERVE_MODE_MAX];
+    char lock[KEYS_MAX]; /* the buyer's order lock on these keys (keys_order_lock) */
 } reserve_batch_buyer;
 
-/* EVALSHA, digest, numkeys, 5 keys, 3 arguments, then four arguments a
- * buyer. */
-#define RESERVE_BATCH_NKEYS 5
-#define RESERVE_BATCH_ARGV (3 + RESERVE_BATCH_NKEYS + 3 + 4 * RESERVE_BATCH_MAX)
+/* EVALSHA, digest, numkeys, the item's 5 keys, a guarded batch's lock key a
+ * buyer, 4 arguments, then four arguments a buyer. */
+#define RESERVE_BATCH_NKEYS 5 /* an unguarded batch's keys; reserve_batch_nkeys */
+#define RESERVE_BATCH_ARGV (3 + RESERVE_BATCH_NKEYS + 4 + 5 * RESERVE_BATCH_MAX)
 
 typedef struct reserve_batch {
     int64_t item;
     int64_t key_id; /* the keys': the item's, or one of its segments' (keys.h) */
     int n;          /* buyers so far */
+    int guarded;    /* the buyers' order locks are taken (reserve_batch_guard) */
     char state_key[KEYS_MAX], buyers_key[KEYS_MAX], queue_key[KEYS_MAX], pending_key[KEYS_MAX],
         given_back_key[KEYS_MAX]; /* all in the slot of key_id */
-    char item_s[24], bound_s[24], key_id_s[24], numkeys[12];
+    char item_s[24], bound_s[24], key_id_s[24], lock_ttl_s[12], numkeys[12];
     reserve_batch_buyer buyer[RESERVE_BATCH_MAX];
     const char *keys_args[RESERVE_BATCH_ARGV]; /* filled by reserve_batch_argv: */
     const char *argv[RESERVE_BATCH_ARGV];      /* the call, from keys_args */
@@ -47,11 +49,16 @@ typedef struct reserve_batch {
 } reserve_batch;
 
 /* An empty batch of item; max_pending bounds the orders waiting for
- * PostgreSQL (0: none). */
+ * PostgreSQL (0: none). It takes no order lock (reserve_batch_guard). */
 void reserve_batch_init(reserve_batch *b, int64_t item, int max_pending);
 
 /* An empty batch of the segment of item whose keys are key_id's. */
 void reserve_batch_init_segment(reserve_batch *b, int64_t item, int64_t key_id, int max_pending);
+
+/* Makes the batch take, for each buyer it counts and accepts, the buyer's
+ * order lock (keys_order_lock) for ttl_ms, and answer in_progress to a buyer
+ * whose lock stands (order_guard = lock); 0: no lock (order_guard = script). */
+void reserve_batch_guard(reserve_batch *b, int ttl_ms);
 
 /* Adds a buyer (user, ignored when anonymous: the order id stands for the
  * buyer) asking for quantity units (>= 1) under order id order_id. Returns
@@ -68,7 +75,12 @@ int reserve_batch_add_mode(reserve_batch *b, int64_t buyer, int64_t order_id, in
 /* The buyer's id as the script sees it (the order id for an anonymous one). */
 int64_t reserve_buyer(int64_t user, int anonymous, int64_t order_id);
 
-/* Fills b->keys_args: RESERVE_BATCH_NKEYS keys, then the arguments, whose
+/* The keys of b's call: the item's RESERVE_BATCH_NKEYS, and when guarded
+ * each buyer's lock (declared, so that Redis Cluster checks them with the
+ * rest before the script runs, during a slot's migration too). */
+int reserve_batch_nkeys(const reserve_batch *b);
+
+/* Fills b->keys_args: reserve_batch_nkeys keys, then the arguments, whose
  * number it returns (for a caller with a script call of its own). */
 int reserve_batch_keys_args(reserve_batch *b);
 

@@ -13,6 +13,7 @@ static const char *names[SCRIPT_COUNT] = {
     [SCRIPT_HEARTBEAT] = "heartbeat",
     [SCRIPT_SWEEP_RECOVER] = "sweep_recover",
     [SCRIPT_ORDER_RETURN] = "order_return",
+    [SCRIPT_ORDER_LOCK_RELEASE] = "order_lock_release",
     [SCRIPT_LAB_FENCE_READ] = "lab_fence_read",
     [SCRIPT_LAB_FENCE_TAKE] = "lab_fence_take",
     [SCRIPT_LAB_REENTRANT_LOCK] = "lab_reentrant_lock",

@@ -50,6 +50,9 @@ static const struct {
                            "this item's per-buyer limit is below its stock: a purchase must name "
                            "its buyer (user_id or a buyer token), or one person could buy past "
                            "the limit anonymously"},
+    [SK_IN_PROGRESS] = {429, "in_progress",
+                        "your previous order of this item is still being created; try again "
+                        "in a moment"},
     [SK_NOT_CONFIGURED] = {503, "not_configured",
                            "this strategy's servers are not configured (zookeeper_lock: set "
                            "zookeeper_servers, ZooKeeper's host:port)"},

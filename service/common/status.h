@@ -35,6 +35,7 @@ typedef enum sk_status {
     SK_UNCONFIRMED,     /* reserved, but no replica confirmed it in time (reserve_wait_replicas) */
     SK_ARCHIVED,        /* the item is archived: no reset, restock or sale any more */
     SK_BUYER_REQUIRED,  /* an anonymous purchase where the limit is below the stock */
+    SK_IN_PROGRESS,     /* the buyer's previous order is still being created (order lock) */
     SK_STATUS_COUNT
 } sk_status;
 

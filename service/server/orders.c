@@ -9,6 +9,7 @@
 
 #include "keys.h"
 #include "log.h"
+#include "order_lock.h"
 
 /* An order row's columns, in read_record's order. */
 #define RECORD_COLUMNS                                                                             \
@@ -160,13 +161,14 @@ sk_status orders_list(store *s, int64_t user, int64_t before, int limit, order_r
  * later insert of the same order does nothing). Inside the caller's
  * transaction. SK_OK (inserted, or the worker was first), SK_NOT_FOUND (no
  * such order, another buyer's, or refused by PostgreSQL: an item gone, units
- * already held), SK_BACKEND_DOWN. */
-static sk_status persist_queued(store *s, int64_t order_id, int64_t buyer)
+ * already held), SK_BACKEND_DOWN. The order read from Redis in *o. */
+static sk_status persist_queued(store *s, int64_t order_id, int64_t buyer, order *queued)
 {
     order o;
     sk_status st = read_pending(s, order_id, &o);
     if (st != SK_OK)
         return st;
+    *queued = o;
     if (buyer != 0 && o.user_id != buyer)
         return SK_NOT_FOUND;
     int64_t v[ORDER_INSERT_PARAMS];
@@ -188,6 +190,19 @@ static sk_status persist_queued(store *s, int64_t order_id, int64_t buyer)
         return SK_NOT_FOUND;
     }
     return SK_BACKEND_DOWN;
+}
+
+/* The order, persisted here from the queue, is in PostgreSQL: its buyer's
+ * order lock goes, if it still holds its id (the worker, which meets the
+ * order later, would free it too; a lock that stays expires). */
+static void release_lock(store *s, const order *o)
+{
+    char lock[KEYS_MAX], id[24];
+    if (order_lock_key(lock, sizeof(lock), o) < 0)
+        return;
+    snprintf(id, sizeof(id), "%" PRId64, o->id);
+    const char *ka[] = {lock, id};
+    freeReplyObject(store_script(s, SCRIPT_ORDER_LOCK_RELEASE, 1, 1, ka));
 }
 
 /* Moves the locked row to state to; fills the times it set. 0 or -1. */
@@ -222,9 +237,10 @@ sk_status orders_settle(store *s, int64_t order_id, order_action action, int64_t
     if (store_pg_command(s, "BEGIN") < 0)
         return SK_BACKEND_DOWN;
     int overdue = 0;
+    order queued = {0};
     sk_status st = read_row(s, order_id, 1, out, &overdue);
     if (st == SK_NOT_FOUND) {
-        st = persist_queued(s, order_id, buyer);
+        st = persist_queued(s, order_id, buyer, &queued);
         /* Not pending any more: the worker may have committed it between
          * the two reads. */
         if (st == SK_OK || st == SK_NOT_FOUND)
@@ -244,6 +260,8 @@ sk_status orders_settle(store *s, int64_t order_id, order_action action, int64_t
     }
     if (store_pg_command(s, "COMMIT") < 0)
         return SK_BACKEND_DOWN;
+    if (queued.id == order_id)
+        release_lock(s, &queued);
     /* Units owed back: given now, or again for a repeat whose first return
      * Redis never confirmed (the return happens once all the same). */
     if ((m.to == ORDER_CANCELLED || m.to == ORDER_EXPIRED) && !out->returned) {

@@ -114,7 +114,12 @@ static const metrics_outcome counted[] = {
     [RESERVE_UNKNOWN_ITEM] = METRICS_UNKNOWN_ITEM,
     [RESERVE_ARCHIVED] = METRICS_ARCHIVED,
     [RESERVE_BUYER_REQUIRED] = METRICS_BUYER_REQUIRED,
+    [RESERVE_IN_PROGRESS] = METRICS_IN_PROGRESS,
 };
+
+/* What a buyer whose order lock stands hears in Retry-After (seconds): a
+ * worker persists an order within milliseconds, the lock's TTL bounds it. */
+#define PURCHASE_IN_PROGRESS_RETRY_S 1
 
 /* What a buyer of an archived item reads (404, as for no item). */
 #define PURCHASE_ARCHIVED_MESSAGE "the item is archived: it is no longer on sale"
@@ -164,6 +169,8 @@ static void answer(purchase *p, const reserve_item *it, const reserve_answer *an
         purchase_free(p);
         return;
     }
+    if (ans->outcome == RESERVE_IN_PROGRESS) /* the worker persists within moments */
+        http_exchange_retry_after(p->ex, PURCHASE_IN_PROGRESS_RETRY_S);
     purchase_refusal r = {.status = reserve_status(ans->outcome),
                           .remaining = ans->remaining,
                           .bought = ans->bought,
@@ -635,6 +642,8 @@ static int batcher_add(batcher *bt, purchase *p, int64_t key, const char *mode)
         b->by_text = 0;
         b->retry_ev = NULL;
         reserve_batch_init_segment(&b->call, p->item, key, bt->a->cfg->max_pending_orders);
+        if (bt->a->cfg->order_guard == CONFIG_ORDER_GUARD_LOCK)
+            reserve_batch_guard(&b->call, bt->a->cfg->order_lock_ttl_ms);
         b->slot = redis_cluster_slot(b->call.state_key, strlen(b->call.state_key));
         redis_cluster_attempt_init(&b->attempt, PURCHASE_MAX_REDIRECTS);
         i = bt->nopen++;

@@ -274,7 +274,11 @@ worker *worker_create(const config *cfg, char *err, size_t errlen)
     /* Replies to BLMOVE may take the whole block time to come. */
     int64_t ms = WORKER_BLOCK_MS + cfg->redis_timeout_ms;
     w->queue_timeout = (struct timeval){(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
-    worker_queue q = {NULL, NULL, &w->sc, w->block_arg, cfg->worker_batch_ms, w->hand};
+    worker_queue q = {.sc = &w->sc,
+                      .order_locks = cfg->order_guard == CONFIG_ORDER_GUARD_LOCK,
+                      .block_arg = w->block_arg,
+                      .batch_ms = cfg->worker_batch_ms,
+                      .b = w->hand};
     w->q = q;
     return w;
 fail:

@@ -10,6 +10,7 @@
 #include "keys.h"
 #include "order.h"
 #include "order_life.h"
+#include "order_lock.h"
 
 static void array_reset(worker_pg_array *a)
 {
@@ -52,7 +53,7 @@ void worker_batch_clear(worker_batch *b)
 {
     for (size_t i = 0; i < b->n; i++)
         free(b->payload[i]);
-    b->n = b->norders = b->ndead = 0;
+    b->n = b->norders = b->ndead = b->nlocks = b->nfar = 0;
 }
 
 void worker_batch_close(worker_batch *b)
@@ -65,6 +66,11 @@ void worker_batch_close(worker_batch *b)
     free(b->pending_argv);
     free(b->pending_argvlen);
     free(b->ids);
+    free(b->locks);
+    free(b->lock_ids);
+    free(b->lock_keys_args);
+    free(b->lock_argv);
+    free(b->lock_argvlen);
     for (int c = 0; c < WORKER_BATCH_COLUMNS; c++)
         free(b->columns[c].text);
 }
@@ -80,8 +86,14 @@ int worker_batch_init(worker_batch *b, size_t cap)
     b->pending_argv = calloc(cap + 2, sizeof(*b->pending_argv));
     b->pending_argvlen = calloc(cap + 2, sizeof(*b->pending_argvlen));
     b->ids = calloc(cap, sizeof(*b->ids));
+    b->locks = calloc(cap, sizeof(*b->locks));
+    b->lock_ids = calloc(cap, sizeof(*b->lock_ids));
+    b->lock_keys_args = calloc(2 * cap, sizeof(*b->lock_keys_args));
+    b->lock_argv = calloc(2 * cap + 3, sizeof(*b->lock_argv));
+    b->lock_argvlen = calloc(2 * cap + 3, sizeof(*b->lock_argvlen));
     if (!b->payload || !b->payload_len || !b->dead_argv || !b->dead_argvlen || !b->pending_argv ||
-        !b->pending_argvlen || !b->ids)
+        !b->pending_argvlen || !b->ids || !b->locks || !b->lock_ids || !b->lock_keys_args ||
+        !b->lock_argv || !b->lock_argvlen)
         goto fail;
     for (int c = 0; c < WORKER_BATCH_COLUMNS; c++) {
         /* "-9223372036854775808," is 21 bytes; braces and NUL 3. */
@@ -116,6 +128,20 @@ int worker_batch_add(worker_batch *b, const char *payload, size_t len)
     return 0;
 }
 
+/* Notes the order lock of o's buyer, whose order id text is id: in the
+ * source's slot, or another (a segmented item's buyer's home). An anonymous
+ * order (its id stands for its buyer) has none. */
+static void add_lock(worker_batch *b, const order *o, const char *id)
+{
+    char lock[KEYS_MAX];
+    if (order_lock_key(lock, sizeof(lock), o) < 0)
+        return;
+    size_t at =
+        keys_of_order(o->item_id, o->home_id) == b->src.item ? b->nlocks++ : b->cap - 1 - b->nfar++;
+    memcpy(b->locks[at], lock, sizeof(lock));
+    b->lock_ids[at] = id;
+}
+
 /* Decodes every payload: plausible orders go to the insert's columns, the
  * rest to the dead-letter list. */
 void worker_batch_sort(worker_batch *b)
@@ -131,6 +157,7 @@ void worker_batch_sort(worker_batch *b)
             int len = snprintf(b->ids[b->norders], sizeof(b->ids[0]), "%" PRId64, o.id);
             b->pending_argv[2 + b->norders] = b->ids[b->norders];
             b->pending_argvlen[2 + b->norders] = (size_t)len;
+            add_lock(b, &o, b->ids[b->norders]);
             b->norders++;
             int64_t v[WORKER_BATCH_COLUMNS];
             order_insert_values(&o, v);
@@ -144,4 +171,8 @@ void worker_batch_sort(worker_batch *b)
     }
     for (int c = 0; c < WORKER_BATCH_COLUMNS; c++)
         array_close(&b->columns[c]);
+    for (size_t i = 0; i < b->nlocks; i++) {
+        b->lock_keys_args[i] = b->locks[i];
+        b->lock_keys_args[b->nlocks + i] = b->lock_ids[i];
+    }
 }

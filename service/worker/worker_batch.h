@@ -55,7 +55,18 @@ typedef struct worker_batch {
     size_t ndead;
     const char **pending_argv; /* "HDEL", src.pending, then the decoded order ids */
     size_t *pending_argvlen;
-    char (*ids)[24];   /* text of the decoded order ids */
+    char (*ids)[24]; /* text of the decoded order ids */
+    /* The order locks of the decoded orders' buyers (keys_order_lock; none
+     * for an anonymous order), each to be freed if it still holds its order
+     * id: the nlocks in the source's slot first in locks and lock_ids (the
+     * acknowledgement frees them), the nfar of other slots (a segmented
+     * item's buyers' homes) last, from locks[cap - 1] down. */
+    char (*locks)[KEYS_MAX];
+    const char **lock_ids;
+    size_t nlocks, nfar;
+    const char **lock_keys_args; /* the first nlocks locks, then their ids */
+    const char **lock_argv;      /* room for the release's call */
+    size_t *lock_argvlen;
     int64_t oldest_ms; /* acceptance time of its oldest decoded order */
     worker_pg_array columns[WORKER_BATCH_COLUMNS];
 } worker_batch;
@@ -78,8 +89,9 @@ int worker_batch_add(worker_batch *b, const char *payload, size_t len);
 
 /* Decodes every payload: plausible orders (order_decode(), an acceptance
  * time PostgreSQL takes) go to the columns, in PostgreSQL's array text
- * ("{1,2}"), and to the pending ids; the rest to the dead-letter argv.
- * Sets norders, ndead and oldest_ms. */
+ * ("{1,2}"), to the pending ids and, but for an anonymous order's, to the
+ * locks; the rest to the dead-letter argv. Sets norders, ndead, nlocks,
+ * nfar and oldest_ms. */
 void worker_batch_sort(worker_batch *b);
 
 #endif

@@ -152,10 +152,26 @@ int worker_queue_load(const worker_queue *q)
     return (int)b->n;
 }
 
+/* Frees the far order locks of the batch just acknowledged (the last far of
+ * b->locks), one call each on the node of its slot. Every reply on q->c is
+ * read by then: on a single Redis that is the node they go to. One that
+ * fails is logged and left to expire. */
+static void release_far(const worker_queue *q, size_t far)
+{
+    const worker_batch *b = q->b;
+    for (size_t i = b->cap - far; i < b->cap; i++) {
+        const char *ka[] = {b->locks[i], b->lock_ids[i]};
+        freeReplyObject(redis_nodes_script(q->rn, &q->sc->s[SCRIPT_ORDER_LOCK_RELEASE], 1, 1, ka));
+    }
+}
+
 /* Acknowledges the committed batch in one MULTI, so a crash cannot leave it
  * half done: its undecodable payloads go to the dead-letter list, its orders
  * leave the pending hash (they are in PostgreSQL now), and it leaves the
- * processing list.
+ * processing list. The order locks of its buyers go in the same step, each
+ * only while it holds its order's id (lua/order_lock_release.lua, sent as
+ * text: a NOSCRIPT inside the MULTI would fail the acknowledgement), so a
+ * late worker never frees the lock of a buyer's newer order.
  *
  * LTRIM rather than DEL: the batch is the n oldest entries, at the tail (moves
  * push at the head), and LTRIM 0 -(n+1) removes exactly those n, never more.
@@ -191,6 +207,15 @@ int worker_queue_ack(const worker_queue *q, int move_next)
     if (ok && b->norders) {
         ok = redisAppendCommandArgv(q->c, (int)(b->norders + 2), b->pending_argv,
                                     b->pending_argvlen) == REDIS_OK;
+        queued++;
+    }
+    char lock_numkeys[12];
+    if (ok && q->order_locks && b->nlocks) {
+        int argc = scripts_argv(&q->sc->s[SCRIPT_ORDER_LOCK_RELEASE], 1, (int)b->nlocks,
+                                (int)b->nlocks, b->lock_keys_args, b->lock_argv, b->lock_argvlen,
+                                (int)(2 * b->cap + 3), lock_numkeys);
+        ok = argc > 0 &&
+             redisAppendCommandArgv(q->c, argc, b->lock_argv, b->lock_argvlen) == REDIS_OK;
         queued++;
     }
     ok = ok &&
@@ -239,21 +264,24 @@ int worker_queue_ack(const worker_queue *q, int move_next)
         freeReplyObject(r);
         return rc;
     }
-    worker_batch_clear(b);
-    if (!move_next)
-        return 0;
-    redisReply *r = NULL;
-    if (redisGetReply(q->c, (void **)&r) != REDIS_OK) {
-        failed(q, NULL, "EVAL move");
-        return -2;
+    size_t far = q->order_locks ? b->nfar : 0;
+    worker_batch_clear(b); /* the locks stay: only worker_batch_sort writes them */
+    int moved = 0;
+    if (move_next) {
+        redisReply *r = NULL;
+        if (redisGetReply(q->c, (void **)&r) != REDIS_OK) {
+            failed(q, NULL, "EVAL move");
+            moved = -2;
+        } else if (scripts_is_noscript(r)) {
+            /* Redis forgot the script (a restart): the next fill moves by text. */
+            freeReplyObject(r);
+        } else {
+            moved = take_many(q, r, b->cap);
+            moved = moved < 0 ? -2 : moved;
+        }
     }
-    if (scripts_is_noscript(r)) {
-        /* Redis forgot the script (a restart): the next fill moves by text. */
-        freeReplyObject(r);
-        return 0;
-    }
-    int moved = take_many(q, r, b->cap);
-    return moved < 0 ? -2 : moved;
+    release_far(q, far);
+    return moved;
 }
 
 /* The replicas online of the node q->c is connected to (INFO replication's

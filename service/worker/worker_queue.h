@@ -20,7 +20,8 @@
 typedef struct worker_queue {
     redis_nodes *rn;       /* the worker's connections, c among them */
     redisContext *c;       /* redis_nodes_for_key of the batch's queue; NULL: that node is down */
-    const scripts *sc;     /* queue_move.lua */
+    const scripts *sc;     /* queue_move.lua, order_lock_release.lua */
+    int order_locks;       /* order_guard = lock: the acknowledgement frees the order locks */
     const char *block_arg; /* BLMOVE's timeout on an empty queue, in seconds */
     int batch_ms;          /* how long a batch waits to fill after its first order */
     worker_batch *b;       /* where the orders land; its src says from where */
@@ -45,8 +46,11 @@ int worker_queue_move(const worker_queue *q);
 int worker_queue_load(const worker_queue *q);
 
 /* Acknowledges the committed batch in one MULTI: its dead letters pushed,
- * its orders out of the pending hash and out of the processing list; the
- * batch is cleared once that is done. With
+ * its orders out of the pending hash and out of the processing list, and
+ * (order_locks) its buyers' order locks freed by compare-and-delete; the
+ * locks of other slots (a segmented item's buyers' homes) are freed just
+ * after, one call each (one that fails expires). The batch is cleared once
+ * that is done. With
  * move_next (only when the processing list holds nothing but this batch),
  * the same round trip moves up to a batch of the next orders: the batch is
  * cleared and holds them on return. Returns how many moved (0 without

@@ -130,6 +130,9 @@ function sentence(status, body, buyer, item) {
     return 'The shop cannot reach its storage right now; please try again in a few seconds.';
   case 'not_found':
     return `“${item}” is no longer on sale.`;
+  case 'in_progress':
+    return `Buyer ${buyer}'s previous order of “${item}” is still being saved; ` +
+           'please try again in a moment.';
   }
   if (status === 401) return 'Your buyer token is missing, malformed or expired.';
   if (status === 403) return 'Your buyer token is another buyer\'s than the buyer id.';

@@ -237,6 +237,9 @@ async function quantities(page, base) {
   await card.locator('.remaining').filter({hasText: /^48$/}).waitFor();
   assert.equal((await api(base, 'GET', `/api/v1/items/${item.id}`)).body.remaining, 48);
   assert.equal(await page.locator('#orders .order .units').first().textContent(), '2');
+  // Saved: the buyer's order lock is gone, and the limit answers the next press.
+  await page.locator('#orders .order .status').first().filter({hasText: 'persisted'})
+    .waitFor({timeout: 15000});
 
   await card.locator('button.buy').click();
   await page.locator('#message.error').filter({hasText: 'at most 1 more'}).waitFor();

@@ -93,6 +93,13 @@ Test(purchase, a_storm_of_buyers_sells_exactly_the_stock_and_every_accepted_orde
     wait_drained(pg, s.item, STOCK);
     /* The set of ids answered 202 is exactly the set in PostgreSQL. */
     sale_assert_exactly_persisted(&s, pg);
+    /* Each order's lock went with its acknowledgement: none is left. */
+    redisContext *c = harness_redis();
+    redisReply *locks = redisCommand(c, "KEYS seckill:{item:*}:lock:*");
+    cr_assert(locks && locks->type == REDIS_REPLY_ARRAY);
+    cr_expect_eq(locks->elements, 0, "order locks left after the drain: %zu", locks->elements);
+    freeReplyObject(locks);
+    redisFree(c);
 
     char resp[512], path[64];
     snprintf(path, sizeof(path), "/api/v1/items/%" PRId64, s.item);
@@ -110,6 +117,7 @@ Test(purchase, a_repeat_buyer_gets_409_limit_reached)
     char resp[512];
     int64_t item = create_item("repeat", 10);
     cr_assert_eq(buy(item, 7, resp, sizeof(resp)), 202, "%s", resp);
+    sale_wait_drained(20000); /* persisted: the order lock is gone, the limit answers */
     cr_assert_eq(buy(item, 7, resp, sizeof(resp)), 409, "%s", resp);
     cr_expect(strstr(resp, "\"limit_reached\""), "%s", resp);
     stop_system();

@@ -140,7 +140,11 @@ Test(cluster, the_workers_move_acknowledgement_and_the_sweep_run_in_the_items_sl
     worker_source_init(&src, ITEM, "w1");
     worker_batch_from(&b, &src);
     cr_assert_eq(redis_nodes_is_cluster(nodes), 1);
-    worker_queue q = {nodes, redis_nodes_for_key(nodes, src.queue), &sc, "0.1", 0, &b};
+    worker_queue q = {.rn = nodes,
+                      .c = redis_nodes_for_key(nodes, src.queue),
+                      .sc = &sc,
+                      .block_arg = "0.1",
+                      .b = &b};
     cr_assert_not_null(q.c);
     /* BLMOVE and lua/queue_move.lua, then the MULTI with the next move. */
     cr_assert_eq(worker_queue_fill(&q), 10);

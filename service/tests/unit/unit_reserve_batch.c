@@ -36,6 +36,7 @@ Test(reserve_batch, the_call_names_the_item_keys_then_each_buyers_arguments)
                           "42",
                           "1000",
                           "42",
+                          "0",
                           "7",
                           "501",
                           "0",
@@ -49,6 +50,28 @@ Test(reserve_batch, the_call_names_the_item_keys_then_each_buyers_arguments)
         cr_expect_str_eq(b.argv[i], want[i], "argument %d", i);
         cr_expect_eq(b.lens[i], strlen(want[i]), "length of argument %d", i);
     }
+}
+
+Test(reserve_batch, a_guarded_batch_passes_the_order_locks_ttl_and_an_unguarded_one_zero)
+{
+    static reserve_batch b;
+    reserve_batch_init_segment(&b, 42, 42, 0);
+    reserve_batch_add(&b, 7, 0, 501, 1);
+    reserve_batch_add(&b, 8, 0, 502, 1);
+    cr_assert_eq(reserve_batch_keys_args(&b), 4 + 2 * 4);
+    cr_assert_eq(reserve_batch_nkeys(&b), RESERVE_BATCH_NKEYS, "no lock unless asked");
+    cr_assert_str_eq(b.keys_args[RESERVE_BATCH_NKEYS + 3], "0");
+    reserve_batch_guard(&b, 5000);
+    cr_assert_eq(reserve_batch_keys_args(&b), 4 + 2 * 4);
+    cr_assert_eq(reserve_batch_nkeys(&b), RESERVE_BATCH_NKEYS + 2, "each buyer's lock declared");
+    cr_assert_str_eq(b.keys_args[RESERVE_BATCH_NKEYS], "seckill:{item:42}:lock:7");
+    cr_assert_str_eq(b.keys_args[RESERVE_BATCH_NKEYS + 1], "seckill:{item:42}:lock:8");
+    cr_assert_str_eq(b.keys_args[RESERVE_BATCH_NKEYS + 2 + 3], "5000");
+    cr_assert_str_eq(b.keys_args[RESERVE_BATCH_NKEYS + 2 + 4], "7", "then the buyers");
+    static script fake_sc = {"reserve_batch", "return 1", 8, "0"};
+    int argc = reserve_batch_argv(&b, &fake_sc, 0);
+    cr_assert_str_eq(b.argv[2], "7", "numkeys");
+    cr_assert_eq(argc, 3 + 7 + 4 + 8);
 }
 
 Test(reserve_batch, by_text_the_call_is_eval_of_the_script_text)

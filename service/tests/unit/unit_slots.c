@@ -32,6 +32,11 @@ Test(slots, the_reserve_script_touches_one_slot)
     cr_assert_geq(reserve_batch_add(&b, 7, 0, 1001, 1), 0);
     reserve_batch_keys_args(&b);
     expect_one_slot("reserve_batch", b.keys_args, RESERVE_BATCH_NKEYS);
+    /* With the buyers' order locks. */
+    reserve_batch_guard(&b, 5000);
+    reserve_batch_keys_args(&b);
+    cr_assert_eq(reserve_batch_nkeys(&b), RESERVE_BATCH_NKEYS + 1);
+    expect_one_slot("reserve_batch with locks", b.keys_args, (size_t)reserve_batch_nkeys(&b));
 }
 
 Test(slots, the_workers_move_acknowledgement_and_sweep_touch_one_slot)

@@ -140,3 +140,35 @@ Test(worker_batch, a_batch_acknowledges_into_the_keys_of_the_queue_it_came_from)
     cr_expect_str_eq(b.src.processing, "seckill:{item:42}:processing:w9", "a clear keeps it");
     worker_batch_close(&b);
 }
+
+Test(worker_batch, each_buyers_order_lock_is_noted_with_its_order_id_in_its_homes_slot)
+{
+    worker_batch b;
+    cr_assert_eq(worker_batch_init(&b, 4), 0);
+    worker_source src;
+    worker_source_init(&src, 5, "w1");
+    worker_batch_from(&b, &src);
+    add_order(&b, 11, 5, 100, 1, 1700000000000);
+    add_order(&b, 12, 5, 12, 1, 1700000000000); /* anonymous: its id stands for its buyer */
+    /* A segmented item's order whose units came from this segment (item 5's
+     * own keys) and whose buyer's home is the item's segment 1: its lock is
+     * in the home's slot. */
+    int64_t home = keys_segment(5, 1, 2);
+    order far = {13, 5, 300, 1, 1700000000000, 1, 1, 5, home};
+    char text[256];
+    int n = order_encode(&far, text, sizeof(text));
+    cr_assert_eq(worker_batch_add(&b, text, (size_t)n), 0);
+    worker_batch_sort(&b);
+    cr_assert_eq(b.norders, 3);
+    cr_assert_eq(b.nlocks, 1, "one lock in the source's slot");
+    cr_expect_str_eq(b.lock_keys_args[0], "seckill:{item:5}:lock:100");
+    cr_expect_str_eq(b.lock_keys_args[1], "11", "freed only while it holds the order id");
+    cr_assert_eq(b.nfar, 1, "one at its buyer's home");
+    char want[KEYS_MAX];
+    keys_order_lock(want, sizeof(want), home, 300);
+    cr_expect_str_eq(b.locks[b.cap - 1], want);
+    cr_expect_str_eq(b.lock_ids[b.cap - 1], "13");
+    worker_batch_clear(&b);
+    cr_expect_eq(b.nlocks + b.nfar, 0);
+    worker_batch_close(&b);
+}
