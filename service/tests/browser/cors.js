@@ -127,12 +127,14 @@ async function main() {
     const said = await buy(page);
     assert.match(said, /^Order \d+ is yours: queued/, said);
     const order = said.match(/^Order (\d+)/)[1];
-    await page.waitForSelector(`tr[data-order="${order}"]`);
     const mine = await admin(base, 'GET', `/api/v1/orders/${order}`);
     assert.equal(mine.status, 200);
     assert.equal(mine.body.user_id, '42', 'the order is the logged-in buyer\'s, from the token');
+    // A buyer's list holds persisted orders: the page shows the row once the worker has it and
+    // the page reads the list again (it does not poll).
     await waitStatus(base, order, 'persisted');
     await page.click('#login-button'); // logs in again, which shows the orders anew
+    await page.waitForSelector(`tr[data-order="${order}"]`);
     await page.waitForFunction((o) => /persisted/.test(
       document.querySelector(`tr[data-order="${o}"]`).textContent), order);
     await page.click(`tr[data-order="${order}"] button`);
