@@ -236,11 +236,12 @@ void harness_cluster_move_slot(int slot, const redis_cluster_node *to, int keys_
         if (n > 0) {
             char port[16];
             snprintf(port, sizeof(port), "%d", to->port);
-            const char *argv[6 + 64];
-            cr_assert_leq(n, 64, "keys_per_step at most 64");
-            int argc = 0;
             const char *head[] = {"MIGRATE", to->host, port, "", "0", "5000", "KEYS"};
-            for (size_t i = 0; i < 7; i++)
+            enum { HEAD = sizeof(head) / sizeof(head[0]), KEYS_MAX_STEP = 64 };
+            const char *argv[HEAD + KEYS_MAX_STEP];
+            cr_assert_leq(n, KEYS_MAX_STEP, "keys_per_step at most 64");
+            int argc = 0;
+            for (size_t i = 0; i < HEAD; i++)
                 argv[argc++] = head[i];
             for (size_t i = 0; i < n; i++)
                 argv[argc++] = keys->element[i]->str;
