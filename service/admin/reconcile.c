@@ -211,21 +211,29 @@ static int read_redis_item(redis_nodes *rn, reconcile_item *it)
     return 0;
 }
 
+/* keep_pending for the orders of one item's round only. */
+typedef struct round_pending {
+    reconcile_report *out;
+    const reconcile_item *it;
+} round_pending;
+
+static void keep_round_pending(void *ctx, const order *o)
+{
+    round_pending *rp = ctx;
+    if (o->item_id == rp->it->id && o->round == rp->it->round)
+        keep_pending(rp->out, o);
+}
+
 int reconcile_read_pending(redis_nodes *rn, const reconcile_item *it, reconcile_report *out)
 {
-    reconcile_report all = {0};
+    memset(out, 0, sizeof(*out));
+    round_pending rp = {out, it};
     int ok = 1;
     for (int j = 0; j < it->segments && ok; j++) {
         char pending[KEYS_MAX];
         keys_pending(pending, sizeof(pending), keys_segment(it->id, j, it->segments));
-        ok = for_each_pending(rn, pending, keep_pending, &all) == 0 && !all.waiting_failed;
+        ok = for_each_pending(rn, pending, keep_round_pending, &rp) == 0 && !out->waiting_failed;
     }
-    memset(out, 0, sizeof(*out));
-    for (size_t i = 0; ok && i < all.nwaiting; i++)
-        if (all.waiting[i].item_id == it->id && all.waiting[i].round == it->round)
-            keep_pending(out, &all.waiting[i]);
-    ok = ok && !out->waiting_failed;
-    free(all.waiting);
     if (!ok) {
         free(out->waiting);
         memset(out, 0, sizeof(*out));
