@@ -394,6 +394,12 @@ static json_t *item_json(const item_view *v)
         json_decref(item);
         item = NULL;
     }
+    if (item && v->locks_shown &&
+        json_object_set_new(item, "locks_held",
+                            v->locks_held >= 0 ? json_integer(v->locks_held) : json_null()) < 0) {
+        json_decref(item);
+        item = NULL;
+    }
     return item;
 }
 

@@ -88,6 +88,8 @@ typedef struct item_view {
     int segments;        /* its stock is split over this many (keys.h) */
     int listed;          /* on GET /api/v1/items (and the sale page) unless archived */
     int64_t archived_ms; /* when it was archived, Unix ms; 0: it is not */
+    int locks_shown;     /* a shop's view (api.c): locks_held is part of it */
+    int64_t locks_held;  /* buyers' order locks standing; -1: not all counted (null) */
 } item_view;
 
 /* A purchase refused, with what the buyer needs to know of it. */

@@ -85,6 +85,11 @@ int keys_order_lock(char *buf, size_t len, int64_t key_id, int64_t user)
     return snprintf(buf, len, "seckill:{item:%" PRId64 "}:lock:%" PRId64, key_id, user);
 }
 
+int keys_order_locks_match(char *buf, size_t len, int64_t key_id)
+{
+    return snprintf(buf, len, "seckill:{item:%" PRId64 "}:lock:*", key_id);
+}
+
 int keys_worker_alive(char *buf, size_t len, const char *worker_id)
 {
     return snprintf(buf, len, "seckill:worker:%s:alive", worker_id);

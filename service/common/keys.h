@@ -110,6 +110,9 @@ int64_t keys_segment_share(int64_t stock, int j, int segments);
  * takes it, lua/order_lock_release.lua frees it by compare-and-delete). In
  * key_id's slot. */
 int keys_order_lock(char *buf, size_t len, int64_t key_id, int64_t user);
+/* The SCAN MATCH pattern of every buyer's order lock on key_id (its hash tag
+ * names key_id's slot). */
+int keys_order_locks_match(char *buf, size_t len, int64_t key_id);
 
 /* A worker's heartbeat: exists (with a TTL, holding the run's token) while
  * the worker with that id lives. */

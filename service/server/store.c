@@ -13,6 +13,7 @@
 #include "backend.h"
 #include "keys.h"
 #include "log.h"
+#include "order_lock_count.h"
 #include "redis_nodes.h"
 #include "registry.h"
 
@@ -256,4 +257,12 @@ void store_gauges(store *s, metrics_gauges *g)
         g->processing = -1;
     else
         g->processing = sum.total;
+}
+
+int store_order_locks(store *s, int64_t item, int segments, int64_t *held)
+{
+    int rc = order_lock_count(s->redis, item, segments, held);
+    if (rc < 0)
+        metrics_backend_error(s->metrics, METRICS_REDIS);
+    return rc;
 }

@@ -80,6 +80,12 @@ int store_return_units(store *s, const order_ref *o);
  * failed. */
 int store_items(store *s, int64_t **items, size_t *n);
 
+/* The buyers' order locks of item (of its segments) standing now, counted
+ * at their nodes (order_lock_count.h; not for a hot path). Returns 1 when
+ * counted, 0 when a node was too large to count to the end (*held a lower
+ * bound), -1 when Redis failed. */
+int store_order_locks(store *s, int64_t item, int segments, int64_t *held);
+
 /* The gauges of /metrics that live in Redis, summed over the items: queues,
  * processing lists, pending hashes and dead letters (-1 each when Redis does
  * not answer). */

@@ -3,7 +3,8 @@
  * their order is being created is answered 429 in_progress and buys
  * nothing; the lock holds the order id until the order is persisted and is
  * gone after; a cancel of a still-queued order frees it; a worker killed
- * mid-batch leaves locks that its next run frees. */
+ * mid-batch leaves locks that its next run frees; the item's detail counts
+ * the locks held for a shop's credential. */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -203,5 +204,45 @@ Test(order_lock, a_worker_killed_mid_batch_leaves_locks_that_its_next_run_frees)
                  BUYERS, "every order answered 202 persisted");
     cr_assert_eq(buy(item, 100, resp, sizeof(resp)), 409, "the limit answers now: %s", resp);
     cr_assert(strstr(resp, "\"error\":\"limit_reached\""), "%s", resp);
+    stop_system();
+}
+
+/* The item's locks_held as GET /api/v1/items/{id} says it with token (NULL:
+ * the public's view); -1 when the view has none. */
+static int64_t locks_held(int64_t item, const char *token)
+{
+    char path[64], resp[4096];
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64, item);
+    cr_assert_eq(harness_http(sys.port, "GET", path, token, NULL, resp, sizeof(resp)), 200, "%s",
+                 resp);
+    const char *at = strstr(resp, "\"locks_held\":");
+    return at ? strtoll(at + strlen("\"locks_held\":"), NULL, 10) : -1;
+}
+
+Test(order_lock,
+     the_items_detail_counts_the_locks_held_for_a_shop_credential_and_none_after_the_drain)
+{
+    int64_t item = create_item(10, 1);
+    char body[160], resp[4096];
+    snprintf(body, sizeof(body), "{\"name\":\"split\",\"stock\":40,\"segments\":4}");
+    cr_assert_eq(harness_http(sys.port, "POST", "/api/v1/items", TOKEN, body, resp, sizeof(resp)),
+                 201, "%s", resp);
+    int64_t split = strtoll(resp + strlen("{\"id\":"), NULL, 10);
+    cr_assert_eq(locks_held(item, TOKEN), 0);
+
+    cr_assert_eq(kill(sys.worker, SIGSTOP), 0);
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(buy(item, 300 + i, resp, sizeof(resp)), 202, "%s", resp);
+    /* A split item's buyers are locked at their homes, on several segments. */
+    for (int i = 0; i < 12; i++)
+        cr_assert_eq(buy(split, 400 + i, resp, sizeof(resp)), 202, "%s", resp);
+    cr_assert_eq(locks_held(item, TOKEN), 4, "one lock a buyer whose order is queued");
+    cr_assert_eq(locks_held(split, TOKEN), 12, "every segment's locks");
+    cr_assert_eq(locks_held(item, NULL), -1, "the public's view, a hot read, counts none");
+
+    cr_assert_eq(kill(sys.worker, SIGCONT), 0);
+    sale_wait_drained(20000);
+    cr_assert_eq(locks_held(item, TOKEN), 0, "none after the drain");
+    cr_assert_eq(locks_held(split, TOKEN), 0);
     stop_system();
 }

@@ -2,8 +2,8 @@
  * (lua/reserve_batch.lua), against the test run's Redis: taken with the
  * order id in the same step as the reservation, a twin purchase answered
  * in_progress without a change, none with order_guard = script or for an
- * anonymous buyer, and freed by lua/order_lock_release.lua only while it
- * holds its order's id. */
+ * anonymous buyer, freed by lua/order_lock_release.lua only while it
+ * holds its order's id, and counted (order_lock_count.h) key by key. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +15,7 @@
 
 #include "harness.h"
 #include "keys.h"
+#include "order_lock_count.h"
 #include "reserve_batch.h"
 #include "scripts.h"
 
@@ -205,4 +206,54 @@ Test(order_lock, a_segmented_buyer_is_locked_at_home_until_a_hold_is_released)
     call(ITEM, home, 1, users, release_hold, 500, TTL_MS, a);
     cr_assert_eq(a[0].outcome, RESERVE_RELEASED);
     cr_assert_eq(lock_of(home, 7), 0, "the hold's release frees its lock");
+}
+
+static void set_key(const char *key)
+{
+    redisReply *r = redisCommand(redis, "SET %s 1", key);
+    cr_assert(r && r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+}
+
+/* order_lock_count's figure for item (segments), asserted complete. */
+static int64_t counted(int64_t item, int segments)
+{
+    config cfg;
+    harness_config(&cfg);
+    redis_nodes *rn = redis_nodes_create(&cfg, "test");
+    cr_assert_not_null(rn);
+    int64_t held = -1;
+    cr_assert_eq(order_lock_count(rn, item, segments, &held), 1, "counted to the end");
+    redis_nodes_free(rn);
+    return held;
+}
+
+Test(order_lock, the_count_of_an_items_locks_is_its_lock_keys_on_every_segment_and_no_other)
+{
+    harness_item_round(redis, &sc, ITEM, 10, 1, 0, 0, 3);
+    int64_t users[] = {501, 502, 503};
+    reserve_answer a[3];
+    call(ITEM, ITEM, 3, users, NULL, 9000, TTL_MS, a);
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(a[i].outcome, RESERVE_QUEUED);
+    /* A split item's buyers are locked at their homes: two segments here. */
+    enum { SPLIT = 77, SEGMENTS = 4 };
+    char lock[KEYS_MAX];
+    for (int j = 1; j <= 2; j++) {
+        keys_order_lock(lock, sizeof(lock), keys_segment(SPLIT, j, SEGMENTS), 600 + j);
+        set_key(lock);
+    }
+    /* Another item's lock, and keys of the item that are no lock. */
+    keys_order_lock(lock, sizeof(lock), ITEM + 1, 501);
+    set_key(lock);
+    cr_assert_eq(counted(ITEM, 1), 3, "the item's three buyers; its queue and pending are no lock");
+    cr_assert_eq(counted(SPLIT, SEGMENTS), 2, "summed over the segments");
+    cr_assert_eq(counted(ITEM + 2, 1), 0);
+
+    /* Expired locks are gone from the count as from Redis. */
+    keys_order_lock(lock, sizeof(lock), ITEM, 501);
+    redisReply *r = redisCommand(redis, "PEXPIRE %s 1", lock);
+    freeReplyObject(r);
+    usleep(20 * 1000);
+    cr_assert_eq(counted(ITEM, 1), 2);
 }

@@ -472,3 +472,32 @@ Test(json_io, an_item_may_be_made_unlisted_and_an_archived_one_says_so)
     json_decref(o);
     free(text);
 }
+
+Test(json_io, an_item_shows_its_order_locks_only_in_a_shops_view_and_null_when_not_all_counted)
+{
+    item_view v = {.id = 3, .remaining = 4, .now_ms = 1795377600000LL, .listed = 1};
+    json_error_t e;
+    char *text = json_io_item(&v);
+    json_t *o = json_loads(text, 0, &e);
+    cr_assert_not_null(o, "%s", text);
+    cr_expect_null(json_object_get(o, "locks_held"), "the public's view has none: %s", text);
+    json_decref(o);
+    free(text);
+
+    v.locks_shown = 1;
+    v.locks_held = 7;
+    text = json_io_item(&v);
+    o = json_loads(text, 0, &e);
+    cr_assert_not_null(o, "%s", text);
+    cr_expect_eq(json_integer_value(json_object_get(o, "locks_held")), 7, "%s", text);
+    json_decref(o);
+    free(text);
+
+    v.locks_held = -1;
+    text = json_io_item(&v);
+    o = json_loads(text, 0, &e);
+    cr_assert_not_null(o, "%s", text);
+    cr_expect(json_is_null(json_object_get(o, "locks_held")), "not all counted: %s", text);
+    json_decref(o);
+    free(text);
+}
