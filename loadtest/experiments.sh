@@ -744,6 +744,7 @@ done
 progress_begin_timed experiments "${steps[@]}"
 rows=()
 differs=0
+findings=()
 for s in $strategies; do
     progress_step "load: $s"
     report=$(load "$s" "$STOCK" "$REQUESTS" "$CONCURRENCY" "$DELAY_MS")
@@ -755,13 +756,24 @@ for s in $strategies; do
     p99=$(ab_field "$report" "  99%" 2)
     family=$(jq -r .family <<<"$audit")
     case $s in
-    lua_reserve) orders=$(orders_in_pg) ;;
+    lua_reserve)
+        # The product's order locks go once the worker persisted their orders: audited after the
+        # drain, any lock left is the audit's finding (and fails the run).
+        orders=$(orders_in_pg)
+        audit=$(audit "$s")
+        ;;
     *) orders=$(jq -r 'if .family == "db" or (.strategy | startswith("pg_")) then .pg_sales else null end' <<<"$audit") ;;
     esac
 
     progress_step "race: $s"
     race_report=$(load "$s" "$RACE_STOCK" "$RACE_BUYERS" "$RACE_BUYERS" "$RACE_DELAY_MS")
+    [[ $s != lua_reserve ]] || orders_in_pg >/dev/null
     race=$(curl -fsS "$base/api/v1/experiments/$s/audit?item=$item")
+    found=$(jq -rs --arg s "$s" '[.[].findings // [] | .[]] | unique | .[] | "\($s): \(.)"' <<<"$audit$race")
+    if [[ -n $found ]]; then
+        echo "experiments: $found" >&2
+        findings+=("$found")
+    fi
     race_complete=$(ab_field "$race_report" "Complete requests:" 3)
     race_non2xx=$(ab_field "$race_report" "Non-2xx responses:" 3)
 
@@ -782,10 +794,10 @@ for s in $strategies; do
             other_answers: $non2xx, requests_per_s: $rps,
             p50_ms: $p50, p99_ms: $p99, initial_stock: $audit.initial_stock,
             final_stock: $audit.remaining, sold: $audit.sold, oversold: $audit.oversold,
-            orders_in_pg: $orders, leftover_lock_keys: $audit.lock_keys,
+            orders_in_pg: $orders, leftover_lock_keys: ($audit.lock_keys + ($audit.order_locks // 0)),
             race: {buyers: $race_requests, successes: ($race_requests - $race_non2xx),
                    stock: $race.initial_stock, sold: $race.sold, oversold: $race.oversold,
-                   leftover_lock_keys: $race.lock_keys},
+                   leftover_lock_keys: ($race.lock_keys + ($race.order_locks // 0))},
             verdict: $observed, documents_verdict: $expected, agrees: $agrees, documents: $doc}')")
 done
 
@@ -848,4 +860,5 @@ done
 cat "$results/experiments.md"
 [[ $results == "$recorded" ]] || echo "experiments: written to $results/ (RECORD=1 writes $recorded/, the committed results)" >&2
 done=1
+((${#findings[@]} == 0)) || { printf 'experiments: audit finding: %s\n' "${findings[@]}" >&2; exit 1; }
 ((differs == 0)) || { echo "experiments: a verdict differs from the documents" >&2; exit 1; }

@@ -19,6 +19,7 @@
 #include "lab_table.h"
 #include "lab_zookeeper.h"
 #include "log.h"
+#include "order_lock_count.h"
 #include "web.h"
 
 /* The laboratory's results are a few kilobytes; anything far larger is not
@@ -147,6 +148,39 @@ static sk_status redis_lock_keys(lab_ctx *c, const lab_request *r, int64_t *out)
     return lab_ctx_scan(c, pattern, count_key, out) == 0 ? SK_OK : SK_BACKEND_DOWN;
 }
 
+/* The product's buyers' order locks of the item (lua_reserve takes them,
+ * the worker frees them) and its orders not yet persisted: a lock that
+ * stands once none is pending was left behind, which the audit reports as
+ * a finding. */
+static sk_status order_locks(lab_ctx *c, const lab_request *r, int64_t *locks, int64_t *pending)
+{
+    if (order_lock_count(c->redis, r->item, 1, locks) < 0)
+        return SK_BACKEND_DOWN;
+    char key[KEYS_MAX];
+    keys_pending(key, sizeof(key), r->item);
+    redisReply *rep = lab_ctx_redis(c, key, "HLEN %s", key);
+    if (!rep)
+        return SK_BACKEND_DOWN;
+    *pending = rep->type == REDIS_REPLY_INTEGER ? rep->integer : 0;
+    freeReplyObject(rep);
+    return SK_OK;
+}
+
+/* What the audit found wrong beyond an oversell (which its figures say). */
+static json_t *findings(int64_t order_locks, int64_t pending)
+{
+    json_t *list = json_array();
+    if (list && order_locks > 0 && pending == 0) {
+        char text[160];
+        snprintf(text, sizeof(text),
+                 "%" PRId64 " buyers' order locks left after the drain: no order of the item "
+                 "is pending, yet their locks stand",
+                 order_locks);
+        json_array_append_new(list, json_string(text));
+    }
+    return list;
+}
+
 static void audit(lab_ctx *c, lab_job *j)
 {
     const lab_request *r = &j->req;
@@ -174,16 +208,22 @@ static void audit(lab_ctx *c, lab_job *j)
         st = redis_lock_keys(c, r, &redis_locks);
     if (st == SK_OK && j->strategy->locks)
         st = j->strategy->locks(c, r, &other_locks);
+    int64_t buyers_locks = 0, pending = 0;
+    if (st == SK_OK)
+        st = order_locks(c, r, &buyers_locks, &pending);
     if (st != SK_OK) {
         http_exchange_reply_error(j->ex, st, st == SK_NOT_FOUND ? "no such item" : NULL);
         return;
     }
     json_t *body = json_pack(
-        "{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "strategy", j->strategy->name,
-        "family", j->strategy->family, "verdict", verdict(j->strategy), "item", (json_int_t)r->item,
-        "initial_stock", (json_int_t)initial, "remaining", (json_int_t)remaining, "sold",
-        (json_int_t)sold, "oversold", (json_int_t)(sold > initial ? sold - initial : 0), "pg_sales",
-        (json_int_t)pg_sales, "lock_keys", (json_int_t)(redis_locks + pg_locks + other_locks));
+        "{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "strategy",
+        j->strategy->name, "family", j->strategy->family, "verdict", verdict(j->strategy), "item",
+        (json_int_t)r->item, "initial_stock", (json_int_t)initial, "remaining",
+        (json_int_t)remaining, "sold", (json_int_t)sold, "oversold",
+        (json_int_t)(sold > initial ? sold - initial : 0), "pg_sales", (json_int_t)pg_sales,
+        "lock_keys", (json_int_t)(redis_locks + pg_locks + other_locks), "order_locks",
+        (json_int_t)buyers_locks, "orders_pending", (json_int_t)pending, "findings",
+        findings(buyers_locks, pending));
     reply_json(j->ex, body);
 }
 

@@ -170,19 +170,24 @@ sk_status lab_redis_watch(lab_ctx *c, const lab_request *r, int64_t *remaining)
 sk_status lab_redis_lua_reserve(lab_ctx *c, const lab_request *r, int64_t *remaining)
 {
     /* The product's reserve call with one buyer, bound of pending orders
-     * included. The order id is the buyer (a new one each call, as an
-     * anonymous buyer's), so that the worker's one-unit-per-buyer rule never
-     * drops a lab order; named, not anonymous, because the script refuses
-     * anonymous buyers where the limit is below the stock. */
+     * and order lock (order_guard) included. The buyer is new each call (an
+     * id of its own, as an anonymous buyer's), so that the worker's
+     * one-unit-per-buyer rule never drops a lab order; named, not
+     * anonymous, because the script refuses anonymous buyers where the
+     * limit is below the stock, and takes their order lock as the
+     * product's: the worker frees it once the order is persisted. */
     reserve_batch *b = malloc(sizeof(*b));
     if (!b)
         return SK_INTERNAL;
     reserve_batch_init(b, r->item, c->cfg->max_pending_orders);
+    if (c->cfg->order_guard == CONFIG_ORDER_GUARD_LOCK)
+        reserve_batch_guard(b, c->cfg->order_lock_ttl_ms);
+    int64_t buyer = order_id_next(c->ids, backend_now_ms());
     int64_t id = order_id_next(c->ids, backend_now_ms());
-    reserve_batch_add(b, id, 0, id, 1);
+    reserve_batch_add(b, buyer, 0, id, 1);
     int nargs = reserve_batch_keys_args(b);
     redisReply *rep =
-        lab_ctx_script(c, SCRIPT_RESERVE_BATCH, RESERVE_BATCH_NKEYS, nargs, b->keys_args);
+        lab_ctx_script(c, SCRIPT_RESERVE_BATCH, reserve_batch_nkeys(b), nargs, b->keys_args);
     free(b);
     if (!rep)
         return SK_BACKEND_DOWN;

@@ -11,9 +11,10 @@ sk_status lab_redis_read_check_decr(lab_ctx *c, const lab_request *r, int64_t *r
 /* WATCH, GET, check, work, MULTI/DECR/EXEC; retried when EXEC fails, until
  * the wait runs out (429 busy). */
 sk_status lab_redis_watch(lab_ctx *c, const lab_request *r, int64_t *remaining);
-/* The production reserve script (lua/reserve.lua) as an anonymous buyer:
- * stock check, decrement and the order queued for the worker, atomically;
- * the business work follows (the script is the critical section). */
+/* The production reserve script (lua/reserve_batch.lua) for a new buyer
+ * each call: stock check, decrement, the order queued for the worker and
+ * (order_guard = lock) the buyer's order lock taken, atomically; the
+ * business work follows (the script is the critical section). */
 sk_status lab_redis_lua_reserve(lab_ctx *c, const lab_request *r, int64_t *remaining);
 
 /* The stock string of r->strategy (the initial stock before first use). */

@@ -25,6 +25,7 @@
 #include "harness.h"
 #include "keys.h"
 #include "lab_strategy.h"
+#include "sale.h"
 
 #define TOKEN "e2e-lab-token"
 #define STOCK 5
@@ -33,6 +34,7 @@
 
 static int port;
 static pid_t server_pid;
+static pid_t worker_pid; /* the tests that need one start it */
 
 static const char *expected_names[] = {
     "local_unsafe",      "local_atomic_check",      "local_mutex",       "db_read_modify_write",
@@ -63,6 +65,7 @@ static void stop_server(void)
 static void kill_leftover(void)
 {
     harness_kill_leftover(&server_pid);
+    harness_kill_leftover(&worker_pid);
 }
 
 TestSuite(lab, .init = start_server, .fini = kill_leftover, .timeout = 120);
@@ -324,6 +327,48 @@ Test(lab, lua_reserve_never_oversells_and_queues_an_order_per_sale)
     cr_expect_eq(harness_redis_sum(c, "HLEN", keys_pending), STOCK,
                  "lua_reserve queues one order per sale");
     redisFree(c);
+    stop_server();
+}
+
+/* The audit of strategy on item as the server answers it. */
+static void audit_body(const char *strategy, int64_t item, char *resp, size_t cap)
+{
+    char path[160];
+    snprintf(path, sizeof(path), "/api/v1/experiments/%s/audit?item=%" PRId64, strategy, item);
+    cr_assert_eq(harness_http(port, "GET", path, NULL, NULL, resp, cap), 200, "%s", resp);
+}
+
+Test(lab, lua_reserve_takes_the_products_order_locks_and_its_audit_finds_any_left_after_the_drain)
+{
+    int64_t item = create_item(STOCK);
+    char resp[2048];
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(buy("lua_reserve", item, 0, resp, sizeof(resp)), 200, "%s", resp);
+    /* No worker yet: each sale's order waits, its buyer's lock stands. */
+    cr_expect_eq(audited("lua_reserve", item, "order_locks"), 3, "one lock a sale in flight");
+    cr_expect_eq(audited("lua_reserve", item, "orders_pending"), 3);
+    audit_body("lua_reserve", item, resp, sizeof(resp));
+    cr_expect_not_null(strstr(resp, "\"findings\":[]"), "in flight is no finding: %s", resp);
+
+    char *env[] = {"SECKILL_WORKER_ID=e2e-lab", NULL};
+    worker_pid = harness_start_worker(env, "e2e-lab-worker.log");
+    sale_wait_drained(20000);
+    cr_expect_eq(audited("lua_reserve", item, "order_locks"), 0, "the worker freed every lock");
+    audit_body("lua_reserve", item, resp, sizeof(resp));
+    cr_expect_not_null(strstr(resp, "\"findings\":[]"), "%s", resp);
+
+    /* A lock left behind once nothing is pending is the audit's finding. */
+    char lock[KEYS_MAX];
+    keys_order_lock(lock, sizeof(lock), item, 424242);
+    redisContext *c = harness_redis();
+    redisReply *r = redisCommand(c, "SET %s 1", lock);
+    cr_assert(r && r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    redisFree(c);
+    cr_expect_eq(audited("lua_reserve", item, "order_locks"), 1);
+    audit_body("lua_reserve", item, resp, sizeof(resp));
+    cr_expect_not_null(strstr(resp, "order locks left after the drain"), "a finding: %s", resp);
+    harness_stop_clean(&worker_pid, "worker");
     stop_server();
 }
 
