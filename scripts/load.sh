@@ -125,8 +125,23 @@ for _ in {1..300}; do
     [[ $(jq .queued <<<"$after") == 0 ]] && break
     sleep 0.1
 done
+# The buyers' order locks left once the worker drained the item, which a shop's credential reads
+# on its detail (locks_held): the worker frees a batch's locks just after its commit, so a lock
+# that still stands a second after the drain (well within order_lock_ttl_ms) was left behind.
+locks=-
+if [[ $(jq .queued <<<"$after") != 0 ]]; then
+    locks=undrained
+elif [[ -n $token ]]; then
+    for _ in {1..10}; do
+        locks=$(curl -fsS -H "Authorization: Bearer $token" "$url/api/v1/items/$item" |
+            jq -r '.locks_held // "-"') || locks=-
+        [[ $locks == 0 || $locks == - ]] && break
+        sleep 0.1
+    done
+fi
 jq -r --argjson b "$before" --arg rps "$rps" --arg p50 "$p50" --arg p99 "$p99" \
-    --arg answers "$answers$failures" --arg tool "$tool" --argjson queued "$answered_queued" '
+    --arg answers "$answers$failures" --arg tool "$tool" --argjson queued "$answered_queued" \
+    --arg locks "$locks" '
     (.initial_stock + .restocked) as $units
     | ($b.remaining - .remaining) as $sold_now
     | "answers      \($answers)",
@@ -137,8 +152,17 @@ jq -r --argjson b "$before" --arg rps "$rps" --arg p50 "$p50" --arg p99 "$p99" \
        else empty end),
       "the item     \($units) units: sold \(.sold), queued \(.queued), persisted \(.persisted), paid \(.paid), cancelled \(.cancelled), expired \(.expired)",
       "oversold     \(if .remaining < 0 then -.remaining else 0 end)",
+      (if $locks == "-" then "locks left   - (TOKEN=, a credential of the shop, lets the audit count the order locks)"
+       elif $locks == "undrained" then "locks left   not counted: the item is not drained"
+       else "locks left   \($locks) order locks of its buyers after the drain" end),
       (if .queued > 0 then "note         \(.queued) units still queued: the worker is behind (is it running?)" else empty end)
 ' <<<"$after"
+
+finding=0
+if [[ $locks =~ ^[0-9]+$ ]] && ((locks > 0)); then
+    echo "finding      $locks order locks stand with nothing of the item left to persist: left behind" >&2
+    finding=1
+fi
 
 if ((made)) && [[ ${KEEP:-0} != 1 ]]; then
     status=$(curl -sS -o /dev/null -w '%{http_code}' -X DELETE -H "Authorization: Bearer $token" \
@@ -149,3 +173,4 @@ if ((made)) && [[ ${KEEP:-0} != 1 ]]; then
         echo "load: could not archive item $item (HTTP $status)" >&2
     fi
 fi
+exit $finding
