@@ -2,6 +2,7 @@
 #include "pg_value.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "log.h"
@@ -39,14 +40,17 @@ int pg_value_bool(const PGresult *res, int row, int col, int *out)
 
 pg_row pg_row_at(const PGresult *res, int row)
 {
-    return (pg_row){res, row, -1};
+    return (pg_row){res, row, -1, ""};
 }
 
 /* Notes col as the row's first bad field, when it is. */
 static void bad(pg_row *r, int col)
 {
-    if (r->bad < 0)
-        r->bad = col;
+    if (r->bad >= 0)
+        return;
+    r->bad = col;
+    const char *name = r->res && col < PQnfields(r->res) ? PQfname(r->res, col) : NULL;
+    snprintf(r->bad_name, sizeof(r->bad_name), "%s", name ? name : "none");
 }
 
 int64_t pg_row_i64(pg_row *r, int col)
@@ -83,9 +87,8 @@ int pg_row_check(const pg_row *r, const char *component, const char *what)
 {
     if (r->bad < 0)
         return 0;
-    const char *name = r->res ? PQfname(r->res, r->bad) : NULL;
     log_msg(LOG_ERROR, component,
             "postgresql: %s: column %d (%s) of row %d is not what it should be", what, r->bad,
-            name ? name : "none", r->row);
+            r->bad_name, r->row);
     return -1;
 }

@@ -21,11 +21,14 @@ int pg_value_int(const PGresult *res, int row, int col, int *out);
 int pg_value_bool(const PGresult *res, int row, int col, int *out);
 
 /* One row of a result, read field by field. bad is the first column that
- * was not what its reader asked for, -1 while there is none. */
+ * was not what its reader asked for, -1 while there is none, and bad_name
+ * its name, kept here so that the row can be checked after the result is
+ * cleared. */
 typedef struct pg_row {
     const PGresult *res;
     int row;
     int bad;
+    char bad_name[32];
 } pg_row;
 
 /* A reader of row `row` of res, with no bad field yet. */
@@ -38,7 +41,8 @@ int pg_row_int(pg_row *r, int col);
 int pg_row_bool(pg_row *r, int col);
 
 /* Returns 0 when every field read was good, else -1, logged for component
- * with what the row is ("an order", "item 7"). */
+ * with what the row is ("an order", "item 7"). Reads nothing of the result:
+ * it may be cleared by then. */
 int pg_row_check(const pg_row *r, const char *component, const char *what);
 
 #endif

@@ -79,6 +79,8 @@ Test(pg_value, a_row_remembers_its_first_bad_field)
     cr_expect_eq(pg_row_bool(&r, 2), 1);
     cr_expect_eq(pg_row_int(&r, 3), 0);
     cr_expect_eq(r.bad, 1, "the first bad column is kept");
-    cr_expect_eq(pg_row_check(&r, "test", "a row with a bad field"), -1);
+    cr_expect_str_eq(r.bad_name, "c1");
     PQclear(res);
+    cr_expect_eq(pg_row_check(&r, "test", "a row with a bad field"), -1,
+                 "checked after its result is cleared");
 }
