@@ -38,15 +38,8 @@ Test(order_row, the_insert_names_every_parameter_its_callers_pass)
 
 Test(order_row, one_orders_parameters_are_its_fields_in_the_statements_order)
 {
-    order o = {.id = 11,
-               .item_id = 22,
-               .user_id = 33,
-               .round = 44,
-               .created_ms = 55,
-               .quantity = 6,
-               .first_unit = 77,
-               .segment_id = 88,
-               .home_id = 99};
+    /* id, item_id, user_id, round, created_ms, quantity, first_unit, segment_id, home_id */
+    order o = {11, 22, 33, 44, 55, 6, 77, 88, 99};
     char text[ORDER_INSERT_PARAMS][24];
     const char *params[ORDER_INSERT_PARAMS];
     order_insert_one(&o, text, params);
