@@ -11,6 +11,7 @@
 #include "backend.h"
 #include "keys.h"
 #include "order.h"
+#include "pg_value.h"
 #include "registry.h"
 
 #define COMPONENT "reconcile"
@@ -103,19 +104,29 @@ int reconcile_drop_persisted(PGconn *pg, reconcile_report *r)
             return -1;
         }
         int rows = PQntuples(res);
+        int64_t *held = malloc(((size_t)rows + 1) * sizeof(*held));
+        int bad = !held;
+        for (int i = 0; !bad && i < rows; i++)
+            bad = pg_value_i64(res, i, 0, &held[i]) < 0;
+        PQclear(res);
+        if (bad) {
+            free(held);
+            free(ids);
+            return -1;
+        }
         for (size_t i = from; i < to; i++) {
             int lo = 0, hi = rows; /* the ids come sorted: a binary search */
             while (lo < hi) {
                 int mid = (lo + hi) / 2;
-                if (strtoll(PQgetvalue(res, mid, 0), NULL, 10) < r->waiting[i].id)
+                if (held[mid] < r->waiting[i].id)
                     lo = mid + 1;
                 else
                     hi = mid;
             }
-            if (lo == rows || strtoll(PQgetvalue(res, lo, 0), NULL, 10) != r->waiting[i].id)
+            if (lo == rows || held[lo] != r->waiting[i].id)
                 r->waiting[kept++] = r->waiting[i];
         }
-        PQclear(res);
+        free(held);
     }
     r->nwaiting = kept;
     free(ids);
@@ -260,9 +271,31 @@ static int add_item_queues(const reconcile_report *r, int64_t **queues, size_t *
     return 0;
 }
 
-int reconcile_scan(redis_nodes *rn, PGconn *pg, reconcile_report *out, char *err, size_t errlen)
+/* Reads one item's books from row of res. Returns 0, or -1 (logged). */
+static int read_books_row(const PGresult *res, int row, reconcile_item *it)
 {
-    memset(out, 0, sizeof(*out));
+    pg_row f = pg_row_at(res, row);
+    it->id = pg_row_i64(&f, 0);
+    it->round = pg_row_i64(&f, 1);
+    it->initial = pg_row_i64(&f, 2);
+    it->held = pg_row_i64(&f, 3);
+    it->restocked = pg_row_i64(&f, 4);
+    it->restocks = pg_row_i64(&f, 5);
+    it->starts_ms = pg_row_i64(&f, 6);
+    it->ends_ms = pg_row_i64(&f, 7);
+    it->per_buyer_limit = pg_row_int(&f, 8);
+    it->segments = pg_row_int(&f, 9);
+    it->ended = pg_row_i64(&f, 10);
+    it->unnoted = pg_row_i64(&f, 11);
+    if (it->segments < 1) /* the table's check holds it to 1..64 */
+        it->segments = 1;
+    return pg_row_check(&f, "reconcile", "an item's books");
+}
+
+/* PostgreSQL's books of every item not archived into out->items. Returns
+ * 0, or -1 with err set. */
+static int read_books(PGconn *pg, reconcile_report *out, char *err, size_t errlen)
+{
     PGresult *res =
         /* Units held by the round's orders, and those that left with the
          * cancelled or expired ones, noted back or not. */
@@ -288,39 +321,25 @@ int reconcile_scan(redis_nodes *rn, PGconn *pg, reconcile_report *out, char *err
     }
     out->nitems = (size_t)PQntuples(res);
     out->items = calloc(out->nitems ? out->nitems : 1, sizeof(*out->items));
-    if (!out->items) {
-        PQclear(res);
+    int rc = out->items ? 0 : -1;
+    if (rc < 0)
         snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    for (size_t i = 0; i < out->nitems; i++) {
-        reconcile_item *it = &out->items[i];
-        it->id = strtoll(PQgetvalue(res, (int)i, 0), NULL, 10);
-        it->round = strtoll(PQgetvalue(res, (int)i, 1), NULL, 10);
-        it->initial = strtoll(PQgetvalue(res, (int)i, 2), NULL, 10);
-        it->held = strtoll(PQgetvalue(res, (int)i, 3), NULL, 10);
-        it->restocked = strtoll(PQgetvalue(res, (int)i, 4), NULL, 10);
-        it->restocks = strtoll(PQgetvalue(res, (int)i, 5), NULL, 10);
-        it->starts_ms = strtoll(PQgetvalue(res, (int)i, 6), NULL, 10);
-        it->ends_ms = strtoll(PQgetvalue(res, (int)i, 7), NULL, 10);
-        it->per_buyer_limit = (int)strtol(PQgetvalue(res, (int)i, 8), NULL, 10);
-        it->segments = (int)strtol(PQgetvalue(res, (int)i, 9), NULL, 10);
-        it->ended = strtoll(PQgetvalue(res, (int)i, 10), NULL, 10);
-        it->unnoted = strtoll(PQgetvalue(res, (int)i, 11), NULL, 10);
-        if (it->segments < 1) /* the table's check holds it to 1..64 */
-            it->segments = 1;
-    }
+    for (size_t i = 0; rc == 0 && i < out->nitems; i++)
+        if ((rc = read_books_row(res, (int)i, &out->items[i])) < 0)
+            snprintf(err, errlen, "postgresql: an item's books are not numbers (logged above)");
     PQclear(res);
+    return rc;
+}
 
-    int ok = 1;
-    for (size_t i = 0; i < out->nitems && ok; i++)
-        ok = read_redis_item(rn, &out->items[i]) == 0;
-    /* Every queue and pending hash: those of the registry's items, and of
-     * every segment of PostgreSQL's items (a registry lost on another node
-     * must not hide the pending orders of a node that kept them). */
+/* Every queue and pending hash into out: those of the registry's items, and
+ * of every segment of PostgreSQL's items (a registry lost on another node
+ * must not hide the pending orders of a node that kept them). Returns 1, or
+ * 0 when Redis failed. */
+static int read_queues(redis_nodes *rn, reconcile_report *out)
+{
     int64_t *queues = NULL;
     size_t nqueues = 0;
-    ok = ok && registry_read(rn, &queues, &nqueues) == 0;
+    int ok = registry_read(rn, &queues, &nqueues) == 0;
     ok = ok && add_item_queues(out, &queues, &nqueues) == 0;
     for (size_t q = 0; ok && q < nqueues; q++) {
         char queue[KEYS_MAX], pending[KEYS_MAX], dead[KEYS_MAX];
@@ -333,6 +352,37 @@ int reconcile_scan(redis_nodes *rn, PGconn *pg, reconcile_report *out, char *err
         out->dead += redis_int(rn, "LLEN", dead, &ok);
     }
     free(queues);
+    return ok;
+}
+
+/* Each item's owed returns and drift, and the report's counts of them. */
+static void judge_items(reconcile_report *out)
+{
+    for (size_t i = 0; i < out->nitems; i++) {
+        reconcile_item *it = &out->items[i];
+        if (it->redis_known && it->redis_round == it->round) {
+            it->owed = it->ended - it->redis_returned;
+            it->drift =
+                (it->initial + it->restocked - it->remaining) - (it->held + it->pending + it->owed);
+        }
+        if (!reconcile_item_ok(it))
+            out->drifting++;
+        else if (reconcile_item_owes(it))
+            out->owing++;
+    }
+}
+
+int reconcile_scan(redis_nodes *rn, PGconn *pg, reconcile_report *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof(*out));
+    if (read_books(pg, out, err, errlen) < 0) {
+        reconcile_report_free(out);
+        return -1;
+    }
+    int ok = 1;
+    for (size_t i = 0; i < out->nitems && ok; i++)
+        ok = read_redis_item(rn, &out->items[i]) == 0;
+    ok = ok && read_queues(rn, out);
     if (ok && reconcile_drop_persisted(pg, out) < 0) {
         snprintf(err, errlen, "postgresql: %s", PQerrorMessage(pg));
         reconcile_report_free(out);
@@ -351,18 +401,7 @@ int reconcile_scan(redis_nodes *rn, PGconn *pg, reconcile_report *out, char *err
         reconcile_report_free(out);
         return -1;
     }
-    for (size_t i = 0; i < out->nitems; i++) {
-        reconcile_item *it = &out->items[i];
-        if (it->redis_known && it->redis_round == it->round) {
-            it->owed = it->ended - it->redis_returned;
-            it->drift =
-                (it->initial + it->restocked - it->remaining) - (it->held + it->pending + it->owed);
-        }
-        if (!reconcile_item_ok(it))
-            out->drifting++;
-        else if (reconcile_item_owes(it))
-            out->owing++;
-    }
+    judge_items(out);
     return 0;
 }
 

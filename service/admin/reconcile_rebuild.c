@@ -31,11 +31,12 @@
 #include <string.h>
 
 #include "backend.h"
-#include "backoff.h"
 #include "keys.h"
 #include "order.h"
-#include "order_return.h"
+#include "order_row.h"
+#include "pg_value.h"
 #include "reconcile_piece.h"
+#include "reconcile_segment.h"
 #include "registry.h"
 
 #define COMPONENT "reconcile"
@@ -62,22 +63,17 @@
 #define OF_ROUND "FROM orders WHERE item_id = $1 AND round = $2 "
 static const char stock_sql[] =
     "SELECT coalesce(sum(quantity) FILTER (WHERE " HELD "), 0), count(*) FILTER (WHERE " BACK
-    "), coalesce(sum(quantity) FILTER (WHERE " BACK "), 0) " OF_ROUND
-    "AND coalesce(segment_id, $1) = $3";
+    "), coalesce(sum(quantity) FILTER (WHERE " BACK "), 0) " OF_ROUND "AND " ORDER_ROW_STOCK_KEY
+    " = $3";
 static const char buyers_sql[] =
     "DECLARE rebuild_buyers NO SCROLL CURSOR FOR SELECT user_id, held, back, last, "
     "count(*) OVER () FROM (SELECT user_id, coalesce(sum(quantity) FILTER (WHERE " HELD
     "), 0) AS held, coalesce(sum(quantity) FILTER (WHERE " BACK "), 0) AS back, "
-    "max(first_unit + quantity - 1) AS last " OF_ROUND
-    "AND coalesce(home_id, $1) = $3 AND user_id <> id GROUP BY user_id) b ORDER BY user_id";
+    "max(first_unit + quantity - 1) AS last " OF_ROUND "AND " ORDER_ROW_HOME_KEY
+    " = $3 AND user_id <> id GROUP BY user_id) b ORDER BY user_id";
 static const char marks_sql[] =
     "DECLARE rebuild_marks NO SCROLL CURSOR FOR SELECT id::text, quantity::text " OF_ROUND
-    "AND " BACK " AND $3 IN (coalesce(segment_id, $1), coalesce(home_id, $1))";
-
-static int64_t pg_int(const PGresult *res, int row, int col)
-{
-    return strtoll(PQgetvalue(res, row, col), NULL, 10);
-}
+    "AND " BACK " AND $3 IN (" ORDER_ROW_STOCK_KEY ", " ORDER_ROW_HOME_KEY ")";
 
 /* The key id an order's units came from, and the one its buyer counts on. */
 static int64_t taken_from(const order *o)
@@ -137,17 +133,6 @@ static buyer_units *pending_buyers(const reconcile_report *rep, const reconcile_
     return b;
 }
 
-/* One segment of the item being rebuilt: its keys, their staging keys, and
- * its stock as PostgreSQL and the pending orders say. */
-typedef struct segment {
-    int j;
-    int64_t key;
-    char state[KEYS_MAX], buyers[KEYS_MAX], returned[KEYS_MAX], given_back[KEYS_MAX];
-    char staged_buyers[KEYS_MAX], staged_returned[KEYS_MAX], staged_given_back[KEYS_MAX];
-    int64_t held, settled, back, pending;
-    int has_buyers, has_returned, has_given_back; /* staging keys written */
-} segment;
-
 /* The work on one item. */
 typedef struct rebuild {
     redis_nodes *rn;
@@ -161,45 +146,12 @@ typedef struct rebuild {
     int archived; /* archived after the scan, as the snapshot says: it stays off sale */
 } rebuild;
 
-static void segment_init(segment *sg, const reconcile_item *it, int j)
-{
-    memset(sg, 0, sizeof(*sg));
-    sg->j = j;
-    sg->key = keys_segment(it->id, j, it->segments);
-    keys_item_state(sg->state, sizeof(sg->state), sg->key);
-    keys_item_buyers(sg->buyers, sizeof(sg->buyers), sg->key);
-    keys_item_returned(sg->returned, sizeof(sg->returned), sg->key);
-    keys_item_given_back(sg->given_back, sizeof(sg->given_back), sg->key);
-    keys_staged(sg->staged_buyers, sizeof(sg->staged_buyers), sg->buyers);
-    keys_staged(sg->staged_returned, sizeof(sg->staged_returned), sg->returned);
-    keys_staged(sg->staged_given_back, sizeof(sg->staged_given_back), sg->given_back);
-}
-
-/* Removes the segment's state and any staging keys a crash left: off sale.
- * 0, or -1 with err set. */
-static int hold_segment(redis_nodes *rn, const segment *sg, char *err, size_t errlen)
-{
-    const char *argv[] = {"UNLINK", sg->state, sg->staged_buyers, sg->staged_returned,
-                          sg->staged_given_back};
-    return reconcile_retried(rn, sg->state, 5, argv, err, errlen) < 0 ? -1 : 0;
-}
-
-static int hold_item(redis_nodes *rn, const reconcile_item *it, char *err, size_t errlen)
-{
-    for (int j = 0; j < it->segments; j++) {
-        segment sg;
-        segment_init(&sg, it, j);
-        if (hold_segment(rn, &sg, err, errlen) < 0)
-            return -1;
-    }
-    return 0;
-}
-
 /* Runs a statement of the rebuild's transaction: about segment sg ($1 the
  * item, $2 the round, $3 sg's key id), or with no parameters (sg NULL).
  * Returns its result when its status is want (the caller clears it), else
  * NULL with err set. */
-static PGresult *query(rebuild *rb, const segment *sg, const char *sql, ExecStatusType want)
+static PGresult *query(rebuild *rb, const reconcile_segment *sg, const char *sql,
+                       ExecStatusType want)
 {
     char id_s[24], round_s[24], key_s[24];
     snprintf(id_s, sizeof(id_s), "%" PRId64, rb->it->id);
@@ -214,7 +166,8 @@ static PGresult *query(rebuild *rb, const segment *sg, const char *sql, ExecStat
     return NULL;
 }
 
-static void say_progress(rebuild *rb, const segment *sg, int64_t done, int64_t total, int last)
+static void say_progress(rebuild *rb, const reconcile_segment *sg, int64_t done, int64_t total,
+                         int last)
 {
     if (!rb->progress || total <= RECONCILE_PIECE)
         return;
@@ -247,7 +200,7 @@ static int stage_buyer(rebuild *rb, reconcile_piece *buyers, reconcile_piece *gi
 
 /* Step 2 for the segment's buyers: PostgreSQL's, in order of buyer, merged
  * with those of the pending orders. 0, or -1 with err set. */
-static int stage_buyers(rebuild *rb, segment *sg)
+static int stage_buyers(rebuild *rb, reconcile_segment *sg)
 {
     size_t npend = 0, pi = 0;
     buyer_units *pend = pending_buyers(rb->rep, rb->it, sg->key, &npend);
@@ -269,12 +222,16 @@ static int stage_buyers(rebuild *rb, segment *sg)
         if (!rows)
             goto done;
         int n = PQntuples(rows);
-        if (first && n > 0)
-            total += pg_int(rows, 0, 4);
+        int64_t all = 0; /* for the progress only */
+        if (first && n > 0 && pg_value_i64(rows, 0, 4, &all) == 0)
+            total += all;
         for (int i = 0; i < n; i++) {
-            buyer_units b = {pg_int(rows, i, 0), pg_int(rows, i, 1), pg_int(rows, i, 2),
-                             pg_int(rows, i, 3)};
-            int bad = 0;
+            pg_row f = pg_row_at(rows, i);
+            buyer_units b = {pg_row_i64(&f, 0), pg_row_i64(&f, 1), pg_row_i64(&f, 2),
+                             pg_row_i64(&f, 3)};
+            int bad = pg_row_check(&f, COMPONENT, "a buyer's units") < 0;
+            if (bad)
+                snprintf(rb->err, rb->errlen, "postgresql: a buyer's units are not numbers");
             for (; !bad && pi < npend && pend[pi].user < b.user; pi++, done++)
                 bad = stage_buyer(rb, &buyers, &given_back, &pend[pi]) < 0;
             if (pi < npend && pend[pi].user == b.user)
@@ -313,7 +270,7 @@ done:
 /* Step 2 for the segment's returned marks: every cancelled or expired order
  * with a part of its return here counts as given back, so an owed return
  * the sweep finishes later adds nothing again. 0, or -1 with err set. */
-static int stage_marks(rebuild *rb, segment *sg)
+static int stage_marks(rebuild *rb, reconcile_segment *sg)
 {
     reconcile_piece marks;
     if (reconcile_piece_init(&marks, rb->rn, sg->staged_returned) < 0) {
@@ -348,122 +305,26 @@ static int stage_marks(rebuild *rb, segment *sg)
 
 /* Step 2 for one segment: its stock from PostgreSQL and the pending orders,
  * then its buyers and marks staged. 0, or -1 with err set. */
-static int stage_segment(rebuild *rb, segment *sg)
+static int stage_segment(rebuild *rb, reconcile_segment *sg)
 {
     PGresult *stock = query(rb, sg, stock_sql, PGRES_TUPLES_OK);
     if (!stock)
         return -1;
-    sg->held = pg_int(stock, 0, 0);
-    sg->settled = pg_int(stock, 0, 1);
-    sg->back = pg_int(stock, 0, 2);
+    pg_row f = pg_row_at(stock, 0);
+    sg->held = pg_row_i64(&f, 0);
+    sg->settled = pg_row_i64(&f, 1);
+    sg->back = pg_row_i64(&f, 2);
     PQclear(stock);
+    if (pg_row_check(&f, COMPONENT, "a segment's stock") < 0) {
+        snprintf(rb->err, rb->errlen, "postgresql: a segment's stock is not numbers");
+        return -1;
+    }
     for (size_t i = 0; i < rb->rep->nwaiting; i++) {
         const order *o = &rb->rep->waiting[i];
         if (o->item_id == rb->it->id && o->round == rb->it->round && taken_from(o) == sg->key)
             sg->pending += o->quantity;
     }
     return stage_buyers(rb, sg) == 0 && stage_marks(rb, sg) == 0 ? 0 : -1;
-}
-
-/* Step 3 for one segment, in one MULTI on its node: the staging keys renamed
- * in over the old keys, and the state set: its share of the initial stock
- * (and for segment 0 the restocks, which go there) less the units taken
- * from it. One try: 0 done, 1 unknown (no answer: it may have run), -1
- * refused, with err set. */
-static int commit_once(rebuild *rb, const segment *sg, int64_t remaining, int64_t initial)
-{
-    const reconcile_item *it = rb->it;
-    redisContext *redis = redis_nodes_for_key(rb->rn, sg->state);
-    if (!redis) {
-        snprintf(rb->err, rb->errlen, "redis: the node of %s does not answer (logged above)",
-                 sg->state);
-        return 1;
-    }
-    int64_t restocks = sg->j == 0 ? it->restocks : 0, restocked = sg->j == 0 ? it->restocked : 0;
-    const char *renames[][2] = {{sg->staged_buyers, sg->buyers},
-                                {sg->staged_returned, sg->returned},
-                                {sg->staged_given_back, sg->given_back}};
-    const int staged[] = {sg->has_buyers, sg->has_returned, sg->has_given_back};
-    size_t replies = 4; /* MULTI, UNLINK, HSET, EXEC */
-    redisAppendCommand(redis, "MULTI");
-    if (rb->archived) {
-        redisAppendCommand(redis, "HSET %s archived 1", sg->state);
-        replies++;
-    }
-    redisAppendCommand(redis, "UNLINK %s %s %s", sg->buyers, sg->returned, sg->given_back);
-    for (int k = 0; k < 3; k++) {
-        if (staged[k]) {
-            redisAppendCommand(redis, "RENAME %s %s", renames[k][0], renames[k][1]);
-            replies++;
-        }
-    }
-    redisAppendCommand(redis,
-                       "HSET %s stock %lld initial %lld round %lld restocks %lld restocked %lld "
-                       "returns %lld returned %lld starts %lld ends %lld limit %d segments %d "
-                       "total %lld",
-                       sg->state, (long long)remaining, (long long)initial, (long long)it->round,
-                       (long long)restocks, (long long)restocked, (long long)sg->settled,
-                       (long long)sg->back, (long long)it->starts_ms, (long long)it->ends_ms,
-                       it->per_buyer_limit, it->segments,
-                       /* the round's units over every segment (lua/reserve_batch.lua) */
-                       (long long)(it->initial + it->restocked));
-    redisAppendCommand(redis, "EXEC");
-    int ok = 1;
-    for (size_t i = 0; i < replies; i++) {
-        redisReply *r = NULL;
-        if (redisGetReply(redis, (void **)&r) != REDIS_OK) {
-            redis_nodes_reply(rb->rn, redis, NULL, "MULTI");
-            snprintf(rb->err, rb->errlen, "redis: the node of %s failed (logged above)", sg->state);
-            return 1;
-        }
-        /* An error reply is logged (a MOVED marks the slot map stale). */
-        r = redis_nodes_reply(rb->rn, redis, r, i + 1 < replies ? "MULTI" : "EXEC");
-        ok = ok && r;
-        freeReplyObject(r);
-    }
-    if (!ok)
-        snprintf(rb->err, rb->errlen, "redis: the MULTI on %s failed (logged above)", sg->state);
-    return ok ? 0 : -1;
-}
-
-/* Step 3, tried again while Redis does not answer. Never twice: the MULTI
- * runs whole or not at all, and its state exists only once it ran (the
- * item was held), so an answer lost on the way is told from a MULTI that
- * never ran by asking for the state before trying again. 0, or -1 with
- * err set. */
-static int commit_segment(rebuild *rb, const segment *sg)
-{
-    const reconcile_item *it = rb->it;
-    int64_t initial = keys_segment_share(it->initial, sg->j, it->segments);
-    int64_t remaining = initial + (sg->j == 0 ? it->restocked : 0) - sg->held - sg->pending;
-    const char *exists[] = {"EXISTS", sg->state};
-    int64_t delay = 0;
-    for (int tries = 1;; tries++) {
-        int rc = commit_once(rb, sg, remaining > 0 ? remaining : 0, initial);
-        if (rc <= 0)
-            return rc;
-        if (tries == RECONCILE_TRIES)
-            return -1;
-        delay = backoff_next(delay, RECONCILE_BACKOFF_MAX_MS);
-        reconcile_pause_ms(delay);
-        long long ran = reconcile_retried(rb->rn, sg->state, 2, exists, rb->err, rb->errlen);
-        if (ran != 0)
-            return ran > 0 ? 0 : -1;
-    }
-}
-
-/* Step 3 for a segment, then its news: the stock version never goes back:
- * every return call that gave units back covered an order of its own, so
- * `settled` is at least the returns a server may have seen. Announced, so
- * flagged servers clear at once. */
-static int commit_and_announce(rebuild *rb, const segment *sg)
-{
-    if (commit_segment(rb, sg) < 0)
-        return -1;
-    int64_t changes = (sg->j == 0 ? rb->it->restocks : 0) + sg->settled;
-    if (changes > 0)
-        order_return_announce(rb->rn, sg->key, rb->it->round, changes, COMPONENT);
-    return 0;
 }
 
 /* The three steps for one item: its queues back in the registry first (for
@@ -474,16 +335,16 @@ static int commit_and_announce(rebuild *rb, const segment *sg)
 static int rebuild_item(rebuild *rb)
 {
     const reconcile_item *it = rb->it;
-    segment sg[KEYS_SEGMENTS_MAX];
+    reconcile_segment sg[KEYS_SEGMENTS_MAX];
     int segments = it->segments < KEYS_SEGMENTS_MAX ? it->segments : KEYS_SEGMENTS_MAX;
     for (int j = 0; j < segments; j++) {
-        segment_init(&sg[j], it, j);
+        reconcile_segment_init(&sg[j], it, j);
         if (registry_add(rb->rn, sg[j].key) < 0) {
             snprintf(rb->err, rb->errlen, "redis: SADD %s failed (logged above)", KEYS_ITEMS);
             return -1;
         }
     }
-    if (hold_item(rb->rn, it, rb->err, rb->errlen) < 0)
+    if (reconcile_hold_item(rb->rn, it, rb->err, rb->errlen) < 0)
         return -1;
     /* The orders still pending, read again once the item is off sale (no
      * new one can come) and before the snapshot: the scan's list is older,
@@ -517,12 +378,16 @@ static int rebuild_item(rebuild *rb)
         snprintf(rb->err, rb->errlen, "postgresql: %s", PQerrorMessage(rb->pg));
         rc = -1;
     }
-    rb->archived = rc == 0 && PQntuples(archived) == 1 && PQgetvalue(archived, 0, 0)[0] == 't';
+    rb->archived = 0;
+    if (rc == 0 && PQntuples(archived) == 1 && pg_value_bool(archived, 0, 0, &rb->archived) < 0) {
+        snprintf(rb->err, rb->errlen, "postgresql: archived is not a boolean");
+        rc = -1;
+    }
     PQclear(archived);
     for (int j = 0; j < segments && rc == 0; j++)
         rc = stage_segment(rb, &sg[j]);
     for (int j = segments - 1; j >= 0 && rc == 0; j--)
-        rc = commit_and_announce(rb, &sg[j]);
+        rc = reconcile_segment_commit(rb->rn, it, &sg[j], rb->archived, rb->err, rb->errlen);
     if (in_snapshot)
         PQclear(PQexec(rb->pg, rc == 0 ? "COMMIT" : "ROLLBACK"));
     free(now.waiting);
@@ -537,7 +402,7 @@ int reconcile_hold(redis_nodes *rn, const reconcile_report *r, char *err, size_t
          * fewer units than it may, until its rebuild. */
         if (!reconcile_item_needs_rebuild(&r->items[i]) || reconcile_item_ok(&r->items[i]))
             continue;
-        if (hold_item(rn, &r->items[i], err, errlen) < 0)
+        if (reconcile_hold_item(rn, &r->items[i], err, errlen) < 0)
             return -1;
         held++;
     }

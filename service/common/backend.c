@@ -96,18 +96,6 @@ int backend_redis_ensure(redisContext **c, const config *cfg, const char *compon
     return *c ? 0 : -1;
 }
 
-int backend_pg_ensure(PGconn **pg, const config *cfg, const char *component)
-{
-    if (*pg && PQstatus(*pg) == CONNECTION_OK)
-        return 0;
-    PQfinish(*pg);
-    char err[512];
-    *pg = backend_pg_connect(cfg, err, sizeof(err));
-    if (!*pg)
-        log_msg(LOG_WARN, component, "%s", err);
-    return *pg ? 0 : -1;
-}
-
 int backend_redis_unexpected(redisReply *r, const char *component, const char *what)
 {
     log_msg(LOG_WARN, component, "redis %s: unexpected reply", what);

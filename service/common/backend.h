@@ -1,7 +1,7 @@
 /* backend.h: blocking connections to Redis and PostgreSQL made from the
- * config: PostgreSQL's for the worker, the server's pool and the admin
- * tool; Redis's one at a time, for redis_nodes.h (which routes the product's
- * commands by key), the events subscriber, the laboratory and the tests. */
+ * config: PostgreSQL's for pg_session.h (the worker's, the pool's and the
+ * laboratory's sessions) and the admin tool; Redis's one at a time, for redis_nodes.h (which routes
+ * the product's commands by key), the events subscriber, the laboratory and the tests. */
 #ifndef SECKILL_BACKEND_H
 #define SECKILL_BACKEND_H
 
@@ -38,9 +38,6 @@ PGconn *backend_pg_connect(const config *cfg, char *err, size_t errlen);
  * answer. For the long-lived connections of a thread (the lab's; the
  * product's are redis_nodes.h's). */
 int backend_redis_ensure(redisContext **c, const config *cfg, const char *component);
-
-/* The same for PostgreSQL. */
-int backend_pg_ensure(PGconn **pg, const config *cfg, const char *component);
 
 /* Logs that reply r of command what is not of the type expected, and frees
  * it (a reply judged already: none and error replies are redis_nodes.h's).

@@ -8,7 +8,8 @@
  * (order_return.h). PostgreSQL decides every move (an UPDATE of the row it
  * holds locked), so of a payment and a cancellation racing for one order,
  * exactly one wins. This module is the pure part: the states, their names,
- * and which move an action makes from which state. */
+ * and which move an action makes from which state (the row in PostgreSQL
+ * and its insert are order_row.h's). */
 #ifndef SECKILL_ORDER_LIFE_H
 #define SECKILL_ORDER_LIFE_H
 
@@ -65,31 +66,5 @@ typedef struct order_move {
  *           or expired: 409.
  * Without a payment step a persisted order is final: 409 final to both. */
 order_move order_decide(order_action action, order_state from, int payment_step, int overdue);
-
-/* The statement that persists accepted orders, a batch at a time: one
- * array parameter per field of order_insert_values, in its order
- * ($1..$ORDER_INSERT_PARAMS, as bigint[] and int[] text). The worker runs it
- * for its batches; a server runs it for one queued order it must settle now
- * (a cancellation before the worker got to it). ON CONFLICT DO NOTHING: a
- * repeat is harmless, and units a buyer's round already holds are refused.
- * An order's pay_by is its acceptance plus its item's payment_timeout_s. */
-extern const char order_insert_sql[];
-
-/* The parameters of order_insert_sql and order_insert_fresh_sql. */
-#define ORDER_INSERT_PARAMS 9
-
-/* Writes o's fields into v in the order of the insert's parameters: id,
- * item_id, user_id, round, created_ms, quantity, first_unit, segment_id,
- * home_id. Every caller builds its arrays from this, so the statement and
- * its callers cannot disagree on the list. */
-void order_insert_values(const order *o, int64_t v[ORDER_INSERT_PARAMS]);
-
-/* order_insert_sql without ON CONFLICT: the whole statement fails
- * (unique_violation, SQLSTATE 23505) when one of its orders is already
- * persisted or holds units already held. For batches that hold none, which
- * is nearly all of them, it spares PostgreSQL the look into both unique
- * indexes before each row (the unique indexes still check each row as it
- * goes in); on 23505, order_insert_sql decides. */
-extern const char order_insert_fresh_sql[];
 
 #endif

@@ -9,22 +9,21 @@
 
 #include "keys.h"
 #include "log.h"
+#include "pg_value.h"
 
-size_t order_refs_read(const PGresult *res, order_ref *out, size_t cap)
+int order_refs_read(const PGresult *res, order_ref *out, size_t cap, const char *component)
 {
     size_t rows = (size_t)PQntuples(res);
     size_t n = rows < cap ? rows : cap;
     for (size_t i = 0; i < n; i++) {
-        int r = (int)i;
-        out[i].id = strtoll(PQgetvalue(res, r, 0), NULL, 10);
-        out[i].item_id = strtoll(PQgetvalue(res, r, 1), NULL, 10);
-        out[i].round = strtoll(PQgetvalue(res, r, 2), NULL, 10);
-        out[i].user_id = strtoll(PQgetvalue(res, r, 3), NULL, 10);
-        out[i].quantity = (int)strtol(PQgetvalue(res, r, 4), NULL, 10);
-        out[i].stock_key = strtoll(PQgetvalue(res, r, 5), NULL, 10);
-        out[i].home_key = strtoll(PQgetvalue(res, r, 6), NULL, 10);
+        pg_row r = pg_row_at(res, (int)i);
+        out[i] =
+            (order_ref){pg_row_i64(&r, 0), pg_row_i64(&r, 1), pg_row_i64(&r, 2), pg_row_i64(&r, 3),
+                        pg_row_int(&r, 4), pg_row_i64(&r, 5), pg_row_i64(&r, 6)};
+        if (pg_row_check(&r, component, "an order to give back") < 0)
+            return -1;
     }
-    return n;
+    return (int)n;
 }
 
 /* The key id of the segment an order's units came from, and of its

@@ -17,6 +17,7 @@
 #include <hiredis/hiredis.h>
 #include <libpq-fe.h>
 
+#include "order_row.h"
 #include "redis_nodes.h"
 #include "scripts.h"
 
@@ -28,24 +29,22 @@ typedef struct order_ref {
     int64_t user_id;
     int quantity;
     /* The key ids (keys.h) of the segment its units came from and of its
-     * buyer's home; 0 (or item_id) for the item's own keys, which is what
-     * they are unless the item is segmented. */
+     * buyer's home; 0 for the item's own keys, which is what they are
+     * unless the item is segmented (order_row.h). */
     int64_t stock_key;
     int64_t home_key;
 } order_ref;
 
 /* The columns order_refs_read reads, in its order, for a SELECT or a
  * RETURNING. */
-#define ORDER_REF_COLUMNS                                                                          \
-    "id, item_id, round, user_id, quantity, coalesce(segment_id, item_id), "                       \
-    "coalesce(home_id, item_id)"
+#define ORDER_REF_COLUMNS "id, item_id, round, user_id, quantity, " ORDER_ROW_KEY_COLUMNS
 
 /* Orders one script call gives back at most. */
 #define ORDER_RETURN_BATCH 16
 
 /* Reads up to cap rows of ORDER_REF_COLUMNS from res into out. Returns the
- * count. */
-size_t order_refs_read(const PGresult *res, order_ref *out, size_t cap);
+ * count, or -1 (logged for component) when a row is not such an order. */
+int order_refs_read(const PGresult *res, order_ref *out, size_t cap, const char *component);
 
 /* Gives the units of n orders back in Redis through rn, the orders of one
  * item in one call on the item's node (consecutive orders of an item share

@@ -20,6 +20,7 @@
 #include "lab_zookeeper.h"
 #include "log.h"
 #include "order_lock_count.h"
+#include "pg_value.h"
 #include "web.h"
 
 /* The laboratory's results are a few kilobytes; anything far larger is not
@@ -119,9 +120,9 @@ static sk_status pg_count(lab_ctx *c, const lab_request *r, const char *sql, int
     PGresult *res = lab_ctx_sql(c, sql, 2, params, PGRES_TUPLES_OK);
     if (!res)
         return SK_BACKEND_DOWN;
-    *out = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+    int bad = pg_value_i64(res, 0, 0, out);
     PQclear(res);
-    return SK_OK;
+    return bad ? SK_INTERNAL : SK_OK;
 }
 
 /* Counts the keys a scan finds. */

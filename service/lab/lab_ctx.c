@@ -8,14 +8,27 @@
 #include <string.h>
 
 #include "backend.h"
-#include "log.h"
 
 lab_ctx *lab_ctx_create(const config *cfg, const scripts *sc, lab_local *local, order_id_gen *ids,
                         lab_zookeeper *zk)
 {
     lab_ctx *c = calloc(1, sizeof(*c));
-    if (!c || !(c->redis = redis_nodes_create(cfg, "lab"))) {
-        free(c);
+    if (!c)
+        return NULL;
+    /* A new connection waits for a lock (a row's, an advisory one, a unique
+     * key's) no longer than the lab waits for its other locks; PostgreSQL's
+     * 0 would mean forever, so the shortest is 1 ms. A statement that
+     * waited that long is an answer (busy), not a failure to log. */
+    char lock_timeout[64];
+    snprintf(lock_timeout, sizeof(lock_timeout), "SET lock_timeout = '%dms'",
+             cfg->lab_lock_wait_ms > 0 ? cfg->lab_lock_wait_ms : 1);
+    const char *setup[] = {lock_timeout, NULL};
+    const pg_session_spec pg = {
+        .component = "lab", .quiet_state = LAB_SQLSTATE_LOCK_NOT_AVAILABLE, .setup = setup};
+    c->redis = redis_nodes_create(cfg, "lab");
+    c->pg = pg_session_create(cfg, &pg);
+    if (!c->redis || !c->pg) {
+        lab_ctx_free(c);
         return NULL;
     }
     c->cfg = cfg;
@@ -31,7 +44,7 @@ void lab_ctx_free(lab_ctx *c)
     if (!c)
         return;
     redis_nodes_free(c->redis);
-    PQfinish(c->pg);
+    pg_session_free(c->pg);
     free(c);
 }
 
@@ -59,58 +72,19 @@ int lab_ctx_scan(lab_ctx *c, const char *pattern, redis_nodes_scan_fn each, void
     return redis_nodes_scan(c->redis, pattern, each, ctx) < 0 ? -1 : 0;
 }
 
-/* Connects when needed. A new connection waits for a lock (a row's, an
- * advisory one, a unique key's) no longer than the lab waits for its other
- * locks; PostgreSQL's 0 would mean forever, so the shortest is 1 ms. */
-static int ensure_pg(lab_ctx *c)
-{
-    int fresh = c->pg == NULL;
-    if (backend_pg_ensure(&c->pg, c->cfg, "lab") < 0)
-        return -1;
-    if (!fresh)
-        return 0;
-    char ms[32];
-    snprintf(ms, sizeof(ms), "%dms", c->cfg->lab_lock_wait_ms > 0 ? c->cfg->lab_lock_wait_ms : 1);
-    const char *params[] = {ms};
-    PGresult *res = PQexecParams(c->pg, "SELECT set_config('lock_timeout', $1, false)", 1, NULL,
-                                 params, NULL, NULL, 0);
-    int ok = PQresultStatus(res) == PGRES_TUPLES_OK;
-    PQclear(res);
-    if (!ok) {
-        log_msg(LOG_WARN, "lab", "postgresql: lock_timeout: %s", PQerrorMessage(c->pg));
-        PQfinish(c->pg);
-        c->pg = NULL;
-        return -1;
-    }
-    return 0;
-}
-
 PGresult *lab_ctx_sql(lab_ctx *c, const char *sql, int nparams, const char *const *params,
                       ExecStatusType want)
 {
-    if (ensure_pg(c) < 0)
-        return NULL;
-    PGresult *res = PQexecParams(c->pg, sql, nparams, NULL, params, NULL, NULL, 0);
-    if (PQresultStatus(res) == want)
-        return res;
-    const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
-    if (state && strcmp(state, LAB_SQLSTATE_LOCK_NOT_AVAILABLE) == 0)
-        c->lock_timed_out = 1; /* an answer (busy), not a failure to log */
-    else
-        log_msg(LOG_WARN, "lab", "postgresql: %s", PQerrorMessage(c->pg));
-    PQclear(res);
-    if (PQstatus(c->pg) != CONNECTION_OK) {
-        PQfinish(c->pg);
-        c->pg = NULL;
-    }
-    return NULL;
+    char state[6];
+    PGresult *res = pg_session_exec(c->pg, sql, nparams, params, want, state);
+    if (!res && strcmp(state, LAB_SQLSTATE_LOCK_NOT_AVAILABLE) == 0)
+        c->lock_timed_out = 1;
+    return res;
 }
 
 int lab_ctx_sql_command(lab_ctx *c, const char *sql)
 {
-    PGresult *res = lab_ctx_sql(c, sql, 0, NULL, PGRES_COMMAND_OK);
-    PQclear(res);
-    return res ? 0 : -1;
+    return pg_session_command(c->pg, sql);
 }
 
 void lab_ctx_token(lab_ctx *c, char *buf, size_t len)

@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "order.h"
+#include "pg_session.h"
 #include "redis_nodes.h"
 #include "scripts.h"
 
@@ -28,8 +29,8 @@ typedef struct lab_ctx {
     const scripts *sc;
     lab_local *local; /* shared by the threads of the process */
     order_id_gen *ids;
-    redis_nodes *redis; /* this thread's connections, by key */
-    PGconn *pg;
+    redis_nodes *redis;       /* this thread's connections, by key */
+    pg_session *pg;           /* this thread's PostgreSQL session */
     lab_watchdog *watchdog;   /* made by the first reentrant lock of the thread */
     redisContext *subscriber; /* the reentrant lock's waits, made by the first */
     lab_redlock *redlock;     /* the thread's connections to the redlock servers */

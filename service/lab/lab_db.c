@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "pg_value.h"
+
 /* $1 item: the read of the check (stock, version). */
 static const char select_stock[] = "SELECT stock, version FROM lab_stock WHERE item_id = $1";
 static const char select_stock_for_update[] =
@@ -62,13 +64,14 @@ static sk_status db_read(lab_ctx *c, const lab_request *r, void *arg, int64_t *v
         if (!res)
             return SK_BACKEND_DOWN;
         int rows = PQntuples(res);
+        pg_row f = pg_row_at(res, 0);
         if (rows > 0) {
-            *value = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-            a->version = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
+            *value = pg_row_i64(&f, 0);
+            a->version = pg_row_i64(&f, 1);
         }
         PQclear(res);
         if (rows > 0)
-            return SK_OK;
+            return pg_row_check(&f, "lab", "a lab stock row") == 0 ? SK_OK : SK_INTERNAL;
         if (attempt > 0)
             break; /* no such item */
         res = lab_ctx_sql(c, create_stock, 1, params, PGRES_COMMAND_OK);
@@ -94,9 +97,10 @@ static sk_status db_take(lab_ctx *c, const lab_request *r, void *arg, int64_t se
     if (!res)
         return SK_BACKEND_DOWN;
     int rows = PQntuples(res);
-    if (rows > 0)
-        *remaining = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+    int bad = rows > 0 && pg_value_i64(res, 0, 0, remaining) < 0;
     PQclear(res);
+    if (bad)
+        return SK_INTERNAL;
     return rows > 0 ? SK_OK : SK_BUSY;
 }
 

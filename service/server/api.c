@@ -22,7 +22,7 @@
 #include "orders.h"
 #include "purchase.h"
 #include "router.h"
-#include "store.h"
+#include "pool_session.h"
 #include "validate.h"
 #include "web.h"
 
@@ -55,7 +55,7 @@ static void reply_item(http_exchange *ex, int status, const item_view *v)
 
 /* GET /metrics: the counters, and the gauges read now (Redis ones through
  * this pool thread's connection). */
-static void reply_metrics(app *a, store *s, http_exchange *ex)
+static void reply_metrics(app *a, pool_session *s, http_exchange *ex)
 {
     char *text = app_metrics_text(a, s);
     if (!text) {
@@ -85,7 +85,7 @@ static void reply_json(http_exchange *ex, int status, char *body)
 /* The order routes: read, list, pay, cancel. A buyer reads and settles only
  * their own orders: under buyer tokens another's order is 404, as if it did
  * not exist. */
-static void run_order_route(pool_request *r, store *s)
+static void run_order_route(pool_request *r, pool_session *s)
 {
     int64_t now = backend_now_ms();
     int tokens = buyer_tokens(r->a);
@@ -127,9 +127,9 @@ static void run_order_route(pool_request *r, store *s)
 /* A shop's view of an item (a credential of scope orders:read, as for
  * /metrics) adds the buyers' order locks standing now: a count by SCAN at
  * their nodes, too dear for the public's hot read of the same route. */
-static sk_status add_locks(store *s, item_view *v)
+static sk_status add_locks(pool_session *s, item_view *v)
 {
-    int rc = store_order_locks(s, v->id, v->segments, &v->locks_held);
+    int rc = pool_session_order_locks(s, v->id, v->segments, &v->locks_held);
     if (rc < 0)
         return SK_BACKEND_DOWN;
     v->locks_shown = 1;
@@ -141,7 +141,7 @@ static sk_status add_locks(store *s, item_view *v)
 static void run_in_pool(void *thread_ctx, void *arg)
 {
     pool_request *r = arg;
-    store *s = thread_ctx;
+    pool_session *s = thread_ctx;
     if (r->route == ROUTE_METRICS) {
         reply_metrics(r->a, s, r->ex);
         free(r);
@@ -162,7 +162,7 @@ static void run_in_pool(void *thread_ctx, void *arg)
     if (s) {
         switch (r->route) {
         case ROUTE_READY:
-            st = store_ready(s);
+            st = pool_session_ready(s);
             break;
         case ROUTE_ITEM_CREATE:
             st = items_create(s, &r->spec, &view);

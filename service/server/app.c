@@ -12,7 +12,7 @@
 #include "redis_nodes.h"
 #include "reserve.h"
 #include "log.h"
-#include "store.h"
+#include "pool_session.h"
 
 /* How long a graceful stop waits for the requests in flight. */
 #define APP_DRAIN_MS 10000
@@ -43,15 +43,15 @@ static int take_node_number(redis_nodes *rn, unsigned *node)
     return ok ? 0 : -1;
 }
 
-static void *make_store(void *arg)
+static void *make_session(void *arg)
 {
     app *a = arg;
-    return store_create(a->cfg, &a->scripts, a->metrics);
+    return pool_session_create(a->cfg, &a->scripts, a->metrics);
 }
 
-static void free_store(void *s)
+static void free_session(void *s)
 {
-    store_free(s);
+    pool_session_free(s);
 }
 
 /* Each HTTP loop's Redis connection: made on the loop's base, freed on its
@@ -191,7 +191,7 @@ app *app_create(const config *cfg, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
-    a->pool = pool_create(cfg->pool_threads, make_store, free_store, a);
+    a->pool = pool_create(cfg->pool_threads, make_session, free_session, a);
     if (!a->pool) {
         snprintf(err, errlen, "cannot start the pool threads");
         goto fail;
@@ -207,11 +207,11 @@ void app_plug(app *a, const app_plugin *p)
     a->plugin = *p;
 }
 
-char *app_metrics_text(app *a, store *s)
+char *app_metrics_text(app *a, pool_session *s)
 {
     metrics_gauges g = {.soldout_flags = gate_sold_out_count(a->gate), -1, -1, -1, -1};
     if (s)
-        store_gauges(s, &g);
+        pool_session_gauges(s, &g);
     return metrics_render(a->metrics, &g);
 }
 
@@ -219,9 +219,9 @@ char *app_metrics_text(app *a, store *s)
 static char *render_listened(void *ctx)
 {
     app *a = ctx;
-    if (!a->metrics_store)
-        a->metrics_store = store_create(a->cfg, &a->scripts, a->metrics);
-    return app_metrics_text(a, a->metrics_store);
+    if (!a->metrics_session)
+        a->metrics_session = pool_session_create(a->cfg, &a->scripts, a->metrics);
+    return app_metrics_text(a, a->metrics_session);
 }
 
 int app_start(app *a, http_handler handler, char *err, size_t errlen)
@@ -261,7 +261,7 @@ void app_free(app *a)
         return;
     /* Scrapes first: they read the gate and the metrics freed below. */
     metrics_http_stop(a->metrics_http);
-    store_free(a->metrics_store);
+    pool_session_free(a->metrics_session);
     /* No new connections; then every request read gets its answer (with
      * Connection: close) while the loops and the pool still run. */
     http_server_quiesce(a->http);

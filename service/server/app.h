@@ -73,7 +73,7 @@ typedef struct app {
      * (used on its one thread only, made at its first scrape); NULL when
      * /metrics is on port alone. */
     metrics_http *metrics_http;
-    struct store *metrics_store;
+    struct pool_session *metrics_session;
 } app;
 
 /* Connects to Redis (scripts, node number), starts the pool.
@@ -92,7 +92,7 @@ int app_start(app *a, http_handler handler, char *err, size_t errlen);
 /* The text of /metrics: the counters, and the gauges read now, those in
  * Redis through s (NULL: unknown). The caller frees it; NULL when out of
  * memory. */
-char *app_metrics_text(app *a, struct store *s);
+char *app_metrics_text(app *a, struct pool_session *s);
 
 /* The purchase path's Redis connection of the loop that holds ex; on that
  * loop's thread (the handler's). */

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "status.h"
-#include "store.h"
+#include "pool_session.h"
 
 /* Archives item: PostgreSQL first (archived_at, kept from the first
  * archive), then every segment's state in Redis (`archived`, which the
@@ -17,10 +17,10 @@
  * second call does it all again (the repair of a call that failed half way)
  * and answers the same. SK_OK, SK_NOT_FOUND, or SK_BACKEND_DOWN with *why
  * (call again). */
-sk_status archive_item(store *s, int64_t item, const char **why);
+sk_status archive_item(pool_session *s, int64_t item, const char **why);
 
 /* Why a change of the item's live (not archived) row found none:
  * SK_ARCHIVED, SK_NOT_FOUND, or SK_BACKEND_DOWN. */
-sk_status archive_why_missing(store *s, int64_t item);
+sk_status archive_why_missing(pool_session *s, int64_t item);
 
 #endif

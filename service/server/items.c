@@ -1,6 +1,7 @@
 /* items.c: an item's rounds, kept in PostgreSQL (the truth: the item, its
  * terms, its restocks, its persisted orders) and in Redis (the live stock of
- * the round): create, reset, restock, and the view that joins both. */
+ * the round): create, reset, and the view that joins both (a restock is
+ * items_restock.c's). */
 #include "items.h"
 
 #include <inttypes.h>
@@ -11,12 +12,15 @@
 #include "archive.h"
 #include "keys.h"
 #include "log.h"
+#include "pg_value.h"
 #include "reserve.h"
+
+#define COMPONENT "items"
 
 /* Starts the round of one segment (keys.h; the item's own keys when key is
  * item) in Redis with its share of the stock, the terms and the round's
  * units over every segment (total: the script's rule for anonymous buyers). */
-static int start_segment(store *s, int64_t key, int segments, int64_t stock, int64_t total,
+static int start_segment(pool_session *s, int64_t key, int segments, int64_t stock, int64_t total,
                          int64_t round, const sale_terms *t)
 {
     char state[KEYS_MAX], buyers[KEYS_MAX], returned[KEYS_MAX], given_back[KEYS_MAX], stock_s[24],
@@ -34,15 +38,15 @@ static int start_segment(store *s, int64_t key, int segments, int64_t stock, int
     snprintf(total_s, sizeof(total_s), "%" PRId64, total);
     const char *keys_args[] = {state,    buyers, returned, given_back, stock_s, round_s,
                                starts_s, ends_s, limit_s,  segments_s, total_s};
-    redisReply *r = store_script(s, SCRIPT_ITEM_RESET, 4, 7, keys_args);
+    redisReply *r = pool_session_script(s, SCRIPT_ITEM_RESET, 4, 7, keys_args);
     freeReplyObject(r);
     return r ? 0 : -1;
 }
 
 /* Starts the round in Redis with its terms, the stock split evenly over the
  * item's segments, and tells every server about it. */
-static int start_round_in_redis(store *s, int64_t item, int segments, int64_t stock, int64_t round,
-                                const sale_terms *t)
+static int start_round_in_redis(pool_session *s, int64_t item, int segments, int64_t stock,
+                                int64_t round, const sale_terms *t)
 {
     if (segments < 1)
         segments = 1;
@@ -57,7 +61,7 @@ static int start_round_in_redis(store *s, int64_t item, int segments, int64_t st
     /* The registry first (registry.h): the workers must find the item's
      * queues before its first order lands there. A set in its own slot, so
      * not in the script. */
-    redisReply *added = store_redis(s, 2 + segments, sadd);
+    redisReply *added = pool_session_redis(s, 2 + segments, sadd);
     freeReplyObject(added);
     if (!added)
         return -1;
@@ -69,7 +73,7 @@ static int start_round_in_redis(store *s, int64_t item, int segments, int64_t st
     for (int j = 0; j < segments; j++) {
         char event[80];
         snprintf(event, sizeof(event), "round %" PRId64 " %" PRId64, keys[j], round);
-        store_announce(s, event);
+        pool_session_announce(s, event);
     }
     return 0;
 }
@@ -89,14 +93,14 @@ static const char *time_param(int64_t ms, char *buf, size_t len)
     "coalesce((extract(epoch FROM starts_at) * 1000)::bigint, 0), "                                \
     "coalesce((extract(epoch FROM ends_at) * 1000)::bigint, 0), per_buyer_limit"
 
-static void read_terms(PGresult *res, int row, int at, sale_terms *t)
+static void read_terms(pg_row *f, int at, sale_terms *t)
 {
-    t->starts_ms = strtoll(PQgetvalue(res, row, at), NULL, 10);
-    t->ends_ms = strtoll(PQgetvalue(res, row, at + 1), NULL, 10);
-    t->per_buyer_limit = (int)strtol(PQgetvalue(res, row, at + 2), NULL, 10);
+    t->starts_ms = pg_row_i64(f, at);
+    t->ends_ms = pg_row_i64(f, at + 1);
+    t->per_buyer_limit = pg_row_int(f, at + 2);
 }
 
-sk_status items_create(store *s, const item_spec *spec, item_view *out)
+sk_status items_create(pool_session *s, const item_spec *spec, item_view *out)
 {
     char id_s[24], stock_s[24], starts_s[24], ends_s[24], limit_s[12], timeout_s[12],
         segments_s[12], state[6];
@@ -118,7 +122,7 @@ sk_status items_create(store *s, const item_spec *spec, item_view *out)
                        timeout_s,
                        segments_s,
                        spec->unlisted ? "false" : "true"};
-    PGresult *res = store_pg(
+    PGresult *res = pool_session_pg(
         s,
         "WITH ins AS (INSERT INTO items (id, name, initial_stock, lab, starts_at, ends_at, "
         "                                per_buyer_limit, payment_timeout_s, segments, listed) "
@@ -132,15 +136,19 @@ sk_status items_create(store *s, const item_spec *spec, item_view *out)
         10, p, PGRES_TUPLES_OK, state);
     if (!res)
         return strcmp(state, "23505") == 0 ? SK_ITEM_EXISTS : SK_BACKEND_DOWN;
-    int64_t id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-    int64_t round = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
+    pg_row f = pg_row_at(res, 0);
+    int64_t id = pg_row_i64(&f, 0);
+    int64_t round = pg_row_i64(&f, 1);
     PQclear(res);
+    if (pg_row_check(&f, COMPONENT, "a created item") < 0)
+        return SK_INTERNAL;
     snprintf(id_s, sizeof(id_s), "%" PRId64, id);
     if (start_round_in_redis(s, id, segments, spec->stock, round, &spec->terms) < 0) {
         /* Without its Redis state nobody can buy the item; take the row back
          * so that the admin's retry is a clean create. */
         const char *d[] = {id_s};
-        PQclear(store_pg(s, "DELETE FROM items WHERE id = $1", 1, d, PGRES_COMMAND_OK, NULL));
+        PQclear(
+            pool_session_pg(s, "DELETE FROM items WHERE id = $1", 1, d, PGRES_COMMAND_OK, NULL));
         return SK_BACKEND_DOWN;
     }
     if (items_get(s, id, out) != SK_OK) {
@@ -161,7 +169,8 @@ sk_status items_create(store *s, const item_spec *spec, item_view *out)
     return SK_CREATED;
 }
 
-sk_status items_reset(store *s, int64_t item, const item_reset *r, item_view *out, const char **why)
+sk_status items_reset(pool_session *s, int64_t item, const item_reset *r, item_view *out,
+                      const char **why)
 {
     char id_s[24], stock_s[24], starts_s[24], ends_s[24], limit_s[12], given[3][6], state[6];
     const sale_terms *t = &r->terms;
@@ -177,7 +186,7 @@ sk_status items_reset(store *s, int64_t item, const item_reset *r, item_view *ou
                        given[0], time_param(t->starts_ms, starts_s, 24),
                        given[1], time_param(t->ends_ms, ends_s, 24),
                        given[2], limit_s};
-    PGresult *res = store_pg(
+    PGresult *res = pool_session_pg(
         s,
         "UPDATE items SET initial_stock = $2, round = round + 1, restocked = 0, "
         "  restocks = 0, "
@@ -197,11 +206,14 @@ sk_status items_reset(store *s, int64_t item, const item_reset *r, item_view *ou
         PQclear(res);
         return archive_why_missing(s, item);
     }
-    int64_t round = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+    pg_row f = pg_row_at(res, 0);
+    int64_t round = pg_row_i64(&f, 0);
     sale_terms now;
-    read_terms(res, 0, 1, &now);
-    int segments = (int)strtol(PQgetvalue(res, 0, 4), NULL, 10);
+    read_terms(&f, 1, &now);
+    int segments = pg_row_int(&f, 4);
     PQclear(res);
+    if (pg_row_check(&f, COMPONENT, "a reset item") < 0)
+        return SK_INTERNAL;
     /* PostgreSQL is the truth: if Redis fails now, a repeated reset
      * completes a newer round. */
     if (start_round_in_redis(s, item, segments, r->stock, round, &now) < 0)
@@ -209,184 +221,9 @@ sk_status items_reset(store *s, int64_t item, const item_reset *r, item_view *ou
     return items_get(s, item, out);
 }
 
-/* Where restock number `restocks` of a round (restocked units in all)
- * stands in Redis. */
-typedef enum restock_state {
-    RESTOCK_APPLIED,     /* Redis holds exactly this restock */
-    RESTOCK_NOT_APPLIED, /* Redis holds the restock before it */
-    RESTOCK_CONFLICT,    /* another round or other totals: reconcile's to repair */
-    RESTOCK_UNKNOWN      /* Redis does not answer */
-} restock_state;
-
-/* Judges what Redis holds (its round, restocks and restocked total) against
- * this restock. */
-static restock_state restock_judge(int64_t round, int64_t restocks, int64_t restocked,
-                                   int64_t redis_round, int64_t redis_restocks,
-                                   int64_t redis_restocked)
-{
-    if (redis_round != round)
-        return RESTOCK_CONFLICT;
-    if (redis_restocks == restocks)
-        return redis_restocked == restocked ? RESTOCK_APPLIED : RESTOCK_CONFLICT;
-    return redis_restocks == restocks - 1 ? RESTOCK_NOT_APPLIED : RESTOCK_CONFLICT;
-}
-
-/* Reads the item's round, restocks and restocked total from Redis. */
-static restock_state restock_read_back(store *s, const char *state, int64_t round, int64_t restocks,
-                                       int64_t restocked)
-{
-    const char *argv[] = {"HMGET", state, "round", "restocks", "restocked"};
-    redisReply *r = store_redis(s, 5, argv);
-    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 3) {
-        freeReplyObject(r);
-        return RESTOCK_UNKNOWN;
-    }
-    int64_t v[3] = {0, 0, 0};
-    for (int i = 0; i < 3; i++)
-        if (r->element[i]->type == REDIS_REPLY_STRING)
-            v[i] = strtoll(r->element[i]->str, NULL, 10);
-    freeReplyObject(r);
-    return restock_judge(round, restocks, restocked, v[0], v[1], v[2]);
-}
-
-/* Applies restock number `restocks` of round (adding add units, restocked
- * in all) to Redis, and says where it stands afterwards. A call whose answer
- * was lost is judged by reading the state back: it may have run. */
-static restock_state restock_in_redis(store *s, int64_t item, int64_t round, int64_t restocks,
-                                      int64_t add, int64_t restocked, int64_t *changes)
-{
-    char state[KEYS_MAX], round_s[24], restocks_s[24], add_s[24], total_s[24];
-    keys_item_state(state, sizeof(state), item);
-    snprintf(round_s, sizeof(round_s), "%" PRId64, round);
-    snprintf(restocks_s, sizeof(restocks_s), "%" PRId64, restocks);
-    snprintf(add_s, sizeof(add_s), "%" PRId64, add);
-    snprintf(total_s, sizeof(total_s), "%" PRId64, restocked);
-    const char *keys_args[] = {state, round_s, restocks_s, add_s, total_s};
-    redisReply *r = store_script(s, SCRIPT_RESTOCK, 1, 4, keys_args);
-    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 5 ||
-        r->element[0]->type != REDIS_REPLY_STRING) {
-        freeReplyObject(r);
-        /* Without the count of changes the announcement says the restocks
-         * alone: servers flagged sold out learn the rest within a probe. */
-        *changes = restocks;
-        return restock_read_back(s, state, round, restocks, restocked);
-    }
-    *changes = r->element[4]->integer;
-    restock_state st = RESTOCK_CONFLICT;
-    if (strcmp(r->element[0]->str, "added") == 0 || strcmp(r->element[0]->str, "already") == 0)
-        st = restock_judge(round, restocks, restocked, round, r->element[2]->integer,
-                           r->element[3]->integer);
-    if (st != RESTOCK_APPLIED)
-        log_msg(LOG_WARN, "store", "restock %" PRId64 " of item %" PRId64 ": redis says %s",
-                restocks, item, r->element[0]->str);
-    freeReplyObject(r);
-    return st;
-}
-
-/* Tells every segment of a segmented item the round's units (total) before
- * a restock adds to segment 0: the reserve script's rule for anonymous
- * buyers reads them there. Written first, so that a restock that then fails
- * leaves the rule stricter, never looser. Returns 0, or -1. */
-static int set_total(store *s, int64_t item, int segments, int64_t total)
-{
-    char total_s[24];
-    snprintf(total_s, sizeof(total_s), "%" PRId64, total);
-    for (int j = 0; j < segments && j < KEYS_SEGMENTS_MAX; j++) {
-        char state[KEYS_MAX];
-        keys_item_state(state, sizeof(state), keys_segment(item, j, segments));
-        const char *argv[] = {"HSET", state, "total", total_s};
-        redisReply *r = store_redis(s, 4, argv);
-        freeReplyObject(r);
-        if (!r)
-            return -1;
-    }
-    return 0;
-}
-
-sk_status items_restock(store *s, int64_t item, int64_t add, item_view *out, const char **why)
-{
-    char id_s[24], add_s[24], max_s[24], state[6];
-    snprintf(id_s, sizeof(id_s), "%" PRId64, item);
-    snprintf(add_s, sizeof(add_s), "%" PRId64, add);
-    snprintf(max_s, sizeof(max_s), "%d", RESERVE_RESTOCKS_MAX);
-    const char *p[] = {id_s, add_s, max_s};
-    if (store_pg_command(s, "BEGIN") < 0)
-        return SK_BACKEND_DOWN;
-    /* The row stays locked until Redis has the restock: two restocks of one
-     * item take their turns, and a reset waits for this one. */
-    PGresult *res = store_pg(s,
-                             "UPDATE items SET restocked = restocked + $2, restocks = restocks + 1 "
-                             "WHERE id = $1 AND restocks < $3 AND NOT lab AND archived_at IS NULL "
-                             "RETURNING round, restocks, restocked, initial_stock, segments",
-                             3, p, PGRES_TUPLES_OK, state);
-    sk_status st = SK_OK;
-    if (!res) {
-        st = SK_BACKEND_DOWN;
-        if (strcmp(state, "23514") == 0) {
-            st = SK_INVALID;
-            *why = "the item would hold more than 10^12 units this round";
-        }
-    } else if (PQntuples(res) == 0) {
-        PQclear(res);
-        res = NULL;
-        const char *q[] = {id_s};
-        PGresult *found =
-            store_pg(s, "SELECT lab, archived_at IS NOT NULL FROM items WHERE id = $1", 1, q,
-                     PGRES_TUPLES_OK, NULL);
-        st = !found ? SK_BACKEND_DOWN : PQntuples(found) ? SK_INVALID : SK_NOT_FOUND;
-        if (st == SK_INVALID && PQgetvalue(found, 0, 1)[0] == 't')
-            st = SK_ARCHIVED;
-        else if (st == SK_INVALID)
-            *why = PQgetvalue(found, 0, 0)[0] == 't'
-                       ? "a laboratory item is reset, not restocked"
-                       : "this round has had as many restocks as it may; reset the item";
-        PQclear(found);
-    }
-    if (st != SK_OK) {
-        store_pg_command(s, "ROLLBACK");
-        return st;
-    }
-    int64_t round = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-    int64_t restocks = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
-    int64_t restocked = strtoll(PQgetvalue(res, 0, 2), NULL, 10);
-    int64_t total = strtoll(PQgetvalue(res, 0, 3), NULL, 10) + restocked;
-    int segments = (int)strtol(PQgetvalue(res, 0, 4), NULL, 10);
-    PQclear(res);
-    if (segments > 1 && set_total(s, item, segments, total) < 0) {
-        store_pg_command(s, "ROLLBACK");
-        return SK_BACKEND_DOWN;
-    }
-    int64_t changes = restocks;
-    restock_state in_redis = restock_in_redis(s, item, round, restocks, add, restocked, &changes);
-    if (in_redis != RESTOCK_APPLIED) {
-        store_pg_command(s, "ROLLBACK");
-        if (in_redis == RESTOCK_CONFLICT)
-            *why = "Redis and PostgreSQL disagree on the item's round or restocks: nothing was "
-                   "added; `seckill-admin reconcile --rebuild` sets Redis back from PostgreSQL";
-        else if (in_redis == RESTOCK_UNKNOWN)
-            *why = "Redis did not answer: the restock may be in Redis but not in PostgreSQL; "
-                   "`seckill-admin reconcile` shows it";
-        return SK_BACKEND_DOWN;
-    }
-    if (store_pg_command(s, "COMMIT") < 0) {
-        log_msg(LOG_ERROR, "store",
-                "restock of item %" PRId64 " is in redis but its commit failed: "
-                "`seckill-admin reconcile` shows the difference",
-                item);
-        *why = "the restock is in Redis but its commit failed: `seckill-admin reconcile "
-               "--rebuild` sets Redis back from PostgreSQL";
-        return SK_BACKEND_DOWN;
-    }
-    char event[96];
-    snprintf(event, sizeof(event), "restock %" PRId64 " %" PRId64 " %" PRId64, item, round,
-             changes);
-    store_announce(s, event);
-    return items_get(s, item, out);
-}
-
 /* Completes a view read from PostgreSQL with the remaining stock in Redis
  * and what follows from it. */
-static sk_status item_stock(store *s, item_view *out)
+static sk_status item_stock(pool_session *s, item_view *out)
 {
     /* The stock of every segment, summed (one HGET each, in one round trip
      * a node). */
@@ -400,7 +237,7 @@ static sk_status item_stock(store *s, item_view *out)
         argv[3 * j + 1] = state[j];
         argv[3 * j + 2] = "stock";
     }
-    if (store_redis_pipeline(s, (size_t)segments, 3, argv, replies) < 0)
+    if (pool_session_redis_pipeline(s, (size_t)segments, 3, argv, replies) < 0)
         return SK_BACKEND_DOWN;
     /* No Redis state (a Redis that lost its data): nothing can be sold. */
     out->remaining = 0;
@@ -446,68 +283,77 @@ static sk_status item_stock(store *s, item_view *out)
                                                            "WHERE o.item_id = i.id AND o.round = " \
                                                            "i.round) u ON true "
 
-static void read_view(PGresult *res, int row, item_view *v)
+/* Reads row into *v. Returns 0, or -1 (logged) when it is not an item's. */
+static int read_view(PGresult *res, int row, item_view *v)
 {
     memset(v, 0, sizeof(*v));
-    v->id = strtoll(PQgetvalue(res, row, 0), NULL, 10);
+    pg_row f = pg_row_at(res, row);
+    v->id = pg_row_i64(&f, 0);
     snprintf(v->name, sizeof(v->name), "%s", PQgetvalue(res, row, 1));
-    v->round = strtoll(PQgetvalue(res, row, 2), NULL, 10);
-    v->initial_stock = strtoll(PQgetvalue(res, row, 3), NULL, 10);
-    v->restocked = strtoll(PQgetvalue(res, row, 4), NULL, 10);
-    v->lab = PQgetvalue(res, row, 5)[0] == 't';
-    v->persisted = strtoll(PQgetvalue(res, row, 6), NULL, 10);
-    v->orders = strtoll(PQgetvalue(res, row, 7), NULL, 10);
-    v->starts_ms = strtoll(PQgetvalue(res, row, 8), NULL, 10);
-    v->ends_ms = strtoll(PQgetvalue(res, row, 9), NULL, 10);
-    v->per_buyer_limit = (int)strtol(PQgetvalue(res, row, 10), NULL, 10);
-    v->paid = strtoll(PQgetvalue(res, row, 11), NULL, 10);
-    v->cancelled = strtoll(PQgetvalue(res, row, 12), NULL, 10);
-    v->expired = strtoll(PQgetvalue(res, row, 13), NULL, 10);
-    v->returned = strtoll(PQgetvalue(res, row, 14), NULL, 10);
-    v->payment_timeout_s = (int)strtol(PQgetvalue(res, row, 15), NULL, 10);
-    v->segments = (int)strtol(PQgetvalue(res, row, 16), NULL, 10);
-    v->listed = PQgetvalue(res, row, 17)[0] == 't';
-    v->archived_ms = strtoll(PQgetvalue(res, row, 18), NULL, 10);
+    v->round = pg_row_i64(&f, 2);
+    v->initial_stock = pg_row_i64(&f, 3);
+    v->restocked = pg_row_i64(&f, 4);
+    v->lab = pg_row_bool(&f, 5);
+    v->persisted = pg_row_i64(&f, 6);
+    v->orders = pg_row_i64(&f, 7);
+    v->starts_ms = pg_row_i64(&f, 8);
+    v->ends_ms = pg_row_i64(&f, 9);
+    v->per_buyer_limit = pg_row_int(&f, 10);
+    v->paid = pg_row_i64(&f, 11);
+    v->cancelled = pg_row_i64(&f, 12);
+    v->expired = pg_row_i64(&f, 13);
+    v->returned = pg_row_i64(&f, 14);
+    v->payment_timeout_s = pg_row_int(&f, 15);
+    v->segments = pg_row_int(&f, 16);
+    v->listed = pg_row_bool(&f, 17);
+    v->archived_ms = pg_row_i64(&f, 18);
+    return pg_row_check(&f, COMPONENT, "an item");
 }
 
-sk_status items_get(store *s, int64_t item, item_view *out)
+sk_status items_get(pool_session *s, int64_t item, item_view *out)
 {
     char id_s[24];
     snprintf(id_s, sizeof(id_s), "%" PRId64, item);
     const char *p[] = {id_s};
-    PGresult *res = store_pg(s, VIEW_SELECT "WHERE i.id = $1", 1, p, PGRES_TUPLES_OK, NULL);
+    PGresult *res = pool_session_pg(s, VIEW_SELECT "WHERE i.id = $1", 1, p, PGRES_TUPLES_OK, NULL);
     if (!res)
         return SK_BACKEND_DOWN;
     if (PQntuples(res) == 0) {
         PQclear(res);
         return SK_NOT_FOUND;
     }
-    read_view(res, 0, out);
+    int bad = read_view(res, 0, out);
     PQclear(res);
-    out->now_ms = store_redis_now_ms(s);
+    if (bad)
+        return SK_INTERNAL;
+    out->now_ms = pool_session_redis_now_ms(s);
     if (out->now_ms < 0)
         return SK_BACKEND_DOWN;
     return item_stock(s, out);
 }
 
-sk_status items_list(store *s, int with_lab, int with_unlisted, item_view *out, size_t cap,
+sk_status items_list(pool_session *s, int with_lab, int with_unlisted, item_view *out, size_t cap,
                      size_t *n)
 {
     char limit[24];
     snprintf(limit, sizeof(limit), "%zu", cap);
     const char *p[] = {limit, with_lab ? "true" : "false", with_unlisted ? "true" : "false"};
     *n = 0;
-    PGresult *res = store_pg(s,
-                             VIEW_SELECT "WHERE ($2 OR NOT i.lab) AND ($3 OR i.listed) "
-                                         "AND i.archived_at IS NULL ORDER BY i.id DESC LIMIT $1",
-                             3, p, PGRES_TUPLES_OK, NULL);
+    PGresult *res =
+        pool_session_pg(s,
+                        VIEW_SELECT "WHERE ($2 OR NOT i.lab) AND ($3 OR i.listed) "
+                                    "AND i.archived_at IS NULL ORDER BY i.id DESC LIMIT $1",
+                        3, p, PGRES_TUPLES_OK, NULL);
     if (!res)
         return SK_BACKEND_DOWN;
     size_t rows = (size_t)PQntuples(res);
-    for (size_t i = 0; i < rows && i < cap; i++)
-        read_view(res, (int)i, &out[i]);
+    int bad = 0;
+    for (size_t i = 0; i < rows && i < cap && !bad; i++)
+        bad = read_view(res, (int)i, &out[i]);
     PQclear(res);
-    int64_t now = store_redis_now_ms(s);
+    if (bad)
+        return SK_INTERNAL;
+    int64_t now = pool_session_redis_now_ms(s);
     if (now < 0)
         return SK_BACKEND_DOWN;
     for (size_t i = 0; i < rows && i < cap; i++) {

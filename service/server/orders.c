@@ -10,6 +10,8 @@
 #include "keys.h"
 #include "log.h"
 #include "order_lock.h"
+#include "order_row.h"
+#include "pg_value.h"
 
 /* An order row's columns, in read_record's order. */
 #define RECORD_COLUMNS                                                                             \
@@ -17,50 +19,41 @@
     "first_unit, status, coalesce((extract(epoch FROM pay_by) * 1000)::bigint, 0), "               \
     "coalesce((extract(epoch FROM paid_at) * 1000)::bigint, 0), "                                  \
     "coalesce((extract(epoch FROM ended_at) * 1000)::bigint, 0), returned_at IS NOT NULL, "        \
-    "coalesce(pay_by <= clock_timestamp(), false), coalesce(segment_id, 0), coalesce(home_id, "    \
-    "0), "                                                                                         \
-    "round_over"
-
-static int64_t int_at(const PGresult *res, int row, int col)
-{
-    return strtoll(PQgetvalue(res, row, col), NULL, 10);
-}
+    "coalesce(pay_by <= clock_timestamp(), false), " ORDER_ROW_KEY_COLUMNS ", round_over"
 
 /* Reads row into *r; *overdue (may be NULL) says whether pay_by passed,
  * by the clock when the row was read (a payment that waited for the row's
- * lock is judged when it got it, not when its transaction began). */
-static void read_record(const PGresult *res, int row, order_record *r, int *overdue)
+ * lock is judged when it got it, not when its transaction began). Returns
+ * 0, or -1 (logged) when the row is not an order's. */
+static int read_record(const PGresult *res, int row, order_record *r, int *overdue)
 {
     memset(r, 0, sizeof(*r));
-    r->o.id = int_at(res, row, 0);
-    r->o.item_id = int_at(res, row, 1);
-    r->o.user_id = int_at(res, row, 2);
-    r->o.round = int_at(res, row, 3);
-    r->o.created_ms = int_at(res, row, 4);
-    r->o.quantity = (int)int_at(res, row, 5);
-    r->o.first_unit = int_at(res, row, 6);
+    pg_row f = pg_row_at(res, row);
+    r->o = (order){pg_row_i64(&f, 0), pg_row_i64(&f, 1),  pg_row_i64(&f, 2),
+                   pg_row_i64(&f, 3), pg_row_i64(&f, 4),  pg_row_int(&f, 5),
+                   pg_row_i64(&f, 6), pg_row_i64(&f, 13), pg_row_i64(&f, 14)};
     if (order_state_named(PQgetvalue(res, row, 7), &r->state) < 0)
         r->state = ORDER_PERSISTED;
-    r->pay_by_ms = int_at(res, row, 8);
-    r->paid_ms = int_at(res, row, 9);
-    r->ended_ms = int_at(res, row, 10);
-    r->returned = PQgetvalue(res, row, 11)[0] == 't';
+    r->pay_by_ms = pg_row_i64(&f, 8);
+    r->paid_ms = pg_row_i64(&f, 9);
+    r->ended_ms = pg_row_i64(&f, 10);
+    r->returned = pg_row_bool(&f, 11);
+    int late = pg_row_bool(&f, 12);
     if (overdue)
-        *overdue = PQgetvalue(res, row, 12)[0] == 't';
-    r->o.segment_id = int_at(res, row, 13);
-    r->o.home_id = int_at(res, row, 14);
-    r->round_over = PQgetvalue(res, row, 15)[0] == 't';
+        *overdue = late;
+    r->round_over = pg_row_bool(&f, 15);
+    return pg_row_check(&f, "orders", "an order");
 }
 
 /* The order in its item's pending hash: accepted, not yet persisted. The
  * order id does not tell the item, so every registered item's hash is asked:
  * one HGET each, all in one round trip. SK_OK, SK_NOT_FOUND or
  * SK_BACKEND_DOWN. */
-static sk_status read_pending(store *s, int64_t order_id, order *o)
+static sk_status read_pending(pool_session *s, int64_t order_id, order *o)
 {
     int64_t *items = NULL;
     size_t n = 0;
-    if (store_items(s, &items, &n) < 0)
+    if (pool_session_items(s, &items, &n) < 0)
         return SK_BACKEND_DOWN;
     char id_s[24];
     snprintf(id_s, sizeof(id_s), "%" PRId64, order_id);
@@ -78,7 +71,7 @@ static sk_status read_pending(store *s, int64_t order_id, order *o)
         argv[3 * i + 1] = keys[i];
         argv[3 * i + 2] = id_s;
     }
-    if (store_redis_pipeline(s, n, 3, argv, replies) < 0)
+    if (pool_session_redis_pipeline(s, n, 3, argv, replies) < 0)
         st = SK_BACKEND_DOWN;
     for (size_t i = 0; i < n; i++) {
         redisReply *r = replies[i];
@@ -97,25 +90,27 @@ static sk_status read_pending(store *s, int64_t order_id, order *o)
 }
 
 /* The order's row (FOR UPDATE when lock: inside the caller's transaction). */
-static sk_status read_row(store *s, int64_t order_id, int lock, order_record *out, int *overdue)
+static sk_status read_row(pool_session *s, int64_t order_id, int lock, order_record *out,
+                          int *overdue)
 {
     char id_s[24];
     snprintf(id_s, sizeof(id_s), "%" PRId64, order_id);
     const char *p[] = {id_s};
-    PGresult *res = store_pg(s,
-                             lock ? "SELECT " RECORD_COLUMNS " FROM orders WHERE id = $1 FOR UPDATE"
-                                  : "SELECT " RECORD_COLUMNS " FROM orders WHERE id = $1",
-                             1, p, PGRES_TUPLES_OK, NULL);
+    PGresult *res =
+        pool_session_pg(s,
+                        lock ? "SELECT " RECORD_COLUMNS " FROM orders WHERE id = $1 FOR UPDATE"
+                             : "SELECT " RECORD_COLUMNS " FROM orders WHERE id = $1",
+                        1, p, PGRES_TUPLES_OK, NULL);
     if (!res)
         return SK_BACKEND_DOWN;
     sk_status st = PQntuples(res) == 1 ? SK_OK : SK_NOT_FOUND;
-    if (st == SK_OK)
-        read_record(res, 0, out, overdue);
+    if (st == SK_OK && read_record(res, 0, out, overdue) < 0)
+        st = SK_INTERNAL;
     PQclear(res);
     return st;
 }
 
-sk_status orders_get(store *s, int64_t order_id, order_record *out)
+sk_status orders_get(pool_session *s, int64_t order_id, order_record *out)
 {
     /* Pending first: the worker removes it only after its commit, so an
      * order missing here is already in PostgreSQL if it exists at all. */
@@ -134,7 +129,7 @@ sk_status orders_get(store *s, int64_t order_id, order_record *out)
     return read_row(s, order_id, 0, out, NULL);
 }
 
-sk_status orders_list(store *s, int64_t user, int64_t before, int limit, order_record *out,
+sk_status orders_list(pool_session *s, int64_t user, int64_t before, int limit, order_record *out,
                       size_t *n)
 {
     char user_s[24], before_s[24], limit_s[12];
@@ -143,26 +138,29 @@ sk_status orders_list(store *s, int64_t user, int64_t before, int limit, order_r
     snprintf(limit_s, sizeof(limit_s), "%d", limit);
     const char *p[] = {user_s, before_s, limit_s};
     *n = 0;
-    PGresult *res = store_pg(s,
-                             "SELECT " RECORD_COLUMNS " FROM orders WHERE user_id = $1 AND id < $2 "
-                             "ORDER BY id DESC LIMIT $3",
-                             3, p, PGRES_TUPLES_OK, NULL);
+    PGresult *res =
+        pool_session_pg(s,
+                        "SELECT " RECORD_COLUMNS " FROM orders WHERE user_id = $1 AND id < $2 "
+                        "ORDER BY id DESC LIMIT $3",
+                        3, p, PGRES_TUPLES_OK, NULL);
     if (!res)
         return SK_BACKEND_DOWN;
     int rows = PQntuples(res);
-    for (int i = 0; i < rows && i < limit; i++)
-        read_record(res, i, &out[i], NULL);
-    *n = (size_t)(rows < limit ? rows : limit);
+    sk_status st = SK_OK;
+    for (int i = 0; i < rows && i < limit && st == SK_OK; i++)
+        if (read_record(res, i, &out[i], NULL) < 0)
+            st = SK_INTERNAL;
+    *n = st == SK_OK ? (size_t)(rows < limit ? rows : limit) : 0;
     PQclear(res);
-    return SK_OK;
+    return st;
 }
 
-/* Persists a queued order now, as the worker would (order_insert_sql: its
+/* Persists a queued order now, as the worker would (order_row.h: its
  * later insert of the same order does nothing). Inside the caller's
  * transaction. SK_OK (inserted, or the worker was first), SK_NOT_FOUND (no
  * such order, another buyer's, or refused by PostgreSQL: an item gone, units
  * already held), SK_BACKEND_DOWN. The order read from Redis in *o. */
-static sk_status persist_queued(store *s, int64_t order_id, int64_t buyer, order *queued)
+static sk_status persist_queued(pool_session *s, int64_t order_id, int64_t buyer, order *queued)
 {
     order o;
     sk_status st = read_pending(s, order_id, &o);
@@ -171,16 +169,12 @@ static sk_status persist_queued(store *s, int64_t order_id, int64_t buyer, order
     *queued = o;
     if (buyer != 0 && o.user_id != buyer)
         return SK_NOT_FOUND;
-    int64_t v[ORDER_INSERT_PARAMS];
-    order_insert_values(&o, v);
     char a[ORDER_INSERT_PARAMS][24];
     const char *p[ORDER_INSERT_PARAMS];
-    for (int i = 0; i < ORDER_INSERT_PARAMS; i++) {
-        snprintf(a[i], sizeof(a[i]), "{%" PRId64 "}", v[i]);
-        p[i] = a[i];
-    }
+    order_insert_one(&o, a, p);
     char state[6];
-    PGresult *res = store_pg(s, order_insert_sql, ORDER_INSERT_PARAMS, p, PGRES_COMMAND_OK, state);
+    PGresult *res =
+        pool_session_pg(s, order_insert_sql, ORDER_INSERT_PARAMS, p, PGRES_COMMAND_OK, state);
     PQclear(res);
     if (res)
         return SK_OK;
@@ -195,23 +189,23 @@ static sk_status persist_queued(store *s, int64_t order_id, int64_t buyer, order
 /* The order, persisted here from the queue, is in PostgreSQL: its buyer's
  * order lock goes, if it still holds its id (the worker, which meets the
  * order later, would free it too; a lock that stays expires). */
-static void release_lock(store *s, const order *o)
+static void release_lock(pool_session *s, const order *o)
 {
     char lock[KEYS_MAX], id[24];
     if (order_lock_key(lock, sizeof(lock), o) < 0)
         return;
     snprintf(id, sizeof(id), "%" PRId64, o->id);
     const char *ka[] = {lock, id};
-    freeReplyObject(store_script(s, SCRIPT_ORDER_LOCK_RELEASE, 1, 1, ka));
+    freeReplyObject(pool_session_script(s, SCRIPT_ORDER_LOCK_RELEASE, 1, 1, ka));
 }
 
 /* Moves the locked row to state to; fills the times it set. 0 or -1. */
-static int move_row(store *s, order_record *r, order_state to)
+static int move_row(pool_session *s, order_record *r, order_state to)
 {
     char id_s[24];
     snprintf(id_s, sizeof(id_s), "%" PRId64, r->o.id);
     const char *p[] = {id_s, order_state_name(to)};
-    PGresult *res = store_pg(
+    PGresult *res = pool_session_pg(
         s,
         "UPDATE orders SET status = $2, "
         "  paid_at = CASE WHEN $2 = 'paid' THEN now() END, "
@@ -223,18 +217,20 @@ static int move_row(store *s, order_record *r, order_state to)
         return -1;
     int ok = PQntuples(res) == 1;
     if (ok) {
+        pg_row f = pg_row_at(res, 0);
+        r->paid_ms = pg_row_i64(&f, 0);
+        r->ended_ms = pg_row_i64(&f, 1);
         r->state = to;
-        r->paid_ms = int_at(res, 0, 0);
-        r->ended_ms = int_at(res, 0, 1);
+        ok = pg_row_check(&f, "orders", "a settled order") == 0;
     }
     PQclear(res);
     return ok ? 0 : -1;
 }
 
-sk_status orders_settle(store *s, int64_t order_id, order_action action, int64_t buyer,
+sk_status orders_settle(pool_session *s, int64_t order_id, order_action action, int64_t buyer,
                         order_record *out)
 {
-    if (store_pg_command(s, "BEGIN") < 0)
+    if (pool_session_pg_command(s, "BEGIN") < 0)
         return SK_BACKEND_DOWN;
     int overdue = 0;
     order queued = {0};
@@ -255,10 +251,10 @@ sk_status orders_settle(store *s, int64_t order_id, order_action action, int64_t
             st = SK_BACKEND_DOWN;
     }
     if (st != SK_OK) {
-        store_pg_command(s, "ROLLBACK");
+        pool_session_pg_command(s, "ROLLBACK");
         return st;
     }
-    if (store_pg_command(s, "COMMIT") < 0)
+    if (pool_session_pg_command(s, "COMMIT") < 0)
         return SK_BACKEND_DOWN;
     if (queued.id == order_id)
         release_lock(s, &queued);
@@ -268,7 +264,7 @@ sk_status orders_settle(store *s, int64_t order_id, order_action action, int64_t
         order_ref ref = {out->o.id,       out->o.item_id,    out->o.round,  out->o.user_id,
                          out->o.quantity, out->o.segment_id, out->o.home_id};
         order_record now;
-        if (store_return_units(s, &ref) == 0)
+        if (pool_session_return_units(s, &ref) == 0)
             /* The mark says whether the round was over (no unit back). */
             *out = read_row(s, order_id, 0, &now, NULL) == SK_OK ? now : *out;
         else

@@ -16,13 +16,11 @@
  * cancellation holds are left to them (SKIP LOCKED): whichever commits
  * first decides, and this pass sees the others next time. */
 static const char expire_sql[] =
-    "UPDATE orders o SET status = 'expired', ended_at = now()"
-    " FROM (SELECT id FROM orders WHERE status = 'persisted' AND pay_by <= now()"
+    "UPDATE orders SET status = 'expired', ended_at = now()"
+    " FROM (SELECT id AS due_id FROM orders WHERE status = 'persisted' AND pay_by <= now()"
     "       ORDER BY pay_by LIMIT " TEXT(
         EXPIRY_BATCH) " FOR UPDATE SKIP LOCKED) due"
-                      " WHERE o.id = due.id"
-                      " RETURNING o.id, o.item_id, o.round, o.user_id, o.quantity,"
-                      " coalesce(o.segment_id, o.item_id), coalesce(o.home_id, o.item_id)";
+                      " WHERE id = due.due_id RETURNING " ORDER_REF_COLUMNS;
 
 /* Returns owed: ended a while ago, never confirmed given back. */
 static const char owed_sql[] =
@@ -46,9 +44,10 @@ static int64_t give_back(redis_nodes *rn, PGconn *pg, const scripts *sc, PGresul
 {
     order_ref o[EXPIRY_BATCH];
     unsigned char done[EXPIRY_BATCH];
-    size_t n = order_refs_read(res, o, EXPIRY_BATCH);
-    if (n == 0)
-        return 0;
+    int read = order_refs_read(res, o, EXPIRY_BATCH, COMPONENT);
+    if (read <= 0)
+        return read < 0 ? -2 : 0;
+    size_t n = (size_t)read;
     qsort(o, n, sizeof(o[0]), by_item);
     int redis_rc = order_return_units(rn, pg, sc, o, n, done, COMPONENT);
     if (redis_rc == -2)

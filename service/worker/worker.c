@@ -6,10 +6,11 @@
  *      one script call for the rest of the batch). A move is atomic in
  *      Redis, so an order is always in exactly one of the two lists: a
  *      crash here loses nothing.
- *   2. The batch is inserted in one statement that is idempotent (the order
- *      id is the primary key, ON CONFLICT DO NOTHING): inserting it twice is
- *      harmless, so a crash between commit and step 3 costs a repeat, not a
- *      duplicate.
+ *   2. The batch is inserted in one statement (order_row.h, worker_pg.c)
+ *      whose effect is idempotent: the order id is the primary key, and a
+ *      batch that meets a row already there goes again with ON CONFLICT DO
+ *      NOTHING, so inserting it twice is harmless and a crash between
+ *      commit and step 3 costs a repeat, not a duplicate.
  *   3. Only after the commit are the orders removed from the processing
  *      list. Whoever restarts with the same worker id (or this run, after
  *      losing Redis) first repeats steps 2 and 3 for what the list holds.
@@ -299,6 +300,62 @@ void worker_free(worker *w)
     free(w);
 }
 
+/* Persists and acknowledges the batch in hand (n orders moved), as
+ * worker.c's opening says. Unless the list may hold more than this batch
+ * (recovering) or the worker stops, PostgreSQL inserts this batch while Redis
+ * acknowledges the previous one (committed, waiting in spare) and moves the
+ * next one into its place. The list holds them oldest at the tail: the
+ * previous, this, the next. Without a connection to send on, the next batch
+ * moves with this one's acknowledgement instead. When the queue's turn is
+ * over, nothing moves with them: the hand empties and the next queue is
+ * picked. Returns how many orders moved next, -1 when the list must be read
+ * again, -2 when a stop request came before the batch was persisted. */
+static int persist_batch(worker *w, int recovering)
+{
+    worker_batch *b = w->hand;
+    worker_batch_sort(b);
+    log_dead(b);
+    /* A lone queue's turn never ends: no other is waiting. */
+    int turn = w->items.n <= 1 || backend_mono_ms() < w->turn_ends;
+    int steady = !recovering && !worker_conn_stop_requested(w) && turn;
+    int sent = steady && b->norders && w->pg && worker_pg_send(w->pg, b) == 0;
+    int moved = 0;
+    if (sent && w->spare->n) {
+        moved = ack_batch(w, w->spare, 1); /* the same queue's: the turn's batches */
+    } else if (sent) {
+        worker_batch_from(w->spare, &b->src);
+        moved = worker_queue_move(queue(w, w->spare));
+    } else if (w->spare->n) {
+        moved = ack_batch(w, w->spare, 0); /* the previous batch first: it is at the tail */
+    }
+    if (batch_persist(w, sent) < 0)
+        return -2;
+    if (sent && moved > 0) {
+        /* This batch is acknowledged with the next one's insert. */
+        w->hand = w->spare;
+        w->spare = b;
+        return moved;
+    }
+    if (moved < 0)
+        return -1; /* read the list again */
+    return ack_batch(w, b, steady && !sent);
+}
+
+/* The totals of the run, when it stops. */
+static void log_stopped(worker *w)
+{
+    log_msg(LOG_INFO, COMPONENT,
+            "worker %s stopped: %" PRId64 " batches, %" PRId64 " inserted, %" PRId64
+            " skipped, %" PRId64 " dead letters; %" PRId64 " sweeps recovered %" PRId64
+            " orders of %" PRId64 " dead workers' lists; %" PRId64 " expiry passes expired %" PRId64
+            " orders and gave back %" PRId64 " units",
+            w->cfg->worker_id, atomic_load(&w->stats.batches), atomic_load(&w->stats.inserted),
+            atomic_load(&w->stats.skipped), atomic_load(&w->stats.dead),
+            atomic_load(&w->stats.sweeps), atomic_load(&w->stats.swept_orders),
+            atomic_load(&w->stats.swept_lists), atomic_load(&w->stats.expiries),
+            atomic_load(&w->stats.expired), atomic_load(&w->stats.returned));
+}
+
 int worker_run(worker *w, const atomic_int *stop)
 {
     int64_t delay = 0;
@@ -329,44 +386,8 @@ int worker_run(worker *w, const atomic_int *stop)
         /* Only what the replicas hold goes to PostgreSQL. */
         if (n > 0 && worker_queue_replicated(queue(w, w->hand)) < 0)
             n = -1; /* read the list again once they caught up */
-        if (n > 0) {
-            worker_batch *b = w->hand;
-            worker_batch_sort(b);
-            log_dead(b);
-            /* Unless the list may hold more than this batch or the worker
-             * stops, PostgreSQL inserts this batch while Redis acknowledges
-             * the previous one (committed, waiting in spare) and moves the
-             * next one into its place. The list holds them oldest at the
-             * tail: the previous, this, the next. Without a connection to
-             * send on, the next batch moves with this one's acknowledgement
-             * instead. When the queue's turn is over, nothing moves with
-             * them: the hand empties and the next queue is picked. */
-            /* A lone queue's turn never ends: no other is waiting. */
-            int turn = w->items.n <= 1 || backend_mono_ms() < w->turn_ends;
-            int steady = !recovering && !worker_conn_stop_requested(w) && turn;
-            int sent = steady && b->norders && w->pg && worker_pg_send(w->pg, b) == 0;
-            int moved = 0;
-            if (sent && w->spare->n) {
-                moved = ack_batch(w, w->spare, 1); /* the same queue's: the turn's batches */
-            } else if (sent) {
-                worker_batch_from(w->spare, &b->src);
-                moved = worker_queue_move(queue(w, w->spare));
-            } else if (w->spare->n) {
-                moved = ack_batch(w, w->spare, 0); /* the previous batch first: it is at the tail */
-            }
-            if (batch_persist(w, sent) < 0)
-                break;
-            if (sent && moved > 0) {
-                /* This batch is acknowledged with the next one's insert. */
-                w->hand = w->spare;
-                w->spare = b;
-                n = moved;
-            } else if (moved < 0) {
-                n = -1; /* read the list again */
-            } else {
-                n = ack_batch(w, b, steady && !sent);
-            }
-        }
+        if (n > 0 && (n = persist_batch(w, recovering)) == -2)
+            break;
         if (n >= 0) {
             delay = 0;
             continue;
@@ -392,16 +413,7 @@ int worker_run(worker *w, const atomic_int *stop)
      * heartbeat to expire. (Not when the id is another worker's.) */
     if (w->redis && !w->id_taken)
         sweep_heartbeat_release(w->redis, &w->sc, w->cfg->worker_id, w->token);
-    log_msg(LOG_INFO, COMPONENT,
-            "worker %s stopped: %" PRId64 " batches, %" PRId64 " inserted, %" PRId64
-            " skipped, %" PRId64 " dead letters; %" PRId64 " sweeps recovered %" PRId64
-            " orders of %" PRId64 " dead workers' lists; %" PRId64 " expiry passes expired %" PRId64
-            " orders and gave back %" PRId64 " units",
-            w->cfg->worker_id, atomic_load(&w->stats.batches), atomic_load(&w->stats.inserted),
-            atomic_load(&w->stats.skipped), atomic_load(&w->stats.dead),
-            atomic_load(&w->stats.sweeps), atomic_load(&w->stats.swept_orders),
-            atomic_load(&w->stats.swept_lists), atomic_load(&w->stats.expiries),
-            atomic_load(&w->stats.expired), atomic_load(&w->stats.returned));
+    log_stopped(w);
     return w->id_taken ? -1 : 0;
 }
 

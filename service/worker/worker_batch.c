@@ -9,7 +9,6 @@
 
 #include "keys.h"
 #include "order.h"
-#include "order_life.h"
 #include "order_lock.h"
 
 static void array_reset(worker_pg_array *a)

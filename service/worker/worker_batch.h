@@ -10,10 +10,10 @@
 #include <stdint.h>
 
 #include "keys.h"
-#include "order_life.h"
+#include "order_row.h"
 
-/* The insert's parameters (order_insert_values says which): one bigint[]
- * each. */
+/* The insert's parameters (order_row.h: order_insert_values says which):
+ * one array each. */
 #define WORKER_BATCH_COLUMNS ORDER_INSERT_PARAMS
 
 /* Latest acceptance time PostgreSQL's timestamptz takes from us

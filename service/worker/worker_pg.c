@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
 #include "log.h"
-#include "order_life.h"
+#include "order_row.h"
+#include "pg_session.h"
 
 #define COMPONENT "worker"
 #define WORKER_STMT "worker_insert"
@@ -35,37 +35,17 @@
  * DO NOTHING: the same rows end up persisted either way. */
 PGconn *worker_pg_connect(const config *cfg)
 {
-    char err[512];
-    PGconn *pg = backend_pg_connect(cfg, err, sizeof(err));
-    if (!pg) {
-        log_msg(LOG_WARN, COMPONENT, "%s", err);
-        return NULL;
-    }
     /* The batch leaves Redis right after its COMMIT, so the commit must be
      * on disk first, whatever the server's default: with synchronous_commit
      * off, a PostgreSQL crash loses the last commits the worker already
      * acknowledged (the chaos test of a PostgreSQL crash caught it). */
-    PGresult *res = PQexec(pg, "SET synchronous_commit = on");
-    int ok = PQresultStatus(res) == PGRES_COMMAND_OK;
-    if (!ok)
-        log_msg(LOG_WARN, COMPONENT, "postgresql: synchronous_commit: %s",
-                PQresultErrorMessage(res));
-    PQclear(res);
-    const char *names[] = {WORKER_STMT, WORKER_STMT_FRESH};
-    const char *sql[] = {order_insert_sql, order_insert_fresh_sql};
-    for (int i = 0; ok && i < 2; i++) {
-        res = PQprepare(pg, names[i], sql[i], 0, NULL);
-        ok = PQresultStatus(res) == PGRES_COMMAND_OK;
-        if (!ok)
-            log_msg(LOG_WARN, COMPONENT, "postgresql: preparing the insert: %s",
-                    PQresultErrorMessage(res));
-        PQclear(res);
-    }
-    if (!ok) {
-        PQfinish(pg);
-        return NULL;
-    }
-    log_msg(LOG_INFO, COMPONENT, "connected to postgresql");
+    const char *setup[] = {"SET synchronous_commit = on", NULL};
+    const char *prepare[] = {WORKER_STMT, order_insert_sql, WORKER_STMT_FRESH,
+                             order_insert_fresh_sql, NULL};
+    const pg_session_spec spec = {.component = COMPONENT, .setup = setup, .prepare = prepare};
+    PGconn *pg = pg_session_connect(cfg, &spec);
+    if (pg)
+        log_msg(LOG_INFO, COMPONENT, "connected to postgresql");
     return pg;
 }
 

@@ -1,8 +1,8 @@
-/* store.c: one pool thread's connections to Redis (routed by key: every
- * node of a Redis Cluster) and PostgreSQL and the
+/* pool_session.c: one pool thread's connections to Redis (routed by key:
+ * every node of a Redis Cluster) and PostgreSQL (pg_session.h) and the
  * calls over them (the items' operations are items.c's), the readiness
  * check, the return of an order's units and the gauges. */
-#include "store.h"
+#include "pool_session.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -10,55 +10,52 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
+#include "pg_session.h"
 #include "keys.h"
 #include "log.h"
 #include "order_lock_count.h"
 #include "redis_nodes.h"
 #include "registry.h"
 
-struct store {
+#define COMPONENT "pool"
+
+struct pool_session {
     const config *cfg;
     const scripts *sc;
-    redis_nodes *redis; /* made with the store, connected lazily */
-    PGconn *pg;
+    redis_nodes *redis; /* made with the session, connected lazily */
+    pg_session *pg;     /* the same */
     metrics *metrics;
 };
 
-store *store_create(const config *cfg, const scripts *sc, metrics *m)
+pool_session *pool_session_create(const config *cfg, const scripts *sc, metrics *m)
 {
-    store *s = calloc(1, sizeof(*s));
+    pool_session *s = calloc(1, sizeof(*s));
     if (!s)
         return NULL;
     s->cfg = cfg;
     s->sc = sc;
     s->metrics = m;
-    s->redis = redis_nodes_create(cfg, "store");
-    if (!s->redis) {
-        free(s);
+    /* A constraint the input broke (class 23) is the caller's to answer. */
+    const pg_session_spec pg = {.component = COMPONENT, .metrics = m, .quiet_state = "23"};
+    s->redis = redis_nodes_create(cfg, COMPONENT);
+    s->pg = pg_session_create(cfg, &pg);
+    if (!s->redis || !s->pg) {
+        pool_session_free(s);
         return NULL;
     }
     return s;
 }
 
-void store_free(store *s)
+void pool_session_free(pool_session *s)
 {
     if (!s)
         return;
     redis_nodes_free(s->redis);
-    PQfinish(s->pg);
+    pg_session_free(s->pg);
     free(s);
 }
 
-static int ensure_pg(store *s)
-{
-    if (backend_pg_ensure(&s->pg, s->cfg, "store") == 0)
-        return 0;
-    metrics_backend_error(s->metrics, METRICS_POSTGRESQL);
-    return -1;
-}
-
-redisReply *store_redis(store *s, int argc, const char **argv)
+redisReply *pool_session_redis(pool_session *s, int argc, const char **argv)
 {
     redisReply *r = redis_nodes_command(s->redis, argv[1], argc, argv, NULL);
     if (!r)
@@ -67,7 +64,7 @@ redisReply *store_redis(store *s, int argc, const char **argv)
 }
 
 /* A command that is about no key (TIME, PING, PUBLISH), on any node. */
-static redisReply *store_redis_any(store *s, int argc, const char **argv)
+static redisReply *pool_session_redis_any(pool_session *s, int argc, const char **argv)
 {
     redisContext *c = redis_nodes_any(s->redis);
     redisReply *r = NULL;
@@ -78,7 +75,8 @@ static redisReply *store_redis_any(store *s, int argc, const char **argv)
     return r;
 }
 
-int store_redis_pipeline(store *s, size_t n, int argc, const char **argv, redisReply **replies)
+int pool_session_redis_pipeline(pool_session *s, size_t n, int argc, const char **argv,
+                                redisReply **replies)
 {
     memset(replies, 0, n * sizeof(*replies));
     if (n == 0)
@@ -89,7 +87,8 @@ int store_redis_pipeline(store *s, size_t n, int argc, const char **argv, redisR
     return -1;
 }
 
-redisReply *store_script(store *s, script_id id, int nkeys, int nargs, const char **keys_args)
+redisReply *pool_session_script(pool_session *s, script_id id, int nkeys, int nargs,
+                                const char **keys_args)
 {
     redisReply *r = redis_nodes_script(s->redis, &s->sc->s[id], nkeys, nargs, keys_args);
     if (!r)
@@ -97,55 +96,33 @@ redisReply *store_script(store *s, script_id id, int nkeys, int nargs, const cha
     return r;
 }
 
-PGresult *store_pg(store *s, const char *sql, int n, const char *const *params, ExecStatusType want,
-                   char *sqlstate)
+PGresult *pool_session_pg(pool_session *s, const char *sql, int n, const char *const *params,
+                          ExecStatusType want, char *sqlstate)
 {
-    if (sqlstate)
-        sqlstate[0] = '\0';
-    if (ensure_pg(s) < 0)
-        return NULL;
-    PGresult *res = PQexecParams(s->pg, sql, n, NULL, params, NULL, NULL, 0);
-    if (PQresultStatus(res) == want)
-        return res;
-    const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
-    if (sqlstate && state)
-        snprintf(sqlstate, 6, "%s", state);
-    /* Class 23, a constraint the input broke, is the caller's to answer. */
-    if (!state || strncmp(state, "23", 2) != 0) {
-        log_msg(LOG_WARN, "store", "postgresql: %s", PQerrorMessage(s->pg));
-        metrics_backend_error(s->metrics, METRICS_POSTGRESQL);
-    }
-    PQclear(res);
-    if (PQstatus(s->pg) != CONNECTION_OK) {
-        PQfinish(s->pg);
-        s->pg = NULL;
-    }
-    return NULL;
+    return pg_session_exec(s->pg, sql, n, params, want, sqlstate);
 }
 
-int store_pg_command(store *s, const char *sql)
+int pool_session_pg_command(pool_session *s, const char *sql)
 {
-    PGresult *res = store_pg(s, sql, 0, NULL, PGRES_COMMAND_OK, NULL);
-    PQclear(res);
-    return res ? 0 : -1;
+    return pg_session_command(s->pg, sql);
 }
 
-void store_announce(store *s, const char *event)
+void pool_session_announce(pool_session *s, const char *event)
 {
     const char *pub[] = {"PUBLISH", KEYS_EVENTS, event};
     for (int tries = 0; tries < 3; tries++) {
-        redisReply *r = store_redis_any(s, 3, pub);
+        redisReply *r = pool_session_redis_any(s, 3, pub);
         freeReplyObject(r);
         if (r)
             return;
     }
-    log_msg(LOG_WARN, "store", "announcing '%s' failed: servers learn it from Redis", event);
+    log_msg(LOG_WARN, COMPONENT, "announcing '%s' failed: servers learn it from Redis", event);
 }
 
-int64_t store_redis_now_ms(store *s)
+int64_t pool_session_redis_now_ms(pool_session *s)
 {
     const char *argv[] = {"TIME"};
-    redisReply *r = store_redis_any(s, 1, argv);
+    redisReply *r = pool_session_redis_any(s, 1, argv);
     int64_t ms = -1;
     if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
         r->element[0]->type == REDIS_REPLY_STRING && r->element[1]->type == REDIS_REPLY_STRING)
@@ -155,38 +132,39 @@ int64_t store_redis_now_ms(store *s)
     return ms;
 }
 
-sk_status store_ready(store *s)
+sk_status pool_session_ready(pool_session *s)
 {
     const char *ping[] = {"PING"};
-    redisReply *r = store_redis_any(s, 1, ping);
+    redisReply *r = pool_session_redis_any(s, 1, ping);
     freeReplyObject(r);
     if (!r)
         return SK_BACKEND_DOWN;
-    PGresult *res = store_pg(s, "SELECT 1", 0, NULL, PGRES_TUPLES_OK, NULL);
+    PGresult *res = pool_session_pg(s, "SELECT 1", 0, NULL, PGRES_TUPLES_OK, NULL);
     PQclear(res);
     return res ? SK_OK : SK_BACKEND_DOWN;
 }
 
-int store_return_units(store *s, const order_ref *o)
+int pool_session_return_units(pool_session *s, const order_ref *o)
 {
     unsigned char done;
-    if (ensure_pg(s) < 0)
+    PGconn *pg = pg_session_conn(s->pg);
+    if (!pg)
         return -1;
-    return order_return_units(s->redis, s->pg, s->sc, o, 1, &done, "store") == 0 ? 0 : -1;
+    return order_return_units(s->redis, pg, s->sc, o, 1, &done, COMPONENT) == 0 ? 0 : -1;
 }
 
 /* One integer-valued command, or -1 (the gauge is then left out). */
-static int64_t gauge_int(store *s, const char *cmd, const char *key)
+static int64_t gauge_int(pool_session *s, const char *cmd, const char *key)
 {
     const char *argv[] = {cmd, key};
-    redisReply *r = store_redis(s, 2, argv);
+    redisReply *r = pool_session_redis(s, 2, argv);
     int64_t n = r && r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
     freeReplyObject(r);
     return n;
 }
 
 typedef struct processing_sum {
-    store *s;
+    pool_session *s;
     int64_t total;
 } processing_sum;
 
@@ -202,21 +180,21 @@ static int add_processing(void *ctx, const char *key, size_t len)
     return 0;
 }
 
-int store_items(store *s, int64_t **items, size_t *n)
+int pool_session_items(pool_session *s, int64_t **items, size_t *n)
 {
     const char *argv[] = {"SMEMBERS", KEYS_ITEMS};
-    redisReply *r = store_redis(s, 2, argv);
+    redisReply *r = pool_session_redis(s, 2, argv);
     int rc = r ? registry_from_reply(r, items, n) : -1;
     freeReplyObject(r);
     return rc;
 }
 
-void store_gauges(store *s, metrics_gauges *g)
+void pool_session_gauges(pool_session *s, metrics_gauges *g)
 {
     /* The items' queues, pending hashes and dead letters, summed. */
     int64_t *items = NULL;
     size_t n = 0;
-    if (store_items(s, &items, &n) < 0) {
+    if (pool_session_items(s, &items, &n) < 0) {
         g->queue = g->pending = g->dead = g->processing = -1;
         return;
     }
@@ -238,7 +216,7 @@ void store_gauges(store *s, metrics_gauges *g)
             argv[2 * (3 * i + k) + 1] = keys[3 * i + k];
         }
     }
-    if (store_redis_pipeline(s, 3 * n, 2, argv, replies) < 0)
+    if (pool_session_redis_pipeline(s, 3 * n, 2, argv, replies) < 0)
         g->queue = g->pending = g->dead = -1;
     int64_t *sums[3] = {&g->queue, &g->pending, &g->dead};
     for (size_t i = 0; i < 3 * n; i++) {
@@ -259,7 +237,7 @@ void store_gauges(store *s, metrics_gauges *g)
         g->processing = sum.total;
 }
 
-int store_order_locks(store *s, int64_t item, int segments, int64_t *held)
+int pool_session_order_locks(pool_session *s, int64_t item, int segments, int64_t *held)
 {
     int rc = order_lock_count(s->redis, item, segments, held);
     if (rc < 0)

@@ -1,10 +1,10 @@
-/* store.h: a pool thread's own synchronous connections, to Redis (one per
- * node, routed by key: redis_nodes.h) and to PostgreSQL, and the blocking
- * calls over them, for the admin and read routes (the items' operations are
- * items.h's, the orders' orders.h's). Connections are made lazily and remade
- * after an error. */
-#ifndef SECKILL_STORE_H
-#define SECKILL_STORE_H
+/* pool_session.h: a pool thread's session: its own synchronous connections,
+ * to Redis (one per node, routed by key: redis_nodes.h) and to PostgreSQL
+ * (pg_session.h), and the blocking calls over them, for the admin and read routes (the items'
+ * operations are items.h's, the orders' orders.h's). Connections are made lazily and remade after
+ * an error. */
+#ifndef SECKILL_POOL_SESSION_H
+#define SECKILL_POOL_SESSION_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -20,24 +20,24 @@
 #include "scripts.h"
 #include "status.h"
 
-typedef struct store store;
+typedef struct pool_session pool_session;
 
 /* Connects nothing yet. cfg, sc and m (where backend errors are counted;
- * may be NULL) must outlive the store. NULL on OOM. */
-store *store_create(const config *cfg, const scripts *sc, metrics *m);
-void store_free(store *s);
+ * may be NULL) must outlive the session. NULL on OOM. */
+pool_session *pool_session_create(const config *cfg, const scripts *sc, metrics *m);
+void pool_session_free(pool_session *s);
 
 /* SK_OK when Redis and PostgreSQL both answer, else SK_BACKEND_DOWN. */
-sk_status store_ready(store *s);
+sk_status pool_session_ready(pool_session *s);
 
-/* The calls over the connections, for the store's users (items.c). Each
+/* The calls over the connections, for the session's users (items.c, orders.c, archive.c). Each
  * makes its connection when it has none and drops it after a failure,
  * counting backend errors in the metrics. */
 
 /* An argv-style Redis command about the key argv[1] (argc >= 2), on the
  * node serving it. Returns the reply (the caller frees it), or NULL on
  * failure or an error reply. */
-redisReply *store_redis(store *s, int argc, const char **argv);
+redisReply *pool_session_redis(pool_session *s, int argc, const char **argv);
 
 /* n commands of argc arguments each, one after the other in argv (command
  * i's are argv[i * argc] on, its key argv[i * argc + 1]), in one write per
@@ -45,50 +45,52 @@ redisReply *store_redis(store *s, int argc, const char **argv);
  * registered item. Each reply lands in replies[i] (the caller frees it),
  * NULL for an error reply. Returns 0, or -1 when a node failed (every
  * replies[i] NULL). */
-int store_redis_pipeline(store *s, size_t n, int argc, const char **argv, redisReply **replies);
+int pool_session_redis_pipeline(pool_session *s, size_t n, int argc, const char **argv,
+                                redisReply **replies);
 
 /* A call of script id (EVALSHA, EVAL after NOSCRIPT) on the node of its
  * first key. Returns the reply (the caller judges and frees it), NULL when
  * Redis failed or answered an error. */
-redisReply *store_script(store *s, script_id id, int nkeys, int nargs, const char **keys_args);
+redisReply *pool_session_script(pool_session *s, script_id id, int nkeys, int nargs,
+                                const char **keys_args);
 
 /* A parameterized statement. Returns the result when its status is want,
  * else NULL (logged unless a constraint, class 23, refused it); *sqlstate
  * (6 bytes, may be NULL) gets the error's SQLSTATE. The caller PQclear()s. */
-PGresult *store_pg(store *s, const char *sql, int n, const char *const *params, ExecStatusType want,
-                   char *sqlstate);
+PGresult *pool_session_pg(pool_session *s, const char *sql, int n, const char *const *params,
+                          ExecStatusType want, char *sqlstate);
 
 /* A statement without parameters or rows (BEGIN, COMMIT). Returns 0 or -1. */
-int store_pg_command(store *s, const char *sql);
+int pool_session_pg_command(pool_session *s, const char *sql);
 
 /* Publishes one cross-instance event (events.h), tried three times. A lost
  * one costs a server's stale sold-out flag a second at most (gate.h), so it
  * is logged, not failed. */
-void store_announce(store *s, const char *event);
+void pool_session_announce(pool_session *s, const char *event);
 
 /* Redis's clock (Unix ms), the sale window's authority; -1 when Redis
  * fails. */
-int64_t store_redis_now_ms(store *s);
+int64_t pool_session_redis_now_ms(pool_session *s);
 
 /* Gives back the units of a cancelled or expired order (order_return.h):
  * Redis, then its returned_at. Returns 0 when both are done; -1 leaves the
  * return owed, for the worker's expiry sweep. */
-int store_return_units(store *s, const order_ref *o);
+int pool_session_return_units(pool_session *s, const order_ref *o);
 
 /* The ids of the items whose queues may hold orders (registry.h), sorted,
  * into a new array (*items, the caller frees). Returns 0, or -1 when Redis
  * failed. */
-int store_items(store *s, int64_t **items, size_t *n);
+int pool_session_items(pool_session *s, int64_t **items, size_t *n);
 
 /* The buyers' order locks of item (of its segments) standing now, counted
  * at their nodes (order_lock_count.h; not for a hot path). Returns 1 when
  * counted, 0 when a node was too large to count to the end (*held a lower
  * bound), -1 when Redis failed. */
-int store_order_locks(store *s, int64_t item, int segments, int64_t *held);
+int pool_session_order_locks(pool_session *s, int64_t item, int segments, int64_t *held);
 
 /* The gauges of /metrics that live in Redis, summed over the items: queues,
  * processing lists, pending hashes and dead letters (-1 each when Redis does
  * not answer). */
-void store_gauges(store *s, metrics_gauges *g);
+void pool_session_gauges(pool_session *s, metrics_gauges *g);
 
 #endif
