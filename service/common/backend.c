@@ -108,13 +108,6 @@ int backend_pg_ensure(PGconn **pg, const config *cfg, const char *component)
     return *pg ? 0 : -1;
 }
 
-int backend_redis_unexpected(redisReply *r, const char *component, const char *what)
-{
-    log_msg(LOG_WARN, component, "redis %s: unexpected reply", what);
-    freeReplyObject(r);
-    return -1;
-}
-
 int backend_redis_scan_page(redisContext *c, char *cursor, size_t cap, const char *pattern,
                             backend_scan_fn each, void *ctx, const char *component, int *lost)
 {
