@@ -12,6 +12,7 @@
 #include "keys.h"
 #include "order.h"
 #include "pg_value.h"
+#include "redis_reply.h"
 #include "registry.h"
 
 #define COMPONENT "reconcile"
@@ -44,7 +45,7 @@ static int for_each_pending(redis_nodes *rn, const char *pending, pending_fn fn,
         if (!r)
             return -1;
         if (r->type != REDIS_REPLY_ARRAY || r->elements != 2)
-            return backend_redis_unexpected(r, COMPONENT, "HSCAN");
+            return redis_reply_unexpected(r, COMPONENT, "HSCAN");
         snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
         redisReply *kv = r->element[1];
         for (size_t i = 1; i < kv->elements; i += 2) {
@@ -135,18 +136,13 @@ int reconcile_drop_persisted(PGconn *pg, reconcile_report *r)
 
 /* "<cmd> <key>" on key's node, an integer; 0 with *ok cleared on a
  * failure (logged). */
-static int64_t redis_int(redis_nodes *rn, const char *cmd, const char *key, int *ok)
+static int64_t redis_count(redis_nodes *rn, const char *cmd, const char *key, int *ok)
 {
     const char *argv[] = {cmd, key};
     redisReply *r = redis_nodes_command(rn, key, 2, argv, NULL);
-    if (!r || r->type != REDIS_REPLY_INTEGER) {
-        if (r)
-            backend_redis_unexpected(r, COMPONENT, cmd);
+    int64_t n = 0;
+    if (!r || redis_reply_int(r, COMPONENT, cmd, &n) < 0) /* none: logged already */
         *ok = 0;
-        return 0;
-    }
-    int64_t n = r->integer;
-    freeReplyObject(r);
     return n;
 }
 
@@ -161,7 +157,7 @@ static int add_processing(void *ctx, const char *key, size_t len)
 {
     (void)len;
     processing_sum *sum = ctx;
-    sum->total += redis_int(sum->rn, "LLEN", key, &sum->ok);
+    sum->total += redis_count(sum->rn, "LLEN", key, &sum->ok);
     return sum->ok ? 0 : -1;
 }
 
@@ -186,7 +182,7 @@ static int read_redis_segment(redis_nodes *rn, reconcile_item *it, int64_t key)
     if (!r)
         return -1;
     if (r->type != REDIS_REPLY_ARRAY || r->elements != 4)
-        return backend_redis_unexpected(r, COMPONENT, "HMGET");
+        return redis_reply_unexpected(r, COMPONENT, "HMGET");
     int known = r->element[0]->type == REDIS_REPLY_STRING;
     if (key == it->id) {
         it->redis_known = known;
@@ -207,7 +203,7 @@ static int read_redis_segment(redis_nodes *rn, reconcile_item *it, int64_t key)
         it->redis_returned += strtoll(r->element[3]->str, NULL, 10);
     freeReplyObject(r);
     int ok = 1;
-    it->buyers += redis_int(rn, "HLEN", buyers, &ok);
+    it->buyers += redis_count(rn, "HLEN", buyers, &ok);
     return ok ? 0 : -1;
 }
 
@@ -347,9 +343,9 @@ static int read_queues(redis_nodes *rn, reconcile_report *out)
         keys_pending(pending, sizeof(pending), queues[q]);
         keys_dead(dead, sizeof(dead), queues[q]);
         ok = for_each_pending(rn, pending, keep_pending, out) == 0 && !out->waiting_failed;
-        out->queue += redis_int(rn, "LLEN", queue, &ok);
-        out->pending += redis_int(rn, "HLEN", pending, &ok);
-        out->dead += redis_int(rn, "LLEN", dead, &ok);
+        out->queue += redis_count(rn, "LLEN", queue, &ok);
+        out->pending += redis_count(rn, "HLEN", pending, &ok);
+        out->dead += redis_count(rn, "LLEN", dead, &ok);
     }
     free(queues);
     return ok;

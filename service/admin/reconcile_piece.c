@@ -6,17 +6,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "backend.h"
 #include "backoff.h"
+#include "redis_reply.h"
 
 #define COMPONENT "reconcile"
 
 void reconcile_pause_ms(int64_t ms)
 {
-    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
+    backoff_sleep_ms(ms, NULL);
 }
 
 long long reconcile_retried(redis_nodes *rn, const char *key, int argc, const char **argv,
@@ -27,7 +26,7 @@ long long reconcile_retried(redis_nodes *rn, const char *key, int argc, const ch
         redisReply *r = redis_nodes_command(rn, key, argc, argv, NULL);
         long long n = r && r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
         if (r && n < 0)
-            backend_redis_unexpected(r, COMPONENT, argv[0]);
+            redis_reply_unexpected(r, COMPONENT, argv[0]);
         else
             freeReplyObject(r);
         if (n >= 0)

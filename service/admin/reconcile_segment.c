@@ -75,11 +75,11 @@ static void append_state(commit *c, redisContext *redis, const reconcile_segment
         snprintf(v[k], sizeof(v[k]), "%lld", values[k]);
         keys_args[4 + k] = v[k];
     }
-    const char *argv[SCRIPTS_ARGV_MAX];
-    size_t lens[SCRIPTS_ARGV_MAX];
-    /* 16 entries and the script's: within SCRIPTS_ARGV_MAX, so argc >= 0. */
-    int argc = scripts_argv(&c->sc.s[SCRIPT_ITEM_RESET], 1, 4, 12, keys_args, argv, lens,
-                            SCRIPTS_ARGV_MAX, numkeys);
+    /* EVAL, the text, the key count and the 16 entries: argc is never -1. */
+    const char *argv[3 + 16];
+    size_t lens[3 + 16];
+    int argc =
+        scripts_argv(&c->sc.s[SCRIPT_ITEM_RESET], 1, 4, 12, keys_args, argv, lens, 3 + 16, numkeys);
     redisAppendCommandArgv(redis, argc, argv, lens);
 }
 

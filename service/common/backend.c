@@ -96,13 +96,6 @@ int backend_redis_ensure(redisContext **c, const config *cfg, const char *compon
     return *c ? 0 : -1;
 }
 
-int backend_redis_unexpected(redisReply *r, const char *component, const char *what)
-{
-    log_msg(LOG_WARN, component, "redis %s: unexpected reply", what);
-    freeReplyObject(r);
-    return -1;
-}
-
 int backend_redis_scan_page(redisContext *c, char *cursor, size_t cap, const char *pattern,
                             backend_scan_fn each, void *ctx, const char *component, int *lost)
 {

@@ -39,11 +39,6 @@ PGconn *backend_pg_connect(const config *cfg, char *err, size_t errlen);
  * product's are redis_nodes.h's). */
 int backend_redis_ensure(redisContext **c, const config *cfg, const char *component);
 
-/* Logs that reply r of command what is not of the type expected, and frees
- * it (a reply judged already: none and error replies are redis_nodes.h's).
- * Returns -1, for the caller to return in turn. */
-int backend_redis_unexpected(redisReply *r, const char *component, const char *what);
-
 /* Called for each key a scan finds; non-zero stops the scan. */
 typedef int (*backend_scan_fn)(void *ctx, const char *key, size_t len);
 

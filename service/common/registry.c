@@ -9,6 +9,7 @@
 
 #include "backend.h"
 #include "keys.h"
+#include "redis_reply.h"
 
 #define COMPONENT "registry"
 
@@ -68,7 +69,7 @@ int registry_read(redis_nodes *rn, int64_t **items, size_t *n)
         return -1;
     int rc = registry_from_reply(r, items, n);
     if (rc < 0)
-        backend_redis_unexpected(r, COMPONENT, "SMEMBERS " KEYS_ITEMS);
+        redis_reply_unexpected(r, COMPONENT, "SMEMBERS " KEYS_ITEMS);
     else
         freeReplyObject(r);
     return rc;
@@ -83,7 +84,7 @@ int registry_add(redis_nodes *rn, int64_t item)
     if (!r)
         return -1;
     if (r->type != REDIS_REPLY_INTEGER)
-        return backend_redis_unexpected(r, COMPONENT, "SADD " KEYS_ITEMS);
+        return redis_reply_unexpected(r, COMPONENT, "SADD " KEYS_ITEMS);
     freeReplyObject(r);
     return 0;
 }

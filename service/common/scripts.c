@@ -2,7 +2,10 @@
 #include "scripts.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "log.h"
 
 static const char *names[SCRIPT_COUNT] = {
     [SCRIPT_RESERVE_BATCH] = "reserve_batch",
@@ -75,20 +78,45 @@ int scripts_argv(const script *sc, int by_text, int nkeys, int nargs, const char
     return argc;
 }
 
+int scripts_send_text(const redisReply *r, int *by_text)
+{
+    if (*by_text || !scripts_is_noscript(r))
+        return 0;
+    *by_text = 1;
+    return 1;
+}
+
+redisReply *scripts_run(const script *sc, int nkeys, int nargs, const char *const *keys_args,
+                        scripts_send_fn send, void *ctx)
+{
+    /* A block of its own: a call may hold any number of entries. */
+    int cap = 3 + nkeys + nargs;
+    const char **argv = malloc((size_t)cap * sizeof(*argv));
+    size_t *lens = malloc((size_t)cap * sizeof(*lens));
+    char numkeys[12];
+    redisReply *r = NULL;
+    int by_text = 0;
+    if (!argv || !lens || nkeys < 0 || nargs < 0) {
+        log_msg(LOG_ERROR, "scripts", "redis %s: cannot build the call", sc->name);
+    } else {
+        do {
+            freeReplyObject(r);
+            int argc = scripts_argv(sc, by_text, nkeys, nargs, keys_args, argv, lens, cap, numkeys);
+            r = send(ctx, argc, argv, lens);
+        } while (scripts_send_text(r, &by_text));
+    }
+    free(argv);
+    free(lens);
+    return r;
+}
+
+static redisReply *send_on(void *ctx, int argc, const char **argv, const size_t *lens)
+{
+    return redisCommandArgv(ctx, argc, argv, lens);
+}
+
 redisReply *scripts_call(redisContext *c, const script *sc, int nkeys, int nargs,
                          const char *const *keys_args)
 {
-    const char *argv[SCRIPTS_ARGV_MAX];
-    size_t lens[SCRIPTS_ARGV_MAX];
-    char numkeys[12];
-    int argc = scripts_argv(sc, 0, nkeys, nargs, keys_args, argv, lens, SCRIPTS_ARGV_MAX, numkeys);
-    if (argc < 0)
-        return NULL;
-    redisReply *r = redisCommandArgv(c, argc, argv, lens);
-    if (scripts_is_noscript(r)) {
-        freeReplyObject(r);
-        scripts_argv(sc, 1, nkeys, nargs, keys_args, argv, lens, SCRIPTS_ARGV_MAX, numkeys);
-        r = redisCommandArgv(c, argc, argv, lens);
-    }
-    return r;
+    return scripts_run(sc, nkeys, nargs, keys_args, send_on, c);
 }

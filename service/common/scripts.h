@@ -51,27 +51,39 @@ int scripts_init(scripts *sc);
 /* SCRIPT LOAD of every script over c, filling the digests. Returns 0 or -1. */
 int scripts_load(scripts *sc, redisContext *c);
 
-/* Most entries of a script call's argument vector. */
-#define SCRIPTS_ARGV_MAX 72
-
 /* The argument vector of one call of sc with nkeys keys followed by nargs
  * arguments: EVALSHA with the digest, or EVAL with the text when by_text (a
  * restarted Redis answered NOSCRIPT). argv and lens hold cap entries
- * (SCRIPTS_ARGV_MAX for one buyer's call; more for a batch); numkeys (12
+ * (3 + nkeys + nargs suffice); numkeys (12
  * bytes) is text the vector points to. Returns argc, or -1 when the call has
  * more than cap entries. Pure. */
 int scripts_argv(const script *sc, int by_text, int nkeys, int nargs, const char *const *keys_args,
                  const char **argv, size_t *lens, int cap, char *numkeys);
 
-/* A blocking call of sc on c: EVALSHA, then EVAL with the text when Redis
- * forgot the script (NOSCRIPT; also when sc's digest is not known yet).
+/* True when reply is Redis' NOSCRIPT error (a restarted Redis, or a new
+ * master after a failover, forgot the scripts). */
+int scripts_is_noscript(const redisReply *reply);
+
+/* The NOSCRIPT fallback of every caller, blocking or not: whether a call of
+ * a script answered r goes again with the script's text. Once: r is NOSCRIPT
+ * and *by_text was 0 (now 1). Nothing ran; the text also loads the script on
+ * that node for the calls that follow. */
+int scripts_send_text(const redisReply *r, int *by_text);
+
+/* Sends one call of argc entries and returns its reply as it came (an error
+ * included), NULL when the connection failed. */
+typedef redisReply *(*scripts_send_fn)(void *ctx, int argc, const char **argv, const size_t *lens);
+
+/* A blocking call of sc through send(ctx, ...), any number of keys and
+ * arguments: EVALSHA, then EVAL with the text after NOSCRIPT
+ * (scripts_send_text; EVAL at once when sc's digest is not known yet).
  * Returns the reply as it came (the caller judges and frees it), NULL when
- * the connection failed or the call has too many entries. */
+ * send failed or out of memory (logged). */
+redisReply *scripts_run(const script *sc, int nkeys, int nargs, const char *const *keys_args,
+                        scripts_send_fn send, void *ctx);
+
+/* scripts_run on the one connection c. */
 redisReply *scripts_call(redisContext *c, const script *sc, int nkeys, int nargs,
                          const char *const *keys_args);
-
-/* True when reply is Redis' NOSCRIPT error (a restarted Redis forgot the
- * scripts): the caller sends EVAL with the text instead. */
-int scripts_is_noscript(const redisReply *reply);
 
 #endif

@@ -14,6 +14,7 @@
 #include "lab_keys.h"
 #include "lab_race.h"
 #include "lab_redis.h"
+#include "redis_reply.h"
 
 #define TOKEN_MAX 48
 /* An int64 in decimal with its sign and NUL. */
@@ -28,12 +29,14 @@ typedef struct lock_kind {
 } lock_kind;
 
 /* Runs a command whose reply only matters as "was it this status/integer". */
-static int redis_int(lab_ctx *c, long long *out, const char *fmt, const char *key, const char *arg)
+static int command_int(lab_ctx *c, long long *out, const char *fmt, const char *key,
+                       const char *arg)
 {
     redisReply *rep = lab_ctx_redis(c, key, fmt, key, arg);
     if (!rep)
         return -1;
-    *out = rep->type == REDIS_REPLY_INTEGER ? rep->integer : 0;
+    int64_t n;
+    *out = redis_reply_number(rep, &n) == 0 ? n : 0;
     freeReplyObject(rep);
     return 0;
 }
@@ -48,7 +51,7 @@ static void unique_token(lab_ctx *c, char *buf, size_t len)
 static int setnx_expire_take(lab_ctx *c, const lab_request *r, const char *key, const char *token)
 {
     long long won;
-    if (redis_int(c, &won, "SETNX %s %s", key, token) < 0)
+    if (command_int(c, &won, "SETNX %s %s", key, token) < 0)
         return -1;
     if (!won)
         return 0;
@@ -59,7 +62,7 @@ static int setnx_expire_take(lab_ctx *c, const lab_request *r, const char *key, 
     char seconds[24];
     snprintf(seconds, sizeof(seconds), "%d", (c->cfg->lab_lock_ttl_ms + 999) / 1000);
     long long set;
-    redis_int(c, &set, "EXPIRE %s %s", key, seconds);
+    command_int(c, &set, "EXPIRE %s %s", key, seconds);
     return 1;
 }
 
@@ -104,7 +107,7 @@ static int redis_string(lab_ctx *c, char *buf, size_t len, const char *fmt, cons
 static int getset_take(lab_ctx *c, const lab_request *r, const char *key, const char *token)
 {
     long long won;
-    if (redis_int(c, &won, "SETNX %s %s", key, token) < 0)
+    if (command_int(c, &won, "SETNX %s %s", key, token) < 0)
         return -1;
     if (won)
         return 1;

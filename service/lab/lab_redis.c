@@ -9,21 +9,8 @@
 #include "backend.h"
 #include "keys.h"
 #include "lab_keys.h"
+#include "redis_reply.h"
 #include "reserve_batch.h"
-
-/* An integer reply, or the number in a string reply. */
-static int reply_int(const redisReply *r, int64_t *out)
-{
-    if (r->type == REDIS_REPLY_INTEGER) {
-        *out = r->integer;
-        return 0;
-    }
-    if (r->type == REDIS_REPLY_STRING) {
-        *out = strtoll(r->str, NULL, 10);
-        return 0;
-    }
-    return -1;
-}
 
 /* GET of the stock string; created from the initial stock when missing
  * (SET NX: concurrent first users all create the same value once). */
@@ -36,7 +23,7 @@ static sk_status stock_read(lab_ctx *c, const lab_request *r, void *arg, int64_t
         redisReply *rep = lab_ctx_redis(c, key, "GET %s", key);
         if (!rep)
             return SK_BACKEND_DOWN;
-        int found = reply_int(rep, value) == 0;
+        int found = redis_reply_number(rep, value) == 0;
         freeReplyObject(rep);
         if (found)
             return SK_OK;
@@ -62,7 +49,7 @@ static sk_status stock_decr(lab_ctx *c, const lab_request *r, void *arg, int64_t
     redisReply *rep = lab_ctx_redis(c, key, "DECR %s", key);
     if (!rep)
         return SK_BACKEND_DOWN;
-    int ok = reply_int(rep, remaining) == 0;
+    int ok = redis_reply_number(rep, remaining) == 0;
     freeReplyObject(rep);
     return ok ? SK_OK : SK_BACKEND_DOWN;
 }
@@ -95,7 +82,7 @@ static sk_status watched_read(lab_ctx *c, const lab_request *r, void *arg, int64
         rep = lab_ctx_redis(c, key, "GET %s", key);
         if (!rep)
             return SK_BACKEND_DOWN;
-        int found = reply_int(rep, value) == 0;
+        int found = redis_reply_number(rep, value) == 0;
         freeReplyObject(rep);
         if (found && *value > 0)
             return SK_OK;
@@ -147,7 +134,7 @@ static sk_status watched_take(lab_ctx *c, const lab_request *r, void *arg, int64
         return SK_BACKEND_DOWN;
     sk_status st = SK_BUSY; /* nil: the stock changed since the WATCH */
     if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 1 &&
-        reply_int(rep->element[0], remaining) == 0)
+        redis_reply_number(rep->element[0], remaining) == 0)
         st = SK_OK;
     freeReplyObject(rep);
     return st;
@@ -215,7 +202,7 @@ sk_status lab_redis_state_remaining(lab_ctx *c, const lab_request *r, int64_t *r
     redisReply *rep = lab_ctx_redis(c, state, "HGET %s stock", state);
     if (!rep)
         return SK_BACKEND_DOWN;
-    int found = reply_int(rep, remaining) == 0;
+    int found = redis_reply_number(rep, remaining) == 0;
     freeReplyObject(rep);
     return found ? SK_OK : SK_NOT_FOUND;
 }

@@ -2,13 +2,12 @@
  * check-work-take skeleton, waits. */
 #include "lab_strategy.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "backend.h"
+#include "backoff.h"
 #include "keys.h"
 #include "validate.h"
 
@@ -91,9 +90,7 @@ sk_status lab_retry_until_won(lab_ctx *c, const lab_request *r, const lab_counte
 
 void lab_pause_ms(int ms)
 {
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
+    backoff_sleep_ms(ms, NULL);
 }
 
 void lab_work(const lab_request *r)

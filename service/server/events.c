@@ -9,7 +9,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <hiredis/hiredis.h>
 
@@ -123,8 +122,7 @@ static void *events_main(void *arg)
             log_msg(LOG_WARN, "events", "%s", err);
         }
         delay = backoff_next(delay, EVENTS_BACKOFF_MAX_MS);
-        for (int64_t waited = 0; waited < delay && !atomic_load(&e->stop); waited += 50)
-            usleep(50 * 1000);
+        backoff_sleep_ms(delay, &e->stop);
     }
     return NULL;
 }

@@ -37,6 +37,7 @@
 #include "backend.h"
 #include "keys.h"
 #include "log.h"
+#include "redis_reply.h"
 
 #define COMPONENT "sweep"
 
@@ -60,12 +61,12 @@ int sweep_heartbeat(redis_nodes *rn, const scripts *sc, const char *worker_id, c
         return -1;
     if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
         r->element[0]->type != REDIS_REPLY_INTEGER)
-        return backend_redis_unexpected(r, COMPONENT, "heartbeat");
+        return redis_reply_unexpected(r, COMPONENT, "heartbeat");
     int rc = r->element[0]->integer == 1;
     if (!rc) {
         if (r->elements != 3 || r->element[1]->type != REDIS_REPLY_STRING ||
             r->element[2]->type != REDIS_REPLY_INTEGER)
-            return backend_redis_unexpected(r, COMPONENT, "heartbeat");
+            return redis_reply_unexpected(r, COMPONENT, "heartbeat");
         snprintf(holder, holder_len, "%s", r->element[1]->str);
         *pttl_ms = r->element[2]->integer;
     }
@@ -84,7 +85,7 @@ int sweep_heartbeat_release(redis_nodes *rn, const scripts *sc, const char *work
     if (!r)
         return -1;
     if (r->type != REDIS_REPLY_INTEGER)
-        return backend_redis_unexpected(r, COMPONENT, "heartbeat release");
+        return redis_reply_unexpected(r, COMPONENT, "heartbeat release");
     freeReplyObject(r);
     return 0;
 }
@@ -102,7 +103,7 @@ int sweep_elect(redis_nodes *rn, const char *lock, const char *token, int64_t pe
         return 0;
     }
     if (r->type != REDIS_REPLY_STATUS)
-        return backend_redis_unexpected(r, COMPONENT, "sweep lock");
+        return redis_reply_unexpected(r, COMPONENT, "sweep lock");
     freeReplyObject(r);
     return 1;
 }
@@ -116,7 +117,7 @@ int sweep_claim(redis_nodes *rn, int64_t item, const char *worker_id, const char
     if (!r)
         return -1;
     if (r->type != REDIS_REPLY_STATUS)
-        return backend_redis_unexpected(r, COMPONENT, "claim");
+        return redis_reply_unexpected(r, COMPONENT, "claim");
     freeReplyObject(r);
     return 0;
 }
@@ -137,7 +138,7 @@ long long sweep_recover(redis_nodes *rn, const scripts *sc, int64_t item, const 
     if (!r)
         return -1;
     if (r->type != REDIS_REPLY_STRING && r->type != REDIS_REPLY_NIL)
-        return backend_redis_unexpected(r, COMPONENT, "sweep claim");
+        return redis_reply_unexpected(r, COMPONENT, "sweep claim");
     if (r->type == REDIS_REPLY_STRING)
         snprintf(claim, sizeof(claim), "%s", r->str);
     freeReplyObject(r);
@@ -146,7 +147,7 @@ long long sweep_recover(redis_nodes *rn, const scripts *sc, int64_t item, const 
     if (!r)
         return -1;
     if (r->type != REDIS_REPLY_INTEGER)
-        return backend_redis_unexpected(r, COMPONENT, "sweep heartbeat");
+        return redis_reply_unexpected(r, COMPONENT, "sweep heartbeat");
     int alive_now = r->integer == 1;
     freeReplyObject(r);
     if (alive_now)
@@ -156,7 +157,7 @@ long long sweep_recover(redis_nodes *rn, const scripts *sc, int64_t item, const 
     if (!r)
         return -1;
     if (r->type != REDIS_REPLY_INTEGER)
-        return backend_redis_unexpected(r, COMPONENT, "sweep move");
+        return redis_reply_unexpected(r, COMPONENT, "sweep move");
     long long n = r->integer;
     freeReplyObject(r);
     return n;

@@ -4,17 +4,16 @@
 
 #include <inttypes.h>
 #include <stdio.h>
-#include <time.h>
 
 #include "backend.h"
+#include "backoff.h"
 #include "keys.h"
 #include "log.h"
+#include "redis_reply.h"
 #include "worker_pg.h"
 
 #define COMPONENT "worker"
 
-/* Stop requests are checked this often while waiting to retry. */
-#define WORKER_NAP_MS 50
 /* The heartbeat lives this many periods: a worker is dead for the sweep
  * only after missing about as many refreshes. */
 #define WORKER_HEARTBEAT_PERIODS 3
@@ -26,12 +25,7 @@ int worker_conn_stop_requested(const worker *w)
 
 void worker_conn_nap(const worker *w, int64_t ms)
 {
-    while (ms > 0 && !worker_conn_stop_requested(w)) {
-        int64_t step = ms < WORKER_NAP_MS ? ms : WORKER_NAP_MS;
-        struct timespec ts = {(time_t)(step / 1000), (long)(step % 1000) * 1000000L};
-        nanosleep(&ts, NULL);
-        ms -= step;
-    }
+    backoff_sleep_ms(ms, w->stop);
 }
 
 /* ---- Redis ---------------------------------------------------------------- */
@@ -60,7 +54,7 @@ int worker_conn_heartbeat(worker *w, int wait)
                 "the heartbeat of worker id %s holds another run's token %s; waiting %" PRId64
                 " ms to see whether that run crashed",
                 w->cfg->worker_id, holder, pttl);
-        worker_conn_nap(w, pttl + WORKER_NAP_MS);
+        worker_conn_nap(w, pttl + BACKOFF_NAP_MS);
         if (worker_conn_stop_requested(w))
             return -1;
         wait = 0;
@@ -89,7 +83,7 @@ static int setup_node(worker *w, redisContext *c)
     if (!r)
         return -1;
     if (r->type != REDIS_REPLY_STATUS)
-        return backend_redis_unexpected(r, COMPONENT, "CLIENT SETNAME");
+        return redis_reply_unexpected(r, COMPONENT, "CLIENT SETNAME");
     freeReplyObject(r);
     /* Every connect loads the scripts, so that the calls go by digest even
      * after a Redis restart. */

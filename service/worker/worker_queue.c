@@ -7,6 +7,7 @@
 
 #include "backend.h"
 #include "log.h"
+#include "redis_reply.h"
 
 #define COMPONENT "worker"
 
@@ -19,7 +20,7 @@ static int failed(const worker_queue *q, redisReply *r, const char *what)
         redis_nodes_reply(q->rn, q->c, r, what);
         return -1;
     }
-    return backend_redis_unexpected(r, COMPONENT, what);
+    return redis_reply_unexpected(r, COMPONENT, what);
 }
 
 /* Takes the reply of one (B)LMOVE. Returns 1 when an order moved into the
@@ -165,37 +166,12 @@ static void release_far(const worker_queue *q, size_t far)
     }
 }
 
-/* Acknowledges the committed batch in one MULTI, so a crash cannot leave it
- * half done: its undecodable payloads go to the dead-letter list, its orders
- * leave the pending hash (they are in PostgreSQL now), and it leaves the
- * processing list. The order locks of its buyers go in the same step, each
- * only while it holds its order's id (lua/order_lock_release.lua, sent as
- * text: a NOSCRIPT inside the MULTI would fail the acknowledgement), so a
- * late worker never frees the lock of a buyer's newer order.
- *
- * LTRIM rather than DEL: the batch is the n oldest entries, at the tail (moves
- * push at the head), and LTRIM 0 -(n+1) removes exactly those n, never more.
- * With one process per worker id the list holds just the batch and the two
- * do the same; LTRIM says what was committed, so anything that sat in the
- * list beside the batch would stay there for the next recovery instead of
- * vanishing with it.
- *
- * With move_next, the move of the next batch (lua/queue_move.lua, a whole
- * batch) goes in the same write, after the EXEC: one round trip instead of
- * three (the acknowledgement, a BLMOVE, the move) while the queue is full.
- * Redis runs the two in order, each atomic: the next orders land at the
- * head, after the committed ones left the tail, and a crash between or
- * after them leaves every unacknowledged order in the processing list, as
- * before. The batch is cleared once the acknowledgement's replies are in,
- * and the moved orders are copied into it (without move_next it stays
- * empty). Returns how many moved (0
- * without move_next), -1 when the acknowledgement failed, -2 when it was
- * done but the move failed (the list may hold orders not in hand). */
-int worker_queue_ack(const worker_queue *q, int move_next)
+/* Appends the acknowledgement's MULTI ... EXEC, and with move_next the move
+ * of the next batch after it, to q->c's buffer. Returns how many commands
+ * the MULTI queues, or -1 when out of memory (half a command may wait). */
+static int ack_append(const worker_queue *q, int move_next)
 {
     worker_batch *b = q->b;
-    if (!q->c)
-        return -1;
     long long keep_until = -(long long)b->n - 1;
     int queued = 1; /* LTRIM; LPUSH and HDEL when they have anything to do */
     int ok = redisAppendCommand(q->c, "MULTI") == REDIS_OK;
@@ -231,13 +207,21 @@ int worker_queue_ack(const worker_queue *q, int move_next)
         int argc = scripts_argv(&q->sc->s[SCRIPT_QUEUE_MOVE], 0, 2, 1, ka, argv, lens, 6, numkeys);
         ok = argc > 0 && redisAppendCommandArgv(q->c, argc, argv, lens) == REDIS_OK;
     }
-    if (!ok)
-        return failed(q, NULL, "MULTI"); /* out of memory: half a command may wait */
+    return ok ? queued : -1;
+}
+
+/* Reads the replies of a MULTI that queued `queued` commands, up to its
+ * EXEC's. Returns 0; -1 when one is not the one expected (every reply is
+ * read all the same); -2 when the connection failed (dropped: q->c is gone). */
+static int ack_read(const worker_queue *q, int queued)
+{
     int rc = 0;
     for (int i = 0; i < queued + 2; i++) {
         redisReply *r = NULL;
-        if (redisGetReply(q->c, (void **)&r) != REDIS_OK)
-            return failed(q, NULL, "MULTI");
+        if (redisGetReply(q->c, (void **)&r) != REDIS_OK) {
+            failed(q, NULL, "MULTI");
+            return -2;
+        }
         int good;
         if (i < queued + 1) { /* +OK for MULTI, +QUEUED for each command */
             good = r->type == REDIS_REPLY_STATUS;
@@ -254,6 +238,46 @@ int worker_queue_ack(const worker_queue *q, int move_next)
             freeReplyObject(r);
         }
     }
+    return rc;
+}
+
+/* Acknowledges the committed batch in one MULTI, so a crash cannot leave it
+ * half done: its undecodable payloads go to the dead-letter list, its orders
+ * leave the pending hash (they are in PostgreSQL now), and it leaves the
+ * processing list. The order locks of its buyers go in the same step, each
+ * only while it holds its order's id (lua/order_lock_release.lua, sent as
+ * text: a NOSCRIPT inside the MULTI would fail the acknowledgement), so a
+ * late worker never frees the lock of a buyer's newer order.
+ *
+ * LTRIM rather than DEL: the batch is the n oldest entries, at the tail (moves
+ * push at the head), and LTRIM 0 -(n+1) removes exactly those n, never more.
+ * With one process per worker id the list holds just the batch and the two
+ * do the same; LTRIM says what was committed, so anything that sat in the
+ * list beside the batch would stay there for the next recovery instead of
+ * vanishing with it.
+ *
+ * With move_next, the move of the next batch (lua/queue_move.lua, a whole
+ * batch) goes in the same write, after the EXEC: one round trip instead of
+ * three (the acknowledgement, a BLMOVE, the move) while the queue is full.
+ * Redis runs the two in order, each atomic: the next orders land at the
+ * head, after the committed ones left the tail, and a crash between or
+ * after them leaves every unacknowledged order in the processing list, as
+ * before. The batch is cleared once the acknowledgement's replies are in,
+ * and the moved orders are copied into it (without move_next it stays
+ * empty). Returns how many moved (0
+ * without move_next), -1 when the acknowledgement failed, -2 when it was
+ * done but the move failed (the list may hold orders not in hand). */
+int worker_queue_ack(const worker_queue *q, int move_next)
+{
+    worker_batch *b = q->b;
+    if (!q->c)
+        return -1;
+    int queued = ack_append(q, move_next);
+    if (queued < 0)
+        return failed(q, NULL, "MULTI"); /* out of memory: half a command may wait */
+    int rc = ack_read(q, queued);
+    if (rc == -2)
+        return -1;
     if (rc < 0) {
         /* The move's reply too, so that the node's connection has nothing
          * left to read (redis_nodes.h); what it moved stays in the list,
@@ -273,8 +297,11 @@ int worker_queue_ack(const worker_queue *q, int move_next)
             failed(q, NULL, "EVAL move");
             moved = -2;
         } else if (scripts_is_noscript(r)) {
-            /* Redis forgot the script (a restart): the next fill moves by text. */
+            /* Redis forgot the script (a restart): nothing moved, and the
+             * move goes again through the one fallback (scripts_run). */
             freeReplyObject(r);
+            moved = move_many(q, b->cap);
+            moved = moved < 0 ? -2 : moved;
         } else {
             moved = take_many(q, r, b->cap);
             moved = moved < 0 ? -2 : moved;

@@ -1,0 +1,82 @@
+/* unit_redis_reply.c: a Redis reply is read as a number only when it is one
+ * (an integer, or a string that is a whole decimal integer), and a reply
+ * judged unexpected is freed whatever its kind (the sanitizer build's leak
+ * check sees one that is not). */
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+#include <hiredis/hiredis.h>
+
+#include "redis_reply.h"
+
+/* A reply as hiredis makes one (freeReplyObject frees it). */
+static redisReply *made(int type, const char *str, long long integer)
+{
+    redisReply *r = calloc(1, sizeof(*r));
+    cr_assert_not_null(r);
+    r->type = type;
+    r->integer = integer;
+    if (str) {
+        r->str = strdup(str);
+        r->len = strlen(str);
+    }
+    return r;
+}
+
+static int number_of(int type, const char *str, long long integer, int64_t *out)
+{
+    redisReply *r = made(type, str, integer);
+    int rc = redis_reply_number(r, out);
+    freeReplyObject(r);
+    return rc;
+}
+
+Test(redis_reply, integers_and_decimal_strings_are_numbers)
+{
+    int64_t n = 0;
+    cr_assert_eq(number_of(REDIS_REPLY_INTEGER, NULL, 42, &n), 0);
+    cr_expect_eq(n, 42);
+    cr_assert_eq(number_of(REDIS_REPLY_INTEGER, NULL, -7, &n), 0);
+    cr_expect_eq(n, -7);
+    cr_assert_eq(number_of(REDIS_REPLY_STRING, "17", 0, &n), 0, "a bulk string (HGET's value)");
+    cr_expect_eq(n, 17);
+    cr_assert_eq(number_of(REDIS_REPLY_STRING, "-9223372036854775808", 0, &n), 0);
+    cr_expect_eq(n, INT64_MIN);
+    cr_assert_eq(number_of(REDIS_REPLY_STATUS, "5", 0, &n), 0, "a status");
+    cr_expect_eq(n, 5);
+}
+
+Test(redis_reply, anything_else_is_not_a_number_and_leaves_out_alone)
+{
+    struct {
+        int type;
+        const char *str;
+    } others[] = {
+        {REDIS_REPLY_NIL, NULL},     {REDIS_REPLY_ERROR, "ERR wrong type"},
+        {REDIS_REPLY_ARRAY, NULL},   {REDIS_REPLY_STRING, ""},
+        {REDIS_REPLY_STRING, "4x"},  {REDIS_REPLY_STRING, " 12"},
+        {REDIS_REPLY_STRING, "+12"}, {REDIS_REPLY_STRING, "99999999999999999999"}, /* past int64 */
+    };
+    for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+        int64_t n = 1234;
+        cr_expect_eq(number_of(others[i].type, others[i].str, 0, &n), -1, "reply %zu", i);
+        cr_expect_eq(n, 1234, "reply %zu left *out alone", i);
+    }
+    int64_t n = 0;
+    cr_expect_eq(redis_reply_number(NULL, &n), -1, "no reply");
+}
+
+Test(redis_reply, int_takes_the_reply_and_says_whether_it_held_a_number)
+{
+    int64_t n = 0;
+    cr_expect_eq(redis_reply_int(made(REDIS_REPLY_INTEGER, NULL, 3), "test", "LLEN", &n), 0);
+    cr_expect_eq(n, 3);
+    cr_expect_eq(
+        redis_reply_int(made(REDIS_REPLY_ERROR, "MOVED 1 127.0.0.1:7000", 0), "test", "LLEN", &n),
+        -1);
+    cr_expect_eq(redis_reply_int(made(REDIS_REPLY_NIL, NULL, 0), "test", NULL, &n), -1);
+    cr_expect_eq(redis_reply_int(NULL, "test", "LLEN", &n), -1);
+    cr_expect_eq(n, 3, "a failure leaves *out alone");
+    cr_expect_eq(redis_reply_unexpected(made(REDIS_REPLY_ARRAY, NULL, 0), "test", "SCAN"), -1);
+}
