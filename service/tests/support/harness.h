@@ -139,7 +139,7 @@ void harness_redis_signal(int sig);
 void harness_pg_crash(void);
 void harness_pg_restart(void);
 
-/* Starts nginx under the run's folder (services.sh nginx_start) on a free
+/* Starts nginx under the run's folder (services.sh nginx-start) on a free
  * port in front of the seckill servers on the n upstream ports (round
  * robin, keep-alive), and returns that port once /ready answers through it.
  * Aborts the test when it does not start. */
@@ -148,7 +148,7 @@ int harness_nginx_start(const int *upstreams, int n);
 void harness_nginx_stop(void);
 
 /* Starts two more Redis servers under the run's folder (services.sh
- * redlock_start) and writes the three servers of a Redlock, the run's Redis
+ * redlock-start) and writes the three servers of a Redlock, the run's Redis
  * first, as "127.0.0.1:<port>,..." into servers. */
 void harness_redlock_start(char *servers, size_t cap);
 /* Crashes (SIGKILL, by its pid file) extra server n (1 or 2). */
@@ -156,7 +156,7 @@ void harness_redlock_kill(int n);
 /* Stops the extra servers that are still running (for .fini too). */
 void harness_redlock_stop(void);
 
-/* Starts a ZooKeeper under the run's folder (services.sh zk_start: tick
+/* Starts a ZooKeeper under the run's folder (services.sh zk-start: tick
  * 500 ms, sessions from 1 s) and writes its address "127.0.0.1:<port>"
  * into servers. Aborts the test when it does not start. */
 void harness_zk_start(char *servers, size_t cap);
@@ -164,7 +164,7 @@ void harness_zk_start(char *servers, size_t cap);
 void harness_zk_stop(void);
 
 /* Starts a Redis Cluster of 3 masters and 3 replicas under the run's folder
- * (services.sh cluster_start: fresh nodes on free ports, `redis-cli
+ * (services.sh cluster-start: fresh nodes on free ports, `redis-cli
  * --cluster create`, every node at cluster_state:ok with all slots assigned,
  * replicas in sync; about 4 s) and writes its seeds, all six nodes as
  * "127.0.0.1:<port>,...", into seeds. Returns 0, or -1 when it did not
