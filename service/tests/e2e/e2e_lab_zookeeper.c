@@ -1,5 +1,5 @@
 /* e2e_lab_zookeeper.c: the strategy zookeeper_lock against a real ZooKeeper
- * (services.sh zk_start), Redis, PostgreSQL and servers. 50 buyers at once
+ * (services.sh zk-start), Redis, PostgreSQL and servers. 50 buyers at once
  * on a stock of 10 with 100 ms of work under the lock sell exactly the
  * stock; a holder killed with SIGKILL keeps its lock only until ZooKeeper
  * expires its session (no TTL), then another server sells; a server frozen
@@ -17,6 +17,7 @@
 #include "backend.h"
 #include "blast.h"
 #include "harness.h"
+#include "sale.h"
 
 #define TOKEN "e2e-zk-token"
 #define STOCK 10
@@ -62,13 +63,7 @@ TestSuite(zookeeper, .init = start_all, .fini = stop_all, .timeout = 120);
 
 static int64_t create_item(int at, int64_t stock)
 {
-    char body[96], resp[512];
-    snprintf(body, sizeof(body), "{\"name\":\"zk\",\"stock\":%" PRId64 ",\"lab\":true}", stock);
-    int status = harness_http(at, "POST", "/api/v1/items", TOKEN, body, resp, sizeof(resp));
-    cr_assert_eq(status, 201, "create item: %d %s", status, resp);
-    int64_t id = 0;
-    cr_assert_eq(sscanf(resp, "{\"id\":%" SCNd64, &id), 1, "create item: %s", resp);
-    return id;
+    return sale_create_lab_item(at, TOKEN, "zk", stock);
 }
 
 static int buy(int at, int64_t item, int delay_ms, char *resp, size_t cap)

@@ -109,6 +109,28 @@ void harness_item_round(redisContext *c, const scripts *sc, int64_t item, long l
     freeReplyObject(r);
 }
 
+void harness_reserve(redisContext *c, const scripts *sc, int64_t item, int64_t key, int n,
+                     const int64_t *users, const char **modes, int64_t first_order,
+                     int guard_ttl_ms, reserve_answer *out)
+{
+    reserve_batch *b = malloc(sizeof(*b));
+    cr_assert(b);
+    reserve_batch_init_segment(b, item, key, 0);
+    reserve_batch_guard(b, guard_ttl_ms);
+    for (int i = 0; i < n; i++)
+        cr_assert_eq(reserve_batch_add_mode(b, users[i], first_order + i, 1,
+                                            modes ? modes[i] : (users[i] ? "0" : "1")),
+                     i);
+    int argc = reserve_batch_argv(b, &sc->s[SCRIPT_RESERVE_BATCH], 0);
+    redisReply *r = redisCommandArgv(c, argc, b->argv, b->lens);
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY, "reserve_batch: %s",
+              r && r->type == REDIS_REPLY_ERROR ? r->str : "not an array");
+    for (int i = 0; i < n; i++)
+        cr_assert_neq(reserve_batch_answer(r, n, i, &out[i]), RESERVE_BAD_REPLY);
+    freeReplyObject(r);
+    free(b);
+}
+
 long long harness_redis_int(redisContext *c, const char *cmd, const char *key)
 {
     redisReply *r = redisCommand(c, "%s %s", cmd, key);

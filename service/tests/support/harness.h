@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "redis_cluster.h"
+#include "reserve_batch.h"
 #include "scripts.h"
 
 /* Defaults overlaid with the SECKILL_* environment of the test run. The
@@ -40,6 +41,16 @@ void harness_item_reset(redisContext *c, const scripts *sc, int64_t item, long l
  * per-buyer limit. */
 void harness_item_round(redisContext *c, const scripts *sc, int64_t item, long long stock,
                         long long round, long long starts_ms, long long ends_ms, int limit);
+
+/* One call of the reserve script (sc's) on c, on the keys of key (item's own
+ * or a segment's): buyers users[i] (0: anonymous) in modes[i] (NULL: "0"
+ * for a named buyer, "1" for an anonymous one), one unit each, order ids
+ * first_order..; their order locks taken for guard_ttl_ms (0: none, as
+ * order_guard = script). The n answers land in out. Aborts the test on an
+ * error or a reply it cannot read. */
+void harness_reserve(redisContext *c, const scripts *sc, int64_t item, int64_t key, int n,
+                     const int64_t *users, const char **modes, int64_t first_order,
+                     int guard_ttl_ms, reserve_answer *out);
 
 /* Runs "<cmd> <key>" (LLEN, EXISTS, HLEN...) and returns its integer reply;
  * aborts the test on anything else. */
@@ -178,13 +189,13 @@ void harness_cluster_stop(void);
  * another master meanwhile. */
 void harness_cluster_node_restart(int port);
 
-/* A suite on that cluster (harness_cluster.c). For its PRE_ALL report hook:
- * starts it for all the suite's tests and hands them its seeds through the
- * environment; asserts nothing (a hook runs outside any test): returns 0,
- * or -1 and every test fails in harness_cluster_seeds saying why. For its
- * POST_ALL: stops it. */
+/* A suite on that cluster (harness_cluster.c; HARNESS_CLUSTER_SUITE in
+ * harness_suite.h). In the runner, before the first test: starts it for all
+ * the suite's tests, hands them its seeds through the environment, and
+ * stops it when the runner exits. Asserts nothing (it runs outside any
+ * test): returns 0, or -1 and every test fails in harness_cluster_seeds
+ * saying why. */
 int harness_cluster_start_shared(void);
-void harness_cluster_stop_shared(void);
 
 /* In a test: the suite's seeds, "127.0.0.1:<port>,..."; aborts the test when
  * the cluster did not start. */
@@ -280,13 +291,13 @@ void harness_system_stop(harness_system *s);
  * cluster does, a script call or a MULTI whose keys hash to different slots
  * (CROSSSLOT). Its files and log go under the run's scratch folder.
  *
- * For a suite's PRE_ALL report hook: starts it for all the suite's tests
- * (about 2 s) and hands its port to them through the environment. Asserts
- * nothing (a hook runs outside any test): returns 0, or -1 and says why on
- * stderr and to every test, which then fails in harness_cluster_node_port. */
+ * In the runner, before the first test (HARNESS_CLUSTER_NODE_SUITE in
+ * harness_suite.h): starts it for all the suite's tests (about 2 s), hands
+ * its port to them through the environment, and kills it when the runner
+ * exits. Asserts nothing (it runs outside any test): returns 0, or -1 and
+ * says why on stderr and to every test, which then fails in
+ * harness_cluster_node_port. */
 int harness_cluster_node_start_shared(void);
-/* For the POST_ALL hook: stops it (it also dies with the runner). */
-void harness_cluster_node_stop_shared(void);
 
 /* In a test: the port of the suite's node; aborts the test, saying why,
  * when it did not start. */
