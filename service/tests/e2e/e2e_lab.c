@@ -23,7 +23,9 @@
 
 #include "blast.h"
 #include "harness.h"
+#include "sale.h"
 #include "keys.h"
+#include "lab_keys.h"
 #include "lab_strategy.h"
 
 #define TOKEN "e2e-lab-token"
@@ -69,13 +71,7 @@ TestSuite(lab, .init = start_server, .fini = kill_leftover, .timeout = 120);
 
 static int64_t create_item(int64_t stock)
 {
-    char body[96], resp[512];
-    snprintf(body, sizeof(body), "{\"name\":\"lab\",\"stock\":%" PRId64 ",\"lab\":true}", stock);
-    int status = harness_http(port, "POST", "/api/v1/items", TOKEN, body, resp, sizeof(resp));
-    cr_assert_eq(status, 201, "create item: %d %s", status, resp);
-    int64_t id = 0;
-    cr_assert_eq(sscanf(resp, "{\"id\":%" SCNd64, &id), 1, "create item: %s", resp);
-    return id;
+    return sale_create_lab_item(port, TOKEN, "lab", stock);
 }
 
 /* One lab purchase; the answer lands in resp. */
@@ -618,6 +614,35 @@ typedef struct buyer {
     _Atomic int done;
 } buyer;
 
+/* Waits until a buyer holds strategy's Redis lock of item: a holder started
+ * in a thread is inside its critical section, however slow the machine. */
+static void await_redis_lock(const char *strategy, int64_t item)
+{
+    char key[128];
+    lab_keys_lock(key, sizeof(key), item, strategy);
+    redisContext *c = harness_redis();
+    for (int i = 0; harness_redis_int(c, "EXISTS", key) == 0; i++) {
+        cr_assert_lt(i, 1000, "%s: nobody took the lock %s in 10 s", strategy, key);
+        harness_sleep_ms(10);
+    }
+    redisFree(c);
+}
+
+/* The same for the PostgreSQL strategies: a transaction holds an advisory
+ * lock or a row lock of lab_stock. */
+static void await_pg_lock(const char *strategy)
+{
+    PGconn *pg = harness_pg();
+    const char *sql = "SELECT count(*) FROM pg_locks l LEFT JOIN pg_class c ON c.oid = l.relation "
+                      "WHERE l.granted AND (l.locktype = 'advisory' OR "
+                      "(c.relname = 'lab_stock' AND l.mode = 'RowShareLock'))";
+    for (int i = 0; harness_pg_int(pg, sql) == 0; i++) {
+        cr_assert_lt(i, 1000, "%s: nobody took the lock in 10 s", strategy);
+        harness_sleep_ms(10);
+    }
+    PQfinish(pg);
+}
+
 static void *buy_in_thread(void *arg)
 {
     buyer *b = arg;
@@ -627,7 +652,7 @@ static void *buy_in_thread(void *arg)
     return NULL;
 }
 
-/* A (1.2 s of work) takes the lock of 1 s; B asks 300 ms later, gets it
+/* A (1.2 s of work) takes the lock of 1 s; B asks once A holds it, gets it
  * when A's expires, at 1 s, for 1 s, and works until 2.5 s; A unlocks at
  * 1.2 s. Returns whether B's lock still exists when A has answered. */
 static int lock_survives_the_stale_unlock(const char *strategy)
@@ -636,7 +661,7 @@ static int lock_survives_the_stale_unlock(const char *strategy)
     buyer a = {strategy, item, 1200, 0, 0}, b = {strategy, item, 1500, 0, 0};
     pthread_t ta, tb;
     cr_assert_eq(pthread_create(&ta, NULL, buy_in_thread, &a), 0);
-    harness_sleep_ms(300);
+    await_redis_lock(strategy, item);
     cr_assert_eq(pthread_create(&tb, NULL, buy_in_thread, &b), 0);
     pthread_join(ta, NULL);
     redisContext *c = harness_redis();
@@ -709,7 +734,8 @@ Test(lab, a_holder_paused_past_its_lease_is_fenced_off_although_the_watchdog_cou
     remote_buyer a = {port_a, create_item(1), 1500, 0, ""};
     pthread_t ta;
     cr_assert_eq(pthread_create(&ta, NULL, buy_reentrant_in_thread, &a), 0);
-    harness_sleep_ms(200); /* A holds the lock, has read the stock, works */
+    await_redis_lock("redis_lock_reentrant", a.item);
+    harness_sleep_ms(100); /* A has read the stock, works */
     cr_assert_eq(kill(paused_pid, SIGSTOP), 0);
     harness_sleep_ms(600); /* two leases */
 
@@ -747,7 +773,7 @@ Test(lab, a_postgresql_lock_not_won_within_the_wait_is_busy_not_a_blocked_thread
         buyer a = {strategies[i], item, 1500, 0, 0};
         pthread_t ta;
         cr_assert_eq(pthread_create(&ta, NULL, buy_in_thread, &a), 0);
-        harness_sleep_ms(300);
+        await_pg_lock(strategies[i]);
         char resp[256];
         int64_t started = mono_ms();
         int status = buy(strategies[i], item, 0, resp, sizeof(resp));
