@@ -89,32 +89,11 @@ static int64_t audited(const char *strategy, int64_t item, const char *field)
     return harness_lab_audit(port, strategy, item, field);
 }
 
-typedef struct storm {
-    const char *strategy;
-    int64_t item;
-    int delay_ms;
-} storm;
-
-static size_t build_buy(void *ctx, size_t index, char *buf, size_t cap)
-{
-    const storm *s = ctx;
-    return harness_lab_buy_request(buf, cap, s->strategy, s->item, index + 1, s->delay_ms);
-}
-
 /* BUYERS buyers at once on a new item of STOCK units. */
 static blast_result run_storm(const char *strategy, int64_t *item)
 {
-    storm s = {strategy, create_item(STOCK), DELAY_MS};
-    blast_spec spec = {.port = port,
-                       .connections = BUYERS,
-                       .requests = BUYERS,
-                       .timeout_ms = 60000,
-                       .build = build_buy,
-                       .ctx = &s};
-    blast_result res;
-    cr_assert_eq(blast_run(&spec, &res), 0, "%s: %s", strategy, res.errstr);
-    *item = s.item;
-    return res;
+    *item = create_item(STOCK);
+    return harness_lab_storm(port, strategy, *item, BUYERS, DELAY_MS);
 }
 
 /* Sales as the server recorded them, read from Redis and PostgreSQL. */
@@ -334,14 +313,12 @@ Test(lab, a_lock_or_a_retry_not_won_within_its_wait_answers_429_busy)
                                 "db_optimistic",       "redis_watch", "redis_lock_fenced",
                                 "redis_lock_reentrant"};
     for (size_t i = 0; i < sizeof(strategies) / sizeof(strategies[0]); i++) {
-        storm s = {strategies[i], create_item(STOCK), 1000};
-        blast_spec spec = {
-            .port = port, .connections = 5, .requests = 5, .build = build_buy, .ctx = &s};
-        blast_result res;
-        cr_assert_eq(blast_run(&spec, &res), 0, "%s: %s", s.strategy, res.errstr);
-        cr_expect_eq(blast_count(&res, 200), 1, "%s: 200: %zu", s.strategy, blast_count(&res, 200));
-        cr_expect_eq(blast_count(&res, 429), 4, "%s: 429: %zu", s.strategy, blast_count(&res, 429));
-        expect_sales_recorded(s.strategy, s.item, blast_count(&res, 200));
+        const char *strategy = strategies[i];
+        int64_t item = create_item(STOCK);
+        blast_result res = harness_lab_storm(port, strategy, item, 5, 1000);
+        cr_expect_eq(blast_count(&res, 200), 1, "%s: 200: %zu", strategy, blast_count(&res, 200));
+        cr_expect_eq(blast_count(&res, 429), 4, "%s: 429: %zu", strategy, blast_count(&res, 429));
+        expect_sales_recorded(strategy, item, blast_count(&res, 200));
     }
     stop_server();
 }
@@ -528,7 +505,9 @@ Test(lab, a_reset_gives_every_strategy_its_stock_back)
 
 /* Answers whose body names `code` (409 sold_out and 409 fenced apart). */
 typedef struct coded {
-    storm s;
+    const char *strategy;
+    int64_t item;
+    int delay_ms;
     const char *code;
     size_t count;
 } coded;
@@ -544,7 +523,8 @@ static void count_code(void *ctx, size_t index, int status, const char *body, si
 
 static size_t build_coded_buy(void *ctx, size_t index, char *buf, size_t cap)
 {
-    return build_buy(&((coded *)ctx)->s, index, buf, cap);
+    const coded *k = ctx;
+    return harness_lab_buy_request(buf, cap, k->strategy, k->item, index + 1, k->delay_ms);
 }
 
 #define EXPIRY_STOCK 2
@@ -556,7 +536,7 @@ static size_t build_coded_buy(void *ctx, size_t index, char *buf, size_t cap)
  * the lock's TTL. Returns the sales; *fenced counts 409 "fenced". */
 static size_t storm_past_the_ttl(const char *strategy, int64_t *item, size_t *fenced)
 {
-    coded k = {{strategy, create_item(EXPIRY_STOCK), EXPIRY_WORK_MS}, "\"fenced\"", 0};
+    coded k = {strategy, create_item(EXPIRY_STOCK), EXPIRY_WORK_MS, "\"fenced\"", 0};
     blast_spec spec = {.port = port,
                        .connections = EXPIRY_BUYERS,
                        .requests = EXPIRY_BUYERS,
@@ -569,8 +549,8 @@ static size_t storm_past_the_ttl(const char *strategy, int64_t *item, size_t *fe
     size_t sold = blast_count(&res, 200);
     cr_expect_eq(sold + blast_count(&res, 409), EXPIRY_BUYERS, "%s: 200: %zu, 409: %zu, 429: %zu",
                  strategy, sold, blast_count(&res, 409), blast_count(&res, 429));
-    expect_sales_recorded(strategy, k.s.item, sold);
-    *item = k.s.item;
+    expect_sales_recorded(strategy, k.item, sold);
+    *item = k.item;
     *fenced = k.count;
     return sold;
 }

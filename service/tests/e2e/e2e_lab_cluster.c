@@ -41,30 +41,11 @@ static int64_t create_item_on(const redis_cluster_map *map, size_t master_index,
     return id;
 }
 
-typedef struct storm {
-    const char *strategy;
-    int64_t item;
-} storm;
-
-static size_t build_buy(void *ctx, size_t index, char *buf, size_t cap)
-{
-    const storm *s = ctx;
-    return harness_lab_buy_request(buf, cap, s->strategy, s->item, index + 1, DELAY_MS);
-}
-
 /* The storm on item, then where its keys went: the sold hash is on the
  * item's master, and not on the run's single Redis. */
 static blast_result run_storm(const redis_cluster_map *map, const char *strategy, int64_t item)
 {
-    storm s = {strategy, item};
-    blast_spec spec = {.port = sys.port,
-                       .connections = BUYERS,
-                       .requests = BUYERS,
-                       .timeout_ms = 60000,
-                       .build = build_buy,
-                       .ctx = &s};
-    blast_result res;
-    cr_assert_eq(blast_run(&spec, &res), 0, "%s: %s", strategy, res.errstr);
+    blast_result res = harness_lab_storm(sys.port, strategy, item, BUYERS, DELAY_MS);
     char sold[KEYS_MAX];
     lab_keys_sold(sold, sizeof(sold), item);
     cr_expect_eq(harness_cluster_int(map, "EXISTS", sold), 1,

@@ -400,6 +400,33 @@ size_t harness_lab_buy_request(char *buf, size_t cap, const char *strategy, int6
     return n > 0 ? (size_t)n : 0;
 }
 
+typedef struct lab_storm {
+    const char *strategy;
+    int64_t item;
+    int delay_ms;
+} lab_storm;
+
+static size_t build_lab_buy(void *ctx, size_t index, char *buf, size_t cap)
+{
+    const lab_storm *s = ctx;
+    return harness_lab_buy_request(buf, cap, s->strategy, s->item, index + 1, s->delay_ms);
+}
+
+blast_result harness_lab_storm(int port, const char *strategy, int64_t item, size_t buyers,
+                               int delay_ms)
+{
+    lab_storm s = {strategy, item, delay_ms};
+    blast_spec spec = {.port = port,
+                       .connections = buyers,
+                       .requests = buyers,
+                       .timeout_ms = 60000,
+                       .build = build_lab_buy,
+                       .ctx = &s};
+    blast_result res;
+    cr_assert_eq(blast_run(&spec, &res), 0, "%s: %s", strategy, res.errstr);
+    return res;
+}
+
 int64_t harness_lab_audit(int port, const char *strategy, int64_t item, const char *field)
 {
     char path[160], resp[1024], pattern[64];

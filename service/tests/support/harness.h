@@ -10,6 +10,7 @@
 #include <hiredis/hiredis.h>
 #include <libpq-fe.h>
 
+#include "blast.h"
 #include "config.h"
 #include "redis_cluster.h"
 #include "reserve_batch.h"
@@ -115,6 +116,13 @@ int harness_http(int port, const char *method, const char *path, const char *tok
  * 0: an anonymous buyer). Returns snprintf's length (0 on error). */
 size_t harness_lab_buy_request(char *buf, size_t cap, const char *strategy, int64_t item,
                                size_t user, int delay_ms);
+
+/* A storm on the laboratory: buyers purchases of item through strategy at
+ * once on the server at port, one connection each, buyer i + 1 the i-th,
+ * each working delay_ms in the critical section. Asserts that every one
+ * was answered (within 60 s); the answers are in the result. */
+blast_result harness_lab_storm(int port, const char *strategy, int64_t item, size_t buyers,
+                               int delay_ms);
 
 /* The number `field` of GET /api/v1/experiments/<strategy>/audit?item=N
  * from the server on port; asserts a 200 that holds the field. */
