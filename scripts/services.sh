@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# services.sh: a local Redis and PostgreSQL under a run folder; `services.sh start|stop DIR`, or source it for its functions.
-# `services.sh cluster-start|cluster-stop DIR`: a Redis Cluster of six nodes under DIR/cluster.
+# services.sh: a local Redis and PostgreSQL (and what the tests add: a Redis Cluster, Redlock's
+# servers, ZooKeeper, nginx) under a run folder. `services.sh VERB DIR [ARGS]`, one verb a
+# service and an action (`services.sh --help` lists them); or source it for its functions.
 #
 # start writes DIR/env, to be sourced: SECKILL_REDIS_HOST, SECKILL_REDIS_PORT, SECKILL_PG_CONNINFO.
 # Ports are random free ones unless SECKILL_RUN_REDIS_PORT / SECKILL_RUN_PG_PORT say otherwise.
@@ -509,10 +510,59 @@ nginx_stop() {
     stop_pid "$(realpath -m "$1")/nginx/nginx.pid" nginx
 }
 
-if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
-    case ${1:-}/${2:-} in
-    start/?* | stop/?*) "services_$1" "$2" ;;
-    redis-kill/?* | redis-restart/?* | cluster-start/?* | cluster-stop/?*) "${1/-/_}" "$2" ;;
-    *) die "usage: $0 start|stop|redis-kill|redis-restart|cluster-start|cluster-stop DIR" ;;
+# The verbs of the command line: "verb|function|arguments after DIR|what it does", one a line.
+# The C tests' harness calls them (service/tests/support/harness.c), so a verb's name, arguments
+# and output are an interface: what it prints is the only thing it prints on stdout.
+SERVICES_VERBS='start|services_start||Redis and PostgreSQL under DIR; writes DIR/env
+stop|services_stop||stops what start started there, by its pid files
+redis-kill|redis_kill||SIGKILL to the Redis of DIR (a crash)
+redis-restart|redis_restart||the Redis of DIR again on its port, from its AOF
+pg-kill|pg_kill||PostgreSQL of DIR stopped in immediate mode (a crash)
+pg-restart|pg_restart||the PostgreSQL of DIR again on its port, with its last options
+redlock-start|redlock_start||two more Redis servers under DIR/redlock-1, -2; prints their ports
+redlock-stop|redlock_stop||stops them
+cluster-start|cluster_start||a Redis Cluster of 3 masters and 3 replicas under DIR/cluster; prints its seeds
+cluster-stop|cluster_stop||stops it
+cluster-node-restart|cluster_node_restart|PORT|its node that listened on PORT, again from its own data
+zk-start|zk_start||a ZooKeeper under DIR/zookeeper; prints its port
+zk-stop|zk_stop||stops it
+nginx-start|nginx_start|PORT UPSTREAM...|nginx on PORT in front of the servers on the UPSTREAM ports
+nginx-stop|nginx_stop||stops it'
+
+services_usage() {
+    local verb function args what
+    echo "usage: ${0##*/} VERB DIR [ARGS], VERB one of:"
+    while IFS='|' read -r verb function args what; do
+        printf '  %-38s %s\n' "$verb DIR${args:+ $args}" "$what"
+    done <<<"$SERVICES_VERBS"
+}
+
+# services_main VERB DIR [ARGS]: runs the verb's function with DIR and ARGS; a verb that takes
+# arguments needs at least one, the others none.
+services_main() {
+    local verb function args what
+    case ${1:-} in -h | --help)
+        services_usage
+        return 0
+        ;;
     esac
+    while IFS='|' read -r verb function args what; do
+        [[ $verb == "${1:-}" ]] || continue
+        local wanted=2
+        [[ -z $args ]] || wanted=3
+        if [[ -n ${2:-} ]] && { (($# == wanted)) || { ((wanted == 3)) && (($# > 3)); }; }; then
+            shift
+            "$function" "$@"
+            return
+        fi
+        echo "${0##*/}: $1 takes DIR${args:+ $args}" >&2
+        exit 2
+    done <<<"$SERVICES_VERBS"
+    [[ -z ${1:-} ]] || echo "${0##*/}: no verb '$1'" >&2
+    services_usage >&2
+    exit 2
+}
+
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+    services_main "$@"
 fi

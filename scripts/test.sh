@@ -41,5 +41,8 @@ export SECKILL_ADMIN_TOKEN=test-admin-token SECKILL_TEST_DIR=$dir
 # it out of its server's environment.
 export SECKILL_LAB=on
 
+# Tests side by side, as many as there are cores: the unit tests beside each other and beside
+# the one test at a time that holds the run's servers (CMakeLists.txt's RESOURCE_LOCK backends).
+export CTEST_PARALLEL_LEVEL=${CTEST_PARALLEL_LEVEL:-$(nproc)}
 ctest --test-dir "$build" --output-on-failure "$@" && status=0 || status=$?
 exit "$status"

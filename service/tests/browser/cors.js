@@ -7,62 +7,20 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const {spawn} = require('node:child_process');
 const fs = require('node:fs');
-const net = require('node:net');
 const path = require('node:path');
+
+const support = require('./support');
+const {SOURCE, freePort, waitUp, api} = support;
 
 const TOKEN = 'browser-cors-admin-token';
 const SECRET = 'browser-cors-buyer-token-secret-of-at-least-32-bytes';
-const SOURCE = path.resolve(__dirname, '../../..');
 const SHOP = path.join(SOURCE, 'docs/examples/shop/server.js');
 const [SERVER_BIN, WORKER_BIN] = process.argv.slice(2);
 const DIR = path.join(process.env.SECKILL_TEST_DIR, 'browser-cors');
-const children = [];
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const {port} = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-function start(bin, args, env, log) {
-  const out = fs.openSync(path.join(DIR, log), 'w');
-  const child = spawn(bin, args, {cwd: SOURCE, env: {...process.env, ...env},
-                                  stdio: ['ignore', out, out]});
-  children.push(child);
-  return child;
-}
-
-async function stopAll() {
-  await Promise.all(children.map(c => new Promise(resolve => {
-    if (c.exitCode !== null || c.signalCode !== null) return resolve();
-    c.once('exit', resolve);
-    c.kill('SIGTERM');
-  })));
-}
-
-async function waitUp(url) {
-  for (let i = 0; i < 100; i++) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch (e) { /* not listening yet */ }
-    await new Promise(r => setTimeout(r, 100));
-  }
-  throw new Error(`${url} did not answer within 10 s`);
-}
-
-async function admin(base, method, urlPath, body) {
-  const res = await fetch(base + urlPath, {
-    method, headers: {Authorization: 'Bearer ' + TOKEN, 'Content-Type': 'application/json'},
-    body: body === undefined ? undefined : JSON.stringify(body)});
-  return {status: res.status, body: await res.json()};
-}
+const start = (bin, args, env, log) => support.start(DIR, bin, args, env, log);
+const admin = (base, method, urlPath, body) => api(base, TOKEN, method, urlPath, body);
 
 // The page of the shop at origin logs buyer `user` in.
 async function login(page, origin, item, user) {
@@ -162,12 +120,4 @@ async function main() {
   }
 }
 
-main().then(async () => {
-  await stopAll();
-  console.log('browser_cors: passed');
-}, async (e) => {
-  console.error('browser_cors: FAILED:', e && e.stack || e);
-  console.error('browser_cors: logs in', DIR);
-  await stopAll();
-  process.exit(1);
-});
+support.run('browser_cors', main, DIR);

@@ -12,13 +12,13 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const {spawn} = require('node:child_process');
 const fs = require('node:fs');
-const net = require('node:net');
 const path = require('node:path');
 
+const support = require('./support');
+const {SOURCE, freePort, waitUp} = support;
+
 const TOKEN = 'browser-admin-token';
-const SOURCE = path.resolve(__dirname, '../../..');
 const [SERVER_BIN, WORKER_BIN] = process.argv.slice(2);
 // The run's folder (run.sh checks SECKILL_TEST_DIR); none when only the helpers are checked.
 const DIR = process.env.SECKILL_TEST_DIR && path.join(process.env.SECKILL_TEST_DIR, 'browser');
@@ -26,51 +26,10 @@ const DIR = process.env.SECKILL_TEST_DIR && path.join(process.env.SECKILL_TEST_D
 // folder (removed after a green run); only `make screenshots` copies them into docs/.
 const SHOTS = path.join(SOURCE, 'run', 'screenshots');
 const shot = (name) => path.join(SHOTS, name);
-const children = [];
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const {port} = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-function start(bin, env, log) {
-  const out = fs.openSync(path.join(DIR, log), 'w');
-  const child = spawn(bin, [], {cwd: SOURCE, env: {...process.env, ...env},
-                                stdio: ['ignore', out, out]});
-  children.push(child);
-  return child;
-}
-
-async function stopAll() {
-  await Promise.all(children.map(c => new Promise(resolve => {
-    if (c.exitCode !== null || c.signalCode !== null) return resolve();
-    c.once('exit', resolve);
-    c.kill('SIGTERM');
-  })));
-}
-
-async function waitHealthy(base) {
-  for (let i = 0; i < 100; i++) {
-    try {
-      if ((await fetch(base + '/health')).ok) return;
-    } catch (e) { /* not listening yet */ }
-    await new Promise(r => setTimeout(r, 100));
-  }
-  throw new Error('seckill-server did not answer /health within 10 s');
-}
-
-async function api(base, method, urlPath, body) {
-  const res = await fetch(base + urlPath, {
-    method, headers: {Authorization: 'Bearer ' + TOKEN, 'Content-Type': 'application/json'},
-    body: body === undefined ? undefined : JSON.stringify(body)});
-  return {status: res.status, body: await res.json()};
-}
+const start = (bin, env, log) => support.start(DIR, bin, [], env, log);
+const waitHealthy = (base) => waitUp(base + '/health');
+const api = (base, method, urlPath, body) => support.api(base, TOKEN, method, urlPath, body);
 
 // A new item's view, made through the admin API.
 async function createItem(base, fields) {
@@ -533,12 +492,4 @@ if (!SERVER_BIN) {
   process.exit(0);
 }
 
-main().then(async () => {
-  await stopAll();
-  console.log('browser_pages: passed');
-}, async (e) => {
-  console.error('browser_pages: FAILED:', e && e.stack || e);
-  console.error('browser_pages: logs in', DIR);
-  await stopAll();
-  process.exit(1);
-});
+support.run('browser_pages', main, DIR);

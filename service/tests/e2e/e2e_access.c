@@ -14,6 +14,7 @@
 
 #include "buyer_token.h"
 #include "harness.h"
+#include "harness_suite.h"
 #include "sale.h"
 
 #define LEGACY "e2e-access-admin-token"
@@ -36,18 +37,8 @@ static char *env[] = {"SECKILL_ADMIN_TOKEN=" LEGACY,
                       "SECKILL_WORKER_ID=e2e-access",
                       NULL};
 
-static void start_system(void)
-{
-    harness_system_start(&sys, env, "e2e-access");
-}
-
-static void kill_leftovers(void)
-{
-    harness_system_kill(&sys);
-}
-
-TestSuite(scopes, .init = start_system, .fini = kill_leftovers, .timeout = 120);
-TestSuite(cors, .init = start_system, .fini = kill_leftovers, .timeout = 120);
+HARNESS_SYSTEM_SUITE(scopes, harness_system_start, sys, env, "e2e-access", .timeout = 120);
+HARNESS_SYSTEM_SUITE(cors, harness_system_start, sys, env, "e2e-access", .timeout = 120);
 
 static int call(const char *method, const char *path, const char *token, const char *body,
                 char *resp, size_t cap)

@@ -15,6 +15,7 @@
 #include <hiredis/hiredis.h>
 
 #include "harness.h"
+#include "harness_suite.h"
 #include "keys.h"
 #include "sale.h"
 
@@ -25,29 +26,14 @@ static char resp[8192];
 static char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=e2e-archive",
                       "SECKILL_ALLOW_ANONYMOUS=true", NULL};
 
-static void start_system(void)
-{
-    harness_system_start(&sys, env, "e2e-archive");
-}
+HARNESS_SYSTEM_SUITE(archive, harness_system_start, sys, env, "e2e-archive", .timeout = 300);
 
-static void kill_leftovers(void)
-{
-    harness_system_kill(&sys);
-}
-
-TestSuite(archive, .init = start_system, .fini = kill_leftovers, .timeout = 300);
-
-/* Creates an item from the JSON members `terms` adds to name and stock. */
+/* Creates an item from the JSON members `terms` adds to name and stock; its
+ * view in resp. */
 static int64_t create_item(int64_t stock, const char *terms)
 {
-    char body[512];
-    snprintf(body, sizeof(body), "{\"name\":\"archive\",\"stock\":%" PRId64 "%s%s}", stock,
-             terms[0] ? "," : "", terms);
-    int status = harness_http(sys.port, "POST", "/api/v1/items", TOKEN, body, resp, sizeof(resp));
-    cr_assert_eq(status, 201, "create item: %d %s", status, resp);
-    int64_t id = 0;
-    cr_assert_eq(sscanf(resp, "{\"id\":%" SCNd64, &id), 1, "create item: %s", resp);
-    return id;
+    return sale_create_item_view(sys.port, TOKEN, resp, sizeof(resp), "archive", stock, "%s",
+                                 terms);
 }
 
 static int item_call(const char *method, int64_t item, const char *tail, const char *token,
@@ -91,9 +77,7 @@ static int listed(int64_t item, const char *query)
 /* The order id of a 202 in resp. */
 static int64_t order_of_answer(void)
 {
-    const char *at = strstr(resp, "\"order_id\":\"");
-    cr_assert_not_null(at, "%s", resp);
-    return strtoll(at + strlen("\"order_id\":\""), NULL, 10);
+    return sale_order_id(resp);
 }
 
 static int64_t orders_in_pg(int64_t item)

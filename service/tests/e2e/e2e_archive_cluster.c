@@ -11,9 +11,9 @@
 #include <string.h>
 
 #include <criterion/criterion.h>
-#include <criterion/hooks.h>
 
 #include "harness.h"
+#include "harness_suite.h"
 #include "keys.h"
 #include "sale.h"
 
@@ -24,29 +24,10 @@ static char resp[4096];
 static char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=e2e-archive-cluster",
                       "SECKILL_ALLOW_ANONYMOUS=true", NULL};
 
-ReportHook(PRE_ALL)(struct criterion_test_set *set)
-{
-    (void)set;
-    harness_cluster_start_shared();
-}
+HARNESS_CLUSTER_SUITE();
 
-ReportHook(POST_ALL)(struct criterion_global_stats *stats)
-{
-    (void)stats;
-    harness_cluster_stop_shared();
-}
-
-static void start_system(void)
-{
-    harness_cluster_system_start(&sys, env, "e2e-archive-cluster");
-}
-
-static void kill_leftovers(void)
-{
-    harness_system_kill(&sys);
-}
-
-TestSuite(archive_cluster, .init = start_system, .fini = kill_leftovers, .timeout = 180);
+HARNESS_SYSTEM_SUITE(archive_cluster, harness_cluster_system_start, sys, env, "e2e-archive-cluster",
+                     .timeout = 180);
 
 /* A purchase by user (0: anonymous) on the server at port. */
 static int buy_on(int port, int64_t item, int64_t user)

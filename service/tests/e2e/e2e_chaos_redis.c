@@ -15,6 +15,7 @@
 #include "backend.h"
 #include "blast.h"
 #include "harness.h"
+#include "harness_suite.h"
 #include "sale.h"
 #include "keys.h"
 
@@ -23,24 +24,8 @@
 static harness_system sys;
 static char resp[1 << 16];
 
-static void start_system(void)
-{
-    char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=chaos", NULL};
-    harness_system_start(&sys, env, "chaos");
-}
-
-/* The end of every test: both stop cleanly (no leak under valgrind). */
-static void stop_system(void)
-{
-    harness_system_stop(&sys);
-}
-
-static void kill_leftovers(void)
-{
-    harness_system_kill(&sys);
-}
-
-TestSuite(chaos_redis, .init = start_system, .fini = kill_leftovers, .timeout = 300);
+static char *chaos_env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=chaos", NULL};
+HARNESS_SYSTEM_SUITE(chaos_redis, harness_system_start, sys, chaos_env, "chaos", .timeout = 300);
 
 static int64_t create_item(int64_t stock)
 {
@@ -91,7 +76,7 @@ Test(chaos_redis, redis_killed_mid_sale_and_restarted_loses_no_accepted_order)
     char *args[] = {"reconcile", NULL};
     cr_expect_eq(harness_admin(args, resp, sizeof(resp)), 0, "the books do not balance:\n%s", resp);
     sale_free(&s);
-    stop_system();
+    harness_system_stop(&sys);
 }
 
 static int buy(int64_t item, int64_t user)
@@ -133,14 +118,14 @@ Test(chaos_redis, a_redis_that_forgot_sales_is_caught_and_rebuilt_by_reconcile)
     cr_expect(strstr(resp, "\"remaining\":40,"), "%s", resp);
     cr_expect_eq(buy(item, 3), 409, "buyer 3 bought again after the rebuild: %s", resp);
     cr_expect(strstr(resp, "limit_reached"), "%s", resp);
-    stop_system();
+    harness_system_stop(&sys);
 }
 
 /* The suite's system again, with the option: Criterion runs the suite's
  * .init before a test's own, so it is restarted here, not in a .init. */
 static void restart_waiting_for_a_replica(void)
 {
-    stop_system();
+    harness_system_stop(&sys);
     char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=chaos",
                    "SECKILL_RESERVE_WAIT_REPLICAS=1", "SECKILL_RESERVE_WAIT_TIMEOUT_MS=50", NULL};
     harness_system_start(&sys, env, "chaos-wait");
@@ -171,7 +156,7 @@ Test(chaos_redis, reservations_no_replica_confirmed_are_answered_unconfirmed_and
     snprintf(sql, sizeof(sql), "SELECT count(*) FROM orders WHERE item_id = %" PRId64, item);
     cr_expect_eq(harness_pg_int(pg, sql), 3, "the unconfirmed orders went through");
     PQfinish(pg);
-    stop_system();
+    harness_system_stop(&sys);
 }
 
 /* The same for a split item: a hold at the buyer's home that no replica
@@ -212,7 +197,7 @@ Test(chaos_redis, a_hold_no_replica_confirmed_is_given_back_before_another_segme
               "the hold was given back");
     freeReplyObject(r);
     redisFree(c);
-    stop_system();
+    harness_system_stop(&sys);
 }
 
 /* A Redis that stops answering and keeps its connections open (SIGSTOP: a
@@ -223,7 +208,7 @@ Test(chaos_redis, a_hold_no_replica_confirmed_is_given_back_before_another_segme
  * and the sale goes on once Redis answers again. */
 Test(chaos_redis, a_frozen_redis_is_given_up_on_in_time_and_the_sale_goes_on_when_it_thaws)
 {
-    stop_system();
+    harness_system_stop(&sys);
     char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=chaos",
                    "SECKILL_REDIS_TIMEOUT_MS=500", NULL};
     harness_system_start(&sys, env, "chaos-frozen");
@@ -267,5 +252,5 @@ Test(chaos_redis, a_frozen_redis_is_given_up_on_in_time_and_the_sale_goes_on_whe
     char *check[] = {"reconcile", NULL};
     cr_expect_eq(harness_admin(check, resp, sizeof(resp)), 0, "the books do not balance:\n%s",
                  resp);
-    stop_system();
+    harness_system_stop(&sys);
 }

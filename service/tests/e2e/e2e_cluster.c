@@ -10,10 +10,10 @@
 #include <string.h>
 
 #include <criterion/criterion.h>
-#include <criterion/hooks.h>
 
 #include "backend.h"
 #include "harness.h"
+#include "harness_suite.h"
 #include "keys.h"
 #include "sale.h"
 
@@ -21,20 +21,9 @@
 
 static harness_system sys;
 
-/* One cluster node for the suite (a start costs 2 s), started in the runner
- * before the first test and stopped after the last; harness_system_start
- * empties it for each test. */
-ReportHook(PRE_ALL)(struct criterion_test_set *set)
-{
-    (void)set;
-    harness_cluster_node_start_shared();
-}
-
-ReportHook(POST_ALL)(struct criterion_global_stats *stats)
-{
-    (void)stats;
-    harness_cluster_node_stop_shared();
-}
+/* One cluster node for the suite; harness_system_start empties it for each
+ * test. */
+HARNESS_CLUSTER_NODE_SUITE();
 
 /* The cluster node first: the server, the worker and harness_redis() take
  * their Redis from the environment. */

@@ -219,7 +219,9 @@ Test(hostile, slowloris_connections_are_cut_while_real_buyers_are_served)
      * answer too: what matters is that the server answers). */
     int64_t t0 = backend_mono_ms();
     cr_expect_eq(harness_http(port, "GET", "/health", NULL, NULL, resp, sizeof(resp)), 200);
-    cr_expect_lt(backend_mono_ms() - t0, 1000, "a real request waited behind the slow ones");
+    /* Served while they are held, not once they are cut (connection_timeout_s
+     * is 2 here). */
+    cr_expect_lt(backend_mono_ms() - t0, 2000, "a real request waited behind the slow ones");
 
     /* connection_timeout_s is 2 here: every slow connection is closed soon. */
     int closed = 0;

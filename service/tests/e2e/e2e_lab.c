@@ -23,7 +23,9 @@
 
 #include "blast.h"
 #include "harness.h"
+#include "sale.h"
 #include "keys.h"
+#include "lab_keys.h"
 #include "lab_strategy.h"
 #include "sale.h"
 
@@ -72,13 +74,7 @@ TestSuite(lab, .init = start_server, .fini = kill_leftover, .timeout = 120);
 
 static int64_t create_item(int64_t stock)
 {
-    char body[96], resp[512];
-    snprintf(body, sizeof(body), "{\"name\":\"lab\",\"stock\":%" PRId64 ",\"lab\":true}", stock);
-    int status = harness_http(port, "POST", "/api/v1/items", TOKEN, body, resp, sizeof(resp));
-    cr_assert_eq(status, 201, "create item: %d %s", status, resp);
-    int64_t id = 0;
-    cr_assert_eq(sscanf(resp, "{\"id\":%" SCNd64, &id), 1, "create item: %s", resp);
-    return id;
+    return sale_create_lab_item(port, TOKEN, "lab", stock);
 }
 
 /* One lab purchase; the answer lands in resp. */
@@ -96,32 +92,11 @@ static int64_t audited(const char *strategy, int64_t item, const char *field)
     return harness_lab_audit(port, strategy, item, field);
 }
 
-typedef struct storm {
-    const char *strategy;
-    int64_t item;
-    int delay_ms;
-} storm;
-
-static size_t build_buy(void *ctx, size_t index, char *buf, size_t cap)
-{
-    const storm *s = ctx;
-    return harness_lab_buy_request(buf, cap, s->strategy, s->item, index + 1, s->delay_ms);
-}
-
 /* BUYERS buyers at once on a new item of STOCK units. */
 static blast_result run_storm(const char *strategy, int64_t *item)
 {
-    storm s = {strategy, create_item(STOCK), DELAY_MS};
-    blast_spec spec = {.port = port,
-                       .connections = BUYERS,
-                       .requests = BUYERS,
-                       .timeout_ms = 60000,
-                       .build = build_buy,
-                       .ctx = &s};
-    blast_result res;
-    cr_assert_eq(blast_run(&spec, &res), 0, "%s: %s", strategy, res.errstr);
-    *item = s.item;
-    return res;
+    *item = create_item(STOCK);
+    return harness_lab_storm(port, strategy, *item, BUYERS, DELAY_MS);
 }
 
 /* Sales as the server recorded them, read from Redis and PostgreSQL. */
@@ -383,14 +358,12 @@ Test(lab, a_lock_or_a_retry_not_won_within_its_wait_answers_429_busy)
                                 "db_optimistic",       "redis_watch", "redis_lock_fenced",
                                 "redis_lock_reentrant"};
     for (size_t i = 0; i < sizeof(strategies) / sizeof(strategies[0]); i++) {
-        storm s = {strategies[i], create_item(STOCK), 1000};
-        blast_spec spec = {
-            .port = port, .connections = 5, .requests = 5, .build = build_buy, .ctx = &s};
-        blast_result res;
-        cr_assert_eq(blast_run(&spec, &res), 0, "%s: %s", s.strategy, res.errstr);
-        cr_expect_eq(blast_count(&res, 200), 1, "%s: 200: %zu", s.strategy, blast_count(&res, 200));
-        cr_expect_eq(blast_count(&res, 429), 4, "%s: 429: %zu", s.strategy, blast_count(&res, 429));
-        expect_sales_recorded(s.strategy, s.item, blast_count(&res, 200));
+        const char *strategy = strategies[i];
+        int64_t item = create_item(STOCK);
+        blast_result res = harness_lab_storm(port, strategy, item, 5, 1000);
+        cr_expect_eq(blast_count(&res, 200), 1, "%s: 200: %zu", strategy, blast_count(&res, 200));
+        cr_expect_eq(blast_count(&res, 429), 4, "%s: 429: %zu", strategy, blast_count(&res, 429));
+        expect_sales_recorded(strategy, item, blast_count(&res, 200));
     }
     stop_server();
 }
@@ -577,7 +550,9 @@ Test(lab, a_reset_gives_every_strategy_its_stock_back)
 
 /* Answers whose body names `code` (409 sold_out and 409 fenced apart). */
 typedef struct coded {
-    storm s;
+    const char *strategy;
+    int64_t item;
+    int delay_ms;
     const char *code;
     size_t count;
 } coded;
@@ -593,7 +568,8 @@ static void count_code(void *ctx, size_t index, int status, const char *body, si
 
 static size_t build_coded_buy(void *ctx, size_t index, char *buf, size_t cap)
 {
-    return build_buy(&((coded *)ctx)->s, index, buf, cap);
+    const coded *k = ctx;
+    return harness_lab_buy_request(buf, cap, k->strategy, k->item, index + 1, k->delay_ms);
 }
 
 #define EXPIRY_STOCK 2
@@ -605,7 +581,7 @@ static size_t build_coded_buy(void *ctx, size_t index, char *buf, size_t cap)
  * the lock's TTL. Returns the sales; *fenced counts 409 "fenced". */
 static size_t storm_past_the_ttl(const char *strategy, int64_t *item, size_t *fenced)
 {
-    coded k = {{strategy, create_item(EXPIRY_STOCK), EXPIRY_WORK_MS}, "\"fenced\"", 0};
+    coded k = {strategy, create_item(EXPIRY_STOCK), EXPIRY_WORK_MS, "\"fenced\"", 0};
     blast_spec spec = {.port = port,
                        .connections = EXPIRY_BUYERS,
                        .requests = EXPIRY_BUYERS,
@@ -618,8 +594,8 @@ static size_t storm_past_the_ttl(const char *strategy, int64_t *item, size_t *fe
     size_t sold = blast_count(&res, 200);
     cr_expect_eq(sold + blast_count(&res, 409), EXPIRY_BUYERS, "%s: 200: %zu, 409: %zu, 429: %zu",
                  strategy, sold, blast_count(&res, 409), blast_count(&res, 429));
-    expect_sales_recorded(strategy, k.s.item, sold);
-    *item = k.s.item;
+    expect_sales_recorded(strategy, k.item, sold);
+    *item = k.item;
     *fenced = k.count;
     return sold;
 }
@@ -663,6 +639,35 @@ typedef struct buyer {
     _Atomic int done;
 } buyer;
 
+/* Waits until a buyer holds strategy's Redis lock of item: a holder started
+ * in a thread is inside its critical section, however slow the machine. */
+static void await_redis_lock(const char *strategy, int64_t item)
+{
+    char key[128];
+    lab_keys_lock(key, sizeof(key), item, strategy);
+    redisContext *c = harness_redis();
+    for (int i = 0; harness_redis_int(c, "EXISTS", key) == 0; i++) {
+        cr_assert_lt(i, 1000, "%s: nobody took the lock %s in 10 s", strategy, key);
+        harness_sleep_ms(10);
+    }
+    redisFree(c);
+}
+
+/* The same for the PostgreSQL strategies: a transaction holds an advisory
+ * lock or a row lock of lab_stock. */
+static void await_pg_lock(const char *strategy)
+{
+    PGconn *pg = harness_pg();
+    const char *sql = "SELECT count(*) FROM pg_locks l LEFT JOIN pg_class c ON c.oid = l.relation "
+                      "WHERE l.granted AND (l.locktype = 'advisory' OR "
+                      "(c.relname = 'lab_stock' AND l.mode = 'RowShareLock'))";
+    for (int i = 0; harness_pg_int(pg, sql) == 0; i++) {
+        cr_assert_lt(i, 1000, "%s: nobody took the lock in 10 s", strategy);
+        harness_sleep_ms(10);
+    }
+    PQfinish(pg);
+}
+
 static void *buy_in_thread(void *arg)
 {
     buyer *b = arg;
@@ -672,7 +677,7 @@ static void *buy_in_thread(void *arg)
     return NULL;
 }
 
-/* A (1.2 s of work) takes the lock of 1 s; B asks 300 ms later, gets it
+/* A (1.2 s of work) takes the lock of 1 s; B asks once A holds it, gets it
  * when A's expires, at 1 s, for 1 s, and works until 2.5 s; A unlocks at
  * 1.2 s. Returns whether B's lock still exists when A has answered. */
 static int lock_survives_the_stale_unlock(const char *strategy)
@@ -681,7 +686,7 @@ static int lock_survives_the_stale_unlock(const char *strategy)
     buyer a = {strategy, item, 1200, 0, 0}, b = {strategy, item, 1500, 0, 0};
     pthread_t ta, tb;
     cr_assert_eq(pthread_create(&ta, NULL, buy_in_thread, &a), 0);
-    harness_sleep_ms(300);
+    await_redis_lock(strategy, item);
     cr_assert_eq(pthread_create(&tb, NULL, buy_in_thread, &b), 0);
     pthread_join(ta, NULL);
     redisContext *c = harness_redis();
@@ -754,7 +759,8 @@ Test(lab, a_holder_paused_past_its_lease_is_fenced_off_although_the_watchdog_cou
     remote_buyer a = {port_a, create_item(1), 1500, 0, ""};
     pthread_t ta;
     cr_assert_eq(pthread_create(&ta, NULL, buy_reentrant_in_thread, &a), 0);
-    harness_sleep_ms(200); /* A holds the lock, has read the stock, works */
+    await_redis_lock("redis_lock_reentrant", a.item);
+    harness_sleep_ms(100); /* A has read the stock, works */
     cr_assert_eq(kill(paused_pid, SIGSTOP), 0);
     harness_sleep_ms(600); /* two leases */
 
@@ -792,7 +798,7 @@ Test(lab, a_postgresql_lock_not_won_within_the_wait_is_busy_not_a_blocked_thread
         buyer a = {strategies[i], item, 1500, 0, 0};
         pthread_t ta;
         cr_assert_eq(pthread_create(&ta, NULL, buy_in_thread, &a), 0);
-        harness_sleep_ms(300);
+        await_pg_lock(strategies[i]);
         char resp[256];
         int64_t started = mono_ms();
         int status = buy(strategies[i], item, 0, resp, sizeof(resp));

@@ -13,12 +13,13 @@
 #include <string.h>
 
 #include <criterion/criterion.h>
-#include <criterion/hooks.h>
 
 #include "blast.h"
 #include "harness.h"
+#include "harness_suite.h"
 #include "keys.h"
 #include "lab_keys.h"
+#include "sale.h"
 
 #define TOKEN "e2e-lab-cluster-token"
 
@@ -26,67 +27,25 @@ enum { STOCK = 5, BUYERS = 50, DELAY_MS = 100, MASTERS = 3 };
 
 static harness_system sys;
 
-ReportHook(PRE_ALL)(struct criterion_test_set *set)
-{
-    (void)set;
-    harness_cluster_start_shared();
-}
+HARNESS_CLUSTER_SUITE();
 
-ReportHook(POST_ALL)(struct criterion_global_stats *stats)
-{
-    (void)stats;
-    harness_cluster_stop_shared();
-}
-
-static void start_system(void)
-{
-    char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, NULL};
-    harness_cluster_system_start(&sys, env, "e2e-lab-cluster");
-}
-
-static void kill_leftovers(void)
-{
-    harness_system_kill(&sys);
-}
-
-TestSuite(lab_cluster, .init = start_system, .fini = kill_leftovers, .timeout = 180);
+static char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, NULL};
+HARNESS_SYSTEM_SUITE(lab_cluster, harness_cluster_system_start, sys, env, "e2e-lab-cluster",
+                     .timeout = 180);
 
 /* A lab item of STOCK units whose keys the master_index-th master serves. */
 static int64_t create_item_on(const redis_cluster_map *map, size_t master_index, int64_t after)
 {
     int64_t id = harness_cluster_item_on_master(map, master_index, after);
-    char body[128], resp[512];
-    snprintf(body, sizeof(body), "{\"id\":%" PRId64 ",\"name\":\"lab\",\"stock\":%d,\"lab\":true}",
-             id, STOCK);
-    int status = harness_http(sys.port, "POST", "/api/v1/items", TOKEN, body, resp, sizeof(resp));
-    cr_assert_eq(status, 201, "create lab item %" PRId64 ": %d %s", id, status, resp);
+    sale_create_item_with(sys.port, TOKEN, "lab", STOCK, "\"id\":%" PRId64 ",\"lab\":true", id);
     return id;
-}
-
-typedef struct storm {
-    const char *strategy;
-    int64_t item;
-} storm;
-
-static size_t build_buy(void *ctx, size_t index, char *buf, size_t cap)
-{
-    const storm *s = ctx;
-    return harness_lab_buy_request(buf, cap, s->strategy, s->item, index + 1, DELAY_MS);
 }
 
 /* The storm on item, then where its keys went: the sold hash is on the
  * item's master, and not on the run's single Redis. */
 static blast_result run_storm(const redis_cluster_map *map, const char *strategy, int64_t item)
 {
-    storm s = {strategy, item};
-    blast_spec spec = {.port = sys.port,
-                       .connections = BUYERS,
-                       .requests = BUYERS,
-                       .timeout_ms = 60000,
-                       .build = build_buy,
-                       .ctx = &s};
-    blast_result res;
-    cr_assert_eq(blast_run(&spec, &res), 0, "%s: %s", strategy, res.errstr);
+    blast_result res = harness_lab_storm(sys.port, strategy, item, BUYERS, DELAY_MS);
     char sold[KEYS_MAX];
     lab_keys_sold(sold, sizeof(sold), item);
     cr_expect_eq(harness_cluster_int(map, "EXISTS", sold), 1,

@@ -1,5 +1,5 @@
 /* e2e_lab_zookeeper.c: the strategy zookeeper_lock against a real ZooKeeper
- * (services.sh zk_start), Redis, PostgreSQL and servers. 50 buyers at once
+ * (services.sh zk-start), Redis, PostgreSQL and servers. 50 buyers at once
  * on a stock of 10 with 100 ms of work under the lock sell exactly the
  * stock; a holder killed with SIGKILL keeps its lock only until ZooKeeper
  * expires its session (no TTL), then another server sells; a server frozen
@@ -17,6 +17,7 @@
 #include "backend.h"
 #include "blast.h"
 #include "harness.h"
+#include "sale.h"
 
 #define TOKEN "e2e-zk-token"
 #define STOCK 10
@@ -62,13 +63,7 @@ TestSuite(zookeeper, .init = start_all, .fini = stop_all, .timeout = 120);
 
 static int64_t create_item(int at, int64_t stock)
 {
-    char body[96], resp[512];
-    snprintf(body, sizeof(body), "{\"name\":\"zk\",\"stock\":%" PRId64 ",\"lab\":true}", stock);
-    int status = harness_http(at, "POST", "/api/v1/items", TOKEN, body, resp, sizeof(resp));
-    cr_assert_eq(status, 201, "create item: %d %s", status, resp);
-    int64_t id = 0;
-    cr_assert_eq(sscanf(resp, "{\"id\":%" SCNd64, &id), 1, "create item: %s", resp);
-    return id;
+    return sale_create_lab_item(at, TOKEN, "zk", stock);
 }
 
 static int buy(int at, int64_t item, int delay_ms, char *resp, size_t cap)
@@ -99,35 +94,18 @@ static int64_t await_lock_nodes(int at, int64_t item, int64_t want, int timeout_
     return backend_mono_ms() - start;
 }
 
-typedef struct storm {
-    int64_t item;
-} storm;
-
-static size_t build_buy(void *ctx, size_t index, char *buf, size_t cap)
-{
-    const storm *s = ctx;
-    return harness_lab_buy_request(buf, cap, "zookeeper_lock", s->item, index + 1, DELAY_MS);
-}
-
 Test(zookeeper, fifty_buyers_with_the_race_window_open_buy_exactly_the_stock)
 {
-    storm s = {create_item(port, STOCK)};
-    blast_spec spec = {.port = port,
-                       .connections = BUYERS,
-                       .requests = BUYERS,
-                       .timeout_ms = 60000,
-                       .build = build_buy,
-                       .ctx = &s};
-    blast_result res;
-    cr_assert_eq(blast_run(&spec, &res), 0, "%s", res.errstr);
+    int64_t item = create_item(port, STOCK);
+    blast_result res = harness_lab_storm(port, "zookeeper_lock", item, BUYERS, DELAY_MS);
     size_t sold = blast_count(&res, 200);
     cr_expect_eq(sold, STOCK, "sold %zu of %d units", sold, STOCK);
     cr_expect_eq(blast_count(&res, 409), BUYERS - STOCK, "200: %zu, 409: %zu, 429: %zu, 503: %zu",
                  sold, blast_count(&res, 409), blast_count(&res, 429), blast_count(&res, 503));
-    cr_expect_eq(audited(port, s.item, "sold"), STOCK);
-    cr_expect_eq(audited(port, s.item, "oversold"), 0);
-    cr_expect_eq(audited(port, s.item, "remaining"), 0);
-    cr_expect_eq(audited(port, s.item, "lock_keys"), 0, "lock nodes left behind");
+    cr_expect_eq(audited(port, item, "sold"), STOCK);
+    cr_expect_eq(audited(port, item, "oversold"), 0);
+    cr_expect_eq(audited(port, item, "remaining"), 0);
+    cr_expect_eq(audited(port, item, "lock_keys"), 0, "lock nodes left behind");
     harness_stop_clean(&server_pid, "server");
 }
 

@@ -19,6 +19,7 @@
 
 #include "backend.h"
 #include "harness.h"
+#include "harness_suite.h"
 #include "keys.h"
 #include "sale.h"
 
@@ -27,35 +28,12 @@
 static harness_system sys;
 static char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=e2e-lock", NULL};
 
-static void start_system(void)
-{
-    harness_system_start(&sys, env, "e2e-lock");
-}
-
-static void stop_system(void)
-{
-    harness_system_stop(&sys);
-}
-
-static void kill_leftovers(void)
-{
-    harness_system_kill(&sys);
-}
-
-TestSuite(order_lock, .init = start_system, .fini = kill_leftovers, .timeout = 120);
+HARNESS_SYSTEM_SUITE(order_lock, harness_system_start, sys, env, "e2e-lock", .timeout = 120);
 
 static int64_t create_item(int64_t stock, int limit)
 {
-    char body[160], resp[1024];
-    snprintf(body, sizeof(body),
-             "{\"name\":\"locked\",\"stock\":%" PRId64 ",\"per_buyer_limit\":%d,"
-             "\"payment_timeout_s\":600}",
-             stock, limit);
-    int status = harness_http(sys.port, "POST", "/api/v1/items", TOKEN, body, resp, sizeof(resp));
-    cr_assert_eq(status, 201, "create item: %d %s", status, resp);
-    int64_t id = 0;
-    cr_assert_eq(sscanf(resp, "{\"id\":%" SCNd64, &id), 1, "create item: %s", resp);
-    return id;
+    return sale_create_item_with(sys.port, TOKEN, "locked", stock,
+                                 "\"per_buyer_limit\":%d,\"payment_timeout_s\":600", limit);
 }
 
 /* A purchase of one unit for user; the whole response (head and body) in
@@ -70,13 +48,6 @@ static int buy(int64_t item, int64_t user, char *resp, size_t cap)
                      "Content-Length: %d\r\n\r\n%s",
                      item, blen, body);
     return harness_raw(sys.port, req, (size_t)n, 10000, resp, cap);
-}
-
-static int64_t order_id_of(const char *resp)
-{
-    const char *at = strstr(resp, "\"order_id\":\"");
-    cr_assert_not_null(at, "no order_id in %s", resp);
-    return strtoll(at + strlen("\"order_id\":\""), NULL, 10);
 }
 
 /* The value of user's order lock on item, 0 when there is none. */
@@ -121,7 +92,7 @@ Test(order_lock, a_twin_purchase_while_the_order_is_queued_gets_429_in_progress_
     cr_assert_eq(kill(sys.worker, SIGSTOP), 0);
     char resp[4096];
     cr_assert_eq(buy(item, 11, resp, sizeof(resp)), 202, "%s", resp);
-    int64_t order = order_id_of(resp);
+    int64_t order = sale_order_id(resp);
     cr_assert_eq(lock_of(item, 11), order, "the lock holds the order id while it is queued");
     for (int i = 0; i < 3; i++) {
         cr_assert_eq(buy(item, 11, resp, sizeof(resp)), 429, "%s", resp);
@@ -148,7 +119,7 @@ Test(order_lock, a_twin_purchase_while_the_order_is_queued_gets_429_in_progress_
     cr_assert_eq(buy(item, 11, resp, sizeof(resp)), 202, "%s", resp);
     sale_wait_drained(20000);
     cr_assert_eq(remaining(item), STOCK - 3);
-    stop_system();
+    harness_system_stop(&sys);
 }
 
 Test(order_lock, a_cancel_of_a_queued_order_frees_its_lock)
@@ -157,21 +128,21 @@ Test(order_lock, a_cancel_of_a_queued_order_frees_its_lock)
     cr_assert_eq(kill(sys.worker, SIGSTOP), 0);
     char resp[4096], path[96];
     cr_assert_eq(buy(item, 21, resp, sizeof(resp)), 202, "%s", resp);
-    int64_t order = order_id_of(resp);
+    int64_t order = sale_order_id(resp);
     cr_assert_eq(lock_of(item, 21), order);
     snprintf(path, sizeof(path), "/api/v1/orders/%" PRId64 "/cancel", order);
     cr_assert_eq(harness_http(sys.port, "POST", path, NULL, "{\"user_id\":21}", resp, sizeof(resp)),
                  200, "%s", resp);
     cr_assert_eq(lock_of(item, 21), 0, "the cancel persisted the order and freed its lock");
     cr_assert_eq(buy(item, 21, resp, sizeof(resp)), 202, "the buyer may buy again: %s", resp);
-    int64_t again = order_id_of(resp);
+    int64_t again = sale_order_id(resp);
     cr_assert_eq(lock_of(item, 21), again, "the new order's lock");
     /* The worker wakes and meets the cancelled order: it frees nothing of
      * the newer order's, then persists that one and frees its lock. */
     cr_assert_eq(kill(sys.worker, SIGCONT), 0);
     sale_wait_drained(20000);
     cr_assert_eq(lock_of(item, 21), 0);
-    stop_system();
+    harness_system_stop(&sys);
 }
 
 Test(order_lock, a_worker_killed_mid_batch_leaves_locks_that_its_next_run_frees)
@@ -185,7 +156,7 @@ Test(order_lock, a_worker_killed_mid_batch_leaves_locks_that_its_next_run_frees)
     int64_t orders[BUYERS];
     for (int i = 0; i < BUYERS; i++) {
         cr_assert_eq(buy(item, 100 + i, resp, sizeof(resp)), 202, "%s", resp);
-        orders[i] = order_id_of(resp);
+        orders[i] = sale_order_id(resp);
     }
     cr_assert_eq(kill(sys.worker, SIGKILL), 0);
     cr_assert_eq(waitpid(sys.worker, NULL, 0), sys.worker);
@@ -204,7 +175,7 @@ Test(order_lock, a_worker_killed_mid_batch_leaves_locks_that_its_next_run_frees)
                  BUYERS, "every order answered 202 persisted");
     cr_assert_eq(buy(item, 100, resp, sizeof(resp)), 409, "the limit answers now: %s", resp);
     cr_assert(strstr(resp, "\"error\":\"limit_reached\""), "%s", resp);
-    stop_system();
+    harness_system_stop(&sys);
 }
 
 /* The item's locks_held as GET /api/v1/items/{id} says it with token (NULL:

@@ -17,6 +17,7 @@
 #include "backend.h"
 #include "buyer_token.h"
 #include "harness.h"
+#include "harness_suite.h"
 #include "keys.h"
 #include "order_return.h"
 #include "redis_nodes.h"
@@ -30,28 +31,9 @@ static char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=e2e-order
 static char *token_env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=e2e-orders-t",
                             "SECKILL_BUYER_AUTH=token", "SECKILL_BUYER_TOKEN_SECRET=" SECRET, NULL};
 
-static void start_system(void)
-{
-    harness_system_start(&sys, env, "e2e-orders");
-}
-
-static void start_token_system(void)
-{
-    harness_system_start(&sys, token_env, "e2e-orders-tokens");
-}
-
-static void stop_system(void)
-{
-    harness_system_stop(&sys);
-}
-
-static void kill_leftovers(void)
-{
-    harness_system_kill(&sys);
-}
-
-TestSuite(orders, .init = start_system, .fini = kill_leftovers, .timeout = 240);
-TestSuite(buyer_tokens, .init = start_token_system, .fini = kill_leftovers, .timeout = 120);
+HARNESS_SYSTEM_SUITE(orders, harness_system_start, sys, env, "e2e-orders", .timeout = 240);
+HARNESS_SYSTEM_SUITE(buyer_tokens, harness_system_start, sys, token_env, "e2e-orders-tokens",
+                     .timeout = 120);
 
 /* One HTTP call; its body into resp (cap bytes). */
 static int call(const char *method, const char *path, const char *auth, const char *body,
@@ -71,15 +53,8 @@ static int buy_units(int64_t item, int64_t user, int quantity, char *resp, size_
 
 static int64_t create_item(int64_t stock, int payment_timeout_s)
 {
-    char body[160], resp[4096];
-    snprintf(body, sizeof(body),
-             "{\"name\":\"orders\",\"stock\":%" PRId64 ",\"payment_timeout_s\":%d}", stock,
-             payment_timeout_s);
-    int status = call("POST", "/api/v1/items", TOKEN, body, resp, sizeof(resp));
-    cr_assert_eq(status, 201, "create item: %d %s", status, resp);
-    int64_t id = 0;
-    cr_assert_eq(sscanf(resp, "{\"id\":%" SCNd64, &id), 1, "create item: %s", resp);
-    return id;
+    return sale_create_item_with(sys.port, TOKEN, "orders", stock, "\"payment_timeout_s\":%d",
+                                 payment_timeout_s);
 }
 
 /* The integer member `"name":N` of text; aborts when absent. */
@@ -273,15 +248,7 @@ Test(orders, thirds_paid_cancelled_and_expired_then_a_second_storm_sells_what_ca
     PQfinish(pg);
     sale_free(&first);
     sale_free(&second);
-    stop_system();
-}
-
-/* The order id of a 202's body; aborts when absent. */
-static int64_t order_id_of(const char *resp)
-{
-    const char *at = strstr(resp, "\"order_id\":\"");
-    cr_assert_not_null(at, "no order_id in %s", resp);
-    return strtoll(at + strlen("\"order_id\":\""), NULL, 10);
+    harness_system_stop(&sys);
 }
 
 Test(orders, a_cancel_before_the_worker_persists_answers_200_and_returns_the_units_once)
@@ -293,7 +260,7 @@ Test(orders, a_cancel_before_the_worker_persists_answers_200_and_returns_the_uni
     cr_assert_eq(kill(sys.worker, SIGSTOP), 0);
     char resp[4096];
     cr_assert_eq(buy_units(item, 11, 1, resp, sizeof(resp)), 202, "%s", resp);
-    int64_t order = order_id_of(resp);
+    int64_t order = sale_order_id(resp);
     char path[96];
     snprintf(path, sizeof(path), "/api/v1/orders/%" PRId64, order);
     cr_assert_eq(call("GET", path, NULL, NULL, resp, sizeof(resp)), 200, "%s", resp);
@@ -324,7 +291,7 @@ Test(orders, a_cancel_before_the_worker_persists_answers_200_and_returns_the_uni
     /* The buyer may buy again: the cancelled unit no longer counts. */
     cr_assert_eq(buy_units(item, 11, 1, resp, sizeof(resp)), 202, "%s", resp);
     PQfinish(pg);
-    stop_system();
+    harness_system_stop(&sys);
 }
 
 Test(orders, rounds_count_per_item_and_a_cancel_after_a_reset_says_no_unit_came_back)
@@ -335,7 +302,7 @@ Test(orders, rounds_count_per_item_and_a_cancel_after_a_reset_says_no_unit_came_
     cr_assert_eq(call("GET", path, NULL, NULL, resp, sizeof(resp)), 200, "%s", resp);
     cr_assert_eq(member(resp, "round"), 1, "a new item starts at round 1: %s", resp);
     cr_assert_eq(buy_units(item, 21, 1, resp, sizeof(resp)), 202, "%s", resp);
-    int64_t order = order_id_of(resp);
+    int64_t order = sale_order_id(resp);
     sale_wait_drained(20000);
 
     snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/reset", item);
@@ -353,7 +320,7 @@ Test(orders, rounds_count_per_item_and_a_cancel_after_a_reset_says_no_unit_came_
     cr_assert(has(resp, "\"returned\":false") && has(resp, "\"return\":\"round_over\""), "%s",
               resp);
     cr_assert_eq(item_detail(item).remaining, 3, "nothing was added to round 2");
-    stop_system();
+    harness_system_stop(&sys);
 }
 
 /* Pay and cancel of one order, fired together. */
@@ -520,7 +487,7 @@ Test(orders, pay_and_cancel_fired_together_exactly_one_wins_each_time)
     free(o);
     PQfinish(pg);
     sale_free(&s);
-    stop_system();
+    harness_system_stop(&sys);
 }
 
 Test(orders, a_worker_killed_between_the_expiry_and_the_return_gives_the_units_back_once)
@@ -665,7 +632,7 @@ Test(orders, a_rebuild_of_a_redis_that_forgot_keeps_given_back_units_given_back)
     redisFree(c);
     PQfinish(pg);
     sale_free(&s);
-    stop_system();
+    harness_system_stop(&sys);
 }
 
 /* The first `n` orders of the item (id, buyer, segment) whose units came
@@ -791,7 +758,7 @@ Test(orders, a_rebuild_sets_every_segment_of_a_split_item_back)
     redisFree(c);
     PQfinish(pg);
     sale_free(&rest);
-    stop_system();
+    harness_system_stop(&sys);
 }
 
 Test(orders, a_rebuild_numbers_a_buyers_next_units_after_the_last_and_keeps_pending_orders)
@@ -881,7 +848,7 @@ Test(orders, a_rebuild_numbers_a_buyers_next_units_after_the_last_and_keeps_pend
     cr_assert_eq(d.remaining, STOCK - 6);
     assert_books(&d);
     PQfinish(pg);
-    stop_system();
+    harness_system_stop(&sys);
 }
 
 /* ---- buyer tokens ---- */
@@ -948,5 +915,5 @@ Test(buyer_tokens, a_buyer_buys_reads_and_cancels_as_themselves_and_nobody_else)
     detail d = item_detail(item);
     cr_assert_eq(d.remaining, 9, "alice's unit is back, bob's held");
     assert_books(&d);
-    stop_system();
+    harness_system_stop(&sys);
 }

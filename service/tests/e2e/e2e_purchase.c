@@ -13,6 +13,7 @@
 #include "backend.h"
 #include "blast.h"
 #include "harness.h"
+#include "harness_suite.h"
 #include "keys.h"
 #include "sale.h"
 
@@ -20,34 +21,12 @@
 
 static harness_system sys;
 
-static void start_system(void)
-{
-    char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=e2e", NULL};
-    harness_system_start(&sys, env, "e2e");
-}
-
-/* The end of every test: both stop cleanly (no leak under valgrind). */
-static void stop_system(void)
-{
-    harness_system_stop(&sys);
-}
-
-static void kill_leftovers(void)
-{
-    harness_system_kill(&sys);
-}
-
-TestSuite(purchase, .init = start_system, .fini = kill_leftovers, .timeout = 300);
+static char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=e2e", NULL};
+HARNESS_SYSTEM_SUITE(purchase, harness_system_start, sys, env, "e2e", .timeout = 300);
 
 static int64_t create_item(const char *name, int64_t stock)
 {
-    char body[128], resp[512];
-    snprintf(body, sizeof(body), "{\"name\":\"%s\",\"stock\":%" PRId64 "}", name, stock);
-    int status = harness_http(sys.port, "POST", "/api/v1/items", TOKEN, body, resp, sizeof(resp));
-    cr_assert_eq(status, 201, "create item: %d %s", status, resp);
-    int64_t id = 0;
-    cr_assert_eq(sscanf(resp, "{\"id\":%" SCNd64, &id), 1, "create item: %s", resp);
-    return id;
+    return sale_create_item(sys.port, TOKEN, name, stock);
 }
 
 static int buy(int64_t item, int64_t user, char *resp, size_t cap)
@@ -113,7 +92,7 @@ Test(purchase, a_storm_of_buyers_sells_exactly_the_stock_and_every_accepted_orde
     cr_expect(strstr(resp, "\"locks_held\":0"), "the shop's view of the item: %s", resp);
     PQfinish(pg);
     sale_free(&s);
-    stop_system();
+    harness_system_stop(&sys);
 }
 
 Test(purchase, a_repeat_buyer_gets_409_limit_reached)
@@ -124,7 +103,7 @@ Test(purchase, a_repeat_buyer_gets_409_limit_reached)
     sale_wait_drained(20000); /* persisted: the order lock is gone, the limit answers */
     cr_assert_eq(buy(item, 7, resp, sizeof(resp)), 409, "%s", resp);
     cr_expect(strstr(resp, "\"limit_reached\""), "%s", resp);
-    stop_system();
+    harness_system_stop(&sys);
 }
 
 static size_t build_same_buyer(void *ctx, size_t index, char *buf, size_t cap)
@@ -154,7 +133,7 @@ Test(purchase, one_buyer_pressing_buy_on_many_connections_at_once_gets_one_unit)
     PGconn *pg = harness_pg();
     wait_drained(pg, item, 1);
     PQfinish(pg);
-    stop_system();
+    harness_system_stop(&sys);
 }
 
 Test(purchase, bad_requests_get_clear_4xx_and_change_nothing)
@@ -200,7 +179,7 @@ Test(purchase, bad_requests_get_clear_4xx_and_change_nothing)
     snprintf(path, sizeof(path), "/api/v1/items/%" PRId64, item);
     cr_assert_eq(harness_http(sys.port, "GET", path, NULL, NULL, resp, sizeof(resp)), 200);
     cr_expect(strstr(resp, "\"remaining\":5,"), "%s", resp);
-    stop_system();
+    harness_system_stop(&sys);
 }
 
 Test(purchase, a_reset_starts_a_new_round_on_a_sold_out_item)
@@ -229,7 +208,7 @@ Test(purchase, a_reset_starts_a_new_round_on_a_sold_out_item)
              item);
     cr_expect_eq(harness_pg_int(pg, sql), 1, "the order is of the new round");
     PQfinish(pg);
-    stop_system();
+    harness_system_stop(&sys);
 }
 
 Test(purchase, an_order_can_be_followed_until_it_is_persisted)
@@ -253,5 +232,5 @@ Test(purchase, an_order_can_be_followed_until_it_is_persisted)
     cr_expect(strstr(resp, "\"user_id\":\"5\""), "the id as a string: %s", resp);
     cr_expect_eq(
         harness_http(sys.port, "GET", "/api/v1/orders/12345", NULL, NULL, resp, sizeof(resp)), 404);
-    stop_system();
+    harness_system_stop(&sys);
 }

@@ -18,10 +18,10 @@
 #include <string.h>
 
 #include <criterion/criterion.h>
-#include <criterion/hooks.h>
 
 #include "backend.h"
 #include "harness.h"
+#include "harness_suite.h"
 #include "keys.h"
 #include "sale.h"
 
@@ -30,30 +30,11 @@
 
 static harness_system sys;
 
-ReportHook(PRE_ALL)(struct criterion_test_set *set)
-{
-    (void)set;
-    harness_cluster_start_shared();
-}
+HARNESS_CLUSTER_SUITE();
 
-ReportHook(POST_ALL)(struct criterion_global_stats *stats)
-{
-    (void)stats;
-    harness_cluster_stop_shared();
-}
-
-static void start_system(void)
-{
-    char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=" WORKER_ID, NULL};
-    harness_cluster_system_start(&sys, env, "e2e-redis-cluster");
-}
-
-static void kill_leftovers(void)
-{
-    harness_system_kill(&sys);
-}
-
-TestSuite(redis_cluster, .init = start_system, .fini = kill_leftovers, .timeout = 180);
+static char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=" WORKER_ID, NULL};
+HARNESS_SYSTEM_SUITE(redis_cluster, harness_cluster_system_start, sys, env, "e2e-redis-cluster",
+                     .timeout = 180);
 
 /* Every key the product makes for item, the worker's processing list and
  * claim included. */
@@ -94,13 +75,8 @@ static int item_slot(const redis_cluster_map *map, int64_t item)
 /* Creates item `id` through the admin API. */
 static void create_item(int64_t id, int64_t stock)
 {
-    char body[160], resp[1024];
-    snprintf(body, sizeof(body),
-             "{\"id\":%" PRId64 ",\"name\":\"cluster\",\"stock\":%" PRId64
-             ",\"payment_timeout_s\":0}",
-             id, stock);
-    int status = harness_http(sys.port, "POST", "/api/v1/items", TOKEN, body, resp, sizeof(resp));
-    cr_assert_eq(status, 201, "create item %" PRId64 ": %d %s", id, status, resp);
+    sale_create_item_with(sys.port, TOKEN, "cluster", stock,
+                          "\"id\":%" PRId64 ",\"payment_timeout_s\":0", id);
 }
 
 /* The item's state is on the master that owns its slot, and not on the

@@ -44,14 +44,7 @@ TestSuite(unpaid_return, .init = harness_reset_backends, .fini = kill_leftovers,
 
 static int64_t create_item(int port, const char *name)
 {
-    char body[160], resp[4096];
-    snprintf(body, sizeof(body), "{\"name\":\"%s\",\"stock\":%d,\"payment_timeout_s\":%d}", name,
-             STOCK, TIMEOUT_S);
-    int status = harness_http(port, "POST", "/api/v1/items", TOKEN, body, resp, sizeof(resp));
-    cr_assert_eq(status, 201, "create item: %d %s", status, resp);
-    int64_t id = 0;
-    cr_assert_eq(sscanf(resp, "{\"id\":%" SCNd64, &id), 1, "create item: %s", resp);
-    return id;
+    return sale_create_item_with(port, TOKEN, name, STOCK, "\"payment_timeout_s\":%d", TIMEOUT_S);
 }
 
 /* Sells item to `buyers` buyers from first_user on; the caller frees s. */

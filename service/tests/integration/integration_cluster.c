@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include <criterion/criterion.h>
-#include <criterion/hooks.h>
 
 #include "harness.h"
+#include "harness_suite.h"
 #include "keys.h"
 #include "redis_cluster.h"
 #include "redis_nodes.h"
@@ -29,20 +29,9 @@ static scripts sc;
 static config cfg;         /* redis_cluster: the node */
 static redis_nodes *nodes; /* the product's way there, for the worker's and the sweep's calls */
 
-/* One node for the whole suite, started in the runner before the first test
- * and stopped after the last (a start costs 2 s); each test finds it
- * emptied, with the scripts loaded. */
-ReportHook(PRE_ALL)(struct criterion_test_set *set)
-{
-    (void)set;
-    harness_cluster_node_start_shared();
-}
-
-ReportHook(POST_ALL)(struct criterion_global_stats *stats)
-{
-    (void)stats;
-    harness_cluster_node_stop_shared();
-}
+/* One node for the whole suite; each test finds it emptied, with the
+ * scripts loaded. */
+HARNESS_CLUSTER_NODE_SUITE();
 
 static void open_node(void)
 {

@@ -4,9 +4,9 @@
  * item's slot. The product's scripts: integration_cluster. */
 
 #include <criterion/criterion.h>
-#include <criterion/hooks.h>
 
 #include "harness.h"
+#include "harness_suite.h"
 #include "keys.h"
 #include "lab_keys.h"
 #include "scripts.h"
@@ -16,20 +16,9 @@
 static redisContext *redis;
 static scripts sc;
 
-/* One node for the whole suite, started in the runner before the first test
- * and stopped after the last (a start costs 2 s); each test finds it
- * emptied, with the scripts loaded. */
-ReportHook(PRE_ALL)(struct criterion_test_set *set)
-{
-    (void)set;
-    harness_cluster_node_start_shared();
-}
-
-ReportHook(POST_ALL)(struct criterion_global_stats *stats)
-{
-    (void)stats;
-    harness_cluster_node_stop_shared();
-}
+/* One node for the whole suite; each test finds it emptied, with the
+ * scripts loaded. */
+HARNESS_CLUSTER_NODE_SUITE();
 
 static void open_node(void)
 {

@@ -10,6 +10,7 @@
 #include <hiredis/hiredis.h>
 
 #include "harness.h"
+#include "harness_suite.h"
 #include "scripts.h"
 
 #define LOCK "{item:42}:lab:lock:redis_lock_reentrant"
@@ -20,18 +21,7 @@
 static redisContext *redis;
 static scripts sc;
 
-static void setup(void)
-{
-    redis = harness_redis_with_scripts(&sc);
-}
-
-static void teardown(void)
-{
-    redisFree(redis);
-    redis = NULL;
-}
-
-TestSuite(lab_scripts, .init = setup, .fini = teardown, .timeout = 30);
+HARNESS_SCRIPTS_SUITE(lab_scripts, redis, sc, .timeout = 30);
 
 /* EVALSHA of script id with one key and up to three arguments (NULL ends
  * them); the integer reply. */

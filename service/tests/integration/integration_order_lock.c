@@ -14,6 +14,7 @@
 #include <hiredis/hiredis.h>
 
 #include "harness.h"
+#include "harness_suite.h"
 #include "keys.h"
 #include "order_lock_count.h"
 #include "reserve_batch.h"
@@ -25,18 +26,7 @@
 static redisContext *redis;
 static scripts sc;
 
-static void setup(void)
-{
-    redis = harness_redis_with_scripts(&sc);
-}
-
-static void teardown(void)
-{
-    redisFree(redis);
-    redis = NULL;
-}
-
-TestSuite(order_lock, .init = setup, .fini = teardown, .timeout = 30);
+HARNESS_SCRIPTS_SUITE(order_lock, redis, sc, .timeout = 30);
 
 /* One call on the keys of key (item's own or a segment's) for buyers with
  * the script's modes (NULL: "0" each), one unit each, order ids
@@ -44,22 +34,7 @@ TestSuite(order_lock, .init = setup, .fini = teardown, .timeout = 30);
 static void call(int64_t item, int64_t key, int n, const int64_t *users, const char **modes,
                  int64_t first_order, int ttl_ms, reserve_answer *out)
 {
-    reserve_batch *b = malloc(sizeof(*b));
-    cr_assert(b);
-    reserve_batch_init_segment(b, item, key, 0);
-    reserve_batch_guard(b, ttl_ms);
-    for (int i = 0; i < n; i++)
-        cr_assert_eq(reserve_batch_add_mode(b, users[i], first_order + i, 1,
-                                            modes ? modes[i] : (users[i] ? "0" : "1")),
-                     i);
-    int argc = reserve_batch_argv(b, &sc.s[SCRIPT_RESERVE_BATCH], 0);
-    redisReply *r = redisCommandArgv(redis, argc, b->argv, b->lens);
-    cr_assert(r && r->type == REDIS_REPLY_ARRAY, "reserve_batch: %s",
-              r && r->type == REDIS_REPLY_ERROR ? r->str : "not an array");
-    for (int i = 0; i < n; i++)
-        cr_assert_neq(reserve_batch_answer(r, n, i, &out[i]), RESERVE_BAD_REPLY);
-    freeReplyObject(r);
-    free(b);
+    harness_reserve(redis, &sc, item, key, n, users, modes, first_order, ttl_ms, out);
 }
 
 /* The value of the buyer's lock on key, or 0 when there is none. */

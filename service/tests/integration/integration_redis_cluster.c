@@ -1,5 +1,5 @@
 /* integration_redis_cluster.c: redis_cluster.c against a real Redis Cluster
- * of 3 masters and 3 replicas (services.sh cluster_start): the slot map it
+ * of 3 masters and 3 replicas (services.sh cluster-start): the slot map it
  * reads agrees with CLUSTER KEYSLOT and CLUSTER NODES, a command sent where
  * it says is never redirected, and a slot moved between masters answers a
  * client holding the old map with a real ASK during the move and a real
@@ -19,29 +19,17 @@
 #include <string.h>
 
 #include <criterion/criterion.h>
-#include <criterion/hooks.h>
 #include <hiredis/hiredis.h>
 
 #include "backend.h"
 #include "harness.h"
+#include "harness_suite.h"
 #include "keys.h"
 #include "redis_cluster.h"
 #include "redis_nodes.h"
 #include "scripts.h"
 
-/* In the runner, before any test and after the last: the tests, each in a
- * process of its own, find the seeds in the environment they inherit. */
-ReportHook(PRE_ALL)(struct criterion_test_set *set)
-{
-    (void)set;
-    harness_cluster_start_shared();
-}
-
-ReportHook(POST_ALL)(struct criterion_global_stats *stats)
-{
-    (void)stats;
-    harness_cluster_stop_shared();
-}
+HARNESS_CLUSTER_SUITE();
 
 TestSuite(cluster, .timeout = 120);
 

@@ -12,6 +12,7 @@
 #include <hiredis/hiredis.h>
 
 #include "harness.h"
+#include "harness_suite.h"
 #include "keys.h"
 #include "reserve_batch.h"
 #include "scripts.h"
@@ -21,37 +22,14 @@
 static redisContext *redis;
 static scripts sc;
 
-static void setup(void)
-{
-    redis = harness_redis_with_scripts(&sc);
-}
-
-static void teardown(void)
-{
-    redisFree(redis);
-    redis = NULL;
-}
-
-TestSuite(reserve_rules, .init = setup, .fini = teardown, .timeout = 30);
+HARNESS_SCRIPTS_SUITE(reserve_rules, redis, sc, .timeout = 30);
 
 /* One call on key's keys (an item's own, or a segment's) for buyers users[i]
  * in modes[i], one unit each, order ids from first_order; answers in out. */
 static void call(int64_t item, int64_t key, int n, const int64_t *users, const char **modes,
                  int64_t first_order, reserve_answer *out)
 {
-    reserve_batch *b = malloc(sizeof(*b));
-    cr_assert(b);
-    reserve_batch_init_segment(b, item, key, 0);
-    for (int i = 0; i < n; i++)
-        cr_assert_eq(reserve_batch_add_mode(b, users[i], first_order + i, 1, modes[i]), i);
-    int argc = reserve_batch_argv(b, &sc.s[SCRIPT_RESERVE_BATCH], 0);
-    redisReply *r = redisCommandArgv(redis, argc, b->argv, b->lens);
-    cr_assert(r && r->type == REDIS_REPLY_ARRAY, "reserve_batch: %s",
-              r && r->type == REDIS_REPLY_ERROR ? r->str : "not an array");
-    for (int i = 0; i < n; i++)
-        cr_assert_neq(reserve_batch_answer(r, n, i, &out[i]), RESERVE_BAD_REPLY);
-    freeReplyObject(r);
-    free(b);
+    harness_reserve(redis, &sc, item, key, n, users, modes, first_order, 0, out);
 }
 
 static void state_set(int64_t key, const char *field, const char *value)

@@ -1,5 +1,5 @@
 /* integration_worker_cluster.c: seckill-worker and seckill-admin on a real
- * Redis Cluster of 3 masters and 3 replicas (services.sh cluster_start),
+ * Redis Cluster of 3 masters and 3 replicas (services.sh cluster-start),
  * given only its seeds: the worker drains the queues of items spread over
  * every master into PostgreSQL, each order once, its sweep finds a dead
  * worker's lists on every master, and reconcile reads every item's books on
@@ -12,10 +12,10 @@
 #include <sys/wait.h>
 
 #include <criterion/criterion.h>
-#include <criterion/hooks.h>
 
 #include "backend.h"
 #include "harness.h"
+#include "harness_suite.h"
 #include "keys.h"
 #include "order.h"
 #include "redis_cluster.h"
@@ -29,18 +29,7 @@
 #define CREATED_MS 1767225600000LL
 #define DRAIN_TIMEOUT_MS 30000
 
-/* One cluster for the suite, started in the runner before the first test. */
-ReportHook(PRE_ALL)(struct criterion_test_set *set)
-{
-    (void)set;
-    harness_cluster_start_shared();
-}
-
-ReportHook(POST_ALL)(struct criterion_global_stats *stats)
-{
-    (void)stats;
-    harness_cluster_stop_shared();
-}
+HARNESS_CLUSTER_SUITE();
 
 static pid_t worker_pid;
 static config cfg; /* the run's, with the cluster's seeds */

@@ -109,6 +109,28 @@ void harness_item_round(redisContext *c, const scripts *sc, int64_t item, long l
     freeReplyObject(r);
 }
 
+void harness_reserve(redisContext *c, const scripts *sc, int64_t item, int64_t key, int n,
+                     const int64_t *users, const char **modes, int64_t first_order,
+                     int guard_ttl_ms, reserve_answer *out)
+{
+    reserve_batch *b = malloc(sizeof(*b));
+    cr_assert(b);
+    reserve_batch_init_segment(b, item, key, 0);
+    reserve_batch_guard(b, guard_ttl_ms);
+    for (int i = 0; i < n; i++)
+        cr_assert_eq(reserve_batch_add_mode(b, users[i], first_order + i, 1,
+                                            modes ? modes[i] : (users[i] ? "0" : "1")),
+                     i);
+    int argc = reserve_batch_argv(b, &sc->s[SCRIPT_RESERVE_BATCH], 0);
+    redisReply *r = redisCommandArgv(c, argc, b->argv, b->lens);
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY, "reserve_batch: %s",
+              r && r->type == REDIS_REPLY_ERROR ? r->str : "not an array");
+    for (int i = 0; i < n; i++)
+        cr_assert_neq(reserve_batch_answer(r, n, i, &out[i]), RESERVE_BAD_REPLY);
+    freeReplyObject(r);
+    free(b);
+}
+
 long long harness_redis_int(redisContext *c, const char *cmd, const char *key)
 {
     redisReply *r = redisCommand(c, "%s %s", cmd, key);
@@ -378,6 +400,33 @@ size_t harness_lab_buy_request(char *buf, size_t cap, const char *strategy, int6
     return n > 0 ? (size_t)n : 0;
 }
 
+typedef struct lab_storm {
+    const char *strategy;
+    int64_t item;
+    int delay_ms;
+} lab_storm;
+
+static size_t build_lab_buy(void *ctx, size_t index, char *buf, size_t cap)
+{
+    const lab_storm *s = ctx;
+    return harness_lab_buy_request(buf, cap, s->strategy, s->item, index + 1, s->delay_ms);
+}
+
+blast_result harness_lab_storm(int port, const char *strategy, int64_t item, size_t buyers,
+                               int delay_ms)
+{
+    lab_storm s = {strategy, item, delay_ms};
+    blast_spec spec = {.port = port,
+                       .connections = buyers,
+                       .requests = buyers,
+                       .timeout_ms = 60000,
+                       .build = build_lab_buy,
+                       .ctx = &s};
+    blast_result res;
+    cr_assert_eq(blast_run(&spec, &res), 0, "%s: %s", strategy, res.errstr);
+    return res;
+}
+
 int64_t harness_lab_audit(int port, const char *strategy, int64_t item, const char *field)
 {
     char path[160], resp[1024], pattern[64];
@@ -476,28 +525,18 @@ pid_t harness_start_worker(char *const extra_env[], const char *log_name)
     return pid;
 }
 
-static void run_services(const char *verb)
+/* Runs `scripts/services.sh <verb> <run folder>[/<sub>] <args>` (args: words
+ * without quotes, may be NULL); its output lands in out (when not NULL, else
+ * nowhere). Returns its exit code. */
+static int services(const char *verb, const char *sub, const char *args, char *out, size_t cap)
 {
     const char *dir = getenv("SECKILL_TEST_DIR");
     cr_assert(dir && *dir, "SECKILL_TEST_DIR is not set: run `make test`");
     char cmd[1024];
-    snprintf(cmd, sizeof(cmd), "'%s/scripts/services.sh' %s '%s' >/dev/null", SECKILL_SOURCE_DIR,
-             verb, dir);
-    cr_assert_eq(system(cmd), 0, "services.sh %s failed", verb);
-}
-
-/* Runs `source services.sh; <function> <run folder>[/<sub>] <args>` (args:
- * words without quotes); its output lands in out (when not NULL). Returns
- * the exit code. */
-static int services_run(const char *function, const char *sub, const char *args, char *out,
-                        size_t cap)
-{
-    const char *dir = getenv("SECKILL_TEST_DIR");
-    cr_assert(dir && *dir, "SECKILL_TEST_DIR is not set: run `make test`");
-    char cmd[1024];
-    snprintf(cmd, sizeof(cmd),
-             "bash -c 'source \"$0/scripts/services.sh\" && %s \"$1\" %s' '%s' '%s%s%s'", function,
-             args, SECKILL_SOURCE_DIR, dir, sub ? "/" : "", sub ? sub : "");
+    int len = snprintf(cmd, sizeof(cmd), "'%s/scripts/services.sh' %s '%s%s%s' %s%s",
+                       SECKILL_SOURCE_DIR, verb, dir, sub ? "/" : "", sub ? sub : "",
+                       args ? args : "", out ? "" : " >/dev/null");
+    cr_assert(len > 0 && (size_t)len < sizeof(cmd), "services.sh %s: command too long", verb);
     FILE *p = popen(cmd, "r");
     cr_assert_not_null(p, "popen: %s", cmd);
     size_t n = out ? fread(out, 1, cap - 1, p) : 0;
@@ -505,11 +544,6 @@ static int services_run(const char *function, const char *sub, const char *args,
         out[n] = '\0';
     int status = pclose(p);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-static int services_function(const char *function, const char *sub, char *out, size_t cap)
-{
-    return services_run(function, sub, "", out, cap);
 }
 
 int harness_nginx_start(const int *upstreams, int n)
@@ -520,23 +554,23 @@ int harness_nginx_start(const int *upstreams, int n)
     for (int i = 0; i < n && len > 0 && (size_t)len < sizeof(args); i++)
         len += snprintf(args + len, sizeof(args) - (size_t)len, " %d", upstreams[i]);
     cr_assert(len > 0 && (size_t)len < sizeof(args), "too many upstreams");
-    cr_assert_eq(services_run("nginx_start", NULL, args, NULL, 0), 0,
-                 "services.sh nginx_start failed (log: $SECKILL_TEST_DIR/nginx/error.log)");
+    cr_assert_eq(services("nginx-start", NULL, args, NULL, 0), 0,
+                 "services.sh nginx-start failed (log: $SECKILL_TEST_DIR/nginx/error.log)");
     return port;
 }
 
 void harness_nginx_stop(void)
 {
-    services_function("nginx_stop", NULL, NULL, 0);
+    services("nginx-stop", NULL, NULL, NULL, 0);
 }
 
 void harness_redlock_start(char *servers, size_t cap)
 {
     char ports[64];
-    cr_assert_eq(services_function("redlock_start", NULL, ports, sizeof(ports)), 0,
-                 "services.sh redlock_start failed");
+    cr_assert_eq(services("redlock-start", NULL, NULL, ports, sizeof(ports)), 0,
+                 "services.sh redlock-start failed");
     int p1 = 0, p2 = 0;
-    cr_assert_eq(sscanf(ports, "%d %d", &p1, &p2), 2, "redlock_start printed '%s'", ports);
+    cr_assert_eq(sscanf(ports, "%d %d", &p1, &p2), 2, "redlock-start printed '%s'", ports);
     config cfg;
     harness_config(&cfg);
     snprintf(servers, cap, "127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d", cfg.redis_port, p1, p2);
@@ -547,33 +581,34 @@ void harness_redlock_kill(int n)
 {
     char sub[16];
     snprintf(sub, sizeof(sub), "redlock-%d", n);
-    cr_assert_eq(services_function("redis_kill", sub, NULL, 0), 0, "redis_kill %s failed", sub);
+    cr_assert_eq(services("redis-kill", sub, NULL, NULL, 0), 0, "services.sh redis-kill %s failed",
+                 sub);
 }
 
 void harness_redlock_stop(void)
 {
-    services_function("redlock_stop", NULL, NULL, 0);
+    services("redlock-stop", NULL, NULL, NULL, 0);
 }
 
 void harness_zk_start(char *servers, size_t cap)
 {
     char port[32];
-    cr_assert_eq(services_function("zk_start", NULL, port, sizeof(port)), 0,
-                 "services.sh zk_start failed (log: $SECKILL_TEST_DIR/zookeeper/zookeeper.log)");
+    cr_assert_eq(services("zk-start", NULL, NULL, port, sizeof(port)), 0,
+                 "services.sh zk-start failed (log: $SECKILL_TEST_DIR/zookeeper/zookeeper.log)");
     int p = 0;
-    cr_assert_eq(sscanf(port, "%d", &p), 1, "zk_start printed '%s'", port);
+    cr_assert_eq(sscanf(port, "%d", &p), 1, "zk-start printed '%s'", port);
     snprintf(servers, cap, "127.0.0.1:%d", p);
 }
 
 void harness_zk_stop(void)
 {
-    services_function("zk_stop", NULL, NULL, 0);
+    services("zk-stop", NULL, NULL, NULL, 0);
 }
 
 int harness_cluster_start(char *seeds, size_t cap)
 {
     seeds[0] = '\0';
-    if (!getenv("SECKILL_TEST_DIR") || services_function("cluster_start", NULL, seeds, cap) != 0)
+    if (!getenv("SECKILL_TEST_DIR") || services("cluster-start", NULL, NULL, seeds, cap) != 0)
         return -1;
     seeds[strcspn(seeds, "\n")] = '\0';
     return strchr(seeds, ':') ? 0 : -1;
@@ -582,25 +617,26 @@ int harness_cluster_start(char *seeds, size_t cap)
 void harness_cluster_stop(void)
 {
     if (getenv("SECKILL_TEST_DIR"))
-        services_function("cluster_stop", NULL, NULL, 0);
+        services("cluster-stop", NULL, NULL, NULL, 0);
 }
 
 void harness_cluster_node_restart(int port)
 {
     char args[16];
     snprintf(args, sizeof(args), "%d", port);
-    cr_assert_eq(services_run("cluster_node_restart", NULL, args, NULL, 0), 0,
-                 "services.sh cluster_node_restart %d failed", port);
+    cr_assert_eq(services("cluster-node-restart", NULL, args, NULL, 0), 0,
+                 "services.sh cluster-node-restart %d failed", port);
 }
 
 void harness_redis_crash(void)
 {
-    run_services("redis-kill");
+    cr_assert_eq(services("redis-kill", NULL, NULL, NULL, 0), 0, "services.sh redis-kill failed");
 }
 
 void harness_redis_restart(void)
 {
-    run_services("redis-restart");
+    cr_assert_eq(services("redis-restart", NULL, NULL, NULL, 0), 0,
+                 "services.sh redis-restart failed");
 }
 
 void harness_redis_signal(int sig)
@@ -620,13 +656,12 @@ void harness_redis_signal(int sig)
 
 void harness_pg_crash(void)
 {
-    cr_assert_eq(services_function("pg_kill", NULL, NULL, 0), 0, "services.sh pg_kill failed");
+    cr_assert_eq(services("pg-kill", NULL, NULL, NULL, 0), 0, "services.sh pg-kill failed");
 }
 
 void harness_pg_restart(void)
 {
-    cr_assert_eq(services_function("pg_restart", NULL, NULL, 0), 0,
-                 "services.sh pg_restart failed");
+    cr_assert_eq(services("pg-restart", NULL, NULL, NULL, 0), 0, "services.sh pg-restart failed");
 }
 
 int harness_admin(char *const args[], char *out, size_t cap)

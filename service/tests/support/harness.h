@@ -10,8 +10,10 @@
 #include <hiredis/hiredis.h>
 #include <libpq-fe.h>
 
+#include "blast.h"
 #include "config.h"
 #include "redis_cluster.h"
+#include "reserve_batch.h"
 #include "scripts.h"
 
 /* Defaults overlaid with the SECKILL_* environment of the test run. The
@@ -40,6 +42,16 @@ void harness_item_reset(redisContext *c, const scripts *sc, int64_t item, long l
  * per-buyer limit. */
 void harness_item_round(redisContext *c, const scripts *sc, int64_t item, long long stock,
                         long long round, long long starts_ms, long long ends_ms, int limit);
+
+/* One call of the reserve script (sc's) on c, on the keys of key (item's own
+ * or a segment's): buyers users[i] (0: anonymous) in modes[i] (NULL: "0"
+ * for a named buyer, "1" for an anonymous one), one unit each, order ids
+ * first_order..; their order locks taken for guard_ttl_ms (0: none, as
+ * order_guard = script). The n answers land in out. Aborts the test on an
+ * error or a reply it cannot read. */
+void harness_reserve(redisContext *c, const scripts *sc, int64_t item, int64_t key, int n,
+                     const int64_t *users, const char **modes, int64_t first_order,
+                     int guard_ttl_ms, reserve_answer *out);
 
 /* Runs "<cmd> <key>" (LLEN, EXISTS, HLEN...) and returns its integer reply;
  * aborts the test on anything else. */
@@ -105,6 +117,13 @@ int harness_http(int port, const char *method, const char *path, const char *tok
 size_t harness_lab_buy_request(char *buf, size_t cap, const char *strategy, int64_t item,
                                size_t user, int delay_ms);
 
+/* A storm on the laboratory: buyers purchases of item through strategy at
+ * once on the server at port, one connection each, buyer i + 1 the i-th,
+ * each working delay_ms in the critical section. Asserts that every one
+ * was answered (within 60 s); the answers are in the result. */
+blast_result harness_lab_storm(int port, const char *strategy, int64_t item, size_t buyers,
+                               int delay_ms);
+
 /* The number `field` of GET /api/v1/experiments/<strategy>/audit?item=N
  * from the server on port; asserts a 200 that holds the field. */
 int64_t harness_lab_audit(int port, const char *strategy, int64_t item, const char *field);
@@ -139,7 +158,7 @@ void harness_redis_signal(int sig);
 void harness_pg_crash(void);
 void harness_pg_restart(void);
 
-/* Starts nginx under the run's folder (services.sh nginx_start) on a free
+/* Starts nginx under the run's folder (services.sh nginx-start) on a free
  * port in front of the seckill servers on the n upstream ports (round
  * robin, keep-alive), and returns that port once /ready answers through it.
  * Aborts the test when it does not start. */
@@ -148,7 +167,7 @@ int harness_nginx_start(const int *upstreams, int n);
 void harness_nginx_stop(void);
 
 /* Starts two more Redis servers under the run's folder (services.sh
- * redlock_start) and writes the three servers of a Redlock, the run's Redis
+ * redlock-start) and writes the three servers of a Redlock, the run's Redis
  * first, as "127.0.0.1:<port>,..." into servers. */
 void harness_redlock_start(char *servers, size_t cap);
 /* Crashes (SIGKILL, by its pid file) extra server n (1 or 2). */
@@ -156,7 +175,7 @@ void harness_redlock_kill(int n);
 /* Stops the extra servers that are still running (for .fini too). */
 void harness_redlock_stop(void);
 
-/* Starts a ZooKeeper under the run's folder (services.sh zk_start: tick
+/* Starts a ZooKeeper under the run's folder (services.sh zk-start: tick
  * 500 ms, sessions from 1 s) and writes its address "127.0.0.1:<port>"
  * into servers. Aborts the test when it does not start. */
 void harness_zk_start(char *servers, size_t cap);
@@ -164,7 +183,7 @@ void harness_zk_start(char *servers, size_t cap);
 void harness_zk_stop(void);
 
 /* Starts a Redis Cluster of 3 masters and 3 replicas under the run's folder
- * (services.sh cluster_start: fresh nodes on free ports, `redis-cli
+ * (services.sh cluster-start: fresh nodes on free ports, `redis-cli
  * --cluster create`, every node at cluster_state:ok with all slots assigned,
  * replicas in sync; about 4 s) and writes its seeds, all six nodes as
  * "127.0.0.1:<port>,...", into seeds. Returns 0, or -1 when it did not
@@ -178,13 +197,13 @@ void harness_cluster_stop(void);
  * another master meanwhile. */
 void harness_cluster_node_restart(int port);
 
-/* A suite on that cluster (harness_cluster.c). For its PRE_ALL report hook:
- * starts it for all the suite's tests and hands them its seeds through the
- * environment; asserts nothing (a hook runs outside any test): returns 0,
- * or -1 and every test fails in harness_cluster_seeds saying why. For its
- * POST_ALL: stops it. */
+/* A suite on that cluster (harness_cluster.c; HARNESS_CLUSTER_SUITE in
+ * harness_suite.h). In the runner, before the first test: starts it for all
+ * the suite's tests, hands them its seeds through the environment, and
+ * stops it when the runner exits. Asserts nothing (it runs outside any
+ * test): returns 0, or -1 and every test fails in harness_cluster_seeds
+ * saying why. */
 int harness_cluster_start_shared(void);
-void harness_cluster_stop_shared(void);
 
 /* In a test: the suite's seeds, "127.0.0.1:<port>,..."; aborts the test when
  * the cluster did not start. */
@@ -280,13 +299,13 @@ void harness_system_stop(harness_system *s);
  * cluster does, a script call or a MULTI whose keys hash to different slots
  * (CROSSSLOT). Its files and log go under the run's scratch folder.
  *
- * For a suite's PRE_ALL report hook: starts it for all the suite's tests
- * (about 2 s) and hands its port to them through the environment. Asserts
- * nothing (a hook runs outside any test): returns 0, or -1 and says why on
- * stderr and to every test, which then fails in harness_cluster_node_port. */
+ * In the runner, before the first test (HARNESS_CLUSTER_NODE_SUITE in
+ * harness_suite.h): starts it for all the suite's tests (about 2 s), hands
+ * its port to them through the environment, and kills it when the runner
+ * exits. Asserts nothing (it runs outside any test): returns 0, or -1 and
+ * says why on stderr and to every test, which then fails in
+ * harness_cluster_node_port. */
 int harness_cluster_node_start_shared(void);
-/* For the POST_ALL hook: stops it (it also dies with the runner). */
-void harness_cluster_node_stop_shared(void);
 
 /* In a test: the port of the suite's node; aborts the test, saying why,
  * when it did not start. */

@@ -1,5 +1,5 @@
 /* harness_cluster.c: a server and a worker on the Redis Cluster of 3 masters
- * and 3 replicas that services.sh cluster_start makes (harness_cluster_start):
+ * and 3 replicas that services.sh cluster-start makes (harness_cluster_start):
  * one cluster for a whole suite, handed to its tests through the
  * environment, emptied for each test, and the binaries pointed at it by the
  * config key redis_cluster. */
@@ -20,8 +20,20 @@
 #define SEEDS_ENV "SECKILL_TEST_CLUSTER_SEEDS"
 #define SEEDS_ERROR_ENV "SECKILL_TEST_CLUSTER_ERROR"
 
+static pid_t runner; /* the process that started the suite's cluster */
+
+/* At the runner's exit; not at a test's (the tests are its children). */
+static void stop_shared(void)
+{
+    if (getpid() == runner)
+        harness_cluster_stop();
+}
+
 int harness_cluster_start_shared(void)
 {
+    /* First: a cluster that started in part goes too. */
+    runner = getpid();
+    atexit(stop_shared);
     char seeds[1024];
     if (harness_cluster_start(seeds, sizeof(seeds)) == 0) {
         setenv(SEEDS_ENV, seeds, 1);
@@ -29,23 +41,18 @@ int harness_cluster_start_shared(void)
     }
     fprintf(stderr, "harness: the Redis Cluster did not start\n");
     setenv(SEEDS_ERROR_ENV,
-           "services.sh cluster_start failed (logs: $SECKILL_TEST_DIR/cluster/node-*/redis.log, "
+           "services.sh cluster-start failed (logs: $SECKILL_TEST_DIR/cluster/node-*/redis.log, "
            "create.log)",
            1);
     unsetenv(SEEDS_ENV);
     return -1;
 }
 
-void harness_cluster_stop_shared(void)
-{
-    harness_cluster_stop();
-}
-
 const char *harness_cluster_seeds(void)
 {
     const char *seeds = getenv(SEEDS_ENV), *why = getenv(SEEDS_ERROR_ENV);
     cr_assert(seeds && *seeds, "the suite's Redis Cluster did not start: %s",
-              why ? why : "no PRE_ALL report hook calls harness_cluster_start_shared()");
+              why ? why : "no HARNESS_CLUSTER_SUITE() in the test file");
     return seeds;
 }
 

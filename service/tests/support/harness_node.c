@@ -1,6 +1,6 @@
 /* harness_node.c: the one-node Redis Cluster of the suites that hold the
  * product's calls to a cluster's slot rules: one node for a whole suite,
- * started by its PRE_ALL report hook and stopped by its POST_ALL, each test
+ * started by its PRE_ALL report hook and stopped when the runner exits, each test
  * starting from an emptied node. A start costs two seconds (a new master
  * waits that long before it says cluster_state:ok), a FLUSHALL nothing. */
 #include "harness.h"
@@ -120,7 +120,7 @@ static pid_t node_spawn(int *port, char *err, size_t cap)
     }
     if (pid == 0) {
         /* The node ends with the process that started it, even when ctest
-         * kills that one at its timeout and no POST_ALL runs. */
+         * kills that one at its timeout and no exit handler runs. */
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent)
             _exit(127);
@@ -162,8 +162,20 @@ static pid_t node_spawn(int *port, char *err, size_t cap)
     return pid;
 }
 
+static pid_t runner; /* the process that started the suite's node */
+
+/* At the runner's exit; not at a test's (the tests are its children). */
+static void stop_shared(void)
+{
+    if (getpid() == runner && shared_node > 0)
+        harness_stop(shared_node, SIGKILL);
+    shared_node = 0;
+}
+
 int harness_cluster_node_start_shared(void)
 {
+    runner = getpid();
+    atexit(stop_shared);
     char err[768];
     int port;
     shared_node = node_spawn(&port, err, sizeof(err));
@@ -180,18 +192,11 @@ int harness_cluster_node_start_shared(void)
     return 0;
 }
 
-void harness_cluster_node_stop_shared(void)
-{
-    if (shared_node > 0)
-        harness_stop(shared_node, SIGKILL);
-    shared_node = 0;
-}
-
 int harness_cluster_node_port(void)
 {
     const char *port = getenv(NODE_PORT_ENV), *why = getenv(NODE_ERROR_ENV);
     cr_assert(port && atoi(port) > 0, "the suite's cluster node did not start: %s",
-              why ? why : "no PRE_ALL report hook calls harness_cluster_node_start_shared()");
+              why ? why : "no HARNESS_CLUSTER_NODE_SUITE() in the test file");
     return atoi(port);
 }
 

@@ -2,6 +2,7 @@
 #include "sale.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,26 +14,58 @@
 #include "harness.h"
 #include "keys.h"
 
-static int64_t create(int port, const char *token, const char *name, int64_t stock, int lab)
+static int64_t create(int port, const char *token, char *view, size_t cap, const char *name,
+                      int64_t stock, const char *terms, va_list ap)
 {
-    char body[256], resp[1024];
+    char members[512], body[768];
+    int n = vsnprintf(members, sizeof(members), terms, ap);
+    cr_assert(n >= 0 && (size_t)n < sizeof(members), "create item: terms too long");
+    n = snprintf(body, sizeof(body), "{\"name\":\"%s\",\"stock\":%" PRId64 "%s%s}", name, stock,
+                 members[0] ? "," : "", members);
+    cr_assert(n >= 0 && (size_t)n < sizeof(body), "create item: body too long");
+    int status = harness_http(port, "POST", "/api/v1/items", token, body, view, cap);
+    cr_assert_eq(status, 201, "create item %s: %d %s", body, status, view);
     int64_t id = 0;
-    snprintf(body, sizeof(body), "{\"name\":\"%s\",\"stock\":%" PRId64 "%s}", name, stock,
-             lab ? ",\"lab\":true" : "");
-    int status = harness_http(port, "POST", "/api/v1/items", token, body, resp, sizeof(resp));
-    cr_assert_eq(status, 201, "create item: %d %s", status, resp);
-    cr_assert_eq(sscanf(resp, "{\"id\":%" SCNd64, &id), 1, "create item: %s", resp);
+    cr_assert_eq(sscanf(view, "{\"id\":%" SCNd64, &id), 1, "create item: %s", view);
+    return id;
+}
+
+int64_t sale_create_item_view(int port, const char *token, char *view, size_t cap, const char *name,
+                              int64_t stock, const char *terms, ...)
+{
+    va_list ap;
+    va_start(ap, terms);
+    int64_t id = create(port, token, view, cap, name, stock, terms, ap);
+    va_end(ap);
+    return id;
+}
+
+int64_t sale_create_item_with(int port, const char *token, const char *name, int64_t stock,
+                              const char *terms, ...)
+{
+    char view[4096];
+    va_list ap;
+    va_start(ap, terms);
+    int64_t id = create(port, token, view, sizeof(view), name, stock, terms, ap);
+    va_end(ap);
     return id;
 }
 
 int64_t sale_create_item(int port, const char *token, const char *name, int64_t stock)
 {
-    return create(port, token, name, stock, 0);
+    return sale_create_item_with(port, token, name, stock, "%s", "");
 }
 
 int64_t sale_create_lab_item(int port, const char *token, const char *name, int64_t stock)
 {
-    return create(port, token, name, stock, 1);
+    return sale_create_item_with(port, token, name, stock, "\"lab\":true");
+}
+
+int64_t sale_order_id(const char *resp)
+{
+    const char *at = strstr(resp, "\"order_id\":\"");
+    cr_assert_not_null(at, "no order_id in %s", resp);
+    return strtoll(at + strlen("\"order_id\":\""), NULL, 10);
 }
 
 int64_t sale_item_number(int port, int64_t item, const char *field)

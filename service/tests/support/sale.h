@@ -14,9 +14,21 @@
 
 /* Creates an item through the admin API; aborts the test on failure. */
 int64_t sale_create_item(int port, const char *token, const char *name, int64_t stock);
+/* The same with more of its terms: JSON members, as printf makes them from
+ * terms and what follows ("\"per_buyer_limit\":%d", 2). */
+int64_t sale_create_item_with(int port, const char *token, const char *name, int64_t stock,
+                              const char *terms, ...) __attribute__((format(printf, 5, 6)));
+/* The same, the item's view (the 201's body) landing in view (cap bytes). */
+int64_t sale_create_item_view(int port, const char *token, char *view, size_t cap, const char *name,
+                              int64_t stock, const char *terms, ...)
+    __attribute__((format(printf, 7, 8)));
 /* The same for a laboratory item ("lab": true), the only kind the
  * laboratory's routes act on. */
 int64_t sale_create_lab_item(int port, const char *token, const char *name, int64_t stock);
+
+/* The order id of a 202's body (its "order_id"); aborts the test when it
+ * has none. */
+int64_t sale_order_id(const char *resp);
 
 /* A number of the item's view (GET /api/v1/items/{id}): "sold",
  * "remaining", "queued", "persisted"... -1 (and the answer on stderr) when the
