@@ -73,7 +73,7 @@ source "$dir/env"
 scripts/migrate.sh >/dev/null
 seeds=$(cluster_start "$dir")
 export SECKILL_ADMIN_TOKEN=$token SECKILL_ALLOW_ANONYMOUS=true SECKILL_LOG_LEVEL=${SECKILL_LOG_LEVEL:-warn}
-export SECKILL_LAB=${SECKILL_LAB:-on} # as in `make run` and scripts/bench.sh
+export SECKILL_LAB=${SECKILL_LAB:-on} # as in `make run` and `make bench`
 
 # The nodes, in cluster_start's order (node-1..6 are the seeds' order): port, pid, role.
 IFS=, read -r -a node_addrs <<<"$seeds"

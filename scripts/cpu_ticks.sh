@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cpu_ticks.sh: the CPU processes spent so far, read from /proc; sourced by scripts/bench.sh and
+# cpu_ticks.sh: the CPU processes spent so far, read from /proc; sourced by
 # scripts/bench_cluster.sh, which charge each request the CPU of every process taking part.
 
 # ticks PID: CPU time of a process so far, in clock ticks (utime + stime of all its threads); 0 if

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # progress.sh: where a long script is (step k of n, elapsed, about how long is left); sourced by
-# scripts/bench.sh and loadtest/experiments.sh.
+# scripts/bench_cluster.sh (loadtest/seckill_lab/progress.py is the same line for make bench and
+# make experiments).
 #
 #   progress_begin NAME N           N steps of about the same cost: what is left is the mean time
 #                                   of a finished step times the steps not finished.

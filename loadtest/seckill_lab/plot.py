@@ -5,6 +5,7 @@ experiments.{png,svg} for `make experiments` (requests/s and oversold units per 
 import json
 import os
 import subprocess
+import sys
 import tempfile
 
 from .system import ROOT, Failure
@@ -81,7 +82,7 @@ set ylabel "milliseconds"
 unset multiplot
 ''')
     os.replace(svg + ".tmp", svg)
-    print(f"bench_plot: drew {svg} from {json_path}", file=__import__("sys").stderr)
+    print(f"bench: drew {svg} from {json_path}", file=sys.stderr)
 
 
 def experiments(run, out_dir, title):
