@@ -176,3 +176,18 @@ def between_markers(doc, section, begin="<!-- bench:begin", end="<!-- bench:end"
         elif not skip:
             out.append(line)
     return "\n".join(out) + "\n"
+
+
+def reserve_calls(commandstats):
+    """The reserve script's calls (evalsha and eval) in an INFO commandstats reply."""
+    total = 0
+    for line in commandstats.splitlines():
+        if line.startswith(("cmdstat_evalsha:", "cmdstat_eval:")):
+            total += int(line.split(":", 1)[1].split(",")[0].split("=")[1])
+    return total
+
+
+def shares(deltas):
+    """Each master's share of the calls, "33% / 34% / 33%"."""
+    total = sum(deltas)
+    return " / ".join(f"{(100 * d / total if total else 0):.0f}%" for d in deltas)

@@ -150,6 +150,18 @@ class Elections(unittest.TestCase):
         self.assertEqual(figures.overlaps([(0, 10), (300, 310)], 500), 1)
 
 
+class ReserveCalls(unittest.TestCase):
+    STATS = ("# Commandstats\r\ncmdstat_evalsha:calls=120,usec=900,usec_per_call=7.50\r\n"
+             "cmdstat_eval:calls=3,usec=30,usec_per_call=10.00\r\ncmdstat_get:calls=99,usec=9\r\n")
+
+    def test_the_reserve_scripts_calls_are_evalsha_and_eval(self):
+        self.assertEqual(figures.reserve_calls(self.STATS), 123)
+
+    def test_each_masters_share_in_percent(self):
+        self.assertEqual(figures.shares([1, 1, 2]), "25% / 25% / 50%")
+        self.assertEqual(figures.shares([0, 0, 0]), "0% / 0% / 0%")
+
+
 class Markers(unittest.TestCase):
     def test_the_section_replaces_what_lies_between_the_markers(self):
         doc = "# P\nabove\n<!-- bench:begin x -->\nold\n<!-- bench:end -->\nbelow\n"

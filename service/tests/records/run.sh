@@ -2,7 +2,7 @@
 # run.sh: ctest scenario_records_under_run: a run of `make experiments SCENARIO=wrong_unlock` (the
 # shortest scenario) writes its result under run/results/ and leaves every committed file as it
 # was: `git status` and the diff of the tree are the same before and after. (RECORD=1 is the one
-# way to update loadtest/results/; bench and bench_cluster.sh follow the same rule.) Exit 77
+# way to update loadtest/results/; make bench and make bench-cluster follow the same rule.) Exit 77
 # (skipped) outside a git checkout.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../../.."
