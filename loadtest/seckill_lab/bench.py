@@ -26,7 +26,6 @@ request (/proc/<pid>/stat before and after each round; wrk's own from its rusage
 import datetime
 import json
 import os
-import resource
 import shlex
 import shutil
 import signal
@@ -36,7 +35,7 @@ import time
 
 from . import figures, plot
 from .progress import Progress, Quiet
-from .system import (ROOT, TICK_US, Backends, Failure, Proc, base_env, free_port, get_json,
+from .system import (ROOT, TICK_US, Backends, Failure, Proc, base_env, free_port, get_json, wrk,
                      pg_procs, pg_ticks, post_json, read_env, services, sh, ticks, wait_ready)
 
 TOKEN = "bench-admin-token"
@@ -245,19 +244,7 @@ class Bench:
     def fire(self, duration, url, item=None, seed=None, out=None):
         """wrk with the bench's settings; with an item every request is a purchase of a new buyer.
         Returns (its report, its CPU seconds)."""
-        argv = ["wrk", f"-t{self.s.threads}", f"-c{self.s.conns}", f"-d{duration}", "--latency"]
-        if item is not None:
-            argv += ["-s", "loadtest/purchase.lua", url, "--", str(item), str(seed)]
-        else:
-            argv.append(url)
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        r = subprocess.run(argv, cwd=ROOT, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        if out:
-            with open(out, "w") as f:
-                f.write(r.stdout)
-        cpu_s = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        return r.stdout, cpu_s
+        return wrk(self.s.threads, self.s.conns, duration, url, item, seed, out)
 
     def run_wrk(self, name, round_no, url, item=None, seed=None, server_pid=None):
         """One round of NAME: its rps, p50, p99, socket errors and the CPU microseconds a request
@@ -275,6 +262,15 @@ class Bench:
         for proc, t in spent.items():
             self.cpu[name, proc].append(figures.per_unit(t, TICK_US, w["requests"]))
         self.cpu[name, "wrk"].append(figures.per_unit(wrk_s * 1e6, 1, w["requests"]))
+
+    def wait_drained(self, seconds=60):
+        """Until the worker has persisted every order still pending (up to SECONDS)."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            items = self.db.redis("smembers", "seckill:items").split()
+            if all(self.db.redis_int("hlen", f"seckill:{{item:{i}}}:pending") == 0 for i in items):
+                return
+            time.sleep(0.2)
 
     def rounds(self):
         s = self.s
@@ -294,10 +290,13 @@ class Bench:
             p.step(f"round {r} of {s.rounds}: 1b GET /health")
             self.run_wrk("health", r, f"{self.url}/health")
             p.step(f"round {r} of {s.rounds}: 2 purchase")
+            self.wait_drained()
             self.run_wrk("purchase", r, self.url, self.big, seed)
-            # The same purchases with order_guard = script: its server, and a worker of its kind.
+            # The same purchases with order_guard = script: its server, and a worker of its kind,
+            # which first drains what 2 sold, so that neither pays for the other's orders.
             p.step(f"round {r} of {s.rounds}: 2s purchase, order_guard = script")
             self.start_worker("script")
+            self.wait_drained()
             self.run_wrk("script", r, script_url, self.big, seed + 50000000,
                          server_pid=self.procs["server-script"].pid)
             self.start_worker()

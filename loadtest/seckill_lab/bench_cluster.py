@@ -22,16 +22,14 @@ import datetime
 import json
 import os
 import random
-import resource
 import shutil
 import signal
-import subprocess
 import sys
 
 from . import figures
 from .progress import Progress, Quiet
 from .system import (ROOT, TICK_US, Backends, Failure, Proc, base_env, children, free_port, pg_ticks,
-                     post_json, read_env, services, sh, ticks, wait_ready)
+                     post_json, read_env, services, sh, ticks, wait_ready, wrk)
 
 TOKEN = "bench-admin-token"
 STOCK = 10000000
@@ -172,21 +170,14 @@ class BenchCluster:
         """One wrk run; fills row[NAME]."""
         calls_before = [figures.reserve_calls(sh("redis-cli", "-p", m, "INFO", "commandstats")) for m in self.masters]
         before = self.cpu_read()
-        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-        r = subprocess.run(["wrk", f"-t{self.threads}", f"-c{self.conns}", f"-d{self.duration}", "--latency", "-s",
-                            "loadtest/purchase.lua", f"http://127.0.0.1:{port}", "--", str(items),
-                            str(random.randrange(32768) * 100000 + 1)],
-                           cwd=ROOT, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        after_usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        report, wrk_s = wrk(self.threads, self.conns, self.duration, f"http://127.0.0.1:{port}", items,
+                            random.randrange(32768) * 100000 + 1, os.path.join(self.dir, f"wrk-{name}.txt"))
         spent = figures.cpu_delta(before, self.cpu_read())
-        with open(os.path.join(self.dir, f"wrk-{name}.txt"), "w") as f:
-            f.write(r.stdout)
-        w = figures.parse_wrk(r.stdout)
+        w = figures.parse_wrk(report)
         n = w["requests"]
         row = {"rps": round(w["rps"] or 0), "p99": round(w["p99"] or 0, 1)}
         for group, t in spent.items():
             row[group] = figures.per_unit(t, TICK_US, n)
-        wrk_s = (after_usage.ru_utime - usage.ru_utime) + (after_usage.ru_stime - usage.ru_stime)
         row["wrk"] = figures.per_unit(wrk_s * 1e6, 1, n)
         deltas = [figures.reserve_calls(sh("redis-cli", "-p", m, "INFO", "commandstats")) - b
                   for m, b in zip(self.masters, calls_before)]

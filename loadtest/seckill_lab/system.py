@@ -5,6 +5,7 @@ redis-cli and psql, and the CPU ticks of processes from /proc."""
 import json
 import os
 import random
+import resource
 import shlex
 import signal
 import socket
@@ -217,6 +218,24 @@ class Proc:
             return self.popen.wait()
 
     stop = kill
+
+
+def wrk(threads, conns, duration, url, items=None, seed=None, out=None):
+    """wrk --latency at URL; with ITEMS (an item id, or several separated by commas) every request
+    is a purchase of a new buyer (loadtest/purchase.lua, buyers named from SEED). Returns its
+    report (also written to OUT) and the CPU seconds it spent."""
+    argv = ["wrk", f"-t{threads}", f"-c{conns}", f"-d{duration}", "--latency"]
+    if items is not None:
+        argv += ["-s", "loadtest/purchase.lua", url, "--", str(items), str(seed)]
+    else:
+        argv.append(url)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    r = subprocess.run(argv, cwd=ROOT, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if out:
+        with open(out, "w") as f:
+            f.write(r.stdout)
+    return r.stdout, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def now_ms():
