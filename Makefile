@@ -31,14 +31,14 @@ chaos: ## only the fault tests (Redis, PostgreSQL, server and worker killed, SIG
 	scripts/test.sh -R 'chaos|shutdown|worker|sweep'
 
 bench: ## the purchase path against the HTTP ceiling, then on a Redis Cluster (BENCH_CLUSTER=0: not); writes run/results/ (RECORD=1: docs/PERFORMANCE.md, SCALING.md)
-	scripts/bench.sh $(ARGS)
-	[ "$${BENCH_CLUSTER:-1}" = 0 ] || [ -n "$(ARGS)" ] || [ -n "$${BENCH_ONLY:-}" ] || scripts/bench_cluster.sh
+	loadtest/seckill-lab bench $(ARGS)
+	[ "$${BENCH_CLUSTER:-1}" = 0 ] || [ -n "$(ARGS)" ] || [ -n "$${BENCH_ONLY:-}" ] || loadtest/seckill-lab bench-cluster
 
 bench-cluster: ## only the Redis Cluster part of make bench: docs/SCALING.md's table (RECORD=1 writes it)
-	scripts/bench_cluster.sh
+	loadtest/seckill-lab bench-cluster
 
 experiments: ## the oversell lab under load into run/results/ (RECORD=1: loadtest/results/; STRATEGY=, SCENARIO=, REPLAY_000=1)
-	loadtest/experiments.sh
+	loadtest/seckill-lab experiments
 
 screenshots: ## renew the README's screenshots (docs/screenshot-*.png) from the browser test (FROM_LAST_RUN=1: its last run's)
 	scripts/screenshots.sh

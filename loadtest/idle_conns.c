@@ -1,6 +1,6 @@
 /* idle_conns.c: opens N TCP connections to HOST:PORT, sends nothing, and
  * holds them until killed: the "10,000 idle buyers" of the memory
- * measurement of scripts/bench.sh.
+ * measurement of `make bench` (loadtest/seckill-lab bench).
  *
  * Usage: idle_conns HOST PORT N
  * Prints "open <k>" on stdout once k connections are established (k < N when

@@ -2,7 +2,7 @@
 # run.sh: ctest scenario_records_under_run: a run of `make experiments SCENARIO=wrong_unlock` (the
 # shortest scenario) writes its result under run/results/ and leaves every committed file as it
 # was: `git status` and the diff of the tree are the same before and after. (RECORD=1 is the one
-# way to update loadtest/results/; bench.sh and bench_cluster.sh follow the same rule.) Exit 77
+# way to update loadtest/results/; make bench and make bench-cluster follow the same rule.) Exit 77
 # (skipped) outside a git checkout.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../../.."
@@ -16,7 +16,7 @@ state() { { git status --porcelain=v1 --untracked-files=all; git diff HEAD; } | 
 result=run/results/scenario-wrong_unlock.md
 before=$(state)
 rm -f "$result"
-env -u RECORD SCENARIO=wrong_unlock loadtest/experiments.sh >/dev/null
+env -u RECORD SCENARIO=wrong_unlock loadtest/seckill-lab experiments >/dev/null
 after=$(state)
 [[ -s $result ]] || { echo "scenario_records_under_run: no $result" >&2; exit 1; }
 grep -q '^# Scenario wrong_unlock' "$result" || { echo "$result is not the scenario's" >&2; exit 1; }
