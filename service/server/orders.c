@@ -10,47 +10,7 @@
 #include "keys.h"
 #include "log.h"
 #include "order_lock.h"
-
-/* An order row's columns, in read_record's order. */
-#define RECORD_COLUMNS                                                                             \
-    "id, item_id, user_id, round, (extract(epoch FROM created_at) * 1000)::bigint, quantity, "     \
-    "first_unit, status, coalesce((extract(epoch FROM pay_by) * 1000)::bigint, 0), "               \
-    "coalesce((extract(epoch FROM paid_at) * 1000)::bigint, 0), "                                  \
-    "coalesce((extract(epoch FROM ended_at) * 1000)::bigint, 0), returned_at IS NOT NULL, "        \
-    "coalesce(pay_by <= clock_timestamp(), false), coalesce(segment_id, 0), coalesce(home_id, "    \
-    "0), "                                                                                         \
-    "round_over"
-
-static int64_t int_at(const PGresult *res, int row, int col)
-{
-    return strtoll(PQgetvalue(res, row, col), NULL, 10);
-}
-
-/* Reads row into *r; *overdue (may be NULL) says whether pay_by passed,
- * by the clock when the row was read (a payment that waited for the row's
- * lock is judged when it got it, not when its transaction began). */
-static void read_record(const PGresult *res, int row, order_record *r, int *overdue)
-{
-    memset(r, 0, sizeof(*r));
-    r->o.id = int_at(res, row, 0);
-    r->o.item_id = int_at(res, row, 1);
-    r->o.user_id = int_at(res, row, 2);
-    r->o.round = int_at(res, row, 3);
-    r->o.created_ms = int_at(res, row, 4);
-    r->o.quantity = (int)int_at(res, row, 5);
-    r->o.first_unit = int_at(res, row, 6);
-    if (order_state_named(PQgetvalue(res, row, 7), &r->state) < 0)
-        r->state = ORDER_PERSISTED;
-    r->pay_by_ms = int_at(res, row, 8);
-    r->paid_ms = int_at(res, row, 9);
-    r->ended_ms = int_at(res, row, 10);
-    r->returned = PQgetvalue(res, row, 11)[0] == 't';
-    if (overdue)
-        *overdue = PQgetvalue(res, row, 12)[0] == 't';
-    r->o.segment_id = int_at(res, row, 13);
-    r->o.home_id = int_at(res, row, 14);
-    r->round_over = PQgetvalue(res, row, 15)[0] == 't';
-}
+#include "order_row.h"
 
 /* The order in its item's pending hash: accepted, not yet persisted. The
  * order id does not tell the item, so every registered item's hash is asked:
@@ -102,15 +62,16 @@ static sk_status read_row(store *s, int64_t order_id, int lock, order_record *ou
     char id_s[24];
     snprintf(id_s, sizeof(id_s), "%" PRId64, order_id);
     const char *p[] = {id_s};
-    PGresult *res = store_pg(s,
-                             lock ? "SELECT " RECORD_COLUMNS " FROM orders WHERE id = $1 FOR UPDATE"
-                                  : "SELECT " RECORD_COLUMNS " FROM orders WHERE id = $1",
-                             1, p, PGRES_TUPLES_OK, NULL);
+    PGresult *res =
+        store_pg(s,
+                 lock ? "SELECT " ORDER_ROW_COLUMNS " FROM orders WHERE id = $1 FOR UPDATE"
+                      : "SELECT " ORDER_ROW_COLUMNS " FROM orders WHERE id = $1",
+                 1, p, PGRES_TUPLES_OK, NULL);
     if (!res)
         return SK_BACKEND_DOWN;
     sk_status st = PQntuples(res) == 1 ? SK_OK : SK_NOT_FOUND;
     if (st == SK_OK)
-        read_record(res, 0, out, overdue);
+        order_row_read(res, 0, out, overdue);
     PQclear(res);
     return st;
 }
@@ -143,15 +104,16 @@ sk_status orders_list(store *s, int64_t user, int64_t before, int limit, order_r
     snprintf(limit_s, sizeof(limit_s), "%d", limit);
     const char *p[] = {user_s, before_s, limit_s};
     *n = 0;
-    PGresult *res = store_pg(s,
-                             "SELECT " RECORD_COLUMNS " FROM orders WHERE user_id = $1 AND id < $2 "
-                             "ORDER BY id DESC LIMIT $3",
-                             3, p, PGRES_TUPLES_OK, NULL);
+    PGresult *res =
+        store_pg(s,
+                 "SELECT " ORDER_ROW_COLUMNS " FROM orders WHERE user_id = $1 AND id < $2 "
+                 "ORDER BY id DESC LIMIT $3",
+                 3, p, PGRES_TUPLES_OK, NULL);
     if (!res)
         return SK_BACKEND_DOWN;
     int rows = PQntuples(res);
     for (int i = 0; i < rows && i < limit; i++)
-        read_record(res, i, &out[i], NULL);
+        order_row_read(res, i, &out[i], NULL);
     *n = (size_t)(rows < limit ? rows : limit);
     PQclear(res);
     return SK_OK;
@@ -224,8 +186,8 @@ static int move_row(store *s, order_record *r, order_state to)
     int ok = PQntuples(res) == 1;
     if (ok) {
         r->state = to;
-        r->paid_ms = int_at(res, 0, 0);
-        r->ended_ms = int_at(res, 0, 1);
+        r->paid_ms = order_row_int(res, 0, 0);
+        r->ended_ms = order_row_int(res, 0, 1);
     }
     PQclear(res);
     return ok ? 0 : -1;

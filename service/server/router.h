@@ -30,6 +30,8 @@ typedef enum route_id {
     ROUTE_ORDER_PAY,    /* POST /api/v1/orders/{id}/pay (admin: the payment provider's word) */
     ROUTE_ORDER_CANCEL, /* POST /api/v1/orders/{id}/cancel (its buyer or admin) */
     ROUTE_ITEM_ARCHIVE, /* DELETE /api/v1/items/{id} (admin): off sale for good */
+    ROUTE_ITEM_ORDERS,  /* GET /api/v1/items/{id}/orders (orders:read): feed.h */
+    ROUTE_EVENTS,       /* GET /api/v1/events (orders:read): the orders' events, feed.h */
     ROUTE_COUNT
 } route_id;
 
