@@ -13,12 +13,10 @@
 /* The row an event kept goes back into the orders' row type, so the order
  * is read with the same columns (and so rendered the same way) as a live
  * one; a column a later migration adds is null in older events. */
-const char outbox_events_sql[] =
-    "SELECT " ORDER_ROW_COLUMNS ", ev_id, ev_type, ev_ms FROM ("
-    " SELECT e.id AS ev_id, e.type AS ev_type,"
-    "   (extract(epoch FROM e.created_at) * 1000)::bigint AS ev_ms, o.*"
-    " FROM order_events e CROSS JOIN LATERAL jsonb_populate_record(NULL::orders, e.order_row) o"
-    " WHERE e.id > $1::bigint ORDER BY e.id LIMIT $2::int) x ORDER BY ev_id";
+const char outbox_events_sql[] = "SELECT " OUTBOX_EVENT_COLUMNS " FROM (SELECT " OUTBOX_EVENT_INNER
+                                 " FROM order_events e " OUTBOX_EVENT_ORDER
+                                 " WHERE e.id > $1::bigint ORDER BY e.id LIMIT $2::int) x"
+                                 " ORDER BY ev_id";
 
 size_t outbox_events_read(const PGresult *res, outbox_event *out, size_t cap)
 {

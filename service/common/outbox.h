@@ -12,6 +12,7 @@
 #include <libpq-fe.h>
 
 #include "order_life.h"
+#include "order_row.h"
 
 /* Events one page of the feed holds at most, and by default. */
 #define OUTBOX_PAGE_MAX 1000
@@ -32,6 +33,17 @@ typedef struct outbox_event {
     int64_t at_ms;
     order_record order;
 } outbox_event;
+
+/* For a query of other tables joined to order_events e: the inner SELECT's
+ * columns and the join that reads the order kept, and the outer SELECT's
+ * columns that outbox_events_read reads (its own may follow them). */
+#define OUTBOX_EVENT_INNER                                                                         \
+    "e.id AS ev_id, e.type AS ev_type, (extract(epoch FROM e.created_at) * 1000)::bigint AS "      \
+    "ev_ms, "                                                                                      \
+    "o.*"
+#define OUTBOX_EVENT_ORDER "CROSS JOIN LATERAL jsonb_populate_record(NULL::orders, e.order_row) o"
+#define OUTBOX_EVENT_COLUMNS ORDER_ROW_COLUMNS ", ev_id, ev_type, ev_ms"
+#define OUTBOX_EVENT_NCOLUMNS (ORDER_ROW_NCOLUMNS + 3)
 
 /* The events with ids above $1, in id order, at most $2 ($1, $2 as text);
  * read the result with outbox_events_read. */

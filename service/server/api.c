@@ -405,6 +405,8 @@ void api_handle(void *ctx, http_exchange *ex)
         return;
     case ROUTE_ITEM_ORDERS:
     case ROUTE_EVENTS:
+    case ROUTE_WEBHOOK_DEAD:
+    case ROUTE_WEBHOOK_REPLAY:
         feed_start(a, ex, &m);
         return;
     case ROUTE_LAB_RESULTS:

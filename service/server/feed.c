@@ -14,6 +14,7 @@
 #include "outbox.h"
 #include "store.h"
 #include "validate.h"
+#include "webhook_dead.h"
 
 typedef struct feed_job {
     app *a;
@@ -36,32 +37,37 @@ static int count_param(const char *s, int64_t min, int64_t max, int64_t def, int
     return validate_id(s, strlen(s), out) == 0 && *out >= min && *out <= max ? 0 : -1;
 }
 
-sk_status feed_parse(route_id route, const char *after, const char *limit, const char *round,
-                     const char *status, feed_query *q, const char **why)
+sk_status feed_parse(route_id route, const feed_params *p, feed_query *q, const char **why)
 {
-    int feed = route == ROUTE_EVENTS;
+    int feed = route == ROUTE_EVENTS || route == ROUTE_WEBHOOK_DEAD;
     int64_t max = feed ? OUTBOX_PAGE_MAX : FEED_ORDERS_MAX;
     int64_t v;
     memset(q, 0, sizeof(*q));
-    if (count_param(after, 0, INT64_MAX, 0, &q->after) < 0) {
+    if (route == ROUTE_WEBHOOK_DEAD || route == ROUTE_WEBHOOK_REPLAY) {
+        if (count_param(p->endpoint_id, 1, INT64_MAX, 0, &q->endpoint_id) < 0) {
+            *why = "endpoint_id must be an endpoint's id (as the dead-letter lists it)";
+            return SK_INVALID;
+        }
+    }
+    if (count_param(p->after, 0, INT64_MAX, 0, &q->after) < 0) {
         *why = feed ? "after must be an event id (0: from the first)"
                     : "after must be an order id (0: from the first)";
         return SK_INVALID;
     }
-    if (count_param(limit, 1, max, feed ? OUTBOX_PAGE_DEFAULT : FEED_ORDERS_DEFAULT, &v) < 0) {
+    if (count_param(p->limit, 1, max, feed ? OUTBOX_PAGE_DEFAULT : FEED_ORDERS_DEFAULT, &v) < 0) {
         *why = "limit must be an integer from 1 to 1000";
         return SK_INVALID;
     }
     q->limit = (int)v;
-    if (feed)
+    if (route != ROUTE_ITEM_ORDERS)
         return SK_OK;
-    if (count_param(round, 1, INT64_MAX, 0, &q->round) < 0) {
+    if (count_param(p->round, 1, INT64_MAX, 0, &q->round) < 0) {
         *why = "round must be a round number of the item (1, 2, ...)";
         return SK_INVALID;
     }
-    if (status) {
+    if (p->status) {
         q->has_status = 1;
-        if (order_state_named(status, &q->status) < 0 || q->status == ORDER_QUEUED) {
+        if (order_state_named(p->status, &q->status) < 0 || q->status == ORDER_QUEUED) {
             *why = "status must be persisted, paid, cancelled or expired";
             return SK_INVALID;
         }
@@ -148,9 +154,15 @@ static void run_feed(void *thread_ctx, void *arg)
     feed_job *j = arg;
     store *s = thread_ctx;
     char *body = NULL;
-    sk_status st = !s                         ? SK_BACKEND_DOWN
-                   : j->route == ROUTE_EVENTS ? events_page(s, &j->q, &body)
-                                              : item_orders(s, j->item_id, &j->q, &body);
+    sk_status st = SK_BACKEND_DOWN;
+    if (s && j->route == ROUTE_EVENTS)
+        st = events_page(s, &j->q, &body);
+    else if (s && j->route == ROUTE_ITEM_ORDERS)
+        st = item_orders(s, j->item_id, &j->q, &body);
+    else if (s && j->route == ROUTE_WEBHOOK_DEAD)
+        st = webhook_dead_list(s, j->q.endpoint_id, j->q.after, j->q.limit, &body);
+    else if (s)
+        st = webhook_dead_replay(s, j->q.endpoint_id, &body);
     if (st == SK_OK)
         http_exchange_reply(j->ex, 200, body, strlen(body), NULL);
     else
@@ -167,9 +179,10 @@ void feed_start(app *a, http_exchange *ex, const route_match *m)
         http_exchange_reply_error(ex, SK_INTERNAL, "out of memory");
         return;
     }
-    sk_status st = feed_parse(m->route, http_exchange_query(ex, "after"),
-                              http_exchange_query(ex, "limit"), http_exchange_query(ex, "round"),
-                              http_exchange_query(ex, "status"), &j->q, &why);
+    feed_params p = {http_exchange_query(ex, "after"), http_exchange_query(ex, "limit"),
+                     http_exchange_query(ex, "round"), http_exchange_query(ex, "status"),
+                     http_exchange_query(ex, "endpoint_id")};
+    sk_status st = feed_parse(m->route, &p, &j->q, &why);
     if (st != SK_OK) {
         free(j);
         http_exchange_reply_error(ex, st, why);

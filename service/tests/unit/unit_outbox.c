@@ -76,12 +76,14 @@ Test(outbox, the_query_of_an_items_orders_is_checked_and_defaults_to_everything)
 {
     feed_query q;
     const char *why = NULL;
-    cr_assert_eq(feed_parse(ROUTE_ITEM_ORDERS, NULL, NULL, NULL, NULL, &q, &why), SK_OK);
+    feed_params none = {0};
+    cr_assert_eq(feed_parse(ROUTE_ITEM_ORDERS, &none, &q, &why), SK_OK);
     cr_assert_eq(q.after, 0);
     cr_assert_eq(q.limit, FEED_ORDERS_DEFAULT);
     cr_assert_eq(q.round, 0);
     cr_assert_eq(q.has_status, 0);
-    cr_assert_eq(feed_parse(ROUTE_ITEM_ORDERS, "0", "1000", "3", "expired", &q, &why), SK_OK);
+    feed_params all = {"0", "1000", "3", "expired", NULL};
+    cr_assert_eq(feed_parse(ROUTE_ITEM_ORDERS, &all, &q, &why), SK_OK);
     cr_assert_eq(q.limit, 1000);
     cr_assert_eq(q.round, 3);
     cr_assert(q.has_status && q.status == ORDER_EXPIRED);
@@ -92,9 +94,8 @@ Test(outbox, the_query_of_an_items_orders_is_checked_and_defaults_to_everything)
         {NULL, NULL, NULL, "shipped"}, {"99999999999999999999", NULL, NULL, NULL}};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         why = NULL;
-        cr_assert_eq(
-            feed_parse(ROUTE_ITEM_ORDERS, bad[i][0], bad[i][1], bad[i][2], bad[i][3], &q, &why),
-            SK_INVALID, "case %zu", i);
+        feed_params p = {bad[i][0], bad[i][1], bad[i][2], bad[i][3], NULL};
+        cr_assert_eq(feed_parse(ROUTE_ITEM_ORDERS, &p, &q, &why), SK_INVALID, "case %zu", i);
         cr_assert_not_null(why, "case %zu says why", i);
     }
 }
@@ -103,11 +104,28 @@ Test(outbox, the_feed_takes_after_and_limit_and_ignores_the_lists_filters)
 {
     feed_query q;
     const char *why = NULL;
-    cr_assert_eq(feed_parse(ROUTE_EVENTS, "12", NULL, "0", "nonsense", &q, &why), SK_OK);
+    feed_params ignored = {"12", NULL, "0", "nonsense", "x"};
+    cr_assert_eq(feed_parse(ROUTE_EVENTS, &ignored, &q, &why), SK_OK);
     cr_assert_eq(q.after, 12);
     cr_assert_eq(q.limit, OUTBOX_PAGE_DEFAULT);
-    cr_assert_eq(feed_parse(ROUTE_EVENTS, NULL, "1001", NULL, NULL, &q, &why), SK_INVALID);
+    feed_params big = {NULL, "1001", NULL, NULL, NULL};
+    cr_assert_eq(feed_parse(ROUTE_EVENTS, &big, &q, &why), SK_INVALID);
     cr_assert_str_eq(why, "limit must be an integer from 1 to 1000");
+}
+
+Test(outbox, the_dead_letter_takes_an_endpoint_and_its_routes_are_the_admins)
+{
+    feed_query q;
+    const char *why = NULL;
+    feed_params one = {"7", "50", NULL, NULL, "2"};
+    cr_assert_eq(feed_parse(ROUTE_WEBHOOK_DEAD, &one, &q, &why), SK_OK);
+    cr_assert_eq(q.endpoint_id, 2);
+    cr_assert_eq(q.after, 7);
+    cr_assert_eq(q.limit, 50);
+    feed_params bad = {NULL, NULL, NULL, NULL, "0"};
+    cr_assert_eq(feed_parse(ROUTE_WEBHOOK_REPLAY, &bad, &q, &why), SK_INVALID);
+    cr_assert_eq(router_scope(ROUTE_WEBHOOK_DEAD, "GET"), CREDENTIAL_ADMIN);
+    cr_assert_eq(router_scope(ROUTE_WEBHOOK_REPLAY, "POST"), CREDENTIAL_ADMIN);
 }
 
 Test(outbox, both_reads_are_routed_and_need_orders_read)
