@@ -74,21 +74,22 @@ int64_t webhook_store_fan_out(PGconn *pg, int64_t endpoint_id)
     return res ? first_int(res, 0) : -1;
 }
 
-int webhook_store_due(PGconn *pg, webhook_delivery *out, int cap)
+int webhook_store_due(PGconn *pg, int64_t endpoint_id, webhook_delivery *out, int cap)
 {
-    char limit[12];
+    char limit[12], id[24];
     snprintf(limit, sizeof(limit), "%d", cap);
-    const char *p[] = {limit};
+    snprintf(id, sizeof(id), "%" PRId64, endpoint_id);
+    const char *p[] = {limit, id};
     PGresult *res = run(
         pg,
         "SELECT " OUTBOX_EVENT_COLUMNS ", endpoint_id, attempts FROM (SELECT " OUTBOX_EVENT_INNER
         ", d.endpoint_id, d.attempts FROM webhook_deliveries d"
         " JOIN order_events e ON e.id = d.event_id " OUTBOX_EVENT_ORDER
-        " WHERE d.dead_at IS NULL AND d.next_at <= now()"
+        " WHERE d.endpoint_id = $2 AND d.dead_at IS NULL AND d.next_at <= now()"
         "   AND NOT EXISTS (SELECT 1 FROM webhook_deliveries w WHERE w.endpoint_id = d.endpoint_id"
         "     AND w.order_id = d.order_id AND w.event_id < d.event_id)"
-        " ORDER BY d.event_id LIMIT $1::int) x ORDER BY ev_id, endpoint_id",
-        1, p, PGRES_TUPLES_OK);
+        " ORDER BY d.event_id LIMIT $1::int) x ORDER BY ev_id",
+        2, p, PGRES_TUPLES_OK);
     if (!res)
         return -1;
     int n = PQntuples(res) < cap ? PQntuples(res) : cap;

@@ -33,10 +33,10 @@ int64_t webhook_store_endpoint(PGconn *pg, const char *url);
  * events stay in order. Returns how many, or -1. */
 int64_t webhook_store_fan_out(PGconn *pg, int64_t endpoint_id);
 
-/* The deliveries due now whose order has no earlier one waiting at the same
- * endpoint, oldest event first, at most cap, into out. Returns how many, or
- * -1. */
-int webhook_store_due(PGconn *pg, webhook_delivery *out, int cap);
+/* The endpoint's deliveries due now whose order has no earlier one waiting
+ * there, oldest event first, at most cap, into out. Asked per endpoint, so
+ * that one with many due never hides another's. Returns how many, or -1. */
+int webhook_store_due(PGconn *pg, int64_t endpoint_id, webhook_delivery *out, int cap);
 
 /* The endpoint answered 2xx: the delivery is done. 0 or -1. */
 int webhook_store_delivered(PGconn *pg, const webhook_delivery *d);

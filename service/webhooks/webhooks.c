@@ -24,7 +24,7 @@
 
 #define COMPONENT "webhooks"
 /* Deliveries in flight at most, and per endpoint. */
-#define IN_FLIGHT_MAX 64
+#define IN_FLIGHT_MAX (WEBHOOK_ENDPOINTS_MAX * IN_FLIGHT_PER_ENDPOINT)
 #define IN_FLIGHT_PER_ENDPOINT 16
 /* The longest nap between turns: retries fall due on PostgreSQL's clock,
  * and the fan-out and lag are looked at about this often without a NOTIFY. */
@@ -221,16 +221,6 @@ static int prepare(webhooks *w, transfer *t)
     return curl_multi_add_handle(w->multi, t->easy) == CURLM_OK ? 0 : -1;
 }
 
-static int endpoint_of(const webhooks *w, int64_t id, size_t *ep)
-{
-    for (size_t i = 0; i < w->nendpoints; i++)
-        if (w->endpoints[i].id == id) {
-            *ep = i;
-            return 0;
-        }
-    return -1;
-}
-
 static int sending(const webhooks *w, const webhook_delivery *d)
 {
     for (int i = 0; i < w->nin_flight; i++)
@@ -240,18 +230,19 @@ static int sending(const webhooks *w, const webhook_delivery *d)
     return 0;
 }
 
-/* Starts the deliveries due, as many as there is room for. */
-static void start_due(webhooks *w)
+/* Starts endpoint ep's deliveries due, as many as there is room for. */
+static void start_due(webhooks *w, size_t ep)
 {
-    webhook_delivery *due = malloc(2 * IN_FLIGHT_MAX * sizeof(*due));
-    int n = due ? webhook_store_due(w->pg, due, 2 * IN_FLIGHT_MAX) : 0;
+    endpoint_state *e = &w->endpoints[ep];
+    /* Those in flight are due too: asked for again, and skipped. */
+    int cap = e->in_flight + IN_FLIGHT_PER_ENDPOINT;
+    webhook_delivery *due = malloc((size_t)cap * sizeof(*due));
+    int n = due ? webhook_store_due(w->pg, e->id, due, cap) : 0;
     if (n < 0)
         drop_pg(w);
-    for (int i = 0; i < n && w->nin_flight < IN_FLIGHT_MAX; i++) {
-        size_t ep;
-        /* An endpoint no longer configured keeps its rows: nothing to sign with. */
-        if (endpoint_of(w, due[i].endpoint_id, &ep) < 0 || sending(w, &due[i]) ||
-            w->endpoints[ep].in_flight >= IN_FLIGHT_PER_ENDPOINT)
+    for (int i = 0; i < n && w->nin_flight < IN_FLIGHT_MAX && e->in_flight < IN_FLIGHT_PER_ENDPOINT;
+         i++) {
+        if (sending(w, &due[i]))
             continue;
         transfer *t = calloc(1, sizeof(*t));
         if (!t)
@@ -259,7 +250,7 @@ static void start_due(webhooks *w)
         t->ep = ep;
         t->d = due[i];
         w->in_flight[w->nin_flight++] = t;
-        w->endpoints[ep].in_flight++;
+        e->in_flight++;
         if (prepare(w, t) < 0) {
             log_msg(LOG_WARN, COMPONENT, "event %" PRId64 ": cannot make its request", t->d.ev.id);
             transfer_free(w, t);
@@ -351,8 +342,8 @@ static void lead(webhooks *w)
         }
         w->next_lag_ms = now + SLOW_TICK_MS;
     }
-    if (w->pg && w->nin_flight < IN_FLIGHT_MAX)
-        start_due(w);
+    for (size_t i = 0; w->pg && i < w->nendpoints && w->nin_flight < IN_FLIGHT_MAX; i++)
+        start_due(w, i);
 }
 
 int webhooks_run(webhooks *w, int stop_fd)
