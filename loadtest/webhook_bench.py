@@ -5,7 +5,7 @@ Runs rounds of the same wrk purchase storm (loadtest/purchase.lua) against a fre
 and seckill-worker, alternately without webhooks and with seckill-webhooks delivering every event
 to two endpoints (two loadtest/webhook_receiver.py), and prints purchases per second of each, the
 ratio (target >= 0.95: a purchase never waits for a webhook) and the events delivered per second
-(all the round's events over the time from the storm's start until the last was delivered).
+(deliveries to both endpoints from the storm's start to --drain-seconds after its end).
 
 Needs the build (build/) and the Redis and PostgreSQL of a run folder, migrated:
   source run/<dir>/env && loadtest/webhook_bench.py [--rounds 3] [--seconds 8]
@@ -49,12 +49,6 @@ def wait_http(url, timeout_s=20):
         except OSError:
             time.sleep(0.1)
     sys.exit(f"webhook_bench: {url} does not answer")
-
-
-def psql(sql):
-    out = subprocess.run(["psql", os.environ["SECKILL_PG_CONNINFO"], "-Atc", sql],
-                         capture_output=True, text=True, check=True)
-    return int(out.stdout.strip() or 0)
 
 
 class Round:
@@ -116,6 +110,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seconds", type=int, default=8)
+    ap.add_argument("--drain-seconds", type=int, default=10)
     args = ap.parse_args()
     logdir = os.environ.get("SECKILL_TEST_DIR", "/tmp")
     rates = {"none": [], "two endpoints": []}
@@ -123,20 +118,15 @@ def main():
     for k in range(args.rounds):
         for mode in rates:
             webhooks = mode != "none"
-            events_before = psql("SELECT coalesce(max(id), 0) FROM order_events")
             r = Round(logdir, webhooks)
             try:
                 start = time.time()
                 rps, item = storm(r, args.seconds, k * 2 + webhooks + 1)
                 rates[mode].append(rps)
                 if webhooks:
-                    deadline = time.time() + 600
-                    while time.time() < deadline:
-                        events = psql(f"SELECT count(*) FROM order_events WHERE id > {events_before}")
-                        orders = psql(f"SELECT count(*) FROM orders WHERE item_id = {item}")
-                        if orders > 0 and events >= orders and r.delivered() >= 2 * events:
-                            break
-                        time.sleep(0.2)
+                    # Delivery keeps going after the storm: measured over a window, not to the
+                    # end (two Python receivers are the slower side on a small machine).
+                    time.sleep(args.drain_seconds)
                     delivered.append(r.delivered() / (time.time() - start))
             finally:
                 r.stop()
@@ -144,7 +134,7 @@ def main():
     none, two = statistics.median(rates["none"]), statistics.median(rates["two endpoints"])
     print(f"purchases/s: {none:.0f} without webhooks, {two:.0f} with two endpoints "
           f"(median of {args.rounds}); ratio {two / none:.3f} (target >= 0.95)")
-    print(f"events delivered/s (both endpoints together, storm start to last delivery): "
+    print(f"events delivered/s (both endpoints together, storm start to {args.drain_seconds} s after): "
           f"{statistics.median(delivered):.0f}")
 
 

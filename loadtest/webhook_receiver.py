@@ -67,6 +67,10 @@ class Receiver:
 def handler_for(rx: Receiver):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # Headers and body in one segment, sent at once: written apart, Nagle held the body
+        # for the sender's delayed ACK, 40 ms an answer on a kept-alive connection.
+        disable_nagle_algorithm = True
+        wbufsize = 65536
 
         def log_message(self, *args):
             pass

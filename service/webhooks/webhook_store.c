@@ -80,16 +80,19 @@ int webhook_store_due(PGconn *pg, int64_t endpoint_id, webhook_delivery *out, in
     snprintf(limit, sizeof(limit), "%d", cap);
     snprintf(id, sizeof(id), "%" PRId64, endpoint_id);
     const char *p[] = {limit, id};
-    PGresult *res = run(
-        pg,
-        "SELECT " OUTBOX_EVENT_COLUMNS ", endpoint_id, attempts FROM (SELECT " OUTBOX_EVENT_INNER
-        ", d.endpoint_id, d.attempts FROM webhook_deliveries d"
-        " JOIN order_events e ON e.id = d.event_id " OUTBOX_EVENT_ORDER
-        " WHERE d.endpoint_id = $2 AND d.dead_at IS NULL AND d.next_at <= now()"
-        "   AND NOT EXISTS (SELECT 1 FROM webhook_deliveries w WHERE w.endpoint_id = d.endpoint_id"
-        "     AND w.order_id = d.order_id AND w.event_id < d.event_id)"
-        " ORDER BY d.event_id LIMIT $1::int) x ORDER BY ev_id",
-        2, p, PGRES_TUPLES_OK);
+    PGresult *res = run(pg,
+                        "SELECT " OUTBOX_EVENT_COLUMNS
+                        ", endpoint_id, attempts FROM (SELECT " OUTBOX_EVENT_INNER
+                        ", d.endpoint_id, d.attempts FROM webhook_deliveries d"
+                        " JOIN order_events e ON e.id = d.event_id " OUTBOX_EVENT_ORDER
+                        " WHERE d.endpoint_id = $2 AND d.dead_at IS NULL AND d.next_at <= now()"
+                        /* The head of its order's chain. A correlated subquery, not NOT EXISTS: a
+                         * planner without statistics yet (a new table) ran that as an anti join
+                         * that read every delivery of the endpoint for each row. */
+                        "   AND d.event_id = (SELECT min(w.event_id) FROM webhook_deliveries w"
+                        "     WHERE w.endpoint_id = d.endpoint_id AND w.order_id = d.order_id)"
+                        " ORDER BY d.event_id LIMIT $1::int) x ORDER BY ev_id",
+                        2, p, PGRES_TUPLES_OK);
     if (!res)
         return -1;
     int n = PQntuples(res) < cap ? PQntuples(res) : cap;
@@ -161,14 +164,15 @@ double webhook_store_lag_s(PGconn *pg, int64_t endpoint_id)
     char id[24];
     snprintf(id, sizeof(id), "%" PRId64, endpoint_id);
     const char *p[] = {id};
-    /* The oldest event waiting: in its deliveries, or not yet taken. */
+    /* The oldest event waiting (ids are in commit order): the first of its
+     * deliveries, else the first not yet taken. */
     PGresult *res =
         run(pg,
-            "SELECT coalesce(extract(epoch FROM now() - least("
-            " (SELECT min(e.created_at) FROM webhook_deliveries d JOIN order_events e"
-            "   ON e.id = d.event_id WHERE d.endpoint_id = $1 AND d.dead_at IS NULL),"
-            " (SELECT min(e.created_at) FROM order_events e WHERE e.id > (SELECT after_event"
-            "   FROM webhook_endpoints WHERE id = $1)))), 0)",
+            "SELECT coalesce(extract(epoch FROM now() - (SELECT created_at FROM order_events"
+            " WHERE id = coalesce((SELECT min(event_id) FROM webhook_deliveries"
+            "   WHERE endpoint_id = $1 AND dead_at IS NULL),"
+            " (SELECT min(id) FROM order_events WHERE id > (SELECT after_event"
+            "   FROM webhook_endpoints WHERE id = $1))))), 0)",
             1, p, PGRES_TUPLES_OK);
     double lag = res && PQntuples(res) == 1 ? strtod(PQgetvalue(res, 0, 0), NULL) : -1;
     PQclear(res);
