@@ -121,15 +121,24 @@ static size_t listed(int64_t item, const char *q, const char *want_status)
     return n;
 }
 
+/* An item of stock units with two minutes to pay, sold out; its order ids
+ * (*n of them, the caller frees) and the item in *item. */
+static int64_t *sold_item(PGconn *pg, size_t stock, int64_t *item, size_t *n)
+{
+    *item = create_item((int64_t)stock, 120);
+    sell_out(*item, stock);
+    int64_t *ids = order_ids(pg, *item, n);
+    cr_assert_eq(*n, stock);
+    return ids;
+}
+
 Test(outbox, an_items_orders_come_page_by_page_in_id_order_filtered_by_status_and_round)
 {
     enum { STOCK = 30, PAGE = 7 };
-    int64_t item = create_item(STOCK, 120);
-    sell_out(item, STOCK);
     PGconn *pg = harness_pg();
     size_t n;
-    int64_t *ids = order_ids(pg, item, &n);
-    cr_assert_eq(n, STOCK);
+    int64_t item;
+    int64_t *ids = sold_item(pg, STOCK, &item, &n);
     for (size_t i = 0; i < 10; i++)
         settle("pay", ids[i]);
     for (size_t i = 10; i < 15; i++)
@@ -259,12 +268,10 @@ static int expected_events(const char *status, int returned, const char *types[3
 Test(outbox, the_feed_holds_one_event_per_change_of_a_sale_with_pays_cancels_and_expiries)
 {
     enum { STOCK = 1000 };
-    int64_t item = create_item(STOCK, 120);
-    sell_out(item, STOCK);
     PGconn *pg = harness_pg();
     size_t n;
-    int64_t *ids = order_ids(pg, item, &n);
-    cr_assert_eq(n, STOCK);
+    int64_t item;
+    int64_t *ids = sold_item(pg, STOCK, &item, &n);
     for (size_t i = 0; i < n; i++)
         if (i % 3 == 0)
             settle("pay", ids[i]);

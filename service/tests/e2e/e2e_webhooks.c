@@ -310,12 +310,20 @@ static size_t dead_rows(void)
     }
 }
 
+/* The one receiver of a test (file: its record, mode: its first answers),
+ * as webhook_endpoints lists it into endpoints; returns its port. */
+static int one_endpoint(const char *file, const char *mode, char *endpoints, size_t cap)
+{
+    int port;
+    receivers[0] = start_receiver(&port, SECRET_A, file, mode);
+    snprintf(endpoints, cap, "http://127.0.0.1:%d/hook " SECRET_A, port);
+    return port;
+}
+
 Test(webhooks, a_receiver_that_never_recovers_fills_the_dead_letter_and_its_replay_delivers_it)
 {
-    int pa;
-    receivers[0] = start_receiver(&pa, SECRET_A, "wh-dead.jsonl", "fail");
     char endpoints[256];
-    snprintf(endpoints, sizeof(endpoints), "http://127.0.0.1:%d/hook " SECRET_A, pa);
+    int pa = one_endpoint("wh-dead.jsonl", "fail", endpoints, sizeof(endpoints));
     deliverer = start_deliverer(endpoints, "3", "100", 0);
     int64_t item = create_item(24);
     sell_and_settle(item, 24, 1);
@@ -354,10 +362,8 @@ Test(webhooks, a_receiver_that_never_recovers_fills_the_dead_letter_and_its_repl
 
 Test(webhooks, the_worker_and_the_deliverer_killed_during_a_sale_lose_no_event)
 {
-    int pa;
-    receivers[0] = start_receiver(&pa, SECRET_A, "wh-kill.jsonl", "ok");
     char endpoints[256];
-    snprintf(endpoints, sizeof(endpoints), "http://127.0.0.1:%d/hook " SECRET_A, pa);
+    one_endpoint("wh-kill.jsonl", "ok", endpoints, sizeof(endpoints));
     deliverer = start_deliverer(endpoints, "50", "100", 0);
     int64_t item = create_item(1500);
     sale s;
