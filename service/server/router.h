@@ -19,21 +19,23 @@ typedef enum route_id {
     ROUTE_ITEM_GET,
     ROUTE_PURCHASE,
     ROUTE_ORDER_GET,
-    ROUTE_LAB_LIST,       /* GET /api/v1/experiments */
-    ROUTE_LAB_PURCHASE,   /* GET|POST /api/v1/experiments/{strategy}/purchase */
-    ROUTE_LAB_AUDIT,      /* GET /api/v1/experiments/{strategy}/audit */
-    ROUTE_PAGE,           /* GET /, /lab, /static/{file}: the web pages */
-    ROUTE_LAB_RESULTS,    /* GET /lab/results.json: `make experiments`' results */
-    ROUTE_METRICS,        /* GET /metrics: Prometheus text format */
-    ROUTE_ITEM_RESTOCK,   /* POST /api/v1/items/{id}/stock */
-    ROUTE_ORDER_LIST,     /* GET /api/v1/orders?user_id=: a buyer's orders */
-    ROUTE_ORDER_PAY,      /* POST /api/v1/orders/{id}/pay (admin: the payment provider's word) */
-    ROUTE_ORDER_CANCEL,   /* POST /api/v1/orders/{id}/cancel (its buyer or admin) */
-    ROUTE_ITEM_ARCHIVE,   /* DELETE /api/v1/items/{id} (admin): off sale for good */
-    ROUTE_ITEM_ORDERS,    /* GET /api/v1/items/{id}/orders (orders:read): feed.h */
-    ROUTE_EVENTS,         /* GET /api/v1/events (orders:read): the orders' events, feed.h */
-    ROUTE_WEBHOOK_DEAD,   /* GET /api/v1/webhooks/dead (admin): webhook_dead.h */
-    ROUTE_WEBHOOK_REPLAY, /* POST /api/v1/webhooks/dead/replay (admin) */
+    ROUTE_LAB_LIST,     /* GET /api/v1/experiments */
+    ROUTE_LAB_PURCHASE, /* GET|POST /api/v1/experiments/{strategy}/purchase */
+    ROUTE_LAB_AUDIT,    /* GET /api/v1/experiments/{strategy}/audit */
+    ROUTE_PAGE,         /* GET /, /lab, /static/{file}: the web pages */
+    ROUTE_LAB_RESULTS,  /* GET /lab/results.json: `make experiments`' results */
+    ROUTE_METRICS,      /* GET /metrics: Prometheus text format */
+    ROUTE_ITEM_RESTOCK, /* POST /api/v1/items/{id}/stock */
+    ROUTE_ORDER_LIST,   /* GET /api/v1/orders?user_id=: a buyer's orders */
+    ROUTE_ORDER_PAY,    /* POST /api/v1/orders/{id}/pay (admin: the payment provider's word) */
+    ROUTE_ORDER_CANCEL, /* POST /api/v1/orders/{id}/cancel (its buyer or admin) */
+    ROUTE_ITEM_ARCHIVE, /* DELETE /api/v1/items/{id} (admin): off sale for good */
+    /* feed.h: GET /api/v1/items/{id}/orders and GET /api/v1/events (orders:read),
+     * GET /api/v1/webhooks/dead and POST /api/v1/webhooks/dead/replay (admin) */
+    ROUTE_ITEM_ORDERS,
+    ROUTE_EVENTS,
+    ROUTE_WEBHOOK_DEAD,
+    ROUTE_WEBHOOK_REPLAY,
     ROUTE_COUNT
 } route_id;
 
