@@ -2,6 +2,7 @@
 # Build: docker build -t seckill .
 # Run:   docker run -e SECKILL_REDIS_HOST=... -e SECKILL_PG_CONNINFO=... seckill            (server)
 #        docker run ... seckill seckill-worker                                            (worker)
+#        docker run -e SECKILL_WEBHOOK_ENDPOINTS=... seckill seckill-webhooks             (webhooks)
 #        docker run ... seckill /usr/local/share/seckill/scripts/migrate.sh               (schema)
 # Or the whole system: docker-compose.yml. `make docker-check` builds and runs it on a machine
 # without a registry (scripts/docker_check.sh: the base below made by debootstrap).
@@ -13,7 +14,7 @@ ARG BASE=debian:12-slim
 FROM ${BASE} AS build
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         build-essential cmake pkg-config libmicrohttpd-dev libhiredis-dev libjansson-dev \
-        libpq-dev libssl-dev libevent-dev libzookeeper-mt-dev \
+        libpq-dev libssl-dev libevent-dev libzookeeper-mt-dev libcurl4-openssl-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt ./
@@ -31,7 +32,7 @@ LABEL org.opencontainers.image.title="seckill"
 LABEL org.opencontainers.image.version="0.3.0"
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         libmicrohttpd12 libhiredis0.14 libjansson4 libpq5 libssl3 libevent-2.1-7 \
-        libevent-pthreads-2.1-7 libzookeeper-mt2 \
+        libevent-pthreads-2.1-7 libzookeeper-mt2 libcurl4 \
         postgresql-client curl \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --no-create-home --shell /usr/sbin/nologin seckill

@@ -3,7 +3,7 @@
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config curl libmicrohttpd-dev libhiredis-dev libjansson-dev
-    libpq-dev libssl-dev libcriterion-dev libevent-dev redis-server redis-tools postgresql wrk apache2-utils
+    libpq-dev libssl-dev libcurl4-openssl-dev libcriterion-dev libevent-dev redis-server redis-tools postgresql wrk apache2-utils
     nginx-light valgrind chromium nodejs npm zookeeper libzookeeper-mt-dev python3 "$@")
 
 # A package whose command is already there from elsewhere counts as present: a nodejs from

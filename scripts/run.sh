@@ -19,6 +19,7 @@ stop_all() {
     stop_pid "$dir/rebuild.pid" seckill-admin
     for f in "$dir"/server.pid "$dir"/server-*.pid; do stop_pid "$f" seckill-server; done
     stop_pid "$dir/worker.pid" seckill-worker
+    stop_pid "$dir/webhooks.pid" seckill-webhooks
     zk_stop "$dir"
     redlock_stop "$dir"
     cluster_stop "$dir"
@@ -144,6 +145,8 @@ rm -f "$dir"/server-*.log "$dir"/access-*.log
 # The processes run.sh starts and watches, by name: "server" (or "server-1".."server-N" behind
 # nginx) and "worker"; each server's own port and access log.
 names=(worker)
+# seckill-webhooks too when endpoints are set (docs/WEBHOOKS.md): it has nothing to do otherwise.
+[[ -z ${SECKILL_WEBHOOK_ENDPOINTS:-} ]] || names+=(webhooks)
 declare -A port_of access_of
 if ((instances == 1)); then
     names+=(server) port_of[server]=$port access_of[server]=$dir/access.log

@@ -18,6 +18,7 @@
 #include "redis_cluster.h"
 #include "validate.h"
 #include "version.h"
+#include "webhook_endpoints.h"
 
 /* KEY_ENUM: one word of a fixed list (any case), kept as its index in an enum field. */
 typedef enum { KEY_INT, KEY_BOOL, KEY_STR, KEY_ENUM } key_type;
@@ -200,6 +201,18 @@ static const config_key keys[] = {
             "period of the sweep of dead workers' lists (0: never; heartbeat TTL 3 periods)"),
     INT_KEY(worker_metrics_port, "0", 0, 65535,
             "port of the worker's own GET /metrics, on host (0: none)"),
+    SECRET_LIST_KEY(webhook_endpoints, webhook_endpoints_check,
+                    "url secret,... of the shop's webhook endpoints, each with its own signing "
+                    "secret (16 to 256 characters), for seckill-webhooks (empty: none)"),
+    INT_KEY(webhook_max_attempts, "20", 1, 1000,
+            "attempts of one event at one endpoint, then it goes to the endpoint's dead-letter"),
+    INT_KEY(webhook_retry_first_ms, "1000", 1, 3600000,
+            "delay before a webhook's first retry, doubled after each failure"),
+    INT_KEY(webhook_retry_max_ms, "3600000", 1, 86400000, "longest delay between two retries"),
+    INT_KEY(webhook_timeout_ms, "10000", 100, 600000,
+            "how long one delivery may take (connect and answer), then it counts as failed"),
+    INT_KEY(webhook_metrics_port, "0", 0, 65535,
+            "port of seckill-webhooks' own GET /metrics, on host (0: none)"),
     STR_KEY(migrations_dir, "", 0,
             "folder of the SQL migrations of seckill-admin migrate (empty: the installed ones "
             "beside the binary, else ./sql of a checkout)"),

@@ -81,6 +81,13 @@ typedef struct config {
     int worker_sweep_ms;     /* period of the recovery sweep; 0: never */
     int worker_expiry_ms;    /* period of the expiry sweep; 0: never */
     int worker_metrics_port; /* GET /metrics of the worker on host:port; 0: none */
+    /* seckill-webhooks (webhook_endpoints.h) */
+    char *webhook_endpoints;    /* secret; "url secret,..." */
+    int webhook_max_attempts;   /* then the dead-letter */
+    int webhook_retry_first_ms; /* the first retry's delay, doubled after each failure */
+    int webhook_retry_max_ms;   /* ... up to this */
+    int webhook_timeout_ms;     /* one delivery's time */
+    int webhook_metrics_port;   /* GET /metrics of seckill-webhooks on host:port; 0: none */
     /* seckill-admin */
     char *migrations_dir; /* the sql/NNN_*.sql of migrate; empty: the installed ones, or ./sql */
     /* both */

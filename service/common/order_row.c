@@ -1,4 +1,5 @@
-/* order_row.c: the statement that inserts orders, and its parameters. */
+/* order_row.c: an order's row read from a result, the statement that inserts
+ * orders and its parameters. */
 #include "order_row.h"
 
 #include <inttypes.h>
@@ -6,6 +7,29 @@
 #include <string.h>
 
 #include "order.h"
+#include "order_life.h"
+#include "pg_value.h"
+
+int order_row_read(const PGresult *res, int row, order_record *r, int *overdue,
+                   const char *component)
+{
+    memset(r, 0, sizeof(*r));
+    pg_row f = pg_row_at(res, row);
+    r->o = (order){pg_row_i64(&f, 0), pg_row_i64(&f, 1),  pg_row_i64(&f, 2),
+                   pg_row_i64(&f, 3), pg_row_i64(&f, 4),  pg_row_int(&f, 5),
+                   pg_row_i64(&f, 6), pg_row_i64(&f, 13), pg_row_i64(&f, 14)};
+    if (order_state_named(PQgetvalue(res, row, 7), &r->state) < 0)
+        r->state = ORDER_PERSISTED;
+    r->pay_by_ms = pg_row_i64(&f, 8);
+    r->paid_ms = pg_row_i64(&f, 9);
+    r->ended_ms = pg_row_i64(&f, 10);
+    r->returned = pg_row_bool(&f, 11);
+    int late = pg_row_bool(&f, 12);
+    if (overdue)
+        *overdue = late;
+    r->round_over = pg_row_bool(&f, 15);
+    return pg_row_check(&f, component, "an order");
+}
 
 /* $1..$9 are order_insert_values' fields, in its order. */
 #define ORDER_INSERT                                                                               \

@@ -1,6 +1,8 @@
 /* order_row.h: an order's row in PostgreSQL (the orders table), stated once
  * for every module that reads or writes it: which columns hold the keys an
- * order names, and the statement that inserts accepted orders.
+ * order names, the columns a SELECT names and their reader (the server's
+ * order routes, the feed and the orders' events, which keep a row as of each
+ * change: outbox.h), and the statement that inserts accepted orders.
  *
  * An order of a segmented item names the key ids (keys.h) of the segment
  * its units came from (segment_id) and of its buyer's home (home_id); an
@@ -12,9 +14,13 @@
 
 #include <stdint.h>
 
-/* order.h's; not included, so that this header does not bring the name
- * order into its includers (order_return.h's, whose tests name variables so). */
+#include <libpq-fe.h>
+
+/* order.h's and order_life.h's; not included, so that this header does not
+ * bring the name order into its includers (order_return.h's, whose tests
+ * name variables so). */
 struct order;
+struct order_record;
 
 /* The two key columns as C holds them: 0 for the item's own keys. */
 #define ORDER_ROW_KEY_COLUMNS "coalesce(segment_id, 0), coalesce(home_id, 0)"
@@ -23,6 +29,27 @@ struct order;
  * units came from and its buyer's home. */
 #define ORDER_ROW_STOCK_KEY "coalesce(segment_id, item_id)"
 #define ORDER_ROW_HOME_KEY "coalesce(home_id, item_id)"
+
+/* An order row's columns, in order_row_read's order, for a SELECT over
+ * orders or over a row of its type (jsonb_populate_record). */
+#define ORDER_ROW_COLUMNS                                                                          \
+    "id, item_id, user_id, round, (extract(epoch FROM created_at) * 1000)::bigint, quantity, "     \
+    "first_unit, status, coalesce((extract(epoch FROM pay_by) * 1000)::bigint, 0), "               \
+    "coalesce((extract(epoch FROM paid_at) * 1000)::bigint, 0), "                                  \
+    "coalesce((extract(epoch FROM ended_at) * 1000)::bigint, 0), returned_at IS NOT NULL, "        \
+    "coalesce(pay_by <= clock_timestamp(), false), " ORDER_ROW_KEY_COLUMNS ", "                    \
+    "coalesce(round_over, false)"
+
+/* How many they are: a query's own columns follow them. */
+#define ORDER_ROW_NCOLUMNS 16
+
+/* Reads row of res (selected with ORDER_ROW_COLUMNS first) into *r;
+ * *overdue (may be NULL) says whether pay_by had passed, by the clock when
+ * the row was read (a payment that waited for the row's lock is judged when
+ * it got it, not when its transaction began). Returns 0, or -1 (logged for
+ * component) when the row is not an order's. */
+int order_row_read(const PGresult *res, int row, struct order_record *r, int *overdue,
+                   const char *component);
 
 /* The statement that persists accepted orders, a batch at a time: one
  * array parameter per field of order_insert_values, in its order

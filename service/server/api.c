@@ -15,6 +15,7 @@
 #include "archive.h"
 #include "backend.h"
 #include "cross_origin.h"
+#include "feed.h"
 #include "identity.h"
 #include "items.h"
 #include "json_io.h"
@@ -420,6 +421,12 @@ void api_handle(void *ctx, http_exchange *ex)
     }
     case ROUTE_PAGE:
         reply_page(ex);
+        return;
+    case ROUTE_ITEM_ORDERS:
+    case ROUTE_EVENTS:
+    case ROUTE_WEBHOOK_DEAD:
+    case ROUTE_WEBHOOK_REPLAY:
+        feed_start(a, ex, &m);
         return;
     case ROUTE_LAB_RESULTS:
     case ROUTE_LAB_LIST:

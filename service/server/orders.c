@@ -13,38 +13,6 @@
 #include "order_row.h"
 #include "pg_value.h"
 
-/* An order row's columns, in read_record's order. */
-#define RECORD_COLUMNS                                                                             \
-    "id, item_id, user_id, round, (extract(epoch FROM created_at) * 1000)::bigint, quantity, "     \
-    "first_unit, status, coalesce((extract(epoch FROM pay_by) * 1000)::bigint, 0), "               \
-    "coalesce((extract(epoch FROM paid_at) * 1000)::bigint, 0), "                                  \
-    "coalesce((extract(epoch FROM ended_at) * 1000)::bigint, 0), returned_at IS NOT NULL, "        \
-    "coalesce(pay_by <= clock_timestamp(), false), " ORDER_ROW_KEY_COLUMNS ", round_over"
-
-/* Reads row into *r; *overdue (may be NULL) says whether pay_by passed,
- * by the clock when the row was read (a payment that waited for the row's
- * lock is judged when it got it, not when its transaction began). Returns
- * 0, or -1 (logged) when the row is not an order's. */
-static int read_record(const PGresult *res, int row, order_record *r, int *overdue)
-{
-    memset(r, 0, sizeof(*r));
-    pg_row f = pg_row_at(res, row);
-    r->o = (order){pg_row_i64(&f, 0), pg_row_i64(&f, 1),  pg_row_i64(&f, 2),
-                   pg_row_i64(&f, 3), pg_row_i64(&f, 4),  pg_row_int(&f, 5),
-                   pg_row_i64(&f, 6), pg_row_i64(&f, 13), pg_row_i64(&f, 14)};
-    if (order_state_named(PQgetvalue(res, row, 7), &r->state) < 0)
-        r->state = ORDER_PERSISTED;
-    r->pay_by_ms = pg_row_i64(&f, 8);
-    r->paid_ms = pg_row_i64(&f, 9);
-    r->ended_ms = pg_row_i64(&f, 10);
-    r->returned = pg_row_bool(&f, 11);
-    int late = pg_row_bool(&f, 12);
-    if (overdue)
-        *overdue = late;
-    r->round_over = pg_row_bool(&f, 15);
-    return pg_row_check(&f, "orders", "an order");
-}
-
 /* The order in its item's pending hash: accepted, not yet persisted. The
  * order id does not tell the item, so every registered item's hash is asked:
  * one HGET each, all in one round trip. SK_OK, SK_NOT_FOUND or
@@ -98,13 +66,13 @@ static sk_status read_row(pool_session *s, int64_t order_id, int lock, order_rec
     const char *p[] = {id_s};
     PGresult *res =
         pool_session_pg(s,
-                        lock ? "SELECT " RECORD_COLUMNS " FROM orders WHERE id = $1 FOR UPDATE"
-                             : "SELECT " RECORD_COLUMNS " FROM orders WHERE id = $1",
+                        lock ? "SELECT " ORDER_ROW_COLUMNS " FROM orders WHERE id = $1 FOR UPDATE"
+                             : "SELECT " ORDER_ROW_COLUMNS " FROM orders WHERE id = $1",
                         1, p, PGRES_TUPLES_OK, NULL);
     if (!res)
         return SK_BACKEND_DOWN;
     sk_status st = PQntuples(res) == 1 ? SK_OK : SK_NOT_FOUND;
-    if (st == SK_OK && read_record(res, 0, out, overdue) < 0)
+    if (st == SK_OK && order_row_read(res, 0, out, overdue, "orders") < 0)
         st = SK_INTERNAL;
     PQclear(res);
     return st;
@@ -140,7 +108,7 @@ sk_status orders_list(pool_session *s, int64_t user, int64_t before, int limit, 
     *n = 0;
     PGresult *res =
         pool_session_pg(s,
-                        "SELECT " RECORD_COLUMNS " FROM orders WHERE user_id = $1 AND id < $2 "
+                        "SELECT " ORDER_ROW_COLUMNS " FROM orders WHERE user_id = $1 AND id < $2 "
                         "ORDER BY id DESC LIMIT $3",
                         3, p, PGRES_TUPLES_OK, NULL);
     if (!res)
@@ -148,7 +116,7 @@ sk_status orders_list(pool_session *s, int64_t user, int64_t before, int limit, 
     int rows = PQntuples(res);
     sk_status st = SK_OK;
     for (int i = 0; i < rows && i < limit && st == SK_OK; i++)
-        if (read_record(res, i, &out[i], NULL) < 0)
+        if (order_row_read(res, i, &out[i], NULL, "orders") < 0)
             st = SK_INTERNAL;
     *n = st == SK_OK ? (size_t)(rows < limit ? rows : limit) : 0;
     PQclear(res);

@@ -30,6 +30,10 @@ static const route_def routes[] = {
     {ROUTE_ORDER_GET, "GET", "/api/v1/orders/{}", "order_get"},
     {ROUTE_ORDER_PAY, "POST", "/api/v1/orders/{}/pay", "order_pay"},
     {ROUTE_ORDER_CANCEL, "POST", "/api/v1/orders/{}/cancel", "order_cancel"},
+    {ROUTE_ITEM_ORDERS, "GET", "/api/v1/items/{}/orders", "item_orders"},
+    {ROUTE_EVENTS, "GET", "/api/v1/events", "events"},
+    {ROUTE_WEBHOOK_DEAD, "GET", "/api/v1/webhooks/dead", "webhook_dead"},
+    {ROUTE_WEBHOOK_REPLAY, "POST", "/api/v1/webhooks/dead/replay", "webhook_replay"},
     {ROUTE_LAB_LIST, "GET", "/api/v1/experiments", "experiments"},
     /* GET as well, so that a bare `ab URL` buys. */
     {ROUTE_LAB_PURCHASE, "GET", "/api/v1/experiments/{name}/purchase", "experiment_purchase"},
@@ -124,6 +128,10 @@ sk_status router_match(const char *method, const char *path, route_match *m)
         [ROUTE_PAGE] = "GET, HEAD",
         [ROUTE_LAB_RESULTS] = "GET, HEAD",
         [ROUTE_METRICS] = "GET, HEAD",
+        [ROUTE_ITEM_ORDERS] = "GET, HEAD",
+        [ROUTE_EVENTS] = "GET, HEAD",
+        [ROUTE_WEBHOOK_DEAD] = "GET, HEAD",
+        [ROUTE_WEBHOOK_REPLAY] = "POST",
     };
     int path_known = 0;
     const char *allow = NULL;
@@ -179,10 +187,14 @@ credential_scope router_scope(route_id r, const char *method)
     case ROUTE_ITEM_RESET:
     case ROUTE_ITEM_RESTOCK:
     case ROUTE_ITEM_ARCHIVE:
+    case ROUTE_WEBHOOK_DEAD: /* its rows name the endpoints' URLs */
+    case ROUTE_WEBHOOK_REPLAY:
         return CREDENTIAL_ADMIN;
     case ROUTE_ORDER_PAY: /* the payment provider's word, through the shop */
         return CREDENTIAL_PAYMENTS;
     case ROUTE_METRICS:
+    case ROUTE_ITEM_ORDERS:
+    case ROUTE_EVENTS:
         return CREDENTIAL_ORDERS_READ;
     case ROUTE_HEALTH:
     case ROUTE_READY:

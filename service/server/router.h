@@ -30,6 +30,12 @@ typedef enum route_id {
     ROUTE_ORDER_PAY,    /* POST /api/v1/orders/{id}/pay (admin: the payment provider's word) */
     ROUTE_ORDER_CANCEL, /* POST /api/v1/orders/{id}/cancel (its buyer or admin) */
     ROUTE_ITEM_ARCHIVE, /* DELETE /api/v1/items/{id} (admin): off sale for good */
+    /* feed.h: GET /api/v1/items/{id}/orders and GET /api/v1/events (orders:read),
+     * GET /api/v1/webhooks/dead and POST /api/v1/webhooks/dead/replay (admin) */
+    ROUTE_ITEM_ORDERS,
+    ROUTE_EVENTS,
+    ROUTE_WEBHOOK_DEAD,
+    ROUTE_WEBHOOK_REPLAY,
     ROUTE_COUNT
 } route_id;
 

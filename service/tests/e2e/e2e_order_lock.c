@@ -215,5 +215,5 @@ Test(order_lock,
     sale_wait_drained(20000);
     cr_assert_eq(locks_held(item, TOKEN), 0, "none after the drain");
     cr_assert_eq(locks_held(split, TOKEN), 0);
-    stop_system();
+    harness_system_stop(&sys);
 }

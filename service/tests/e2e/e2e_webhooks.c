@@ -1,0 +1,447 @@
+/* e2e_webhooks.c: seckill-webhooks end to end, with the sample receiver
+ * (loadtest/webhook_receiver.py) as the shop: every event reaches every
+ * endpoint, signed, in order per order, through a receiver that fails, then
+ * hangs past the timeout, then recovers; one that never recovers fills the
+ * dead-letter, which the admin lists and replays; the worker and the
+ * deliverer killed -9 during a sale lose no event; and the receiver's check
+ * refuses a forged or stale signature. */
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <criterion/criterion.h>
+#include <jansson.h>
+
+#include "backend.h"
+#include "harness.h"
+#include "sale.h"
+#include "webhook_sign.h"
+
+#define TOKEN "e2e-webhooks-admin-token"
+#define SECRET_A "whsec-e2e-endpoint-a-0123456789"
+#define SECRET_B "whsec-e2e-endpoint-b-0123456789"
+#define RECEIVER SECKILL_SOURCE_DIR "/loadtest/webhook_receiver.py"
+
+static harness_system sys;
+static pid_t receivers[2], deliverer;
+static char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=e2e-webhooks", NULL};
+
+static void start_system(void)
+{
+    harness_system_start(&sys, env, "e2e-webhooks");
+}
+
+static void kill_leftovers(void)
+{
+    harness_kill_leftover(&deliverer);
+    harness_kill_leftover(&receivers[0]);
+    harness_kill_leftover(&receivers[1]);
+    harness_system_kill(&sys);
+}
+
+TestSuite(webhooks, .init = start_system, .fini = kill_leftovers, .timeout = 300);
+
+/* A receiver on a free port, recording into a fresh file named name. */
+static pid_t start_receiver(int *port, const char *secret, const char *name, const char *mode)
+{
+    *port = harness_free_port();
+    char port_s[12], record[512];
+    snprintf(port_s, sizeof(port_s), "%d", *port);
+    snprintf(record, sizeof(record), "%s", harness_path(name));
+    remove(record);
+    char *argv[] = {"env",        "python3",      RECEIVER,   "--port", port_s,
+                    "--secret",   (char *)secret, "--record", record,   "--mode",
+                    (char *)mode, "--hang-s",     "3",        NULL};
+    char log[600];
+    snprintf(log, sizeof(log), "%s.log", name);
+    pid_t pid = harness_spawn("/usr/bin/env", argv, NULL, harness_path(log));
+    cr_assert_eq(harness_wait_http(*port, "/health", 10000), 0, "receiver %s not up", name);
+    return pid;
+}
+
+/* The deliverer for the endpoints (a "url secret,..." list), with extra
+ * settings; up once it registered them. */
+static pid_t start_deliverer(const char *endpoints, const char *attempts, const char *first_ms,
+                             int metrics_port)
+{
+    static char e[6][1200];
+    snprintf(e[0], sizeof(e[0]), "SECKILL_WEBHOOK_ENDPOINTS=%s", endpoints);
+    snprintf(e[1], sizeof(e[1]), "SECKILL_WEBHOOK_MAX_ATTEMPTS=%s", attempts);
+    snprintf(e[2], sizeof(e[2]), "SECKILL_WEBHOOK_RETRY_FIRST_MS=%s", first_ms);
+    snprintf(e[3], sizeof(e[3]), "SECKILL_WEBHOOK_TIMEOUT_MS=1000");
+    snprintf(e[4], sizeof(e[4]), "SECKILL_WEBHOOK_METRICS_PORT=%d", metrics_port);
+    snprintf(e[5], sizeof(e[5]), "SECKILL_LOG_LEVEL=debug");
+    char *extra[] = {e[0], e[1], e[2], e[3], e[4], e[5], NULL};
+    char *argv[] = {"seckill-webhooks", NULL};
+    pid_t pid = harness_spawn(SECKILL_WEBHOOKS_BIN, argv, extra, harness_path("e2e-webhooks.log"));
+    PGconn *pg = harness_pg();
+    int64_t want = 1;
+    for (const char *c = endpoints; *c; c++)
+        want += *c == ',';
+    for (int waited = 0; waited < 10000; waited += 50) {
+        if (harness_pg_int(pg, "SELECT count(*) FROM webhook_endpoints") >= want)
+            break;
+        harness_sleep_ms(50);
+    }
+    cr_assert_eq(harness_pg_int(pg, "SELECT count(*) FROM webhook_endpoints"), want,
+                 "the deliverer registered its endpoints");
+    PQfinish(pg);
+    return pid;
+}
+
+/* One request the receiver verified. */
+typedef struct record {
+    int64_t event_id, order_id, at_ms;
+    int answered, attempt;
+    char type[24], sha[65];
+} record;
+
+/* The receiver's records in arrival order; *n of them. */
+static record *read_records(const char *name, size_t *n)
+{
+    FILE *f = fopen(harness_path(name), "r");
+    size_t cap = 256;
+    record *r = malloc(cap * sizeof(*r));
+    *n = 0;
+    char line[2048];
+    while (f && fgets(line, sizeof(line), f)) {
+        json_t *j = json_loads(line, 0, NULL);
+        if (!j)
+            continue; /* a line still being written */
+        if (*n == cap)
+            r = realloc(r, (cap *= 2) * sizeof(*r));
+        record *x = &r[(*n)++];
+        x->event_id = json_integer_value(json_object_get(j, "event_id"));
+        x->order_id = strtoll(json_string_value(json_object_get(j, "order_id")), NULL, 10);
+        x->at_ms = json_integer_value(json_object_get(j, "at_ms"));
+        x->answered = (int)json_integer_value(json_object_get(j, "answered"));
+        x->attempt = (int)json_integer_value(json_object_get(j, "attempt"));
+        snprintf(x->type, sizeof(x->type), "%s", json_string_value(json_object_get(j, "type")));
+        snprintf(x->sha, sizeof(x->sha), "%s",
+                 json_string_value(json_object_get(j, "body_sha256")));
+        json_decref(j);
+    }
+    if (f)
+        fclose(f);
+    return r;
+}
+
+/* How many distinct events the receiver answered 200 to. */
+static size_t delivered(const record *r, size_t n)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (r[i].answered != 200)
+            continue;
+        int first = 1;
+        for (size_t k = 0; k < i && first; k++)
+            first = !(r[k].answered == 200 && r[k].event_id == r[i].event_id);
+        count += (size_t)first;
+    }
+    return count;
+}
+
+/* Waits until the receiver had every event of the feed; returns its records. */
+static record *wait_all_delivered(const char *name, size_t *n, int timeout_ms)
+{
+    PGconn *pg = harness_pg();
+    int64_t want = harness_pg_int(pg, "SELECT count(*) FROM order_events");
+    PQfinish(pg);
+    record *r = NULL;
+    for (int waited = 0;; waited += 250) {
+        free(r);
+        r = read_records(name, n);
+        if ((int64_t)delivered(r, *n) == want)
+            return r;
+        cr_assert_lt(waited, timeout_ms, "%s: %zu of %" PRId64 " events delivered", name,
+                     delivered(r, *n), want);
+        harness_sleep_ms(250);
+    }
+}
+
+/* Every event of the feed reached the receiver, each event id always with
+ * the same body, and per order the ids it saw never went back. */
+static void assert_books(const record *r, size_t n)
+{
+    PGconn *pg = harness_pg();
+    PGresult *res = PQexec(pg, "SELECT id, order_id, type FROM order_events ORDER BY id");
+    cr_assert_eq(PQresultStatus(res), PGRES_TUPLES_OK);
+    for (int row = 0; row < PQntuples(res); row++) {
+        int64_t id = strtoll(PQgetvalue(res, row, 0), NULL, 10);
+        int found = 0;
+        for (size_t i = 0; i < n; i++)
+            if (r[i].event_id == id) {
+                cr_assert_eq(r[i].order_id, strtoll(PQgetvalue(res, row, 1), NULL, 10));
+                cr_assert_str_eq(r[i].type, PQgetvalue(res, row, 2));
+                found |= r[i].answered == 200;
+            }
+        cr_assert(found, "event %" PRId64 " delivered", id);
+    }
+    PQclear(res);
+    PQfinish(pg);
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = i + 1; k < n; k++) {
+            if (r[k].event_id == r[i].event_id)
+                cr_assert_str_eq(r[k].sha, r[i].sha, "event %" PRId64 " came again the same",
+                                 r[i].event_id);
+            if (r[k].order_id == r[i].order_id)
+                cr_assert_geq(r[k].event_id, r[i].event_id,
+                              "order %" PRId64 ": event %" PRId64 " after %" PRId64, r[i].order_id,
+                              r[k].event_id, r[i].event_id);
+        }
+}
+
+static int64_t create_item(int64_t stock)
+{
+    char body[160], resp[4096];
+    snprintf(body, sizeof(body),
+             "{\"name\":\"webhooks\",\"stock\":%" PRId64 ",\"payment_timeout_s\":120}", stock);
+    int status = harness_http(sys.port, "POST", "/api/v1/items", TOKEN, body, resp, sizeof(resp));
+    cr_assert_eq(status, 201, "create item: %d %s", status, resp);
+    int64_t id = 0;
+    cr_assert_eq(sscanf(resp, "{\"id\":%" SCNd64, &id), 1, "create item: %s", resp);
+    return id;
+}
+
+/* Sells item to buyers first.., pays every other order and cancels a
+ * quarter: three kinds of events per order, some orders with three. */
+static void sell_and_settle(int64_t item, size_t buyers, size_t first)
+{
+    sale s;
+    sale_init(&s, sys.port, item, buyers, 20, first, buyers);
+    cr_assert_eq(sale_run(&s), 0);
+    cr_assert_eq(s.naccepted, buyers);
+    for (size_t i = 0; i < s.naccepted; i++) {
+        char path[96], resp[2048];
+        snprintf(path, sizeof(path), "/api/v1/orders/%" PRId64 "/%s", s.accepted[i],
+                 i % 2 == 0 ? "pay" : "cancel");
+        if (i % 4 == 3)
+            continue;
+        int status = harness_http(sys.port, "POST", path, TOKEN, NULL, resp, sizeof(resp));
+        cr_assert_eq(status, 200, "%s: %d %s", path, status, resp);
+    }
+    sale_free(&s);
+    sale_wait_drained(30000);
+}
+
+static void set_mode(int port, const char *mode)
+{
+    char path[64], resp[256];
+    snprintf(path, sizeof(path), "/control?mode=%s", mode);
+    cr_assert_eq(harness_http(port, "GET", path, NULL, NULL, resp, sizeof(resp)), 200);
+}
+
+Test(webhooks, a_receiver_that_fails_then_hangs_then_recovers_gets_every_event_in_order)
+{
+    enum { FIRST_MS = 300 };
+    int pa, pb, mport = harness_free_port();
+    receivers[0] = start_receiver(&pa, SECRET_A, "wh-a.jsonl", "ok");
+    receivers[1] = start_receiver(&pb, SECRET_B, "wh-b.jsonl", "fail");
+    char endpoints[512];
+    snprintf(endpoints, sizeof(endpoints),
+             "http://127.0.0.1:%d/hook " SECRET_A ",http://127.0.0.1:%d/hook " SECRET_B, pa, pb);
+    deliverer = start_deliverer(endpoints, "50", "300", mport);
+    int64_t item = create_item(120);
+    sell_and_settle(item, 120, 1);
+    harness_sleep_ms(2500);
+    set_mode(pb, "hang"); /* past the deliverer's 1 s timeout */
+    harness_sleep_ms(4000);
+    set_mode(pb, "ok");
+
+    size_t na, nb;
+    record *a = wait_all_delivered("wh-a.jsonl", &na, 60000);
+    record *b = wait_all_delivered("wh-b.jsonl", &nb, 90000);
+    assert_books(a, na);
+    assert_books(b, nb);
+    /* The failures were retried on schedule: the k-th retry of an event
+     * waited at least FIRST_MS * 2^(k-1) (a little early for the clocks'
+     * grain), never sooner. */
+    size_t retried = 0;
+    for (size_t i = 0; i < nb; i++)
+        for (size_t k = i + 1; k < nb; k++)
+            if (b[k].event_id == b[i].event_id && b[i].answered == 500 && b[k].answered == 500 &&
+                b[k].attempt == b[i].attempt + 1) {
+                int64_t want = (int64_t)FIRST_MS << (b[i].attempt - 1);
+                cr_assert_geq(b[k].at_ms - b[i].at_ms, want - 50,
+                              "event %" PRId64 ": retry %d after %" PRId64 " ms, not %" PRId64,
+                              b[i].event_id, b[i].attempt, b[k].at_ms - b[i].at_ms, want);
+                retried++;
+            }
+    cr_assert_gt(retried, 0, "some events were retried while the receiver failed");
+
+    char resp[8192];
+    cr_assert_eq(harness_http(mport, "GET", "/metrics", NULL, NULL, resp, sizeof(resp)), 200);
+    PGconn *pg = harness_pg();
+    int64_t events = harness_pg_int(pg, "SELECT count(*) FROM order_events");
+    cr_assert_eq(harness_metric(resp, "seckill_webhook_delivered_total{endpoint=\"2\"}"), events,
+                 "%s", resp);
+    cr_assert_gt(harness_metric(resp, "seckill_webhook_failed_total{endpoint=\"2\"}"), 0);
+    cr_assert_eq(harness_metric(resp, "seckill_webhook_failed_total{endpoint=\"1\"}"), 0);
+    cr_assert_eq(harness_pg_int(pg, "SELECT count(*) FROM webhook_deliveries"), 0,
+                 "nothing owed any more");
+    PQfinish(pg);
+    free(a);
+    free(b);
+    harness_stop_clean(&deliverer, "seckill-webhooks");
+    harness_system_stop(&sys);
+}
+
+/* The dead-letter's rows (GET /api/v1/webhooks/dead, every page). */
+static size_t dead_rows(void)
+{
+    size_t rows = 0;
+    int64_t after = 0;
+    for (;;) {
+        char path[96], resp[65536];
+        snprintf(path, sizeof(path), "/api/v1/webhooks/dead?limit=50&after=%" PRId64, after);
+        cr_assert_eq(harness_http(sys.port, "GET", path, TOKEN, NULL, resp, sizeof(resp)), 200,
+                     "%s", resp);
+        json_t *j = json_loads(resp, 0, NULL);
+        cr_assert_not_null(j, "%s", resp);
+        rows += json_array_size(json_object_get(j, "dead"));
+        json_t *next = json_object_get(j, "next_after");
+        after = json_is_integer(next) ? json_integer_value(next) : 0;
+        json_decref(j);
+        if (!after)
+            return rows;
+    }
+}
+
+/* The one receiver of a test (file: its record, mode: its first answers),
+ * as webhook_endpoints lists it into endpoints; returns its port. */
+static int one_endpoint(const char *file, const char *mode, char *endpoints, size_t cap)
+{
+    int port;
+    receivers[0] = start_receiver(&port, SECRET_A, file, mode);
+    snprintf(endpoints, cap, "http://127.0.0.1:%d/hook " SECRET_A, port);
+    return port;
+}
+
+Test(webhooks, a_receiver_that_never_recovers_fills_the_dead_letter_and_its_replay_delivers_it)
+{
+    char endpoints[256];
+    int pa = one_endpoint("wh-dead.jsonl", "fail", endpoints, sizeof(endpoints));
+    deliverer = start_deliverer(endpoints, "3", "100", 0);
+    int64_t item = create_item(24);
+    sell_and_settle(item, 24, 1);
+    PGconn *pg = harness_pg();
+    int64_t events = harness_pg_int(pg, "SELECT count(*) FROM order_events");
+    for (int waited = 0; dead_rows() < (size_t)events; waited += 250) {
+        cr_assert_lt(waited, 30000, "the dead-letter holds %zu of %" PRId64, dead_rows(), events);
+        harness_sleep_ms(250);
+    }
+    cr_assert_eq(harness_pg_int(pg, "SELECT max(attempts) FROM webhook_deliveries"), 3,
+                 "three attempts, then the dead-letter");
+    char resp[4096];
+    cr_assert_eq(
+        harness_http(sys.port, "GET", "/api/v1/webhooks/dead", NULL, NULL, resp, sizeof(resp)), 401,
+        "the admin's");
+    cr_assert_eq(harness_http(sys.port, "GET", "/api/v1/webhooks/dead?endpoint_id=x", TOKEN, NULL,
+                              resp, sizeof(resp)),
+                 400);
+
+    set_mode(pa, "ok");
+    cr_assert_eq(harness_http(sys.port, "POST", "/api/v1/webhooks/dead/replay", TOKEN, NULL, resp,
+                              sizeof(resp)),
+                 200, "%s", resp);
+    char want[64];
+    snprintf(want, sizeof(want), "{\"replayed\":%" PRId64 "}", events);
+    cr_assert_str_eq(resp, want);
+    size_t n;
+    record *r = wait_all_delivered("wh-dead.jsonl", &n, 30000);
+    assert_books(r, n);
+    cr_assert_eq(dead_rows(), 0);
+    free(r);
+    PQfinish(pg);
+    harness_stop_clean(&deliverer, "seckill-webhooks");
+    harness_system_stop(&sys);
+}
+
+Test(webhooks, the_worker_and_the_deliverer_killed_during_a_sale_lose_no_event)
+{
+    char endpoints[256];
+    one_endpoint("wh-kill.jsonl", "ok", endpoints, sizeof(endpoints));
+    deliverer = start_deliverer(endpoints, "50", "100", 0);
+    int64_t item = create_item(1500);
+    sale s;
+    sale_init(&s, sys.port, item, 1500, 50, 1, 1500);
+    sale_start(&s);
+    srand((unsigned)time(NULL));
+    for (int round = 0; round < 3; round++) {
+        harness_sleep_ms(100 + rand() % 400);
+        harness_stop(deliverer, SIGKILL);
+        harness_stop(sys.worker, SIGKILL);
+        sys.worker = harness_start_worker(env, "e2e-webhooks-worker.log");
+        deliverer = start_deliverer(endpoints, "50", "100", 0);
+    }
+    sale_join(&s);
+    sale_wait_drained(30000);
+    for (size_t i = 0; i < s.naccepted; i += 3) {
+        char path[96], resp[2048];
+        snprintf(path, sizeof(path), "/api/v1/orders/%" PRId64 "/pay", s.accepted[i]);
+        cr_assert_eq(harness_http(sys.port, "POST", path, TOKEN, NULL, resp, sizeof(resp)), 200,
+                     "%s", resp);
+        if (i == 300) {
+            harness_stop(deliverer, SIGKILL);
+            deliverer = start_deliverer(endpoints, "50", "100", 0);
+        }
+    }
+    PGconn *pg = harness_pg();
+    cr_assert_eq(harness_pg_int(pg, "SELECT count(*) FROM order_events WHERE type = "
+                                    "'order.persisted'"),
+                 harness_pg_int(pg, "SELECT count(*) FROM orders"), "every order has its event");
+    size_t n;
+    record *r = wait_all_delivered("wh-kill.jsonl", &n, 60000);
+    assert_books(r, n);
+    free(r);
+    PQfinish(pg);
+    sale_free(&s);
+    harness_stop_clean(&deliverer, "seckill-webhooks");
+    harness_system_stop(&sys);
+}
+
+/* A raw POST of body to the receiver with a signature header; the status. */
+static int post_signed(int port, const char *body, const char *signature, int64_t id)
+{
+    char req[4096], resp[1024];
+    int len =
+        snprintf(req, sizeof(req),
+                 "POST /hook HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                 "Seckill-Event-Id: %" PRId64 "\r\nSeckill-Signature: %s\r\n"
+                 "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
+                 id, signature, strlen(body), body);
+    cr_assert_gt(harness_raw(port, req, (size_t)len, 5000, resp, sizeof(resp)), 0);
+    int status = 0;
+    sscanf(resp, "HTTP/1.%*d %d", &status);
+    return status;
+}
+
+Test(webhooks, the_sample_receiver_refuses_a_forged_or_stale_signature)
+{
+    int port;
+    receivers[0] = start_receiver(&port, SECRET_A, "wh-sig.jsonl", "ok");
+    const char body[] = "{\"id\":7,\"type\":\"order.paid\",\"created_at\":\"2026-11-22T20:00:00Z\","
+                        "\"order\":{\"order_id\":\"9\"}}";
+    char sig[WEBHOOK_SIGNATURE_MAX];
+    int64_t now = backend_now_ms() / 1000;
+    webhook_sign(SECRET_A, now, body, strlen(body), sig, sizeof(sig));
+    cr_assert_eq(post_signed(port, body, sig, 7), 200, "signed by the endpoint's secret");
+    webhook_sign(SECRET_B, now, body, strlen(body), sig, sizeof(sig));
+    cr_assert_eq(post_signed(port, body, sig, 7), 400, "another secret's signature");
+    webhook_sign(SECRET_A, now - 600, body, strlen(body), sig, sizeof(sig));
+    cr_assert_eq(post_signed(port, body, sig, 7), 400, "ten minutes old: a replay");
+    webhook_sign(SECRET_A, now, body, strlen(body), sig, sizeof(sig));
+    char forged[sizeof(body)];
+    memcpy(forged, body, sizeof(body));
+    forged[5] = '8'; /* the event id changed after signing */
+    cr_assert_eq(post_signed(port, forged, sig, 8), 400, "a body changed after signing");
+    cr_assert_eq(post_signed(port, body, "t=1,v1=00", 7), 400);
+    cr_assert_eq(post_signed(port, body, "", 7), 400, "no signature");
+    size_t n;
+    record *r = read_records("wh-sig.jsonl", &n);
+    cr_assert_eq(n, 1, "only the genuine delivery was recorded");
+    free(r);
+}

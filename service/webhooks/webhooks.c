@@ -1,0 +1,413 @@
+/* webhooks.c: the deliverer's loop. One thread: PostgreSQL is asked in
+ * short statements (webhook_store.c) between turns of libcurl's multi
+ * handle, and one poll waits on the transfers' sockets, PostgreSQL's (for
+ * the trigger's NOTIFY) and the stop signals at once. */
+#include "webhooks.h"
+
+#include <inttypes.h>
+#include <poll.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+#include "backend.h"
+#include "backoff.h"
+#include "log.h"
+#include "outbox.h"
+#include "version.h"
+#include "webhook_endpoints.h"
+#include "webhook_sign.h"
+#include "webhook_store.h"
+
+#define COMPONENT "webhooks"
+/* Deliveries in flight at most, and per endpoint. */
+#define IN_FLIGHT_MAX (WEBHOOK_ENDPOINTS_MAX * IN_FLIGHT_PER_ENDPOINT)
+#define IN_FLIGHT_PER_ENDPOINT 16
+/* The longest nap between turns: retries fall due on PostgreSQL's clock,
+ * and the fan-out and lag are looked at about this often without a NOTIFY. */
+#define TICK_MS 200
+#define SLOW_TICK_MS 1000
+/* The leader's session lock: "webhook" in ASCII. */
+#define LEADER_KEY "33609237160847211"
+
+typedef struct endpoint_state {
+    webhook_endpoint conf;
+    int64_t id; /* in webhook_endpoints; 0 until registered */
+    int in_flight;
+    atomic_llong delivered, failed, dead, lag_ms;
+} endpoint_state;
+
+typedef struct transfer {
+    size_t ep; /* index into endpoints */
+    webhook_delivery d;
+    CURL *easy;
+    struct curl_slist *headers;
+    char *body;
+    char error[CURL_ERROR_SIZE];
+} transfer;
+
+struct webhooks {
+    const config *cfg;
+    endpoint_state *endpoints;
+    size_t nendpoints;
+    PGconn *pg;
+    int leader;
+    atomic_int leading; /* the metrics' copy of leader */
+    CURLM *multi;
+    transfer *in_flight[IN_FLIGHT_MAX];
+    int nin_flight;
+    int64_t next_fan_out_ms, next_lag_ms, next_connect_ms;
+};
+
+webhooks *webhooks_create(const config *cfg, char *err, size_t errlen)
+{
+    webhooks *w = calloc(1, sizeof(*w));
+    webhook_endpoint *list = calloc(WEBHOOK_ENDPOINTS_MAX, sizeof(*list));
+    if (!w || !list) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    w->cfg = cfg;
+    int n =
+        webhook_endpoints_parse(cfg->webhook_endpoints, list, WEBHOOK_ENDPOINTS_MAX, err, errlen);
+    if (n == 0)
+        snprintf(err, errlen, "webhook_endpoints is empty: nothing to deliver to");
+    if (n <= 0)
+        goto fail;
+    w->endpoints = calloc((size_t)n, sizeof(*w->endpoints));
+    w->multi = curl_multi_init();
+    if (!w->endpoints || !w->multi) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    w->nendpoints = (size_t)n;
+    for (int i = 0; i < n; i++)
+        w->endpoints[i].conf = list[i];
+    curl_multi_setopt(w->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)IN_FLIGHT_PER_ENDPOINT);
+    memset(list, 0, WEBHOOK_ENDPOINTS_MAX * sizeof(*list));
+    free(list);
+    return w;
+fail:
+    free(list);
+    webhooks_free(w);
+    return NULL;
+}
+
+/* Ends a transfer, sent or not, and frees it. */
+static void transfer_free(webhooks *w, transfer *t)
+{
+    for (int i = 0; i < w->nin_flight; i++)
+        if (w->in_flight[i] == t) {
+            w->in_flight[i] = w->in_flight[--w->nin_flight];
+            break;
+        }
+    w->endpoints[t->ep].in_flight--;
+    curl_multi_remove_handle(w->multi, t->easy);
+    curl_easy_cleanup(t->easy);
+    curl_slist_free_all(t->headers);
+    free(t->body);
+    free(t);
+}
+
+/* The session ended: the deliveries in flight stay owed and go again from
+ * the next leader, whoever it is. */
+static void drop_pg(webhooks *w)
+{
+    while (w->nin_flight > 0)
+        transfer_free(w, w->in_flight[0]);
+    PQfinish(w->pg);
+    w->pg = NULL;
+    w->leader = 0;
+    atomic_store(&w->leading, 0);
+    w->next_connect_ms = backend_mono_ms() + SLOW_TICK_MS;
+}
+
+void webhooks_free(webhooks *w)
+{
+    if (!w)
+        return;
+    if (w->pg)
+        drop_pg(w);
+    curl_multi_cleanup(w->multi);
+    if (w->endpoints)
+        memset(w->endpoints, 0, w->nendpoints * sizeof(*w->endpoints));
+    free(w->endpoints);
+    free(w);
+}
+
+/* Connects, listens for the trigger's wake-ups and registers the
+ * endpoints. 0 or -1 (logged, retried a tick later). */
+static int connect_pg(webhooks *w)
+{
+    char err[512];
+    w->next_connect_ms = backend_mono_ms() + SLOW_TICK_MS;
+    w->pg = backend_pg_connect(w->cfg, err, sizeof(err));
+    if (!w->pg) {
+        log_msg(LOG_WARN, COMPONENT, "%s", err);
+        return -1;
+    }
+    PGresult *res = PQexec(w->pg, "LISTEN " OUTBOX_CHANNEL);
+    int ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+    PQclear(res);
+    for (size_t i = 0; ok && i < w->nendpoints; i++)
+        ok = (w->endpoints[i].id = webhook_store_endpoint(w->pg, w->endpoints[i].conf.url)) > 0;
+    if (!ok) {
+        log_msg(LOG_WARN, COMPONENT, "postgresql: %s", PQerrorMessage(w->pg));
+        drop_pg(w);
+        return -1;
+    }
+    return 0;
+}
+
+/* Takes the lead if no other deliverer holds it. */
+static void try_lead(webhooks *w)
+{
+    PGresult *res = PQexec(w->pg, "SELECT pg_try_advisory_lock(" LEADER_KEY ")");
+    if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+        PQclear(res);
+        drop_pg(w);
+        return;
+    }
+    w->leader = PQgetvalue(res, 0, 0)[0] == 't';
+    PQclear(res);
+    if (w->leader) {
+        atomic_store(&w->leading, 1);
+        w->next_fan_out_ms = 0;
+        log_msg(LOG_INFO, COMPONENT, "leading: delivering to %zu endpoints", w->nendpoints);
+    }
+}
+
+static size_t discard(char *data, size_t size, size_t n, void *ctx)
+{
+    (void)data;
+    (void)ctx;
+    return size * n;
+}
+
+/* The request of t: its body signed now with its endpoint's secret. 0 or -1. */
+static int prepare(webhooks *w, transfer *t)
+{
+    const endpoint_state *ep = &w->endpoints[t->ep];
+    char sig[WEBHOOK_SIGNATURE_MAX + 32], line[96];
+    t->body = outbox_event_json(&t->d.ev);
+    if (!t->body || webhook_sign(ep->conf.secret, backend_now_ms() / 1000, t->body, strlen(t->body),
+                                 sig + sizeof(WEBHOOK_SIGNATURE_HEADER) + 1,
+                                 sizeof(sig) - sizeof(WEBHOOK_SIGNATURE_HEADER) - 1) < 0)
+        return -1;
+    memcpy(sig, WEBHOOK_SIGNATURE_HEADER ": ", sizeof(WEBHOOK_SIGNATURE_HEADER) + 1);
+    const char *fixed[] = {"Content-Type: application/json",
+                           "Expect:", "User-Agent: seckill-webhooks/" SECKILL_VERSION, sig};
+    for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+        t->headers = curl_slist_append(t->headers, fixed[i]);
+    snprintf(line, sizeof(line), "Seckill-Event-Id: %" PRId64, t->d.ev.id);
+    t->headers = curl_slist_append(t->headers, line);
+    snprintf(line, sizeof(line), "Seckill-Event-Type: %s", t->d.ev.type);
+    t->headers = curl_slist_append(t->headers, line);
+    if (!t->headers || !(t->easy = curl_easy_init()))
+        return -1;
+    curl_easy_setopt(t->easy, CURLOPT_URL, ep->conf.url);
+    curl_easy_setopt(t->easy, CURLOPT_HTTPHEADER, t->headers);
+    curl_easy_setopt(t->easy, CURLOPT_POSTFIELDS, t->body);
+    curl_easy_setopt(t->easy, CURLOPT_POSTFIELDSIZE, (long)strlen(t->body));
+    curl_easy_setopt(t->easy, CURLOPT_TIMEOUT_MS, (long)w->cfg->webhook_timeout_ms);
+    curl_easy_setopt(t->easy, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(t->easy, CURLOPT_WRITEFUNCTION, discard);
+    curl_easy_setopt(t->easy, CURLOPT_ERRORBUFFER, t->error);
+    curl_easy_setopt(t->easy, CURLOPT_PRIVATE, t);
+    curl_easy_setopt(t->easy, CURLOPT_PROTOCOLS_STR, "http,https");
+    return curl_multi_add_handle(w->multi, t->easy) == CURLM_OK ? 0 : -1;
+}
+
+static int sending(const webhooks *w, const webhook_delivery *d)
+{
+    for (int i = 0; i < w->nin_flight; i++)
+        if (w->in_flight[i]->d.ev.id == d->ev.id &&
+            w->in_flight[i]->d.endpoint_id == d->endpoint_id)
+            return 1;
+    return 0;
+}
+
+/* Starts endpoint ep's deliveries due, as many as there is room for. */
+static void start_due(webhooks *w, size_t ep)
+{
+    endpoint_state *e = &w->endpoints[ep];
+    /* Those in flight are due too: asked for again, and skipped. */
+    int cap = e->in_flight + IN_FLIGHT_PER_ENDPOINT;
+    webhook_delivery *due = malloc((size_t)cap * sizeof(*due));
+    int n = due ? webhook_store_due(w->pg, e->id, due, cap) : 0;
+    if (n < 0)
+        drop_pg(w);
+    for (int i = 0; i < n && w->nin_flight < IN_FLIGHT_MAX && e->in_flight < IN_FLIGHT_PER_ENDPOINT;
+         i++) {
+        if (sending(w, &due[i]))
+            continue;
+        transfer *t = calloc(1, sizeof(*t));
+        if (!t)
+            break;
+        t->ep = ep;
+        t->d = due[i];
+        w->in_flight[w->nin_flight++] = t;
+        e->in_flight++;
+        if (prepare(w, t) < 0) {
+            log_msg(LOG_WARN, COMPONENT, "event %" PRId64 ": cannot make its request", t->d.ev.id);
+            transfer_free(w, t);
+        }
+    }
+    free(due);
+}
+
+/* Notes how a finished transfer went, in PostgreSQL and the counters. */
+static void finish(webhooks *w, transfer *t, CURLcode rc)
+{
+    long status = 0;
+    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
+    endpoint_state *ep = &w->endpoints[t->ep];
+    int stored;
+    if (rc == CURLE_OK && status >= 200 && status < 300) {
+        stored = webhook_store_delivered(w->pg, &t->d);
+        atomic_fetch_add(&ep->delivered, 1);
+    } else {
+        char why[CURL_ERROR_SIZE + 32];
+        if (rc == CURLE_OK)
+            snprintf(why, sizeof(why), "HTTP %ld", status);
+        else
+            snprintf(why, sizeof(why), "%s", t->error[0] ? t->error : curl_easy_strerror(rc));
+        int attempts = t->d.attempts + 1;
+        int dead = attempts >= w->cfg->webhook_max_attempts;
+        int64_t delay =
+            backoff_after(attempts, w->cfg->webhook_retry_first_ms, w->cfg->webhook_retry_max_ms);
+        stored = webhook_store_failed(w->pg, &t->d, why, delay, dead);
+        atomic_fetch_add(&ep->failed, 1);
+        if (dead) {
+            atomic_fetch_add(&ep->dead, 1);
+            log_msg(LOG_WARN, COMPONENT,
+                    "endpoint %" PRId64 ": event %" PRId64
+                    " to the dead-letter after %d attempts (%s)",
+                    ep->id, t->d.ev.id, attempts, why);
+        } else {
+            log_msg(LOG_DEBUG, COMPONENT,
+                    "endpoint %" PRId64 ": event %" PRId64
+                    " attempt %d failed (%s), next in %" PRId64 " ms",
+                    ep->id, t->d.ev.id, attempts, why, delay);
+        }
+    }
+    transfer_free(w, t);
+    if (stored < 0)
+        drop_pg(w);
+}
+
+static void collect(webhooks *w)
+{
+    int running, left;
+    curl_multi_perform(w->multi, &running);
+    CURLMsg *m;
+    while (w->pg && (m = curl_multi_info_read(w->multi, &left))) {
+        if (m->msg != CURLMSG_DONE)
+            continue;
+        transfer *t = NULL;
+        curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&t);
+        finish(w, t, m->data.result);
+    }
+}
+
+/* The leader's chores of a turn: wake-ups read, new events taken, the lag
+ * measured, the deliveries due started. */
+static void lead(webhooks *w)
+{
+    int64_t now = backend_mono_ms();
+    int woken = 0;
+    PQconsumeInput(w->pg);
+    for (PGnotify *n; (n = PQnotifies(w->pg)); PQfreemem(n))
+        woken = 1;
+    if (woken || now >= w->next_fan_out_ms) {
+        for (size_t i = 0; w->pg && i < w->nendpoints; i++) {
+            int64_t got;
+            while ((got = webhook_store_fan_out(w->pg, w->endpoints[i].id)) == WEBHOOK_FAN_OUT_MAX)
+                ;
+            if (got < 0)
+                drop_pg(w);
+        }
+        w->next_fan_out_ms = now + SLOW_TICK_MS;
+    }
+    if (w->pg && now >= w->next_lag_ms) {
+        for (size_t i = 0; w->pg && i < w->nendpoints; i++) {
+            double lag = webhook_store_lag_s(w->pg, w->endpoints[i].id);
+            if (lag < 0)
+                drop_pg(w);
+            else
+                atomic_store(&w->endpoints[i].lag_ms, (long long)(lag * 1000));
+        }
+        w->next_lag_ms = now + SLOW_TICK_MS;
+    }
+    for (size_t i = 0; w->pg && i < w->nendpoints && w->nin_flight < IN_FLIGHT_MAX; i++)
+        start_due(w, i);
+}
+
+int webhooks_run(webhooks *w, int stop_fd)
+{
+    for (;;) {
+        if (!w->pg && backend_mono_ms() >= w->next_connect_ms)
+            connect_pg(w);
+        if (w->pg && !w->leader)
+            try_lead(w);
+        if (w->pg && w->leader)
+            lead(w);
+        collect(w);
+        struct curl_waitfd fds[2] = {{stop_fd, CURL_WAIT_POLLIN, 0}, {0, CURL_WAIT_POLLIN, 0}};
+        unsigned nfds = 1;
+        if (w->pg && w->leader)
+            fds[nfds++].fd = PQsocket(w->pg);
+        curl_multi_poll(w->multi, fds, nfds, w->leader ? TICK_MS : SLOW_TICK_MS, NULL);
+        if (fds[0].revents & CURL_WAIT_POLLIN)
+            break;
+    }
+    log_msg(LOG_INFO, COMPONENT, "stopping: %d deliveries in flight stay owed", w->nin_flight);
+    return 0;
+}
+
+char *webhooks_metrics(void *ctx)
+{
+    webhooks *w = ctx;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return NULL;
+    static const struct {
+        const char *name, *type, *help;
+        size_t offset;
+    } series[] = {
+        {"seckill_webhook_delivered_total", "counter", "Events an endpoint answered 2xx to.",
+         offsetof(endpoint_state, delivered)},
+        {"seckill_webhook_failed_total", "counter",
+         "Attempts that failed (an answer not 2xx, a timeout, no connection).",
+         offsetof(endpoint_state, failed)},
+        {"seckill_webhook_dead_lettered_total", "counter",
+         "Events that went to the endpoint's dead-letter after their last attempt.",
+         offsetof(endpoint_state, dead)},
+    };
+    for (size_t s = 0; s < sizeof(series) / sizeof(series[0]); s++) {
+        fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", series[s].name, series[s].help, series[s].name,
+                series[s].type);
+        for (size_t i = 0; i < w->nendpoints; i++)
+            fprintf(f, "%s{endpoint=\"%" PRId64 "\"} %lld\n", series[s].name, w->endpoints[i].id,
+                    atomic_load((atomic_llong *)((char *)&w->endpoints[i] + series[s].offset)));
+    }
+    fprintf(f, "# HELP seckill_webhook_lag_seconds Age of the oldest event an endpoint has not "
+               "had yet (the dead-letter aside).\n# TYPE seckill_webhook_lag_seconds gauge\n");
+    for (size_t i = 0; i < w->nendpoints; i++)
+        fprintf(f, "seckill_webhook_lag_seconds{endpoint=\"%" PRId64 "\"} %.3f\n",
+                w->endpoints[i].id, atomic_load(&w->endpoints[i].lag_ms) / 1000.0);
+    fprintf(f,
+            "# HELP seckill_webhook_leader 1 while this deliverer leads.\n"
+            "# TYPE seckill_webhook_leader gauge\nseckill_webhook_leader %d\n",
+            atomic_load(&w->leading));
+    if (fclose(f) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}

@@ -1,0 +1,40 @@
+/* webhooks.h: seckill-webhooks' deliverer. It takes the orders' events into
+ * each configured endpoint's deliveries (webhook_store.h) and posts them,
+ * signed (webhook_sign.h), with libcurl's multi interface: many deliveries
+ * in flight on one thread, each endpoint's connections kept alive, a slow
+ * endpoint costing a slot, not a thread. At least once: a delivery is
+ * forgotten only after a 2xx, so a crash sends it again, with the same
+ * event id. In order per order: an event leaves only when no earlier one of
+ * its order waits for that endpoint. Failures retry on the back-off
+ * webhook_retry_first_ms doubling to webhook_retry_max_ms, and after
+ * webhook_max_attempts go to the endpoint's dead-letter, which the admin
+ * lists and replays (GET /api/v1/webhooks/dead, POST .../replay).
+ *
+ * One deliverer leads at a time (a PostgreSQL session lock); another one
+ * started waits as a standby and takes over when the leader's session ends.
+ * It never touches Redis nor the purchase path: a dead endpoint slows
+ * nothing but its own deliveries. */
+#ifndef SECKILL_WEBHOOKS_H
+#define SECKILL_WEBHOOKS_H
+
+#include <stddef.h>
+
+#include "config.h"
+
+typedef struct webhooks webhooks;
+
+/* Reads the endpoints of cfg (which must outlive it); connects nothing yet.
+ * NULL with err set when the config lists none or is broken. */
+webhooks *webhooks_create(const config *cfg, char *err, size_t errlen);
+/* NULL is a no-op. */
+void webhooks_free(webhooks *w);
+
+/* Delivers until stop_fd becomes readable (a signalfd of the stop
+ * signals). Returns 0. */
+int webhooks_run(webhooks *w, int stop_fd);
+
+/* The Prometheus text of its counters (any thread). The caller frees; NULL
+ * when out of memory. */
+char *webhooks_metrics(void *w);
+
+#endif
