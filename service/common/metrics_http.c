@@ -10,6 +10,9 @@
 
 #include <microhttpd.h>
 
+#include "json_io.h"
+#include "status.h"
+
 struct metrics_http {
     struct MHD_Daemon *daemon;
     metrics_http_render render;
@@ -29,6 +32,15 @@ static enum MHD_Result answer(struct MHD_Connection *conn, unsigned status, cons
     return rc;
 }
 
+/* An error answer: its body from the one writer (json_io_error). */
+static enum MHD_Result answer_error(struct MHD_Connection *conn, sk_status st, const char *message)
+{
+    char body[256];
+    int n = json_io_error(body, sizeof(body), st, message);
+    return answer(conn, (unsigned)sk_status_http(st), "application/json", body,
+                  n > 0 ? (size_t)n : 0);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **con_cls)
@@ -41,20 +53,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return MHD_YES;
     }
     (void)con_cls;
-    static const char json[] = "application/json";
-    if (strcmp(url, "/metrics") != 0) {
-        static const char body[] = "{\"error\":\"not_found\",\"message\":\"only /metrics here\"}";
-        return answer(conn, 404, json, body, sizeof(body) - 1);
-    }
-    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
-        static const char body[] = "{\"error\":\"method_not_allowed\",\"message\":\"GET only\"}";
-        return answer(conn, 405, json, body, sizeof(body) - 1);
-    }
+    if (strcmp(url, "/metrics") != 0)
+        return answer_error(conn, SK_NOT_FOUND, "only /metrics here");
+    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+        return answer_error(conn, SK_METHOD_NOT_ALLOWED, "GET only");
     char *text = h->render(h->ctx);
-    if (!text) {
-        static const char body[] = "{\"error\":\"internal_error\",\"message\":\"out of memory\"}";
-        return answer(conn, 500, json, body, sizeof(body) - 1);
-    }
+    if (!text)
+        return answer_error(conn, SK_INTERNAL, "out of memory");
     enum MHD_Result rc = answer(conn, 200, "text/plain; version=0.0.4", text, strlen(text));
     free(text);
     return rc;
