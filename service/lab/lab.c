@@ -66,16 +66,12 @@ static const char *verdict(const lab_strategy *s)
     return s->safe ? "safe" : "unsafe";
 }
 
-static void reply_json(http_exchange *ex, json_t *body)
+/* Answers 200 with body, whose reference it takes (NULL: out of memory). */
+static void reply_object_new(http_exchange *ex, json_t *body)
 {
     char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
     json_decref(body);
-    if (!text) {
-        http_exchange_reply_error(ex, SK_INTERNAL, "out of memory");
-        return;
-    }
-    http_exchange_reply(ex, 200, text, strlen(text), NULL);
-    free(text);
+    http_exchange_reply_new(ex, 200, text);
 }
 
 /* Counts a sale in {item:N}:lab:sold: the audit's number of units sold. */
@@ -184,7 +180,7 @@ static void audit(lab_ctx *c, lab_job *j)
         "initial_stock", (json_int_t)initial, "remaining", (json_int_t)remaining, "sold",
         (json_int_t)sold, "oversold", (json_int_t)(sold > initial ? sold - initial : 0), "pg_sales",
         (json_int_t)pg_sales, "lock_keys", (json_int_t)(redis_locks + pg_locks + other_locks));
-    reply_json(j->ex, body);
+    reply_object_new(j->ex, body);
 }
 
 /* Whether the laboratory may act on item: only an item created with "lab":
@@ -243,7 +239,7 @@ static void list(http_exchange *ex)
         json_array_append_new(all, json_pack("{s:s, s:s, s:s}", "name", s->name, "family",
                                              s->family, "verdict", verdict(s)));
     }
-    reply_json(ex, all ? json_pack("{s:o}", "strategies", all) : NULL);
+    reply_object_new(ex, all ? json_pack("{s:o}", "strategies", all) : NULL);
 }
 
 /* GET /lab/results.json: read at every request, since `make experiments`
