@@ -1,7 +1,7 @@
 /* http_loop.h: what the HTTP server's two halves share, inside the server
- * only (not an API): the loops and the server they make up (http_server.c),
- * and the callbacks through which each loop's daemon hands requests to the
- * exchange (http_exchange.c). */
+ * only (http_server.h is the API): the loops and the server they make up
+ * (http_loop.c), and the callbacks through which each loop's daemon hands
+ * requests to the exchange (http_exchange.c). */
 #ifndef SECKILL_HTTP_LOOP_H
 #define SECKILL_HTTP_LOOP_H
 

@@ -1,7 +1,8 @@
 /* http_server.h: the HTTP front (libmicrohttpd, one epoll loop per thread).
  * Each request becomes an http_exchange handed to one handler. The handler
  * answers at once, or defers: the connection is suspended (no thread waits
- * on it) and any thread answers later, which resumes it. */
+ * on it) and any thread answers later, which resumes it. The loops are
+ * http_loop.c, a request and its answer http_exchange.c. */
 #ifndef SECKILL_HTTP_SERVER_H
 #define SECKILL_HTTP_SERVER_H
 

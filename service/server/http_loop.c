@@ -1,6 +1,6 @@
-/* http_server.c: the loops of the HTTP front: their threads and daemons,
- * the shared listening socket, the per-IP accept policy, quiesce, drain and
- * stop. What happens to one request is http_exchange.c's.
+/* http_loop.c: the loops of the HTTP front (the API: http_server.h): their
+ * threads and daemons, the shared listening socket, the per-IP accept
+ * policy, quiesce, drain and stop. One request is http_exchange.c's.
  *
  * Each loop thread owns one libmicrohttpd daemon in its external-event mode:
  * the daemon's epoll descriptor is one event of the thread's libevent loop,
