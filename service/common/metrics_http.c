@@ -95,24 +95,22 @@ int metrics_http_parse_address(const char *text, char host[METRICS_HTTP_HOST_MAX
 metrics_http *metrics_http_start(const char *host, int port, metrics_http_render render, void *ctx,
                                  char *err, size_t errlen)
 {
-    metrics_http *h = calloc(1, sizeof(*h));
-    if (!h) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
-    h->render = render;
-    h->ctx = ctx;
     struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     if (inet_pton(AF_INET, host, &addr.sin_addr) != 1) {
         snprintf(err, errlen, "host: '%s' is not an IPv4 address", host);
-        free(h);
         return NULL;
     }
-    h->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, on_request, h,
-                                 MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-                                 MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
-    if (!h->daemon) {
-        snprintf(err, errlen, "cannot listen on %s:%d for /metrics", host, port);
+    metrics_http *h = calloc(1, sizeof(*h));
+    if (h) {
+        h->render = render;
+        h->ctx = ctx;
+        h->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, on_request, h,
+                                     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+                                     MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
+    }
+    if (!h || !h->daemon) {
+        snprintf(err, errlen, "cannot listen on %s:%d for /metrics%s", host, port,
+                 h ? "" : ": out of memory");
         free(h);
         return NULL;
     }

@@ -104,6 +104,23 @@ static void run_order_route(pool_request *r, store *s)
         http_exchange_reply_error(r->ex, st, st == SK_NOT_FOUND ? "no such order" : NULL);
 }
 
+/* A new round (st: SK_OK of a reset, SK_CREATED of a create): the
+ * plugged-in part clears what it keeps of the item before the admin hears of
+ * it. A create is answered all the same (the item exists now); a reset the
+ * part could not follow answers the part's failure, and may be repeated.
+ * Returns the outcome to answer. */
+static sk_status tell_new_round(const app_plugin *plug, sk_status st, const item_view *view)
+{
+    sk_status ps =
+        plug->item_round ? plug->item_round(plug->ctx, view->id, view->initial_stock) : SK_OK;
+    if (ps != SK_OK && st == SK_OK)
+        return ps;
+    if (ps != SK_OK)
+        log_msg(LOG_WARN, "api", "item %" PRId64 " created, its laboratory state not cleared",
+                view->id);
+    return st;
+}
+
 static void run_in_pool(void *thread_ctx, void *arg)
 {
     pool_request *r = arg;
@@ -156,19 +173,8 @@ static void run_in_pool(void *thread_ctx, void *arg)
             st = SK_INTERNAL;
         }
     }
-    /* A new round: the plugged-in part clears what it keeps of the item
-     * before the admin hears of it. A create is answered all the same (the
-     * item exists now); a reset may be repeated. */
-    const app_plugin *plug = &r->a->plugin;
-    if ((st == SK_OK && r->route == ROUTE_ITEM_RESET) || st == SK_CREATED) {
-        sk_status ps =
-            plug->item_round ? plug->item_round(plug->ctx, view.id, view.initial_stock) : SK_OK;
-        if (ps != SK_OK && st == SK_OK)
-            st = ps;
-        else if (ps != SK_OK)
-            log_msg(LOG_WARN, "api", "item %" PRId64 " created, its laboratory state not cleared",
-                    view.id);
-    }
+    if ((st == SK_OK && r->route == ROUTE_ITEM_RESET) || st == SK_CREATED)
+        st = tell_new_round(&r->a->plugin, st, &view);
     if (st != SK_OK && st != SK_CREATED) {
         http_exchange_reply_error(r->ex, st, why);
     } else if (r->route == ROUTE_READY) {
