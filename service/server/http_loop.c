@@ -291,14 +291,10 @@ static void loop_close(http_loop *l)
             MHD_quiesce_daemon(l->daemon);
         MHD_stop_daemon(l->daemon);
     }
-    if (l->mhd_ev)
-        event_free(l->mhd_ev);
-    if (l->timer_ev)
-        event_free(l->timer_ev);
-    if (l->wake_ev)
-        event_free(l->wake_ev);
-    if (l->resume_ev)
-        event_free(l->resume_ev);
+    struct event *events[] = {l->mhd_ev, l->timer_ev, l->wake_ev, l->resume_ev};
+    for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
+        if (events[i])
+            event_free(events[i]);
     if (l->base)
         event_base_free(l->base);
     if (l->wake_fd >= 0)
@@ -315,10 +311,8 @@ http_server *http_server_create(const config *cfg, http_handler handler, void *c
                                 const http_loop_hooks *hooks, char *err, size_t errlen)
 {
     http_server *s = calloc(1, sizeof(*s));
-    if (!s) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
+    if (!s)
+        goto out_of_memory;
     s->handler = handler;
     s->ctx = ctx;
     if (hooks)
@@ -331,17 +325,13 @@ http_server *http_server_create(const config *cfg, http_handler handler, void *c
 
     int n = http_server_loop_count(cfg);
     s->loops = calloc((size_t)n, sizeof(*s->loops));
-    if (!s->loops) {
-        snprintf(err, errlen, "out of memory");
-        goto fail;
-    }
+    if (!s->loops)
+        goto out_of_memory;
     for (int i = 0; i < n; i++)
         s->loops[i].wake_fd = -1;
     if (cfg->per_ip_connection_limit > 0 &&
-        !(s->per_ip = ip_count_create((unsigned)cfg->per_ip_connection_limit))) {
-        snprintf(err, errlen, "out of memory");
-        goto fail;
-    }
+        !(s->per_ip = ip_count_create((unsigned)cfg->per_ip_connection_limit)))
+        goto out_of_memory;
     s->listen_fd = open_listener(cfg, err, errlen);
     if (s->listen_fd < 0)
         goto fail;
@@ -356,8 +346,10 @@ http_server *http_server_create(const config *cfg, http_handler handler, void *c
         }
     }
     return s;
+out_of_memory:
+    snprintf(err, errlen, "out of memory");
 fail:
-    http_server_free(s);
+    http_server_free(s); /* NULL too */
     return NULL;
 }
 
