@@ -37,6 +37,22 @@ static json_t *load_object(const char *body, size_t len, const char **why)
     return root;
 }
 
+/* The members of a body's object into out: SK_OK, or SK_INVALID with *why. */
+typedef sk_status (*members_parser)(json_t *root, void *out, const char **why);
+
+/* The plumbing of every body parser: the object loaded, its members read,
+ * the object freed. */
+static sk_status parse_object(const char *body, size_t len, members_parser members, void *out,
+                              const char **why)
+{
+    json_t *root = load_object(body, len, why);
+    if (!root)
+        return SK_INVALID;
+    sk_status st = members(root, out, why);
+    json_decref(root);
+    return st;
+}
+
 /* Reads an integer member in [min, max]. Returns 1 when present and valid,
  * 0 when absent, -1 when present but wrong. */
 static int get_int(json_t *obj, const char *key, int64_t min, int64_t max, int64_t *out)
@@ -78,12 +94,9 @@ static int get_time(json_t *obj, const char *key, int64_t *ms)
 
 static const char why_quantity[] = "quantity must be an integer from 1 to 1000";
 
-sk_status json_io_parse_purchase(const char *body, size_t len, purchase_request *req,
-                                 const char **why)
+static sk_status purchase_members(json_t *root, void *out, const char **why)
 {
-    json_t *root = load_object(body, len, why);
-    if (!root)
-        return SK_INVALID;
+    purchase_request *req = out;
     int64_t quantity = 1;
     sk_status st = SK_INVALID;
     req->user_id = 0;
@@ -94,8 +107,13 @@ sk_status json_io_parse_purchase(const char *body, size_t len, purchase_request 
     else
         st = SK_OK;
     req->quantity = (int)quantity;
-    json_decref(root);
     return st;
+}
+
+sk_status json_io_parse_purchase(const char *body, size_t len, purchase_request *req,
+                                 const char **why)
+{
+    return parse_object(body, len, purchase_members, req, why);
 }
 
 sk_status json_io_parse_purchase_query(const char *user, const char *quantity,
@@ -171,11 +189,9 @@ static sk_status parse_stock(json_t *root, int64_t *stock, const char **why)
     return SK_INVALID;
 }
 
-sk_status json_io_parse_item_spec(const char *body, size_t len, item_spec *spec, const char **why)
+static sk_status item_spec_members(json_t *root, void *out, const char **why)
 {
-    json_t *root = load_object(body, len, why);
-    if (!root)
-        return SK_INVALID;
+    item_spec *spec = out;
     sk_status st = SK_INVALID;
     int64_t timeout = -1, segments = 1;
     memset(spec, 0, sizeof(*spec));
@@ -209,38 +225,42 @@ sk_status json_io_parse_item_spec(const char *body, size_t len, item_spec *spec,
         memcpy(spec->name, json_string_value(name), json_string_length(name));
         st = SK_OK;
     }
-    json_decref(root);
     return st;
+}
+
+sk_status json_io_parse_item_spec(const char *body, size_t len, item_spec *spec, const char **why)
+{
+    return parse_object(body, len, item_spec_members, spec, why);
+}
+
+static sk_status reset_members(json_t *root, void *out, const char **why)
+{
+    item_reset *reset = out;
+    memset(reset, 0, sizeof(*reset));
+    sk_status st = parse_stock(root, &reset->stock, why);
+    return st == SK_OK ? parse_terms(root, &reset->terms, why) : st;
 }
 
 sk_status json_io_parse_reset(const char *body, size_t len, item_reset *reset, const char **why)
 {
-    json_t *root = load_object(body, len, why);
-    if (!root)
-        return SK_INVALID;
-    memset(reset, 0, sizeof(*reset));
-    sk_status st = parse_stock(root, &reset->stock, why);
-    if (st == SK_OK)
-        st = parse_terms(root, &reset->terms, why);
-    json_decref(root);
-    return st;
+    return parse_object(body, len, reset_members, reset, why);
+}
+
+static sk_status restock_members(json_t *root, void *out, const char **why)
+{
+    if (get_int(root, "add", 1, SALE_STOCK_MAX, out) == 1)
+        return SK_OK;
+    *why = "add must be an integer from 1 to 10^12";
+    return SK_INVALID;
 }
 
 sk_status json_io_parse_restock(const char *body, size_t len, int64_t *add, const char **why)
 {
-    json_t *root = load_object(body, len, why);
-    if (!root)
-        return SK_INVALID;
-    int got = get_int(root, "add", 1, SALE_STOCK_MAX, add);
-    json_decref(root);
-    if (got != 1) {
-        *why = "add must be an integer from 1 to 10^12";
-        return SK_INVALID;
-    }
-    return SK_OK;
+    return parse_object(body, len, restock_members, add, why);
 }
 
-int json_io_error(char *buf, size_t cap, sk_status s, const char *message)
+int json_io_error_body(char *buf, size_t cap, const char *code, const char *message,
+                       const char *more)
 {
     /* Messages are our own sentences, but escape them anyway: a reply must
      * stay valid JSON whatever a future caller passes. */
@@ -258,15 +278,23 @@ int json_io_error(char *buf, size_t cap, sk_status s, const char *message)
         }
     }
     escaped[j] = '\0';
-    int n = snprintf(buf, cap, "{\"error\":\"%s\",\"message\":\"%s\"}", sk_status_code(s), escaped);
+    int n = snprintf(buf, cap, "{\"error\":\"%s\",\"message\":\"%s\"%s}", code, escaped,
+                     more ? more : "");
     return n < 0 || (size_t)n >= cap ? -1 : n;
+}
+
+int json_io_error(char *buf, size_t cap, sk_status s, const char *message)
+{
+    return json_io_error_body(buf, cap, sk_status_code(s), message ? message : sk_status_message(s),
+                              NULL);
 }
 
 int json_io_purchase_unconfirmed(char *buf, size_t cap, int64_t order_id)
 {
-    int n = snprintf(buf, cap, "{\"error\":\"%s\",\"message\":\"%s\",\"order_id\":\"%" PRId64 "\"}",
-                     sk_status_code(SK_UNCONFIRMED), sk_status_message(SK_UNCONFIRMED), order_id);
-    return n < 0 || (size_t)n >= cap ? -1 : n;
+    char more[48];
+    snprintf(more, sizeof(more), ",\"order_id\":\"%" PRId64 "\"", order_id);
+    return json_io_error_body(buf, cap, sk_status_code(SK_UNCONFIRMED),
+                              sk_status_message(SK_UNCONFIRMED), more);
 }
 
 int json_io_purchase_queued(char *buf, size_t cap, int64_t order_id, int quantity,
@@ -289,53 +317,45 @@ static const char *time_text(int64_t ms, char *buf)
 
 int json_io_purchase_refused(char *buf, size_t cap, const purchase_refusal *r)
 {
-    char when[RFC3339_MAX];
-    const char *code = sk_status_code(r->status);
-    int n;
+    char when[RFC3339_MAX], message[192], more[160];
     switch (r->status) {
     case SK_NOT_STARTED:
         time_text(r->starts_ms, when);
-        n = snprintf(buf, cap,
-                     "{\"error\":\"%s\",\"message\":\"the sale starts at %s\",\"starts_at\":\"%s\","
-                     "\"starts_in_ms\":%" PRId64 "}",
-                     code, when, when, r->starts_in_ms);
+        snprintf(message, sizeof(message), "the sale starts at %s", when);
+        snprintf(more, sizeof(more), ",\"starts_at\":\"%s\",\"starts_in_ms\":%" PRId64, when,
+                 r->starts_in_ms);
         break;
     case SK_ENDED:
         time_text(r->ends_ms, when);
-        n = snprintf(buf, cap,
-                     "{\"error\":\"%s\",\"message\":\"the sale ended at %s\",\"ends_at\":\"%s\"}",
-                     code, when, when);
+        snprintf(message, sizeof(message), "the sale ended at %s", when);
+        snprintf(more, sizeof(more), ",\"ends_at\":\"%s\"", when);
         break;
     case SK_LIMIT_REACHED:
         /* A quantity above the limit is refused whatever the buyer has:
          * say that, not how many they have. */
         if (r->quantity > r->per_buyer_limit)
-            n = snprintf(buf, cap,
-                         "{\"error\":\"%s\",\"message\":\"%" PRId64
-                         " units asked, and one buyer may have at most %" PRId64
-                         " (the limit is per buyer)\",\"bought\":%" PRId64
-                         ",\"per_buyer_limit\":%" PRId64 ",\"quantity\":%" PRId64 "}",
-                         code, r->quantity, r->per_buyer_limit, r->bought, r->per_buyer_limit,
-                         r->quantity);
+            snprintf(message, sizeof(message),
+                     "%" PRId64 " units asked, and one buyer may have at most %" PRId64
+                     " (the limit is per buyer)",
+                     r->quantity, r->per_buyer_limit);
         else
-            n = snprintf(buf, cap,
-                         "{\"error\":\"%s\",\"message\":\"this buyer has %" PRId64
-                         " of the %" PRId64 " units one buyer may have; %" PRId64
-                         " more would pass the limit\",\"bought\":%" PRId64
-                         ",\"per_buyer_limit\":%" PRId64 ",\"quantity\":%" PRId64 "}",
-                         code, r->bought, r->per_buyer_limit, r->quantity, r->bought,
-                         r->per_buyer_limit, r->quantity);
+            snprintf(message, sizeof(message),
+                     "this buyer has %" PRId64 " of the %" PRId64
+                     " units one buyer may have; %" PRId64 " more would pass the limit",
+                     r->bought, r->per_buyer_limit, r->quantity);
+        snprintf(more, sizeof(more),
+                 ",\"bought\":%" PRId64 ",\"per_buyer_limit\":%" PRId64 ",\"quantity\":%" PRId64,
+                 r->bought, r->per_buyer_limit, r->quantity);
         break;
     case SK_INSUFFICIENT_STOCK:
-        n = snprintf(buf, cap,
-                     "{\"error\":\"%s\",\"message\":\"only %" PRId64
-                     " units remain; nothing was taken\",\"remaining\":%" PRId64 "}",
-                     code, r->remaining, r->remaining);
+        snprintf(message, sizeof(message), "only %" PRId64 " units remain; nothing was taken",
+                 r->remaining);
+        snprintf(more, sizeof(more), ",\"remaining\":%" PRId64, r->remaining);
         break;
     default:
-        return json_io_error(buf, cap, r->status, sk_status_message(r->status));
+        return json_io_error(buf, cap, r->status, NULL);
     }
-    return n < 0 || (size_t)n >= cap ? -1 : n;
+    return json_io_error_body(buf, cap, sk_status_code(r->status), message, more);
 }
 
 static char *dump_and_free(json_t *obj)
@@ -478,9 +498,10 @@ char *json_io_order_list(const order_record *r, size_t n, int full, int64_t now_
 
 char *json_io_order_refused(sk_status s, const order_record *r)
 {
-    char id[24];
-    snprintf(id, sizeof(id), "%" PRId64, r->o.id);
-    return dump_and_free(json_pack("{s:s, s:s, s:s, s:s}", "error", sk_status_code(s), "message",
-                                   sk_status_message(s), "order_id", id, "status",
-                                   order_state_name(r->state)));
+    char more[96], body[640];
+    snprintf(more, sizeof(more), ",\"order_id\":\"%" PRId64 "\",\"status\":\"%s\"", r->o.id,
+             order_state_name(r->state));
+    return json_io_error_body(body, sizeof(body), sk_status_code(s), sk_status_message(s), more) < 0
+               ? NULL
+               : strdup(body);
 }

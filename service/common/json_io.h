@@ -141,15 +141,22 @@ sk_status json_io_window_ahead(const sale_terms *t, int64_t now_ms, const char *
 /* Writers into a caller's buffer return the length, or -1 when it is too
  * small. */
 
-/* {"error": "<code of s>", "message": "<message>"} */
+/* {"error": "<code>", "message": "<message>"<more>}: the one writer of an
+ * error body, every other one (and every error answer of the servers) goes
+ * through it. The message is escaped; more, when not NULL, is members the
+ * caller wrote (",\"key\":value" each) and goes in as it is. */
+int json_io_error_body(char *buf, size_t cap, const char *code, const char *message,
+                       const char *more);
+
+/* {"error": "<code of s>", "message": "<message>"}; message NULL: the
+ * outcome's own (sk_status_message). */
 int json_io_error(char *buf, size_t cap, sk_status s, const char *message);
 
-/* {"status":"queued","order_id":"<id>","quantity":q,"remaining":N} */
 /* The 503 of a reservation no replica confirmed in time: the error, and the
- * order id the buyer may read later (the order may still go through).
- * Returns the length, or -1 when it does not fit. */
+ * order id the buyer may read later (the order may still go through). */
 int json_io_purchase_unconfirmed(char *buf, size_t cap, int64_t order_id);
 
+/* {"status":"queued","order_id":"<id>","quantity":q,"remaining":N} */
 int json_io_purchase_queued(char *buf, size_t cap, int64_t order_id, int quantity,
                             int64_t remaining);
 

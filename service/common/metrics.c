@@ -156,6 +156,44 @@ static void gauge(text *t, const char *name, const char *help, int64_t v)
     put(t, "# HELP %s %s\n# TYPE %s gauge\n%s %" PRId64 "\n", name, help, name, name, v);
 }
 
+/* The requests by route and status, and the latency histogram of each route. */
+static void render_routes(text *t, metrics *m)
+{
+    put(t, "# HELP seckill_http_requests_total HTTP requests answered, by route and status.\n"
+           "# TYPE seckill_http_requests_total counter\n");
+    for (int r = 0; r < m->nroutes; r++)
+        for (int s = STATUS_MIN; s <= STATUS_MAX; s++) {
+            uint64_t n = get(&m->routes[r].by_status[s - STATUS_MIN]);
+            if (n)
+                put(t, "seckill_http_requests_total{route=\"%s\",code=\"%d\"} %" PRIu64 "\n",
+                    m->names[r], s, n);
+        }
+
+    put(t, "# HELP seckill_http_request_duration_seconds Time from a request's last byte to "
+           "its answer.\n# TYPE seckill_http_request_duration_seconds histogram\n");
+    for (int r = 0; r < m->nroutes; r++) {
+        route_counters *rc = &m->routes[r];
+        uint64_t cumulative = 0;
+        for (size_t b = 0; b <= NBUCKETS; b++) {
+            cumulative += get(&rc->buckets[b]);
+            if (b < NBUCKETS)
+                put(t,
+                    "seckill_http_request_duration_seconds_bucket{route=\"%s\",le=\"%g\"} %" PRIu64
+                    "\n",
+                    m->names[r], bucket_le[b], cumulative);
+            else
+                put(t,
+                    "seckill_http_request_duration_seconds_bucket{route=\"%s\",le=\"+Inf\"} "
+                    "%" PRIu64 "\n",
+                    m->names[r], cumulative);
+        }
+        put(t, "seckill_http_request_duration_seconds_sum{route=\"%s\"} %.6f\n", m->names[r],
+            (double)get(&rc->sum_us) / 1e6);
+        put(t, "seckill_http_request_duration_seconds_count{route=\"%s\"} %" PRIu64 "\n",
+            m->names[r], cumulative);
+    }
+}
+
 char *metrics_render(metrics *m, const metrics_gauges *g)
 {
     text t = {.cap = 8192};
@@ -164,39 +202,7 @@ char *metrics_render(metrics *m, const metrics_gauges *g)
         return NULL;
     t.s[0] = '\0';
 
-    put(&t, "# HELP seckill_http_requests_total HTTP requests answered, by route and status.\n"
-            "# TYPE seckill_http_requests_total counter\n");
-    for (int r = 0; r < m->nroutes; r++)
-        for (int s = STATUS_MIN; s <= STATUS_MAX; s++) {
-            uint64_t n = get(&m->routes[r].by_status[s - STATUS_MIN]);
-            if (n)
-                put(&t, "seckill_http_requests_total{route=\"%s\",code=\"%d\"} %" PRIu64 "\n",
-                    m->names[r], s, n);
-        }
-
-    put(&t, "# HELP seckill_http_request_duration_seconds Time from a request's last byte to "
-            "its answer.\n# TYPE seckill_http_request_duration_seconds histogram\n");
-    for (int r = 0; r < m->nroutes; r++) {
-        route_counters *rc = &m->routes[r];
-        uint64_t cumulative = 0;
-        for (size_t b = 0; b <= NBUCKETS; b++) {
-            cumulative += get(&rc->buckets[b]);
-            if (b < NBUCKETS)
-                put(&t,
-                    "seckill_http_request_duration_seconds_bucket{route=\"%s\",le=\"%g\"} %" PRIu64
-                    "\n",
-                    m->names[r], bucket_le[b], cumulative);
-            else
-                put(&t,
-                    "seckill_http_request_duration_seconds_bucket{route=\"%s\",le=\"+Inf\"} "
-                    "%" PRIu64 "\n",
-                    m->names[r], cumulative);
-        }
-        put(&t, "seckill_http_request_duration_seconds_sum{route=\"%s\"} %.6f\n", m->names[r],
-            (double)get(&rc->sum_us) / 1e6);
-        put(&t, "seckill_http_request_duration_seconds_count{route=\"%s\"} %" PRIu64 "\n",
-            m->names[r], cumulative);
-    }
+    render_routes(&t, m);
 
     put(&t, "# HELP seckill_purchases_total Purchases of the production path, by outcome.\n"
             "# TYPE seckill_purchases_total counter\n");

@@ -10,6 +10,9 @@
 
 #include <microhttpd.h>
 
+#include "json_io.h"
+#include "status.h"
+
 struct metrics_http {
     struct MHD_Daemon *daemon;
     metrics_http_render render;
@@ -29,6 +32,15 @@ static enum MHD_Result answer(struct MHD_Connection *conn, unsigned status, cons
     return rc;
 }
 
+/* An error answer: its body from the one writer (json_io_error). */
+static enum MHD_Result answer_error(struct MHD_Connection *conn, sk_status st, const char *message)
+{
+    char body[256];
+    int n = json_io_error(body, sizeof(body), st, message);
+    return answer(conn, (unsigned)sk_status_http(st), "application/json", body,
+                  n > 0 ? (size_t)n : 0);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **con_cls)
@@ -41,20 +53,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return MHD_YES;
     }
     (void)con_cls;
-    static const char json[] = "application/json";
-    if (strcmp(url, "/metrics") != 0) {
-        static const char body[] = "{\"error\":\"not_found\",\"message\":\"only /metrics here\"}";
-        return answer(conn, 404, json, body, sizeof(body) - 1);
-    }
-    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
-        static const char body[] = "{\"error\":\"method_not_allowed\",\"message\":\"GET only\"}";
-        return answer(conn, 405, json, body, sizeof(body) - 1);
-    }
+    if (strcmp(url, "/metrics") != 0)
+        return answer_error(conn, SK_NOT_FOUND, "only /metrics here");
+    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+        return answer_error(conn, SK_METHOD_NOT_ALLOWED, "GET only");
     char *text = h->render(h->ctx);
-    if (!text) {
-        static const char body[] = "{\"error\":\"internal_error\",\"message\":\"out of memory\"}";
-        return answer(conn, 500, json, body, sizeof(body) - 1);
-    }
+    if (!text)
+        return answer_error(conn, SK_INTERNAL, "out of memory");
     enum MHD_Result rc = answer(conn, 200, "text/plain; version=0.0.4", text, strlen(text));
     free(text);
     return rc;
@@ -90,24 +95,22 @@ int metrics_http_parse_address(const char *text, char host[METRICS_HTTP_HOST_MAX
 metrics_http *metrics_http_start(const char *host, int port, metrics_http_render render, void *ctx,
                                  char *err, size_t errlen)
 {
-    metrics_http *h = calloc(1, sizeof(*h));
-    if (!h) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
-    h->render = render;
-    h->ctx = ctx;
     struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     if (inet_pton(AF_INET, host, &addr.sin_addr) != 1) {
         snprintf(err, errlen, "host: '%s' is not an IPv4 address", host);
-        free(h);
         return NULL;
     }
-    h->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, on_request, h,
-                                 MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-                                 MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
-    if (!h->daemon) {
-        snprintf(err, errlen, "cannot listen on %s:%d for /metrics", host, port);
+    metrics_http *h = calloc(1, sizeof(*h));
+    if (h) {
+        h->render = render;
+        h->ctx = ctx;
+        h->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, on_request, h,
+                                     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+                                     MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
+    }
+    if (!h || !h->daemon) {
+        snprintf(err, errlen, "cannot listen on %s:%d for /metrics%s", host, port,
+                 h ? "" : ": out of memory");
         free(h);
         return NULL;
     }

@@ -1,5 +1,6 @@
-/* status.c: the only place where a domain outcome becomes an HTTP status,
- * a code and the message a client reads when nothing more specific is said. */
+/* status.c: the only place where a product outcome becomes an HTTP status,
+ * a code and the message a client reads when nothing more specific is said
+ * (the laboratory's own: lab_status.c). */
 #include "status.h"
 
 static const struct {
@@ -17,9 +18,6 @@ static const struct {
                                "fewer units remain than the quantity asked for"},
     [SK_NOT_STARTED] = {409, "not_started", "the sale has not started yet"},
     [SK_ENDED] = {409, "ended", "the sale has ended"},
-    [SK_BUSY] = {429, "busy", "the lock was not won within lab_lock_wait_ms; try again"},
-    [SK_FENCED] = {409, "fenced",
-                   "the lock expired during the work and a newer holder came: nothing was sold"},
     [SK_NOT_FOUND] = {404, "not_found", "not found"},
     [SK_ITEM_EXISTS] = {409, "item_exists", "an item with this id exists"},
     [SK_INVALID] = {400, "invalid_request", "invalid request"},
@@ -53,15 +51,9 @@ static const struct {
     [SK_IN_PROGRESS] = {429, "in_progress",
                         "your previous order of this item is still being created; try again "
                         "in a moment"},
-    [SK_NOT_CONFIGURED] = {503, "not_configured",
-                           "this strategy's servers are not configured (zookeeper_lock: set "
-                           "zookeeper_servers, ZooKeeper's host:port)"},
     [SK_LAB_OFF] = {404, "lab_off",
                     "the oversell laboratory is off on this server (lab = on turns it on; never "
                     "on a production server)"},
-    [SK_NOT_LAB_ITEM] = {409, "not_lab_item",
-                         "the laboratory acts only on items created with \"lab\": true; this "
-                         "one is a product item"},
 };
 
 int sk_status_http(sk_status s)

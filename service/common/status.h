@@ -1,5 +1,6 @@
 /* status.h: the one outcome enum of the domain, and its single mapping to
- * HTTP statuses, error codes and messages. */
+ * HTTP statuses, error codes and messages (a plugged-in part's own outcomes,
+ * from SK_STATUS_PART on, are mapped by that part). */
 #ifndef SECKILL_STATUS_H
 #define SECKILL_STATUS_H
 
@@ -12,8 +13,6 @@ typedef enum sk_status {
     SK_INSUFFICIENT_STOCK, /* fewer units remain than the quantity asked for */
     SK_NOT_STARTED,        /* before the sale window's start */
     SK_ENDED,              /* at or after the sale window's end */
-    SK_BUSY,               /* a lab lock not won within its wait, or too many conflicts */
-    SK_FENCED,             /* a lab write refused: its fencing token is older than one seen */
     SK_NOT_FOUND,
     SK_ITEM_EXISTS,
     SK_INVALID, /* bad input */
@@ -24,9 +23,7 @@ typedef enum sk_status {
     SK_QUEUE_FULL,   /* max_pending_orders accepted orders wait for PostgreSQL */
     SK_INTERNAL,
     SK_RATE_LIMITED,    /* the buyer's token bucket is empty */
-    SK_NOT_CONFIGURED,  /* a lab strategy whose servers are not configured */
     SK_LAB_OFF,         /* the laboratory is off (lab = off) or not built in */
-    SK_NOT_LAB_ITEM,    /* a lab call on an item not created with "lab": true */
     SK_FORBIDDEN,       /* a buyer acting for another buyer */
     SK_ORDER_PAID,      /* the order is paid: it cannot be cancelled */
     SK_ORDER_CANCELLED, /* the order was cancelled: it cannot be paid */
@@ -36,7 +33,11 @@ typedef enum sk_status {
     SK_ARCHIVED,        /* the item is archived: no reset, restock or sale any more */
     SK_BUYER_REQUIRED,  /* an anonymous purchase where the limit is below the stock */
     SK_IN_PROGRESS,     /* the buyer's previous order is still being created (order lock) */
-    SK_STATUS_COUNT
+    SK_STATUS_COUNT,
+    /* A part plugged into the server (the laboratory: lab_status.h) numbers
+     * outcomes of its own from here, and maps them to HTTP itself: the
+     * functions below know none of them (500 internal_error). */
+    SK_STATUS_PART = 64
 } sk_status;
 
 /* HTTP status code of an outcome. */

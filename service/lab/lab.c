@@ -68,16 +68,12 @@ static const char *verdict(const lab_strategy *s)
     return s->safe ? "safe" : "unsafe";
 }
 
-static void reply_json(http_exchange *ex, json_t *body)
+/* Answers 200 with body, whose reference it takes (NULL: out of memory). */
+static void reply_object_new(http_exchange *ex, json_t *body)
 {
     char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
     json_decref(body);
-    if (!text) {
-        http_exchange_reply_error(ex, SK_INTERNAL, "out of memory");
-        return;
-    }
-    http_exchange_reply(ex, 200, text, strlen(text), NULL);
-    free(text);
+    http_exchange_reply_new(ex, 200, text);
 }
 
 /* Counts a sale in {item:N}:lab:sold: the audit's number of units sold. */
@@ -101,7 +97,7 @@ static void purchase(lab_ctx *c, lab_job *j)
     if (st == SK_BACKEND_DOWN && c->lock_timed_out)
         st = SK_BUSY;
     if (st != SK_OK) {
-        http_exchange_reply_error(j->ex, st, st == SK_NOT_FOUND ? "no such item" : NULL);
+        lab_status_reply(j->ex, st, st == SK_NOT_FOUND ? "no such item" : NULL);
         return;
     }
     record_sale(c, &j->req);
@@ -213,7 +209,7 @@ static void audit(lab_ctx *c, lab_job *j)
     if (st == SK_OK)
         st = order_locks(c, r, &buyers_locks, &pending);
     if (st != SK_OK) {
-        http_exchange_reply_error(j->ex, st, st == SK_NOT_FOUND ? "no such item" : NULL);
+        lab_status_reply(j->ex, st, st == SK_NOT_FOUND ? "no such item" : NULL);
         return;
     }
     json_t *body = json_pack(
@@ -225,7 +221,7 @@ static void audit(lab_ctx *c, lab_job *j)
         "lock_keys", (json_int_t)(redis_locks + pg_locks + other_locks), "order_locks",
         (json_int_t)buyers_locks, "orders_pending", (json_int_t)pending, "findings",
         findings(buyers_locks, pending));
-    reply_json(j->ex, body);
+    reply_object_new(j->ex, body);
 }
 
 /* Whether the laboratory may act on item: only an item created with "lab":
@@ -266,9 +262,9 @@ static void run_job(void *thread_ctx, void *arg)
     lab_job *j = arg;
     sk_status st;
     if (!c)
-        http_exchange_reply_error(j->ex, SK_BACKEND_DOWN, "the laboratory has no connections");
+        lab_status_reply(j->ex, SK_BACKEND_DOWN, "the laboratory has no connections");
     else if ((st = lab_item(j->l, j->req.item)) != SK_OK)
-        http_exchange_reply_error(j->ex, st, st == SK_NOT_FOUND ? "no such item" : NULL);
+        lab_status_reply(j->ex, st, st == SK_NOT_FOUND ? "no such item" : NULL);
     else if (j->route == ROUTE_LAB_AUDIT)
         audit(c, j);
     else
@@ -284,7 +280,7 @@ static void list(http_exchange *ex)
         json_array_append_new(all, json_pack("{s:s, s:s, s:s}", "name", s->name, "family",
                                              s->family, "verdict", verdict(s)));
     }
-    reply_json(ex, all ? json_pack("{s:o}", "strategies", all) : NULL);
+    reply_object_new(ex, all ? json_pack("{s:o}", "strategies", all) : NULL);
 }
 
 /* GET /lab/results.json: read at every request, since `make experiments`
@@ -295,8 +291,7 @@ static void reply_results(lab *l, http_exchange *ex)
     size_t len;
     char *body = web_read_file(l->cfg->lab_results, LAB_RESULTS_MAX, &len);
     if (!body) {
-        http_exchange_reply_error(ex, SK_NOT_FOUND,
-                                  "no laboratory results yet: run `make experiments`");
+        lab_status_reply(ex, SK_NOT_FOUND, "no laboratory results yet: run `make experiments`");
         return;
     }
     http_exchange_reply(ex, 200, body, len, NULL);
@@ -317,8 +312,7 @@ static void handle(void *ctx, http_exchange *ex, const route_match *m)
     lab_job job = {.l = l, .ex = ex, .route = m->route};
     job.strategy = lab_table_find(m->name, m->name_len);
     if (!job.strategy) {
-        http_exchange_reply_error(ex, SK_NOT_FOUND,
-                                  "no such strategy (GET /api/v1/experiments lists them)");
+        lab_status_reply(ex, SK_NOT_FOUND, "no such strategy (GET /api/v1/experiments lists them)");
         return;
     }
     const char *why = NULL;
@@ -327,20 +321,20 @@ static void handle(void *ctx, http_exchange *ex, const route_match *m)
                           &why) != SK_OK ||
         lab_request_fault(http_exchange_query(ex, "crash"), http_exchange_query(ex, "race"),
                           l->cfg->lab_faults, &job.req, &why) != SK_OK) {
-        http_exchange_reply_error(ex, SK_INVALID, why);
+        lab_status_reply(ex, SK_INVALID, why);
         return;
     }
     job.req.strategy = job.strategy->name;
     lab_job *j = malloc(sizeof(*j));
     if (!j) {
-        http_exchange_reply_error(ex, SK_INTERNAL, "out of memory");
+        lab_status_reply(ex, SK_INTERNAL, "out of memory");
         return;
     }
     *j = job;
     http_exchange_defer(ex);
     if (pool_submit(l->pool, run_job, j) < 0) {
         free(j);
-        http_exchange_reply_error(ex, SK_BACKEND_DOWN, "the server is stopping");
+        lab_status_reply(ex, SK_BACKEND_DOWN, "the server is stopping");
     }
 }
 

@@ -33,7 +33,7 @@
 #include <stdint.h>
 
 #include "lab_ctx.h"
-#include "status.h"
+#include "lab_status.h"
 
 /* Bound of the business work a request may ask for (400 above it): a lab
  * thread sleeps that long at most, holding its lock. As long as the

@@ -43,17 +43,6 @@ typedef struct pool_request {
     int limit;         /* ROUTE_ORDER_LIST: ?limit= */
 } pool_request;
 
-static void reply_item(http_exchange *ex, int status, const item_view *v)
-{
-    char *body = json_io_item(v);
-    if (!body) {
-        http_exchange_reply_error(ex, SK_INTERNAL, "out of memory");
-        return;
-    }
-    http_exchange_reply(ex, status, body, strlen(body), NULL);
-    free(body);
-}
-
 /* GET /metrics: the counters, and the gauges read now (Redis ones through
  * this pool thread's connection). */
 static void reply_metrics(app *a, pool_session *s, http_exchange *ex)
@@ -73,16 +62,6 @@ static int buyer_tokens(const app *a)
     return a->cfg->buyer_auth == CONFIG_BUYER_AUTH_TOKEN;
 }
 
-/* Answers a body written by a json_io writer (NULL: out of memory). */
-static void reply_json(http_exchange *ex, int status, char *body)
-{
-    if (body)
-        http_exchange_reply(ex, status, body, strlen(body), NULL);
-    else
-        http_exchange_reply_error(ex, SK_INTERNAL, "out of memory");
-    free(body);
-}
-
 /* The order routes: read, list, pay, cancel. A buyer reads and settles only
  * their own orders: under buyer tokens another's order is 404, as if it did
  * not exist. */
@@ -99,7 +78,8 @@ static void run_order_route(pool_request *r, pool_session *s)
              : !list ? SK_INTERNAL
                      : orders_list(s, r->who.buyer, r->before, r->limit, list, &n);
         if (st == SK_OK)
-            reply_json(r->ex, 200, json_io_order_list(list, n, n == (size_t)r->limit, now));
+            http_exchange_reply_new(r->ex, 200,
+                                    json_io_order_list(list, n, n == (size_t)r->limit, now));
         else
             http_exchange_reply_error(r->ex, st, NULL);
         free(list);
@@ -117,10 +97,10 @@ static void run_order_route(pool_request *r, pool_session *s)
         st = orders_settle(s, r->id, act, r->who.scopes ? 0 : r->who.buyer, &rec);
     }
     if (st == SK_OK)
-        reply_json(r->ex, 200, json_io_order(&rec, now));
+        http_exchange_reply_new(r->ex, 200, json_io_order(&rec, now));
     else if (st == SK_ORDER_PAID || st == SK_ORDER_CANCELLED || st == SK_ORDER_EXPIRED ||
              st == SK_ORDER_FINAL)
-        reply_json(r->ex, sk_status_http(st), json_io_order_refused(st, &rec));
+        http_exchange_reply_new(r->ex, sk_status_http(st), json_io_order_refused(st, &rec));
     else
         http_exchange_reply_error(r->ex, st, st == SK_NOT_FOUND ? "no such order" : NULL);
 }
@@ -137,6 +117,23 @@ static sk_status add_locks(pool_session *s, item_view *v)
     if (rc == 0)
         v->locks_held = -1;
     return SK_OK;
+}
+
+/* A new round (st: SK_OK of a reset, SK_CREATED of a create): the
+ * plugged-in part clears what it keeps of the item before the admin hears of
+ * it. A create is answered all the same (the item exists now); a reset the
+ * part could not follow answers the part's failure, and may be repeated.
+ * Returns the outcome to answer. */
+static sk_status tell_new_round(const app_plugin *plug, sk_status st, const item_view *view)
+{
+    sk_status ps =
+        plug->item_round ? plug->item_round(plug->ctx, view->id, view->initial_stock) : SK_OK;
+    if (ps != SK_OK && st == SK_OK)
+        return ps;
+    if (ps != SK_OK)
+        log_msg(LOG_WARN, "api", "item %" PRId64 " created, its laboratory state not cleared",
+                view->id);
+    return st;
 }
 
 static void run_in_pool(void *thread_ctx, void *arg)
@@ -193,28 +190,17 @@ static void run_in_pool(void *thread_ctx, void *arg)
             st = SK_INTERNAL;
         }
     }
-    /* A new round: the plugged-in part clears what it keeps of the item
-     * before the admin hears of it. A create is answered all the same (the
-     * item exists now); a reset may be repeated. */
-    const app_plugin *plug = &r->a->plugin;
-    if ((st == SK_OK && r->route == ROUTE_ITEM_RESET) || st == SK_CREATED) {
-        sk_status ps =
-            plug->item_round ? plug->item_round(plug->ctx, view.id, view.initial_stock) : SK_OK;
-        if (ps != SK_OK && st == SK_OK)
-            st = ps;
-        else if (ps != SK_OK)
-            log_msg(LOG_WARN, "api", "item %" PRId64 " created, its laboratory state not cleared",
-                    view.id);
-    }
+    if ((st == SK_OK && r->route == ROUTE_ITEM_RESET) || st == SK_CREATED)
+        st = tell_new_round(&r->a->plugin, st, &view);
     if (st != SK_OK && st != SK_CREATED) {
         http_exchange_reply_error(r->ex, st, why);
     } else if (r->route == ROUTE_READY) {
         static const char ready[] = "{\"status\":\"ready\"}";
         http_exchange_reply(r->ex, 200, ready, sizeof(ready) - 1, NULL);
     } else if (r->route == ROUTE_ITEM_LIST) {
-        reply_json(r->ex, 200, json_io_item_list(list, nlist));
+        http_exchange_reply_new(r->ex, 200, json_io_item_list(list, nlist));
     } else {
-        reply_item(r->ex, sk_status_http(st), &view);
+        http_exchange_reply_new(r->ex, sk_status_http(st), json_io_item(&view));
     }
     free(list);
     free(r);
@@ -368,42 +354,93 @@ static int purchase_path_connected(app *a)
     return 1;
 }
 
-void api_handle(void *ctx, http_exchange *ex)
+/* Matches the request to a route and labels the exchange with it; a path
+ * the router does not know, or a method it does not take, is answered here
+ * (OPTIONS: a preflight). Returns 0 with m filled, or -1 when answered. */
+static int route_of(app *a, http_exchange *ex, route_match *m)
 {
-    app *a = ctx;
-    route_match m;
-    pool_request req = {0};
-    const char *why = NULL;
     const char *method = http_exchange_method(ex);
-    sk_status st = router_match(method, http_exchange_path(ex), &m);
+    sk_status st = router_match(method, http_exchange_path(ex), m);
     /* A wrong method on a known path counts under that path's route. */
-    http_exchange_tag(ex, st == SK_OK || st == SK_METHOD_NOT_ALLOWED ? (int)m.route : ROUTE_NONE);
-
+    http_exchange_tag(ex, st == SK_OK || st == SK_METHOD_NOT_ALLOWED ? (int)m->route : ROUTE_NONE);
     if (st == SK_METHOD_NOT_ALLOWED) {
         char allow[96]; /* every known path answers OPTIONS too */
-        snprintf(allow, sizeof(allow), "%s, OPTIONS", m.allow);
+        snprintf(allow, sizeof(allow), "%s, OPTIONS", m->allow);
         if (strcmp(method, "OPTIONS") == 0)
             cross_origin_preflight(ex, a->cfg->cors_origins, allow);
         else
             http_exchange_reply_error_allow(ex, st, NULL, allow);
-        return;
+        return -1;
     }
     if (st != SK_OK) {
         http_exchange_reply_error(ex, SK_NOT_FOUND, "no such route");
-        return;
+        return -1;
     }
-    req.route = m.route;
-    req.id = m.order_id ? m.order_id : m.item_id;
+    return 0;
+}
+
+/* What a route the pool answers asks for, read and checked on the HTTP
+ * thread (into req). SK_OK, or the error to answer with *why. */
+static sk_status pool_request_of(app *a, http_exchange *ex, pool_request *req, const char **why)
+{
+    size_t len;
+    const char *body = http_exchange_body(ex, &len);
+    sk_status st = SK_OK;
+    switch (req->route) {
+    case ROUTE_READY:
+        if (!purchase_path_connected(a)) {
+            *why = "the purchase path has no Redis connection";
+            return SK_BACKEND_DOWN;
+        }
+        return SK_OK;
+    case ROUTE_ITEM_CREATE:
+        st = json_io_parse_item_spec(body, len, &req->spec, why);
+        if (st == SK_OK)
+            st = json_io_window_ahead(&req->spec.terms, backend_now_ms(), why);
+        /* A laboratory item has no payment step: its orders are final. */
+        if (req->spec.lab)
+            req->spec.payment_timeout_s = 0;
+        else if (req->spec.payment_timeout_s < 0)
+            req->spec.payment_timeout_s = a->cfg->payment_timeout_s;
+        return st;
+    case ROUTE_ORDER_GET:
+    case ROUTE_ORDER_LIST:
+    case ROUTE_ORDER_PAY:
+    case ROUTE_ORDER_CANCEL:
+        return order_request_of(a, ex, req, why);
+    case ROUTE_ITEM_RESET:
+        st = json_io_parse_reset(body, len, &req->reset, why);
+        return st == SK_OK ? json_io_window_ahead(&req->reset.terms, backend_now_ms(), why) : st;
+    case ROUTE_ITEM_RESTOCK:
+        return json_io_parse_restock(body, len, &req->add, why);
+    case ROUTE_ITEM_LIST: {
+        const char *lab = http_exchange_query(ex, "lab");
+        const char *unlisted = http_exchange_query(ex, "unlisted");
+        req->with_lab = lab && strcmp(lab, "1") == 0;
+        req->with_unlisted = unlisted && strcmp(unlisted, "1") == 0;
+        return SK_OK;
+    }
+    default:
+        return SK_OK;
+    }
+}
+
+void api_handle(void *ctx, http_exchange *ex)
+{
+    app *a = ctx;
+    route_match m;
+    const char *why = NULL;
+    if (route_of(a, ex, &m) < 0)
+        return;
+    pool_request req = {.route = m.route, .id = m.order_id ? m.order_id : m.item_id};
     cross_origin_headers(ex, a->cfg->cors_origins, m.route);
     identity_rules rules = {a->creds, 0, NULL};
-    st = identity_require(&rules, http_exchange_header(ex, "Authorization"),
-                          router_scope(m.route, method), &why);
+    sk_status st = identity_require(&rules, http_exchange_header(ex, "Authorization"),
+                                    router_scope(m.route, http_exchange_method(ex)), &why);
     if (st != SK_OK) {
         http_exchange_reply_error(ex, st, why);
         return;
     }
-    size_t len;
-    const char *body = http_exchange_body(ex, &len);
     switch (m.route) {
     case ROUTE_HEALTH: {
         static const char ok[] = "{\"status\":\"ok\"}";
@@ -412,11 +449,10 @@ void api_handle(void *ctx, http_exchange *ex)
     }
     case ROUTE_PURCHASE: {
         purchase_request pr;
-        if ((st = purchase_request_of(a, ex, &pr, &why)) != SK_OK) {
+        if ((st = purchase_request_of(a, ex, &pr, &why)) != SK_OK)
             http_exchange_reply_error(ex, st, why);
-            return;
-        }
-        purchase_start(a, ex, m.item_id, pr.user_id, pr.quantity);
+        else
+            purchase_start(a, ex, m.item_id, pr.user_id, pr.quantity);
         return;
     }
     case ROUTE_PAGE:
@@ -440,52 +476,10 @@ void api_handle(void *ctx, http_exchange *ex)
                                                     "laboratory (cmake -DSECKILL_LAB=OFF)"
                                                   : NULL);
         return;
-    case ROUTE_READY:
-        if (!purchase_path_connected(a)) {
-            http_exchange_reply_error(ex, SK_BACKEND_DOWN,
-                                      "the purchase path has no Redis connection");
-            return;
-        }
-        st = SK_OK;
-        break;
-    case ROUTE_ITEM_CREATE:
-        st = json_io_parse_item_spec(body, len, &req.spec, &why);
-        if (st == SK_OK)
-            st = json_io_window_ahead(&req.spec.terms, backend_now_ms(), &why);
-        /* A laboratory item has no payment step: its orders are final. */
-        if (req.spec.lab)
-            req.spec.payment_timeout_s = 0;
-        else if (req.spec.payment_timeout_s < 0)
-            req.spec.payment_timeout_s = a->cfg->payment_timeout_s;
-        break;
-    case ROUTE_ORDER_GET:
-    case ROUTE_ORDER_LIST:
-    case ROUTE_ORDER_PAY:
-    case ROUTE_ORDER_CANCEL:
-        st = order_request_of(a, ex, &req, &why);
-        break;
-    case ROUTE_ITEM_RESET:
-        st = json_io_parse_reset(body, len, &req.reset, &why);
-        if (st == SK_OK)
-            st = json_io_window_ahead(&req.reset.terms, backend_now_ms(), &why);
-        break;
-    case ROUTE_ITEM_RESTOCK:
-        st = json_io_parse_restock(body, len, &req.add, &why);
-        break;
-    case ROUTE_ITEM_LIST: {
-        const char *lab = http_exchange_query(ex, "lab");
-        const char *unlisted = http_exchange_query(ex, "unlisted");
-        req.with_lab = lab && strcmp(lab, "1") == 0;
-        req.with_unlisted = unlisted && strcmp(unlisted, "1") == 0;
-        st = SK_OK;
-        break;
-    }
     default:
-        st = SK_OK;
+        if ((st = pool_request_of(a, ex, &req, &why)) != SK_OK)
+            http_exchange_reply_error(ex, st, why);
+        else
+            to_pool(a, ex, &req);
     }
-    if (st != SK_OK) {
-        http_exchange_reply_error(ex, st, why);
-        return;
-    }
-    to_pool(a, ex, &req);
 }

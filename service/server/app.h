@@ -1,9 +1,12 @@
 /* app.h: the one application context of seckill-server, built in main and
  * handed to every handler. No globals: everything a request needs is here.
  *
- * The product knows nothing of the laboratory: a part that the server's main
- * plugs in (app_plugin) answers the routes the product leaves to it and
- * hears of every new round, as any part of the server would. */
+ * The laboratory is a part that the server's main plugs in (app_plugin): it
+ * answers the routes the product leaves to it, maps its own outcomes
+ * (SK_STATUS_PART on), and hears of every new round, as any part of the
+ * server would. The product knows of it only those routes (ROUTE_LAB_*:
+ * answered 404 lab_off when no part is plugged in) and the "lab" flag of the
+ * items it creates; none of its code. */
 #ifndef SECKILL_APP_H
 #define SECKILL_APP_H
 

@@ -1,7 +1,8 @@
 /* http_server.h: the HTTP front (libmicrohttpd, one epoll loop per thread).
  * Each request becomes an http_exchange handed to one handler. The handler
  * answers at once, or defers: the connection is suspended (no thread waits
- * on it) and any thread answers later, which resumes it. */
+ * on it) and any thread answers later, which resumes it. The loops are
+ * http_loop.c, a request and its answer http_exchange.c. */
 #ifndef SECKILL_HTTP_SERVER_H
 #define SECKILL_HTTP_SERVER_H
 
@@ -105,6 +106,11 @@ void *http_exchange_loop_local(const http_exchange *ex);
 void http_exchange_reply(http_exchange *ex, int status, const char *body, size_t len,
                          const char *allow);
 
+/* Answers status with body, a JSON text from malloc: the exchange takes it
+ * and frees it (as jansson's *_new take their reference). NULL, an
+ * allocation that failed, answers 500 out of memory. */
+void http_exchange_reply_new(http_exchange *ex, int status, char *body);
+
 /* Answers {"error": code, "message": message} with the HTTP status of the
  * outcome st (status.h: the one mapping); message NULL says the outcome's own
  * message. Every handler answers its errors this way. */
@@ -113,6 +119,12 @@ void http_exchange_reply_error(http_exchange *ex, sk_status st, const char *mess
 /* The same with an Allow header (405). */
 void http_exchange_reply_error_allow(http_exchange *ex, sk_status st, const char *message,
                                      const char *allow);
+
+/* The same for an outcome status.h does not know, one a plugged-in part
+ * maps itself (the laboratory's own): its HTTP status and code given; allow
+ * may be NULL. */
+void http_exchange_reply_error_as(http_exchange *ex, int status, const char *code,
+                                  const char *message, const char *allow);
 
 /* The same with another Content-Type than application/json (the web pages;
  * NULL: none, for an answer without a body). */

@@ -44,8 +44,10 @@ Test(metrics_listen, metrics_answer_on_their_own_address_without_credential)
 
     cr_expect_eq(harness_http(metrics_port, "GET", "/api/v1/items", NULL, NULL, resp, sizeof(resp)),
                  404, "only /metrics there: %s", resp);
+    cr_expect_str_eq(resp, "{\"error\":\"not_found\",\"message\":\"only /metrics here\"}");
     cr_expect_eq(harness_http(metrics_port, "POST", "/metrics", NULL, "{}", resp, sizeof(resp)),
                  405, "%s", resp);
+    cr_expect_str_eq(resp, "{\"error\":\"method_not_allowed\",\"message\":\"GET only\"}");
     harness_stop_clean(&server, "server");
 }
 

@@ -268,6 +268,39 @@ Test(json_io, an_error_body_is_json_even_with_quotes_in_the_message)
     cr_assert_eq(json_io_error(buf, 10, SK_SOLD_OUT, "x"), -1, "too small a buffer is refused");
 }
 
+Test(json_io, every_error_body_is_written_by_one_function_that_escapes_and_appends_members)
+{
+    char buf[256];
+    int n = json_io_error_body(buf, sizeof(buf), "busy", "a \\ b\t", ",\"order_id\":\"7\"");
+    cr_assert_str_eq(buf,
+                     "{\"error\":\"busy\",\"message\":\"a \\\\ b\\u0009\",\"order_id\":\"7\"}");
+    cr_assert_eq(n, (int)strlen(buf));
+    json_error_t e;
+    json_t *v = json_loads(buf, 0, &e);
+    cr_assert_not_null(v, "%s", buf);
+    cr_expect_str_eq(json_string_value(json_object_get(v, "message")), "a \\ b\t");
+    json_decref(v);
+    json_io_error_body(buf, sizeof(buf), "not_found", NULL, NULL);
+    cr_expect_str_eq(buf, "{\"error\":\"not_found\",\"message\":\"\"}");
+    cr_expect_eq(json_io_error_body(buf, 20, "not_found", "x", NULL), -1);
+}
+
+Test(json_io, an_error_without_a_message_says_the_outcomes_own)
+{
+    char buf[256];
+    json_io_error(buf, sizeof(buf), SK_SOLD_OUT, NULL);
+    cr_assert_str_eq(buf, "{\"error\":\"sold_out\",\"message\":\"the item is sold out\"}");
+    cr_assert_gt(json_io_purchase_unconfirmed(buf, sizeof(buf), 42), 0);
+    json_error_t e;
+    json_t *v = json_loads(buf, 0, &e);
+    cr_assert_not_null(v, "%s", buf);
+    cr_expect_str_eq(json_string_value(json_object_get(v, "error")), "unconfirmed");
+    cr_expect_str_eq(json_string_value(json_object_get(v, "message")),
+                     sk_status_message(SK_UNCONFIRMED));
+    cr_expect_str_eq(json_string_value(json_object_get(v, "order_id")), "42");
+    json_decref(v);
+}
+
 Test(json_io, the_queued_answer_carries_the_order_id_as_a_string)
 {
     char buf[128];

@@ -9,6 +9,7 @@
 #include "keys.h"
 #include "lab_keys.h"
 #include "lab_redlock.h"
+#include "lab_status.h"
 #include "lab_strategy.h"
 #include "lab_table.h"
 #include "lab_zookeeper.h"
@@ -231,6 +232,26 @@ Test(lab_keys, every_lab_key_lives_under_the_items_hash_tag_and_lab_prefix)
     }
     lab_keys_free_all(argv, argc);
     lab_keys_free_all(NULL, 0);
+}
+
+Test(lab_status, the_laboratorys_own_outcomes_are_mapped_by_it_and_the_products_as_before)
+{
+    const struct {
+        sk_status st;
+        int http;
+        const char *code;
+    } own[] = {{SK_BUSY, 429, "busy"},
+               {SK_FENCED, 409, "fenced"},
+               {SK_NOT_CONFIGURED, 503, "not_configured"},
+               {SK_NOT_LAB_ITEM, 409, "not_lab_item"}};
+    for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
+        cr_expect_eq(lab_status_http(own[i].st), own[i].http, "%s", own[i].code);
+        cr_expect_str_eq(lab_status_code(own[i].st), own[i].code);
+        cr_expect_str_eq(sk_status_code(own[i].st), "internal_error", "the product knows none");
+    }
+    cr_expect_eq(lab_status_http(SK_SOLD_OUT), 409);
+    cr_expect_str_eq(lab_status_code(SK_BACKEND_DOWN), "backend_unavailable");
+    cr_expect_str_eq(lab_status_code(LAB_STATUS_END), "internal_error");
 }
 
 Test(lab_routes, the_lab_routes_take_a_strategy_name)

@@ -59,12 +59,16 @@ Test(status, other_outcomes)
     cr_assert_eq(sk_status_http(SK_INTERNAL), 500);
 }
 
-Test(status, the_laboratory_switched_off_is_404_and_a_product_item_409)
+Test(status, the_laboratory_switched_off_is_404)
 {
     cr_assert_eq(sk_status_http(SK_LAB_OFF), 404);
     cr_assert_str_eq(sk_status_code(SK_LAB_OFF), "lab_off");
-    cr_assert_eq(sk_status_http(SK_NOT_LAB_ITEM), 409);
-    cr_assert_str_eq(sk_status_code(SK_NOT_LAB_ITEM), "not_lab_item");
+}
+
+Test(status, an_outcome_of_a_plugged_in_part_is_not_the_products_to_map)
+{
+    cr_assert_eq(sk_status_http(SK_STATUS_PART), 500);
+    cr_assert_str_eq(sk_status_code(SK_STATUS_PART + 1), "internal_error");
 }
 
 Test(status, an_outcome_out_of_range_is_an_internal_error)

@@ -1,35 +1,31 @@
-/* http_server.c: libmicrohttpd glue. Bodies are gathered up to a limit (413
- * past it), the handler is called once per request, and deferred requests
- * are suspended so that a few threads serve thousands of connections.
+/* http_loop.c: the loops of the HTTP front (the API: http_server.h): their
+ * threads and daemons, the shared listening socket, the per-IP accept
+ * policy, quiesce, drain and stop. One request is http_exchange.c's.
  *
  * Each loop thread owns one libmicrohttpd daemon in its external-event mode:
  * the daemon's epoll descriptor is one event of the thread's libevent loop,
  * and every call into the daemon (run, quiesce) is made on that thread. The
  * daemons share one listening socket. (libmicrohttpd's own thread pool
  * quiesces its workers from the calling thread, racing them for the listen
- * socket's epoll registration: 0.9.75 aborts when it loses.) */
+ * socket's epoll registration: 0.9.75 aborts when it loses.) Deferred
+ * requests are suspended, so that a few threads serve thousands of
+ * connections. */
 #include "http_server.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <stdio.h>
-#include <time.h>
-#include <inttypes.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <netinet/in.h>
-#include <sys/eventfd.h>
-#include <sys/socket.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
-#include <microhttpd.h>
 
-#include "http_framing.h"
+#include "http_loop.h"
 #include "ip_count.h"
-#include "json_io.h"
 #include "log.h"
 
 /* libmicrohttpd gives each connection a memory pool of this size for the
@@ -43,204 +39,10 @@
 #define HTTP_IDLE_GRACE_MS 1000
 #define HTTP_LISTEN_BACKLOG 4096
 
-/* One loop thread and its daemon. */
-typedef struct http_loop {
-    http_server *server;
-    struct MHD_Daemon *daemon;
-    struct event_base *base;
-    struct event *mhd_ev;    /* the daemon's epoll descriptor is readable */
-    struct event *timer_ev;  /* the daemon's next connection timeout */
-    struct event *wake_ev;   /* resumes, quiesce or stop were asked */
-    struct event *resume_ev; /* active: this thread resumed connections */
-    int wake_fd;
-    atomic_int woken; /* a wake-up is on its way: later ones need not write */
-    pthread_t thread;
-    int thread_started;
-    int index;
-    void *local;    /* what the hooks' start made for this loop */
-    int local_made; /* start ran: stop is owed */
-    int quiesced;   /* loop thread; read by others only after it is joined */
-    /* The address the accept policy counted for a connection that has not
-     * started yet: given back if the daemon drops the connection first. */
-    struct sockaddr_storage pending;
-    socklen_t pending_len;
-} http_loop;
-
-struct http_server {
-    http_loop *loops;
-    int nloops;
-    int listen_fd;
-    ip_count *per_ip;       /* NULL: no per-IP limit */
-    http_observer observer; /* told of every answer, may be NULL */
-    void *observer_ctx;
-    uint32_t id_prefix; /* request ids: prefix-sequence, unique across restarts */
-    _Atomic uint64_t next_id;
-    http_handler handler;
-    void *ctx;
-    http_loop_hooks hooks;
-    size_t max_body;
-    atomic_int quiesce;     /* asked: the loops stop accepting */
-    atomic_int stop;        /* asked: the loops end */
-    atomic_int quiesced;    /* loops that stopped accepting */
-    atomic_int in_progress; /* requests read and not yet answered and sent */
-    atomic_int connections; /* open client connections, idle ones included */
-    _Atomic uint64_t begun; /* requests ever begun: a drain sees new ones come */
-    atomic_int draining;    /* answers close their connection */
-};
-
-struct http_exchange {
-    http_loop *loop; /* whose daemon holds the connection (and its server) */
-    struct MHD_Connection *conn;
-    const char *method;
-    const char *path;
-    char *body;
-    size_t body_len;
-    size_t body_cap;
-    int too_large;
-    int close;   /* the answer closes the connection */
-    int handled; /* the handler has seen it */
-    /* Set on the HTTP thread before the exchange is handed to another one,
-     * never written after: the replying thread only reads it. */
-    int suspended;
-    struct MHD_Response *response; /* set by reply, queued by MHD's thread */
-    unsigned status;
-    int tag;           /* the handler's label for the observer (a route), -1 none */
-    int retry_after_s; /* > 0: sent as Retry-After */
-    /* More headers of the answer (http_exchange_add_header): name, value. */
-    const char *extra[HTTP_EXCHANGE_HEADERS_MAX][2];
-    int nextra;
-    struct timespec started;
-    char id[28]; /* X-Request-Id */
-};
-
 static void wake(http_loop *l);
 
 /* The loop whose thread this is (NULL on other threads). */
 static _Thread_local http_loop *current_loop;
-
-static int append_body(http_exchange *ex, const char *data, size_t len)
-{
-    if (ex->too_large || ex->body_len + len > ex->loop->server->max_body) {
-        ex->too_large = 1;
-        return 0;
-    }
-    if (ex->body_len + len + 1 > ex->body_cap) {
-        size_t cap = ex->body_cap ? ex->body_cap * 2 : 256;
-        while (cap < ex->body_len + len + 1)
-            cap *= 2;
-        char *grown = realloc(ex->body, cap);
-        if (!grown)
-            return -1;
-        ex->body = grown;
-        ex->body_cap = cap;
-    }
-    memcpy(ex->body + ex->body_len, data, len);
-    ex->body_len += len;
-    ex->body[ex->body_len] = '\0';
-    return 0;
-}
-
-/* Counts arguments whose key or value holds a NUL byte (%00 in the URL). */
-static enum MHD_Result count_nul_argument(void *cls, enum MHD_ValueKind kind, const char *key,
-                                          size_t key_size, const char *value, size_t value_size)
-{
-    (void)kind;
-    if (strlen(key) != key_size || (value && strlen(value) != value_size))
-        ++*(int *)cls;
-    return MHD_YES;
-}
-
-/* A C string ends at the first NUL: "user_id=1%00x" would read as "1". No
- * handler could see such an argument whole, so the request is refused. */
-static int has_nul_argument(struct MHD_Connection *conn)
-{
-    int n = 0;
-    MHD_get_connection_values_n(conn, MHD_GET_ARGUMENT_KIND, count_nul_argument, &n);
-    return n > 0;
-}
-
-static enum MHD_Result note_header(void *cls, enum MHD_ValueKind kind, const char *key,
-                                   size_t key_size, const char *value, size_t value_size)
-{
-    (void)kind;
-    (void)value;
-    (void)value_size;
-    http_framing_note(cls, key, key_size);
-    return MHD_YES;
-}
-
-/* NULL when the request's framing is sound (http_framing.h), else why not. */
-static const char *framing_problem(struct MHD_Connection *conn, const char *version)
-{
-    http_framing f = {0};
-    MHD_get_connection_values_n(conn, MHD_HEADER_KIND, note_header, &f);
-    return http_framing_problem(&f, version);
-}
-
-/* Hands the answer the exchange holds to libmicrohttpd. */
-static enum MHD_Result queue_reply(http_exchange *ex)
-{
-    if (!ex->response)
-        return MHD_NO; /* no memory for a response: close the connection */
-    enum MHD_Result rc = MHD_queue_response(ex->conn, ex->status, ex->response);
-    MHD_destroy_response(ex->response);
-    ex->response = NULL;
-    return rc;
-}
-
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-                                  const char *method, const char *version, const char *upload_data,
-                                  size_t *upload_data_size, void **con_cls)
-{
-    http_loop *l = cls;
-    http_server *s = l->server;
-    http_exchange *ex = *con_cls;
-
-    if (!ex) {
-        ex = calloc(1, sizeof(*ex));
-        if (!ex)
-            return MHD_NO;
-        ex->loop = l;
-        ex->conn = conn;
-        ex->method = method;
-        ex->path = url;
-        ex->tag = -1;
-        clock_gettime(CLOCK_MONOTONIC, &ex->started);
-        snprintf(ex->id, sizeof(ex->id), "%08x-%" PRIx64, s->id_prefix,
-                 atomic_fetch_add_explicit(&s->next_id, 1, memory_order_relaxed));
-        *con_cls = ex;
-        atomic_fetch_add(&s->in_progress, 1);
-        atomic_fetch_add(&s->begun, 1);
-        const char *problem = framing_problem(conn, version);
-        if (!problem)
-            return MHD_YES;
-        /* Answered before the body is read: libmicrohttpd then reads no
-         * more of this connection and closes it after the answer. */
-        ex->handled = 1;
-        ex->close = 1;
-        http_exchange_reply_error(ex, SK_INVALID, problem);
-        return queue_reply(ex);
-    }
-    if (*upload_data_size > 0) {
-        if (append_body(ex, upload_data, *upload_data_size) < 0)
-            return MHD_NO;
-        *upload_data_size = 0;
-        return MHD_YES;
-    }
-    if (!ex->handled) {
-        ex->handled = 1;
-        if (ex->too_large)
-            http_exchange_reply_error(ex, SK_TOO_LARGE, "request body is too large");
-        else if (has_nul_argument(conn))
-            http_exchange_reply_error(ex, SK_INVALID, "a query argument holds a NUL byte");
-        else
-            s->handler(s->ctx, ex);
-        /* Deferred: another thread owns the reply now and resumes us. */
-        if (ex->suspended)
-            return MHD_YES;
-    }
-    return queue_reply(ex);
-}
 
 /* The length of an address libmicrohttpd hands back (it keeps the bytes
  * accept() gave, as long as the family needs). */
@@ -297,23 +99,6 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen
         l->pending_len = len;
     }
     return MHD_YES;
-}
-
-static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
-                         enum MHD_RequestTerminationCode toe)
-{
-    http_exchange *ex = *con_cls;
-    (void)cls;
-    (void)conn;
-    (void)toe;
-    if (!ex)
-        return;
-    atomic_fetch_sub(&ex->loop->server->in_progress, 1);
-    if (ex->response)
-        MHD_destroy_response(ex->response);
-    free(ex->body);
-    free(ex);
-    *con_cls = NULL;
 }
 
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
@@ -413,6 +198,14 @@ static void wake(http_loop *l)
     (void)ignored;
 }
 
+void http_loop_resumed(http_loop *l)
+{
+    if (current_loop == l)
+        event_active(l->resume_ev, EV_TIMEOUT, 1);
+    else
+        wake(l);
+}
+
 /* The socket every loop accepts from. Made here rather than by each daemon
  * so that a port in use is an error, not a second listener. */
 static int open_listener(const config *cfg, char *err, size_t errlen)
@@ -448,12 +241,12 @@ static int loop_start(http_server *s, http_loop *l, const config *cfg, unsigned 
     }
     unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
     l->daemon = MHD_start_daemon(
-        flags, 0, s->per_ip ? on_accept : NULL, l, on_request, l, MHD_OPTION_EXTERNAL_LOGGER,
-        on_mhd_log, NULL, MHD_OPTION_LISTEN_SOCKET, s->listen_fd, MHD_OPTION_CONNECTION_LIMIT,
-        connection_limit, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->connection_timeout_s,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONNECTION_MEMORY,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_NOTIFY_CONNECTION,
-        on_connection, l, MHD_OPTION_END);
+        flags, 0, s->per_ip ? on_accept : NULL, l, http_exchange_on_request, l,
+        MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL, MHD_OPTION_LISTEN_SOCKET, s->listen_fd,
+        MHD_OPTION_CONNECTION_LIMIT, connection_limit, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)cfg->connection_timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)HTTP_CONNECTION_MEMORY, MHD_OPTION_NOTIFY_COMPLETED, http_exchange_on_completed,
+        NULL, MHD_OPTION_NOTIFY_CONNECTION, on_connection, l, MHD_OPTION_END);
     if (!l->daemon) {
         snprintf(err, errlen, "cannot start the HTTP daemon on %s:%d", cfg->host, cfg->port);
         return -1;
@@ -498,14 +291,10 @@ static void loop_close(http_loop *l)
             MHD_quiesce_daemon(l->daemon);
         MHD_stop_daemon(l->daemon);
     }
-    if (l->mhd_ev)
-        event_free(l->mhd_ev);
-    if (l->timer_ev)
-        event_free(l->timer_ev);
-    if (l->wake_ev)
-        event_free(l->wake_ev);
-    if (l->resume_ev)
-        event_free(l->resume_ev);
+    struct event *events[] = {l->mhd_ev, l->timer_ev, l->wake_ev, l->resume_ev};
+    for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
+        if (events[i])
+            event_free(events[i]);
     if (l->base)
         event_base_free(l->base);
     if (l->wake_fd >= 0)
@@ -522,10 +311,8 @@ http_server *http_server_create(const config *cfg, http_handler handler, void *c
                                 const http_loop_hooks *hooks, char *err, size_t errlen)
 {
     http_server *s = calloc(1, sizeof(*s));
-    if (!s) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
+    if (!s)
+        goto out_of_memory;
     s->handler = handler;
     s->ctx = ctx;
     if (hooks)
@@ -538,17 +325,13 @@ http_server *http_server_create(const config *cfg, http_handler handler, void *c
 
     int n = http_server_loop_count(cfg);
     s->loops = calloc((size_t)n, sizeof(*s->loops));
-    if (!s->loops) {
-        snprintf(err, errlen, "out of memory");
-        goto fail;
-    }
+    if (!s->loops)
+        goto out_of_memory;
     for (int i = 0; i < n; i++)
         s->loops[i].wake_fd = -1;
     if (cfg->per_ip_connection_limit > 0 &&
-        !(s->per_ip = ip_count_create((unsigned)cfg->per_ip_connection_limit))) {
-        snprintf(err, errlen, "out of memory");
-        goto fail;
-    }
+        !(s->per_ip = ip_count_create((unsigned)cfg->per_ip_connection_limit)))
+        goto out_of_memory;
     s->listen_fd = open_listener(cfg, err, errlen);
     if (s->listen_fd < 0)
         goto fail;
@@ -563,8 +346,10 @@ http_server *http_server_create(const config *cfg, http_handler handler, void *c
         }
     }
     return s;
+out_of_memory:
+    snprintf(err, errlen, "out of memory");
 fail:
-    http_server_free(s);
+    http_server_free(s); /* NULL too */
     return NULL;
 }
 
@@ -631,129 +416,8 @@ void http_server_free(http_server *s)
     free(s);
 }
 
-const char *http_exchange_method(const http_exchange *ex)
-{
-    return ex->method;
-}
-
-const char *http_exchange_path(const http_exchange *ex)
-{
-    return ex->path;
-}
-
-const char *http_exchange_body(const http_exchange *ex, size_t *len)
-{
-    *len = ex->body_len;
-    return ex->body ? ex->body : "";
-}
-
-const char *http_exchange_query(const http_exchange *ex, const char *key)
-{
-    return MHD_lookup_connection_value(ex->conn, MHD_GET_ARGUMENT_KIND, key);
-}
-
-const char *http_exchange_header(const http_exchange *ex, const char *name)
-{
-    return MHD_lookup_connection_value(ex->conn, MHD_HEADER_KIND, name);
-}
-
-void http_exchange_defer(http_exchange *ex)
-{
-    ex->suspended = 1;
-    MHD_suspend_connection(ex->conn);
-}
-
-void http_exchange_reply(http_exchange *ex, int status, const char *body, size_t len,
-                         const char *allow)
-{
-    http_exchange_reply_typed(ex, status, body, len, "application/json", allow);
-}
-
-void http_exchange_reply_error_allow(http_exchange *ex, sk_status st, const char *message,
-                                     const char *allow)
-{
-    char body[640];
-    int n = json_io_error(body, sizeof(body), st, message ? message : sk_status_message(st));
-    http_exchange_reply(ex, sk_status_http(st), body, n > 0 ? (size_t)n : 0, allow);
-}
-
-void http_exchange_reply_error(http_exchange *ex, sk_status st, const char *message)
-{
-    http_exchange_reply_error_allow(ex, st, message, NULL);
-}
-
-void http_exchange_reply_typed(http_exchange *ex, int status, const char *body, size_t len,
-                               const char *content_type, const char *allow)
-{
-    struct MHD_Response *r =
-        MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
-    if (r) {
-        if (content_type)
-            MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
-        for (int i = 0; i < ex->nextra; i++)
-            MHD_add_response_header(r, ex->extra[i][0], ex->extra[i][1]);
-        if (allow)
-            MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
-        MHD_add_response_header(r, "X-Request-Id", ex->id);
-        if (ex->retry_after_s > 0) {
-            char seconds[16];
-            snprintf(seconds, sizeof(seconds), "%d", ex->retry_after_s);
-            MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, seconds);
-        }
-        /* Stopping: the client learns it from this answer, not from a
-         * connection cut under its next request. */
-        if (ex->close || atomic_load(&ex->loop->server->draining))
-            MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
-    }
-    ex->status = (unsigned)status;
-    ex->response = r;
-    http_server *s = ex->loop->server;
-    if (s->observer) {
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        double seconds = (double)(now.tv_sec - ex->started.tv_sec) +
-                         (double)(now.tv_nsec - ex->started.tv_nsec) / 1e9;
-        s->observer(s->observer_ctx, ex->tag, status, seconds, ex->method, ex->path, ex->id);
-    }
-    /* Last: once resumed, the HTTP thread may send and free the exchange.
-     * In external-event mode libmicrohttpd does not wake its loop itself. */
-    if (ex->suspended) {
-        http_loop *l = ex->loop;
-        MHD_resume_connection(ex->conn);
-        if (current_loop == l)
-            event_active(l->resume_ev, EV_TIMEOUT, 1);
-        else
-            wake(l);
-    }
-}
-
-void *http_exchange_loop_local(const http_exchange *ex)
-{
-    return ex->loop->local;
-}
-
 void http_server_observe(http_server *s, http_observer observer, void *ctx)
 {
     s->observer = observer;
     s->observer_ctx = ctx;
-}
-
-void http_exchange_retry_after(http_exchange *ex, int seconds)
-{
-    ex->retry_after_s = seconds;
-}
-
-int http_exchange_add_header(http_exchange *ex, const char *name, const char *value)
-{
-    if (ex->nextra == HTTP_EXCHANGE_HEADERS_MAX)
-        return -1;
-    ex->extra[ex->nextra][0] = name;
-    ex->extra[ex->nextra][1] = value;
-    ex->nextra++;
-    return 0;
-}
-
-void http_exchange_tag(http_exchange *ex, int tag)
-{
-    ex->tag = tag;
 }
