@@ -14,6 +14,7 @@
 
 #include "backend.h"
 #include "buyer_token.h"
+#include "clock.h"
 #include "config.h"
 #include "log.h"
 #include "migrate.h"
@@ -91,7 +92,7 @@ static int print_buyer_token(const config *cfg, const char *user, const char *tt
         return 2;
     }
     char token[BUYER_TOKEN_MAX];
-    if (buyer_token_mint(cfg->buyer_token_secret, user_id, (int64_t)time(NULL) + ttl_s, token,
+    if (buyer_token_mint(cfg->buyer_token_secret, user_id, clock_wall_s() + ttl_s, token,
                          sizeof(token)) < 0) {
         fprintf(stderr, "seckill-admin: buyer-token: signing failed (libcrypto)\n");
         return 2;

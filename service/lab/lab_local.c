@@ -13,6 +13,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
+
 enum { COUNTER_PLAIN, COUNTER_ATOMIC, COUNTER_GUARDED, NCOUNTERS };
 
 typedef struct slot {
@@ -194,15 +196,7 @@ sk_status lab_local_mutex(lab_ctx *c, const lab_request *r, int64_t *remaining)
     sk_status st = loaded_slot(c, r->item, &s);
     if (st != SK_OK)
         return st;
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    int64_t wait_ms = c->cfg->lab_lock_wait_ms;
-    until.tv_sec += wait_ms / 1000;
-    until.tv_nsec += (wait_ms % 1000) * 1000000;
-    if (until.tv_nsec >= 1000000000) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000;
-    }
+    struct timespec until = clock_after(CLOCK_REALTIME, c->cfg->lab_lock_wait_ms);
     int rc = pthread_mutex_timedlock(&s->guard, &until);
     if (rc == ETIMEDOUT)
         return SK_BUSY;

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
+#include "clock.h"
 #include "keys.h"
 #include "lab_keys.h"
 #include "reserve_batch.h"
@@ -178,7 +178,7 @@ sk_status lab_redis_lua_reserve(lab_ctx *c, const lab_request *r, int64_t *remai
     if (!b)
         return SK_INTERNAL;
     reserve_batch_init(b, r->item, c->cfg->max_pending_orders);
-    int64_t id = order_id_next(c->ids, backend_now_ms());
+    int64_t id = order_id_next(c->ids, clock_wall_ms());
     reserve_batch_add(b, id, 0, id, 1);
     int nargs = reserve_batch_keys_args(b);
     redisReply *rep =

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/time.h>
 
-#include "backend.h"
+#include "clock.h"
 #include "keys.h"
 #include "lab_keys.h"
 #include "lab_redis.h"
@@ -86,7 +86,7 @@ lab_redlock *lab_redlock_create(const config *cfg, const scripts *sc)
         return NULL;
     l->cfg = cfg;
     l->sc = sc;
-    l->seed = (unsigned)backend_now_ms() ^ (unsigned)(uintptr_t)l;
+    l->seed = (unsigned)clock_wall_ms() ^ (unsigned)(uintptr_t)l;
     const char *why = NULL;
     l->n = lab_redlock_parse(cfg->redlock_servers, l->servers, LAB_REDLOCK_MAX, &why);
     if (l->n < 0) {
@@ -159,11 +159,11 @@ static void release_all(lab_redlock *l, const char *key, const char *token)
 /* One round over all servers: 1 won (validity left), 0 lost (released). */
 static int try_all(lab_redlock *l, const char *key, const char *token)
 {
-    int64_t start = backend_mono_ms();
+    int64_t start = clock_mono_ms();
     int votes = 0;
     for (int i = 0; i < l->n; i++)
         votes += vote(l, i, key, token);
-    long validity = lab_redlock_validity_ms(l->cfg->lab_lock_ttl_ms, backend_mono_ms() - start);
+    long validity = lab_redlock_validity_ms(l->cfg->lab_lock_ttl_ms, clock_mono_ms() - start);
     if (votes >= lab_redlock_quorum(l->n) && validity > 0)
         return 1;
     release_all(l, key, token);
@@ -185,7 +185,7 @@ sk_status lab_redlock_lock(lab_ctx *c, const lab_request *r, int64_t *remaining)
     for (;;) {
         if (try_all(l, key, token))
             break;
-        if (backend_mono_ms() >= deadline)
+        if (clock_mono_ms() >= deadline)
             return SK_BUSY;
         /* A random pause, so that competitors that split the votes do not
          * split them again in lockstep. */

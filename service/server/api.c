@@ -13,7 +13,7 @@
 
 #include "app.h"
 #include "archive.h"
-#include "backend.h"
+#include "clock.h"
 #include "cross_origin.h"
 #include "identity.h"
 #include "items.h"
@@ -87,7 +87,7 @@ static void reply_json(http_exchange *ex, int status, char *body)
  * not exist. */
 static void run_order_route(pool_request *r, store *s)
 {
-    int64_t now = backend_now_ms();
+    int64_t now = clock_wall_ms();
     int tokens = buyer_tokens(r->a);
     order_record rec;
     sk_status st = SK_BACKEND_DOWN;
@@ -225,7 +225,7 @@ static sk_status identify(app *a, http_exchange *ex, int64_t named, identity *wh
 {
     identity_rules rules = {a->creds, buyer_tokens(a), a->cfg->buyer_token_secret};
     return identity_of(&rules, http_exchange_header(ex, "Authorization"), named,
-                       backend_now_ms() / 1000, who, why);
+                       clock_wall_ms() / 1000, who, why);
 }
 
 /* The buyer a request names and the quantity: in the JSON body, or
@@ -425,7 +425,7 @@ void api_handle(void *ctx, http_exchange *ex)
     case ROUTE_ITEM_CREATE:
         st = json_io_parse_item_spec(body, len, &req.spec, &why);
         if (st == SK_OK)
-            st = json_io_window_ahead(&req.spec.terms, backend_now_ms(), &why);
+            st = json_io_window_ahead(&req.spec.terms, clock_wall_ms(), &why);
         /* A laboratory item has no payment step: its orders are final. */
         if (req.spec.lab)
             req.spec.payment_timeout_s = 0;
@@ -441,7 +441,7 @@ void api_handle(void *ctx, http_exchange *ex)
     case ROUTE_ITEM_RESET:
         st = json_io_parse_reset(body, len, &req.reset, &why);
         if (st == SK_OK)
-            st = json_io_window_ahead(&req.reset.terms, backend_now_ms(), &why);
+            st = json_io_window_ahead(&req.reset.terms, clock_wall_ms(), &why);
         break;
     case ROUTE_ITEM_RESTOCK:
         st = json_io_parse_restock(body, len, &req.add, &why);

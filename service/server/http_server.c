@@ -27,6 +27,7 @@
 #include <event2/event.h>
 #include <microhttpd.h>
 
+#include "clock.h"
 #include "http_framing.h"
 #include "ip_count.h"
 #include "json_io.h"
@@ -205,7 +206,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         ex->method = method;
         ex->path = url;
         ex->tag = -1;
-        clock_gettime(CLOCK_MONOTONIC, &ex->started);
+        ex->started = clock_after(CLOCK_MONOTONIC, 0);
         snprintf(ex->id, sizeof(ex->id), "%08x-%" PRIx64, s->id_prefix,
                  atomic_fetch_add_explicit(&s->next_id, 1, memory_order_relaxed));
         *con_cls = ex;
@@ -531,8 +532,7 @@ http_server *http_server_create(const config *cfg, http_handler handler, void *c
     if (hooks)
         s->hooks = *hooks;
     s->listen_fd = -1;
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
+    struct timespec now = clock_after(CLOCK_REALTIME, 0);
     s->id_prefix = (uint32_t)(now.tv_sec ^ ((uint64_t)getpid() << 16) ^ now.tv_nsec);
     s->max_body = (size_t)cfg->max_body_bytes;
 
@@ -709,10 +709,7 @@ void http_exchange_reply_typed(http_exchange *ex, int status, const char *body, 
     ex->response = r;
     http_server *s = ex->loop->server;
     if (s->observer) {
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        double seconds = (double)(now.tv_sec - ex->started.tv_sec) +
-                         (double)(now.tv_nsec - ex->started.tv_nsec) / 1e9;
+        double seconds = clock_seconds_between(ex->started, clock_after(CLOCK_MONOTONIC, 0));
         s->observer(s->observer_ctx, ex->tag, status, seconds, ex->method, ex->path, ex->id);
     }
     /* Last: once resumed, the HTTP thread may send and free the exchange.

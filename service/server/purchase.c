@@ -28,7 +28,7 @@
 
 #include <event2/event.h>
 
-#include "backend.h"
+#include "clock.h"
 #include "json_io.h"
 #include "log.h"
 #include "keys.h"
@@ -258,7 +258,7 @@ static void inflight_add(batch *b, redisAsyncContext *ac, int ms)
 {
     batcher *bt = b->owner;
     b->ac = ac;
-    b->deadline_ms = ac ? backend_mono_ms() + ms : INT64_MAX;
+    b->deadline_ms = ac ? clock_mono_ms() + ms : INT64_MAX;
     b->prev = NULL;
     b->next = bt->inflight;
     if (bt->inflight)
@@ -359,7 +359,7 @@ static void on_watch(evutil_socket_t fd, short what, void *arg)
     batcher *bt = arg;
     (void)fd;
     (void)what;
-    int64_t now = backend_mono_ms();
+    int64_t now = clock_mono_ms();
     for (batch *b = bt->inflight; b;) {
         if (b->deadline_ms > now) {
             b = b->next;
@@ -515,7 +515,7 @@ static void on_batch_reply(redisAsyncContext *ac, void *reply, void *privdata)
         return;
     }
     app *a = b->owner->a;
-    redis_clock_sample(&a->clock, b->sent_ms, backend_mono_ms(), it.now_ms);
+    redis_clock_sample(&a->clock, b->sent_ms, clock_mono_ms(), it.now_ms);
     if (it.round > 0) {
         gate_new_version(a->gate, b->call.key_id, reserve_stock_version(it.round, it.changes));
         gate_set_window(a->gate, b->call.item, it.round, it.starts_ms, it.ends_ms);
@@ -540,7 +540,7 @@ static int batch_send_on(batch *b, redisAsyncContext *ac, int asking)
         return -1;
     if (b->attempt.redirects == 0 && !b->by_text)
         metrics_purchase_batch(b->owner->a->metrics, b->call.n);
-    b->sent_ms = backend_mono_ms();
+    b->sent_ms = clock_mono_ms();
     int argc =
         reserve_batch_argv(&b->call, &b->owner->a->scripts.s[SCRIPT_RESERVE_BATCH], b->by_text);
     if (redisAsyncCommandArgv(ac, on_batch_reply, b, argc, b->call.argv, b->call.lens) != REDIS_OK)
@@ -679,7 +679,7 @@ static const int64_t *segment_keys(batcher *bt, int64_t item, int segments)
 static int segment_sold_out(void *ctx, int64_t key)
 {
     app *a = ctx;
-    return gate_is_sold_out(a->gate, key, backend_mono_ms());
+    return gate_is_sold_out(a->gate, key, clock_mono_ms());
 }
 
 /* Sends p on its way: to the item's keys, or, for an item of several
@@ -716,7 +716,7 @@ static int segments_sold_out(batcher *bt, int64_t item, int segments)
 {
     const int64_t *keys = segment_keys(bt, item, segments);
     for (int j = 0; j < segments; j++)
-        if (!gate_is_sold_out(bt->a->gate, keys[j], backend_mono_ms()))
+        if (!gate_is_sold_out(bt->a->gate, keys[j], clock_mono_ms()))
             return 0;
     return 1;
 }
@@ -732,14 +732,14 @@ static int answered_from_memory(app *a, batcher *bt, http_exchange *ex, int64_t 
         return 1;
     }
     if (segments > 1 ? bt && segments_sold_out(bt, item, segments)
-                     : gate_is_sold_out(a->gate, item, backend_mono_ms())) {
+                     : gate_is_sold_out(a->gate, item, clock_mono_ms())) {
         metrics_purchase(a->metrics, METRICS_SOLD_OUT_FLAG);
         http_exchange_reply_error(ex, SK_SOLD_OUT, NULL);
         return 1;
     }
     int64_t starts, ends, lo, hi;
     if (!gate_window(a->gate, item, &starts, &ends) || (starts == 0 && ends == 0) ||
-        !redis_clock_bounds(&a->clock, backend_mono_ms(), &lo, &hi))
+        !redis_clock_bounds(&a->clock, clock_mono_ms(), &lo, &hi))
         return 0;
     purchase_refusal r = {.starts_ms = starts, .starts_in_ms = starts - hi, .ends_ms = ends};
     if (starts > 0 && starts - hi > PURCHASE_START_MARGIN_MS) {
@@ -763,7 +763,7 @@ void purchase_start(app *a, http_exchange *ex, int64_t item, int64_t user, int q
     if (answered_from_memory(a, bt, ex, item, segments))
         return;
     if (a->ratelimit && user != 0) {
-        int64_t wait_ms = ratelimit_take(a->ratelimit, user, backend_mono_ms());
+        int64_t wait_ms = ratelimit_take(a->ratelimit, user, clock_mono_ms());
         if (wait_ms > 0) {
             metrics_purchase(a->metrics, METRICS_RATE_LIMITED);
             http_exchange_retry_after(ex, (int)((wait_ms + 999) / 1000));
@@ -781,7 +781,7 @@ void purchase_start(app *a, http_exchange *ex, int64_t item, int64_t user, int q
     p->item = item;
     p->user = user;
     p->quantity = quantity;
-    p->order_id = order_id_next(&a->ids, backend_now_ms());
+    p->order_id = order_id_next(&a->ids, clock_wall_ms());
 
     http_exchange_defer(ex);
     if (!bt)

@@ -11,6 +11,7 @@
 #include <criterion/criterion.h>
 
 #include "buyer_token.h"
+#include "clock.h"
 #include "version.h"
 
 static char out[1 << 16];
@@ -147,9 +148,9 @@ static buyer_token_result verify_printed(int64_t now_s, int64_t *user, int64_t *
 
 Test(cli, admin_buyer_token_prints_a_token_the_server_accepts_for_an_hour)
 {
-    int64_t before = (int64_t)time(NULL);
+    int64_t before = clock_wall_s();
     cr_assert_eq(run(TOKEN_ENV, SECKILL_ADMIN_BIN, "buyer-token 42"), 0, "%s", out);
-    int64_t after = (int64_t)time(NULL), user = -1, expiry = 0;
+    int64_t after = clock_wall_s(), user = -1, expiry = 0;
     cr_assert_eq(verify_printed(after, &user, &expiry), BUYER_TOKEN_OK, "%s", out);
     cr_assert_eq(user, 42);
     cr_assert(expiry >= before + 3600 && expiry <= after + 3600, "expiry %lld", (long long)expiry);
@@ -158,11 +159,11 @@ Test(cli, admin_buyer_token_prints_a_token_the_server_accepts_for_an_hour)
 
 Test(cli, admin_buyer_token_takes_a_ttl_and_the_token_auth_config)
 {
-    int64_t before = (int64_t)time(NULL);
+    int64_t before = clock_wall_s();
     cr_assert_eq(run("SECKILL_BUYER_AUTH=token " TOKEN_ENV, SECKILL_ADMIN_BIN,
                      "buyer-token 9007199254740991 --ttl 60"),
                  0, "%s", out);
-    int64_t after = (int64_t)time(NULL), user = -1, expiry = 0;
+    int64_t after = clock_wall_s(), user = -1, expiry = 0;
     cr_assert_eq(verify_printed(after, &user, &expiry), BUYER_TOKEN_OK, "%s", out);
     cr_assert_eq(user, 9007199254740991LL);
     cr_assert(expiry >= before + 60 && expiry <= after + 60, "expiry %lld", (long long)expiry);
