@@ -50,12 +50,28 @@ Test(cli, print_config_shows_the_result_with_secrets_masked)
 {
     for (size_t i = 0; i < 3; i++) {
         int rc = run("SECKILL_ADMIN_TOKEN=very-secret SECKILL_PORT=9999", bins[i],
-                     "--print-config --lock-ttl-ms 1234");
+                     "--print-config --order-lock-ttl-ms 1234");
         cr_expect_eq(rc, 0, "%s", out);
         cr_expect(strstr(out, "port = 9999\n"), "environment: %s", out);
-        cr_expect(strstr(out, "lock_ttl_ms = 1234\n"), "flag: %s", out);
+        cr_expect(strstr(out, "order_lock_ttl_ms = 1234\n"), "flag: %s", out);
         cr_expect(strstr(out, "admin_token = ****\n"), "%s", out);
         cr_expect_null(strstr(out, "very-secret"), "a secret was printed: %s", out);
+    }
+}
+
+Test(cli, a_retired_key_starts_all_the_same_with_a_warning_naming_what_replaced_it)
+{
+    for (size_t i = 0; i < 3; i++) {
+        int rc = run("SECKILL_IO_THREADS=4", bins[i], "--print-config --lock-ttl-ms 1234");
+        cr_expect_eq(rc, 0, "%s", out);
+        cr_expect(strstr(out, "level=warn") && strstr(out, "SECKILL_IO_THREADS: io_threads is no "
+                                                           "longer used and is ignored: "),
+                  "%s", out);
+        cr_expect(strstr(out, "--lock-ttl-ms: lock_ttl_ms is no longer used and is ignored: ") &&
+                      strstr(out, "order_lock_ttl_ms"),
+                  "%s", out);
+        cr_expect_null(strstr(out, "\nlock_ttl_ms ="), "a retired key is not printed: %s", out);
+        cr_expect(strstr(out, "order_lock_ttl_ms = 5000\n"), "%s", out);
     }
 }
 
