@@ -220,15 +220,9 @@ int main(int argc, char **argv)
         usage(stdout);
 
     config cfg;
-    char err[512];
-    config_init(&cfg);
-    config_result cr = config_load(&cfg, "seckill-admin", rest, pass, stdout, err, sizeof(err));
-    if (cr != CONFIG_OK) {
-        if (cr == CONFIG_ERROR)
-            fprintf(stderr, "seckill-admin: %s\n", err);
-        config_free(&cfg);
-        return cr == CONFIG_EXIT ? 0 : 2;
-    }
+    int started = config_start(&cfg, "seckill-admin", rest, pass);
+    if (started >= 0)
+        return started;
     log_set_level(LOG_WARN);
     int code;
     if (command != COMMAND_RECONCILE && (json || how != MEND_NONE)) {

@@ -122,6 +122,12 @@ int config_load_file(config *cfg, const char *path, char *err, size_t errlen);
 config_result config_load(config *cfg, const char *program, int argc, char **argv, FILE *out,
                           char *err, size_t errlen);
 
+/* A binary's start-up: config_init, then config_load of cfg (answers on
+ * stdout). Returns -1 when the binary goes on with cfg; otherwise its exit
+ * code, cfg freed: 0 after --help, --version or --print-config, 2 after an
+ * error, printed to stderr as "program: why". */
+int config_start(config *cfg, const char *program, int argc, char **argv);
+
 /* Writes every key and its value, secrets masked, in the file format. */
 void config_print(const config *cfg, FILE *out);
 

@@ -4,6 +4,7 @@
 #include "config_key.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "config.h"
@@ -72,6 +73,16 @@ static int check_cluster_seeds(const char *value, char *why, size_t whylen)
 static int check_redlock_servers(const char *value, char *why, size_t whylen)
 {
     return check_addresses(value, CONFIG_REDLOCK_MAX, why, whylen);
+}
+
+/* log_level: one of log.h's levels. */
+static int check_log_level(const char *value, char *why, size_t whylen)
+{
+    log_level level;
+    if (log_parse_level(value, &level) == 0)
+        return 0;
+    snprintf(why, whylen, "expected debug, info, warn or error, got '%s'", value);
+    return -1;
 }
 
 /* The word an AUTO_INT_KEY takes besides its numbers. */
@@ -189,7 +200,7 @@ const config_key config_keys[] = {
     STR_KEY(migrations_dir, "", 0,
             "folder of the SQL migrations of seckill-admin migrate (empty: the installed ones "
             "beside the binary, else ./sql of a checkout)"),
-    STR_KEY(log_level, "info", 0, "debug, info, warn or error"),
+    CHECKED_STR_KEY(log_level, "info", check_log_level, "debug, info, warn or error"),
     BOOL_KEY(access_log, "false",
              "one log line per answered request (id, method, path, status, ms)"),
     STR_KEY(access_log_file, "", 0,

@@ -223,3 +223,16 @@ config_result config_load(config *cfg, const char *program, int argc, char **arg
     }
     return CONFIG_OK;
 }
+
+int config_start(config *cfg, const char *program, int argc, char **argv)
+{
+    char err[CONFIG_ERRLEN * 2];
+    config_init(cfg);
+    config_result cr = config_load(cfg, program, argc, argv, stdout, err, sizeof(err));
+    if (cr == CONFIG_OK)
+        return -1;
+    if (cr == CONFIG_ERROR)
+        fprintf(stderr, "%s: %s\n", program, err);
+    config_free(cfg);
+    return cr == CONFIG_EXIT ? 0 : 2;
+}

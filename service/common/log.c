@@ -56,16 +56,6 @@ static void log_v(int fd, log_level level, const char *component, const char *fm
     (void)ignored;
 }
 
-void log_msg(log_level level, const char *component, const char *fmt, ...)
-{
-    if (level < threshold)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    log_v(STDERR_FILENO, level, component, fmt, ap);
-    va_end(ap);
-}
-
 void log_msg_to(int fd, log_level level, const char *component, const char *fmt, ...)
 {
     if (level < threshold)

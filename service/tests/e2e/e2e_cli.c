@@ -82,6 +82,9 @@ Test(cli, a_bad_setting_stops_start_up_with_exit_2_naming_it)
         snprintf(args, sizeof(args), "%s --port abc", commands[i]);
         cr_expect_eq(run("", bins[i], args), 2, "%s", out);
         cr_expect(strstr(out, "port: expected an integer"), "%s", out);
+        cr_expect_eq(run("SECKILL_LOG_LEVEL=loud", bins[i], commands[i]), 2, "%s", out);
+        cr_expect(strstr(out, "SECKILL_LOG_LEVEL") && strstr(out, "log_level: expected"), "%s",
+                  out);
         cr_expect_eq(run("SECKILL_REDIS_PORT=70000", bins[i], commands[i]), 2, "%s", out);
         cr_expect(strstr(out, "SECKILL_REDIS_PORT") && strstr(out, "out of range"), "%s", out);
         snprintf(args, sizeof(args), "%s --no-such-option", commands[i]);

@@ -226,6 +226,20 @@ Test(config, set_refuses_out_of_range_naming_the_key_and_range)
     config_free(&cfg);
 }
 
+/* The binaries set their log level from it after config_start: a bad one
+ * stops start-up there, naming the key, for all three alike. */
+Test(config, set_refuses_a_log_level_that_is_none_naming_the_key)
+{
+    config cfg;
+    char err[CONFIG_ERRLEN] = "";
+    config_init(&cfg);
+    cr_assert_eq(config_set(&cfg, "log_level", "loud", err, sizeof(err)), -1);
+    cr_assert(strstr(err, "log_level") && strstr(err, "loud"), "%s", err);
+    cr_assert_str_eq(cfg.log_level, "info");
+    cr_assert_eq(config_set(&cfg, "log_level", "WARN", err, sizeof(err)), 0, "%s", err);
+    config_free(&cfg);
+}
+
 Test(config, set_refuses_a_bad_boolean_naming_the_key)
 {
     config cfg;
