@@ -14,6 +14,7 @@
 
 #include "backend.h"
 #include "buyer_token.h"
+#include "clock.h"
 #include "config.h"
 #include "log.h"
 #include "migrate.h"
@@ -91,7 +92,7 @@ static int print_buyer_token(const config *cfg, const char *user, const char *tt
         return 2;
     }
     char token[BUYER_TOKEN_MAX];
-    if (buyer_token_mint(cfg->buyer_token_secret, user_id, (int64_t)time(NULL) + ttl_s, token,
+    if (buyer_token_mint(cfg->buyer_token_secret, user_id, clock_wall_s() + ttl_s, token,
                          sizeof(token)) < 0) {
         fprintf(stderr, "seckill-admin: buyer-token: signing failed (libcrypto)\n");
         return 2;
@@ -219,15 +220,9 @@ int main(int argc, char **argv)
         usage(stdout);
 
     config cfg;
-    char err[512];
-    config_init(&cfg);
-    config_result cr = config_load(&cfg, "seckill-admin", rest, pass, stdout, err, sizeof(err));
-    if (cr != CONFIG_OK) {
-        if (cr == CONFIG_ERROR)
-            fprintf(stderr, "seckill-admin: %s\n", err);
-        config_free(&cfg);
-        return cr == CONFIG_EXIT ? 0 : 2;
-    }
+    int started = config_start(&cfg, "seckill-admin", rest, pass);
+    if (started >= 0)
+        return started;
     log_set_level(LOG_WARN);
     int code;
     if (command != COMMAND_RECONCILE && (json || how != MEND_NONE)) {

@@ -31,6 +31,8 @@
 #include <string.h>
 
 #include "backend.h"
+#include "backoff.h"
+#include "clock.h"
 #include "keys.h"
 #include "order.h"
 #include "order_row.h"
@@ -171,7 +173,7 @@ static void say_progress(rebuild *rb, const reconcile_segment *sg, int64_t done,
 {
     if (!rb->progress || total <= RECONCILE_PIECE)
         return;
-    int64_t now = backend_mono_ms();
+    int64_t now = clock_mono_ms();
     if (!last && now - rb->said_ms < REBUILD_PROGRESS_MS)
         return;
     rb->said_ms = now;
@@ -418,7 +420,7 @@ int reconcile_rebuild(redis_nodes *rn, PGconn *pg, const reconcile_report *r, FI
         const reconcile_item *it = &r->items[i];
         if (!reconcile_item_needs_rebuild(it))
             continue;
-        rebuild rb = {rn, pg, r, it, progress, backend_mono_ms(), why, sizeof(why), 0};
+        rebuild rb = {rn, pg, r, it, progress, clock_mono_ms(), why, sizeof(why), 0};
         if (rebuild_item(&rb) == 0) {
             rebuilt++;
             continue;

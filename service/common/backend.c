@@ -3,7 +3,6 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "log.h"
 #include "redis_cluster.h"
@@ -121,18 +120,4 @@ int backend_redis_scan_page(redisContext *c, char *cursor, size_t cap, const cha
     }
     freeReplyObject(r);
     return rc;
-}
-
-int64_t backend_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-int64_t backend_mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }

@@ -51,10 +51,4 @@ typedef int (*backend_scan_fn)(void *ctx, const char *key, size_t len);
 int backend_redis_scan_page(redisContext *c, char *cursor, size_t cap, const char *pattern,
                             backend_scan_fn each, void *ctx, const char *component, int *lost);
 
-/* Wall-clock Unix time in milliseconds. */
-int64_t backend_now_ms(void);
-
-/* Monotonic milliseconds, for durations and timeouts. */
-int64_t backend_mono_ms(void);
-
 #endif

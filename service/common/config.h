@@ -22,6 +22,9 @@ typedef enum config_order_guard {
 /* reserve_wait_replicas = auto. */
 #define CONFIG_WAIT_AUTO (-1)
 
+/* Entries of redlock_servers at most. */
+#define CONFIG_REDLOCK_MAX 7
+
 typedef struct config {
     /* HTTP server */
     char *host;
@@ -39,11 +42,10 @@ typedef struct config {
     char *orders_read_tokens;    /* secret; "token,...": scope orders:read */
     char *cors_origins;          /* "scheme://host[:port],...": cors.h */
     int allow_anonymous;         /* purchases without user_id, one new buyer each */
-    int lock_ttl_ms;        /* unused (kept so old config files still load): order_lock_ttl_ms */
-    int rate_limit_per_s;   /* purchases a second per buyer and instance; 0: no limit */
-    int rate_limit_burst;   /* ... in bursts of at most this many */
-    int purchase_batch;     /* buyers of one reserve_batch call at most */
-    int max_pending_orders; /* accepted, not yet persisted; 0: no bound */
+    int rate_limit_per_s;        /* purchases a second per buyer and instance; 0: no limit */
+    int rate_limit_burst;        /* ... in bursts of at most this many */
+    int purchase_batch;          /* buyers of one reserve_batch call at most */
+    int max_pending_orders;      /* accepted, not yet persisted; 0: no bound */
     config_order_guard order_guard; /* lock (the buyer's order lock) or script */
     int order_lock_ttl_ms;          /* how long an order lock stands without its worker */
     /* buyers and their orders */
@@ -69,7 +71,7 @@ typedef struct config {
     int lab_lock_ttl_ms;      /* expiry of the lab's Redis locks */
     int lab_segments;         /* stock segments of the strategy `segmented` */
     int lab_faults;           /* honour the lab's fault injection (?crash=, ?race=): scenarios */
-    char *redlock_servers;    /* "host:port,..." of `redlock`; empty: the main Redis alone */
+    char *redlock_servers;    /* "host:port,..." of `redlock` (checked); empty: the main Redis */
     char *zookeeper_servers;  /* "host:port,..." of `zookeeper_lock`; empty: not configured */
     int zookeeper_session_ms; /* its session timeout: a dead holder's lock lasts this long */
     char *lab_results;        /* `make experiments`' JSON, served at /lab/results.json */
@@ -106,7 +108,8 @@ typedef enum config_result {
 void config_init(config *cfg);
 void config_free(config *cfg);
 
-/* Sets one key from its text value. Returns 0, or -1 with err naming the key. */
+/* Sets one key from its text value. A retired key (config_retired_name) is
+ * ignored with a warning. Returns 0, or -1 with err naming the key. */
 int config_set(config *cfg, const char *key, const char *value, char *err, size_t errlen);
 
 /* Checks what no key can check alone: buyer_auth = token needs a
@@ -117,13 +120,27 @@ int config_check(const config *cfg, char *err, size_t errlen);
 /* Reads "key = value" lines ('#' starts a comment). Returns 0 or -1 with err. */
 int config_parse_text(config *cfg, const char *text, const char *origin, char *err, size_t errlen);
 
+/* config_parse_text of the file at path. Returns 0 or -1 with err. */
+int config_load_file(config *cfg, const char *path, char *err, size_t errlen);
+
 /* The whole start-up: defaults, --config FILE (or SECKILL_CONFIG), environment,
  * then flags, then config_check. `program` names the binary in --help. Prints
  * help/version/config to out itself; on CONFIG_ERROR err holds the message. */
 config_result config_load(config *cfg, const char *program, int argc, char **argv, FILE *out,
                           char *err, size_t errlen);
 
+/* A binary's start-up: config_init, then config_load of cfg (answers on
+ * stdout). Returns -1 when the binary goes on with cfg; otherwise its exit
+ * code, cfg freed: 0 after --help, --version or --print-config, 2 after an
+ * error, printed to stderr as "program: why". */
+int config_start(config *cfg, const char *program, int argc, char **argv);
+
 /* Writes every key and its value, secrets masked, in the file format. */
 void config_print(const config *cfg, FILE *out);
+
+/* The i-th key a release stopped using (from 0; NULL past the last). A file,
+ * an environment variable or a flag that still sets one is accepted, with a
+ * warning that says what took its place; its value is not read. */
+const char *config_retired_name(size_t i);
 
 #endif

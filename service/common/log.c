@@ -6,9 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "clock.h"
 
 /* The threshold is set once in main before threads start, then only read. */
 static log_level threshold = LOG_INFO;
@@ -34,10 +35,10 @@ void log_set_level(log_level level)
 static void log_v(int fd, log_level level, const char *component, const char *fmt, va_list ap)
 {
     char line[1024], msg[768];
-    struct timeval tv;
     struct tm tm;
-    gettimeofday(&tv, NULL);
-    gmtime_r(&tv.tv_sec, &tm);
+    int64_t now_ms = clock_wall_ms();
+    time_t now_s = (time_t)(now_ms / 1000);
+    gmtime_r(&now_s, &tm);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     /* logfmt quoting: a double quote in the message becomes a single one. */
     for (char *p = msg; *p; p++)
@@ -46,23 +47,13 @@ static void log_v(int fd, log_level level, const char *component, const char *fm
     int n = snprintf(line, sizeof(line),
                      "ts=%04d-%02d-%02dT%02d:%02d:%02d.%03dZ level=%s component=%s msg=\"%s\"\n",
                      tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                     (int)(tv.tv_usec / 1000), level_names[level], component, msg);
+                     (int)(now_ms % 1000), level_names[level], component, msg);
     if (n >= (int)sizeof(line)) { /* cut, but keep the line a line */
         n = (int)sizeof(line) - 1;
         line[n - 1] = '\n';
     }
     ssize_t ignored = write(fd, line, (size_t)n);
     (void)ignored;
-}
-
-void log_msg(log_level level, const char *component, const char *fmt, ...)
-{
-    if (level < threshold)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    log_v(STDERR_FILENO, level, component, fmt, ap);
-    va_end(ap);
 }
 
 void log_msg_to(int fd, log_level level, const char *component, const char *fmt, ...)

@@ -11,12 +11,12 @@ int log_parse_level(const char *name, log_level *out);
 /* Sets the threshold once at start-up, before any thread logs. */
 void log_set_level(log_level level);
 
-/* Logs msg (printf format) for component when level passes the threshold. */
-void log_msg(log_level level, const char *component, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* The same line to fd instead of stderr (an access log opened for O_APPEND). */
+/* Logs msg (printf format) for component to fd (an access log opened for
+ * O_APPEND) when level passes the threshold. */
 void log_msg_to(int fd, log_level level, const char *component, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* The same to stderr (fd 2): the service's log. */
+#define log_msg(level, component, ...) log_msg_to(2, level, component, __VA_ARGS__)
 
 #endif

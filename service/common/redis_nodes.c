@@ -9,6 +9,7 @@
 
 #include "backend.h"
 #include "backoff.h"
+#include "clock.h"
 #include "log.h"
 #include "redis_cluster.h"
 #include "redis_nodes_state.h"
@@ -156,7 +157,7 @@ static int map_ready(redis_nodes *rn)
 {
     if (rn->map && !rn->stale && !redis_cluster_map_stale(rn->map))
         return 0;
-    int64_t now = backend_mono_ms();
+    int64_t now = clock_mono_ms();
     if (rn->fetch_failed_ms && now - rn->fetch_failed_ms < MAP_RETRY_MS)
         return rn->map ? 0 : -1;
     char err[1024];

@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "backend.h"
+#include "clock.h"
+#include "log.h"
 
 lab_ctx *lab_ctx_create(const config *cfg, const scripts *sc, lab_local *local, order_id_gen *ids,
                         lab_zookeeper *zk)
@@ -89,5 +91,5 @@ int lab_ctx_sql_command(lab_ctx *c, const char *sql)
 
 void lab_ctx_token(lab_ctx *c, char *buf, size_t len)
 {
-    snprintf(buf, len, "%" PRId64, order_id_next(c->ids, backend_now_ms()));
+    snprintf(buf, len, "%" PRId64, order_id_next(c->ids, clock_wall_ms()));
 }

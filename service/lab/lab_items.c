@@ -8,6 +8,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "probe_table.h"
+
 typedef struct place {
     int64_t item; /* 0: empty */
     lab_items_kind kind;
@@ -22,9 +24,7 @@ struct lab_items {
 
 lab_items *lab_items_create(unsigned capacity)
 {
-    unsigned n = 16;
-    while (n < capacity && n < (1u << 24))
-        n <<= 1;
+    unsigned n = probe_table_slots(capacity);
     lab_items *t = calloc(1, sizeof(*t));
     if (!t || !(t->places = calloc(n, sizeof(*t->places)))) {
         free(t);
@@ -46,8 +46,7 @@ void lab_items_free(lab_items *t)
 
 static place *place_of(lab_items *t, int64_t item)
 {
-    unsigned h = (unsigned)((uint64_t)item * 0x9E3779B97F4A7C15ull >> 32);
-    return &t->places[h & t->mask];
+    return &t->places[probe_table_hash(item) & t->mask];
 }
 
 lab_items_kind lab_items_lookup(lab_items *t, int64_t item, uint64_t *epoch)

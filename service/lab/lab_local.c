@@ -1,5 +1,5 @@
-/* lab_local.c: per-item counters in an open-addressing table that only
- * grows (items are claimed with a compare-and-swap, never removed). Each
+/* lab_local.c: per-item counters in the slot probe_table gives an item's id
+ * (claimed with a compare-and-swap, never released). Each
  * strategy has its own counter, so runs of different strategies on one item
  * do not disturb each other. The counters are C11 atomics even where the
  * strategy is meant to race (local_unsafe): the lost updates come from its
@@ -13,10 +13,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
+#include "probe_table.h"
+
 enum { COUNTER_PLAIN, COUNTER_ATOMIC, COUNTER_GUARDED, NCOUNTERS };
 
 typedef struct slot {
-    _Atomic int64_t item;  /* 0: free */
     pthread_mutex_t state; /* loading and forgetting */
     atomic_int loaded;
     int64_t round;
@@ -25,24 +27,21 @@ typedef struct slot {
 } slot;
 
 struct lab_local {
-    unsigned mask;
-    slot *slots;
+    probe_table ids;
+    slot *slots; /* at the index of their item's id */
 };
 
 lab_local *lab_local_create(unsigned capacity)
 {
-    unsigned n = 16;
-    while (n < capacity && n < (1u << 24))
-        n <<= 1;
+    unsigned n = probe_table_slots(capacity);
     lab_local *l = calloc(1, sizeof(*l));
     if (!l)
         return NULL;
-    l->slots = calloc(n, sizeof(*l->slots));
-    if (!l->slots) {
+    if (probe_table_init(&l->ids, n) < 0 || !(l->slots = calloc(n, sizeof(*l->slots)))) {
+        probe_table_close(&l->ids);
         free(l);
         return NULL;
     }
-    l->mask = n - 1;
     for (unsigned i = 0; i < n; i++) {
         pthread_mutex_init(&l->slots[i].state, NULL);
         pthread_mutex_init(&l->slots[i].guard, NULL);
@@ -54,10 +53,11 @@ void lab_local_free(lab_local *l)
 {
     if (!l)
         return;
-    for (unsigned i = 0; i <= l->mask; i++) {
+    for (unsigned i = 0; i <= l->ids.mask; i++) {
         pthread_mutex_destroy(&l->slots[i].state);
         pthread_mutex_destroy(&l->slots[i].guard);
     }
+    probe_table_close(&l->ids);
     free(l->slots);
     free(l);
 }
@@ -66,21 +66,8 @@ void lab_local_free(lab_local *l)
  * (or the table is full). */
 static slot *find(lab_local *l, int64_t item, int create)
 {
-    unsigned h = (unsigned)((uint64_t)item * 0x9E3779B97F4A7C15ull >> 32);
-    for (unsigned probe = 0; probe <= l->mask; probe++) {
-        slot *s = &l->slots[(h + probe) & l->mask];
-        int64_t seen = atomic_load(&s->item);
-        if (seen == item)
-            return s;
-        if (seen != 0)
-            continue;
-        if (!create)
-            return NULL;
-        int64_t expected = 0;
-        if (atomic_compare_exchange_strong(&s->item, &expected, item) || expected == item)
-            return s;
-    }
-    return NULL;
+    long i = probe_table_find(&l->ids, item, create);
+    return i < 0 ? NULL : &l->slots[i];
 }
 
 static void unload(slot *s, int64_t older_than)
@@ -107,8 +94,8 @@ void lab_local_forget(lab_local *l, int64_t item)
 
 void lab_local_forget_all(lab_local *l)
 {
-    for (unsigned i = 0; i <= l->mask; i++)
-        if (atomic_load(&l->slots[i].item) != 0)
+    for (unsigned i = 0; i <= l->ids.mask; i++)
+        if (probe_table_id(&l->ids, i) != 0)
             unload(&l->slots[i], 0);
 }
 
@@ -170,22 +157,25 @@ static sk_status atomic_decrement(lab_ctx *c, const lab_request *r, void *arg, i
 static const lab_counter plain_counter = {read_units, store_seen_minus_one};
 static const lab_counter atomic_counter = {read_units, atomic_decrement};
 
-sk_status lab_local_unsafe(lab_ctx *c, const lab_request *r, int64_t *remaining)
+/* Check, work and take on the item's counter `which`, the ops' way. */
+static sk_status take_from(lab_ctx *c, const lab_request *r, const lab_counter *ops, int which,
+                           int64_t *remaining)
 {
     slot *s;
     sk_status st = loaded_slot(c, r->item, &s);
     if (st != SK_OK)
         return st;
-    return lab_check_work_take(c, r, &plain_counter, &s->units[COUNTER_PLAIN], remaining);
+    return lab_check_work_take(c, r, ops, &s->units[which], remaining);
+}
+
+sk_status lab_local_unsafe(lab_ctx *c, const lab_request *r, int64_t *remaining)
+{
+    return take_from(c, r, &plain_counter, COUNTER_PLAIN, remaining);
 }
 
 sk_status lab_local_atomic_check(lab_ctx *c, const lab_request *r, int64_t *remaining)
 {
-    slot *s;
-    sk_status st = loaded_slot(c, r->item, &s);
-    if (st != SK_OK)
-        return st;
-    return lab_check_work_take(c, r, &atomic_counter, &s->units[COUNTER_ATOMIC], remaining);
+    return take_from(c, r, &atomic_counter, COUNTER_ATOMIC, remaining);
 }
 
 sk_status lab_local_mutex(lab_ctx *c, const lab_request *r, int64_t *remaining)
@@ -194,15 +184,7 @@ sk_status lab_local_mutex(lab_ctx *c, const lab_request *r, int64_t *remaining)
     sk_status st = loaded_slot(c, r->item, &s);
     if (st != SK_OK)
         return st;
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    int64_t wait_ms = c->cfg->lab_lock_wait_ms;
-    until.tv_sec += wait_ms / 1000;
-    until.tv_nsec += (wait_ms % 1000) * 1000000;
-    if (until.tv_nsec >= 1000000000) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000;
-    }
+    struct timespec until = clock_after(CLOCK_REALTIME, c->cfg->lab_lock_wait_ms);
     int rc = pthread_mutex_timedlock(&s->guard, &until);
     if (rc == ETIMEDOUT)
         return SK_BUSY;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
+#include "clock.h"
 #include "keys.h"
 #include "lab_db.h"
 #include "lab_keys.h"
@@ -89,7 +89,7 @@ static void expiry_token(lab_ctx *c, char *buf, size_t len)
      * -Wformat-truncation can see. */
     char unique[INT64_TEXT_MAX];
     lab_ctx_token(c, unique, sizeof(unique));
-    snprintf(buf, len, "%" PRId64 ".%s", backend_now_ms() + c->cfg->lab_lock_ttl_ms, unique);
+    snprintf(buf, len, "%" PRId64 ".%s", clock_wall_ms() + c->cfg->lab_lock_ttl_ms, unique);
 }
 
 /* The value of key as a string in buf ("" when missing). -1 when down. */
@@ -116,7 +116,7 @@ static int getset_take(lab_ctx *c, const lab_request *r, const char *key, const 
         return -1;
     /* Expired by the clock of whoever set it: take it over, unless another
      * client's GETSET came first. Ours overwrote theirs either way. */
-    if (current[0] && strtoll(current, NULL, 10) < backend_now_ms()) {
+    if (current[0] && strtoll(current, NULL, 10) < clock_wall_ms()) {
         /* Where two racers who read the same expired value meet: forced
          * with ?race= (lab_race.h), by luck under load. */
         lab_race_before_take(c, r);
@@ -219,7 +219,7 @@ static sk_status acquire(lab_ctx *c, const lab_request *r, const lock_kind *kind
             return SK_OK;
         if (won < 0)
             return SK_BACKEND_DOWN;
-        if (backend_mono_ms() >= deadline)
+        if (clock_mono_ms() >= deadline)
             return SK_BUSY;
         if (kind->spin_ms > 0)
             lab_pause_ms(kind->spin_ms);
@@ -411,7 +411,7 @@ sk_status lab_lock_segmented(lab_ctx *c, const lab_request *r, int64_t *remainin
         }
         if (nempty == n)
             return SK_SOLD_OUT;
-        if (backend_mono_ms() >= deadline)
+        if (clock_mono_ms() >= deadline)
             return SK_BUSY;
         lab_pause_ms(set_nx_px.spin_ms);
     }

@@ -4,7 +4,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "backend.h"
+#include "clock.h"
 #include "keys.h"
 #include "lab_keys.h"
 #include "log.h"
@@ -38,9 +38,9 @@ static int marked(lab_ctx *c, const char *key, const char *want)
 static void await_mark(lab_ctx *c, const lab_request *r, const char *key, const char *want,
                        const char *what)
 {
-    int64_t deadline = backend_mono_ms() + LAB_RACE_WAIT_MS;
+    int64_t deadline = clock_mono_ms() + LAB_RACE_WAIT_MS;
     while (!marked(c, key, want)) {
-        if (backend_mono_ms() >= deadline) {
+        if (clock_mono_ms() >= deadline) {
             log_msg(LOG_WARN, "lab", "%s of item %" PRId64 ": waited %d ms for %s; going on alone",
                     r->strategy, r->item, LAB_RACE_WAIT_MS, what);
             return;

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
+#include "clock.h"
 #include "keys.h"
 #include "lab_keys.h"
 #include "redis_reply.h"
@@ -169,8 +169,8 @@ sk_status lab_redis_lua_reserve(lab_ctx *c, const lab_request *r, int64_t *remai
     reserve_batch_init(b, r->item, c->cfg->max_pending_orders);
     if (c->cfg->order_guard == CONFIG_ORDER_GUARD_LOCK)
         reserve_batch_guard(b, c->cfg->order_lock_ttl_ms);
-    int64_t buyer = order_id_next(c->ids, backend_now_ms());
-    int64_t id = order_id_next(c->ids, backend_now_ms());
+    int64_t buyer = order_id_next(c->ids, clock_wall_ms());
+    int64_t id = order_id_next(c->ids, clock_wall_ms());
     reserve_batch_add(b, buyer, 0, id, 1);
     int nargs = reserve_batch_keys_args(b);
     redisReply *rep =

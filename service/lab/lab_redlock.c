@@ -7,67 +7,21 @@
 #include <string.h>
 #include <sys/time.h>
 
-#include "backend.h"
+#include "clock.h"
 #include "keys.h"
 #include "lab_keys.h"
 #include "lab_redis.h"
 #include "log.h"
+#include "redis_cluster.h"
 
 struct lab_redlock {
     const config *cfg;
     const scripts *sc;
     int n;
-    lab_redlock_server servers[LAB_REDLOCK_MAX];
+    redis_cluster_node servers[LAB_REDLOCK_MAX];
     redisContext *redis[LAB_REDLOCK_MAX]; /* NULL until used, or after an error */
     unsigned seed;                        /* of the pauses between attempts */
 };
-
-int lab_redlock_parse(const char *spec, lab_redlock_server *out, int max, const char **why)
-{
-    int n = 0;
-    const char *p = spec;
-    while (*p) {
-        while (*p == ' ')
-            p++;
-        const char *end = strchr(p, ',');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        while (len > 0 && p[len - 1] == ' ')
-            len--;
-        if (len == 0 && !end && n == 0)
-            break; /* an empty (or blank) spec */
-        const char *colon = memchr(p, ':', len);
-        if (len == 0 || !colon || colon == p || (size_t)(colon - p) >= sizeof(out->host)) {
-            *why = "redlock_servers: expected host:port,host:port,...";
-            return -1;
-        }
-        if (n == max) {
-            *why = "redlock_servers: too many servers";
-            return -1;
-        }
-        char port[8];
-        size_t plen = len - (size_t)(colon - p) - 1;
-        if (plen == 0 || plen >= sizeof(port)) {
-            *why = "redlock_servers: a port must be 1 to 65535";
-            return -1;
-        }
-        memcpy(port, colon + 1, plen);
-        port[plen] = '\0';
-        char *stop;
-        long v = strtol(port, &stop, 10);
-        if (*stop || v < 1 || v > 65535) {
-            *why = "redlock_servers: a port must be 1 to 65535";
-            return -1;
-        }
-        memcpy(out[n].host, p, (size_t)(colon - p));
-        out[n].host[colon - p] = '\0';
-        out[n].port = (int)v;
-        n++;
-        if (!end)
-            break;
-        p = end + 1;
-    }
-    return n;
-}
 
 int lab_redlock_quorum(int n)
 {
@@ -86,11 +40,12 @@ lab_redlock *lab_redlock_create(const config *cfg, const scripts *sc)
         return NULL;
     l->cfg = cfg;
     l->sc = sc;
-    l->seed = (unsigned)backend_now_ms() ^ (unsigned)(uintptr_t)l;
-    const char *why = NULL;
-    l->n = lab_redlock_parse(cfg->redlock_servers, l->servers, LAB_REDLOCK_MAX, &why);
-    if (l->n < 0) {
-        log_msg(LOG_ERROR, "lab", "%s", why);
+    l->seed = (unsigned)clock_wall_ms() ^ (unsigned)(uintptr_t)l;
+    char why[CONFIG_ERRLEN];
+    l->n = redis_cluster_seeds_parse(cfg->redlock_servers ? cfg->redlock_servers : "", l->servers,
+                                     LAB_REDLOCK_MAX, why, sizeof(why));
+    if (l->n < 0) { /* config_load refuses it: a config made otherwise */
+        log_msg(LOG_ERROR, "lab", "redlock_servers: %s", why);
         free(l);
         return NULL;
     }
@@ -159,11 +114,11 @@ static void release_all(lab_redlock *l, const char *key, const char *token)
 /* One round over all servers: 1 won (validity left), 0 lost (released). */
 static int try_all(lab_redlock *l, const char *key, const char *token)
 {
-    int64_t start = backend_mono_ms();
+    int64_t start = clock_mono_ms();
     int votes = 0;
     for (int i = 0; i < l->n; i++)
         votes += vote(l, i, key, token);
-    long validity = lab_redlock_validity_ms(l->cfg->lab_lock_ttl_ms, backend_mono_ms() - start);
+    long validity = lab_redlock_validity_ms(l->cfg->lab_lock_ttl_ms, clock_mono_ms() - start);
     if (votes >= lab_redlock_quorum(l->n) && validity > 0)
         return 1;
     release_all(l, key, token);
@@ -185,7 +140,7 @@ sk_status lab_redlock_lock(lab_ctx *c, const lab_request *r, int64_t *remaining)
     for (;;) {
         if (try_all(l, key, token))
             break;
-        if (backend_mono_ms() >= deadline)
+        if (clock_mono_ms() >= deadline)
             return SK_BUSY;
         /* A random pause, so that competitors that split the votes do not
          * split them again in lockstep. */

@@ -7,19 +7,12 @@
 
 #include <stddef.h>
 
+#include "config.h"
 #include "lab_strategy.h"
 
-#define LAB_REDLOCK_MAX 7
-
-typedef struct lab_redlock_server {
-    char host[128];
-    int port;
-} lab_redlock_server;
-
-/* Parses "host:port,host:port,..." (spaces around entries allowed) into
- * out[0 .. max-1]. Returns the number of servers (0 for an empty spec), or
- * -1 with *why a static sentence. Pure. */
-int lab_redlock_parse(const char *spec, lab_redlock_server *out, int max, const char **why);
+/* Servers at most: the config's bound, which config_load checks with the one
+ * parser of host:port lists (redis_cluster_seeds_parse). */
+#define LAB_REDLOCK_MAX CONFIG_REDLOCK_MAX
 
 /* The votes a lock on n servers needs: n / 2 + 1. */
 int lab_redlock_quorum(int n);

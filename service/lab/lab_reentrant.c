@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "clock.h"
 #include "keys.h"
 #include "lab_fence.h"
 #include "lab_keys.h"
@@ -150,7 +151,7 @@ static sk_status acquire(lab_ctx *c, const reentrant *l)
             st = won > 0 ? SK_OK : SK_BACKEND_DOWN;
             break;
         }
-        int64_t now = backend_mono_ms();
+        int64_t now = clock_mono_ms();
         if (now >= deadline) {
             st = SK_BUSY;
             break;

@@ -8,6 +8,7 @@
 
 #include "backend.h"
 #include "backoff.h"
+#include "clock.h"
 #include "keys.h"
 #include "validate.h"
 
@@ -83,7 +84,7 @@ sk_status lab_retry_until_won(lab_ctx *c, const lab_request *r, const lab_counte
     int64_t deadline = lab_deadline(c);
     for (;;) {
         sk_status st = lab_check_work_take(c, r, k, arg, remaining);
-        if (st != SK_BUSY || backend_mono_ms() >= deadline)
+        if (st != SK_BUSY || clock_mono_ms() >= deadline)
             return st;
     }
 }
@@ -101,7 +102,7 @@ void lab_work(const lab_request *r)
 
 int64_t lab_deadline(const lab_ctx *c)
 {
-    return backend_mono_ms() + c->cfg->lab_lock_wait_ms;
+    return clock_mono_ms() + c->cfg->lab_lock_wait_ms;
 }
 
 sk_status lab_initial_stock(lab_ctx *c, int64_t item, int64_t *initial, int64_t *round)

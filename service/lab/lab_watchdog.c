@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "keys.h"
 #include "log.h"
 #include "redis_nodes.h"
@@ -39,17 +40,6 @@ static int renew_once(lab_watchdog *w, const char *key, const char *owner)
     return out;
 }
 
-static void deadline_in(struct timespec *ts, int ms)
-{
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    ts->tv_sec += ms / 1000;
-    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
-}
-
 static void *run(void *arg)
 {
     lab_watchdog *w = arg;
@@ -62,8 +52,7 @@ static void *run(void *arg)
         }
         /* Sleep a period unless told otherwise; a new lock, an unwatch or
          * the quit wakes us and the loop looks again. */
-        struct timespec ts;
-        deadline_in(&ts, period);
+        struct timespec ts = clock_after(CLOCK_MONOTONIC, period);
         char key[KEYS_MAX], owner[sizeof(w->owner)];
         snprintf(key, sizeof(key), "%s", w->key);
         snprintf(owner, sizeof(owner), "%s", w->owner);

@@ -14,7 +14,7 @@
 #define THREADED
 #include <zookeeper/zookeeper.h>
 
-#include "backend.h"
+#include "clock.h"
 #include "lab_redis.h"
 #include "log.h"
 
@@ -384,7 +384,7 @@ static sk_status await_turn(lab_zookeeper *z, zhandle_t *zh, const char *dir, co
             return SK_BUSY;
         if (!pred[0])
             return SK_OK;
-        if (backend_mono_ms() >= deadline_ms)
+        if (clock_mono_ms() >= deadline_ms)
             return SK_BUSY;
         char path[ZK_PATH_MAX];
         snprintf(path, sizeof(path), "%s/%s", dir, pred);
@@ -448,7 +448,7 @@ int lab_zookeeper_clear(lab_zookeeper *z, int64_t item)
 {
     if (!z || !z->cfg->zookeeper_servers[0])
         return 0;
-    zk_session *s = session_get(z, backend_mono_ms() + z->cfg->lab_lock_wait_ms);
+    zk_session *s = session_get(z, clock_mono_ms() + z->cfg->lab_lock_wait_ms);
     if (!s)
         return -1;
     char dir[ZK_PATH_MAX];

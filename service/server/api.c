@@ -13,7 +13,7 @@
 
 #include "app.h"
 #include "archive.h"
-#include "backend.h"
+#include "clock.h"
 #include "cross_origin.h"
 #include "feed.h"
 #include "identity.h"
@@ -67,7 +67,7 @@ static int buyer_tokens(const app *a)
  * not exist. */
 static void run_order_route(pool_request *r, pool_session *s)
 {
-    int64_t now = backend_now_ms();
+    int64_t now = clock_wall_ms();
     int tokens = buyer_tokens(r->a);
     order_record rec;
     sk_status st = SK_BACKEND_DOWN;
@@ -231,7 +231,7 @@ static sk_status identify(app *a, http_exchange *ex, int64_t named, identity *wh
 {
     identity_rules rules = {a->creds, buyer_tokens(a), a->cfg->buyer_token_secret};
     return identity_of(&rules, http_exchange_header(ex, "Authorization"), named,
-                       backend_now_ms() / 1000, who, why);
+                       clock_wall_ms() / 1000, who, why);
 }
 
 /* The buyer a request names and the quantity: in the JSON body, or
@@ -396,7 +396,7 @@ static sk_status pool_request_of(app *a, http_exchange *ex, pool_request *req, c
     case ROUTE_ITEM_CREATE:
         st = json_io_parse_item_spec(body, len, &req->spec, why);
         if (st == SK_OK)
-            st = json_io_window_ahead(&req->spec.terms, backend_now_ms(), why);
+            st = json_io_window_ahead(&req->spec.terms, clock_wall_ms(), why);
         /* A laboratory item has no payment step: its orders are final. */
         if (req->spec.lab)
             req->spec.payment_timeout_s = 0;
@@ -410,7 +410,7 @@ static sk_status pool_request_of(app *a, http_exchange *ex, pool_request *req, c
         return order_request_of(a, ex, req, why);
     case ROUTE_ITEM_RESET:
         st = json_io_parse_reset(body, len, &req->reset, why);
-        return st == SK_OK ? json_io_window_ahead(&req->reset.terms, backend_now_ms(), why) : st;
+        return st == SK_OK ? json_io_window_ahead(&req->reset.terms, clock_wall_ms(), why) : st;
     case ROUTE_ITEM_RESTOCK:
         return json_io_parse_restock(body, len, &req->add, why);
     case ROUTE_ITEM_LIST: {

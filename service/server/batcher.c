@@ -9,7 +9,7 @@
 
 #include <event2/event.h>
 
-#include "backend.h"
+#include "clock.h"
 #include "backoff.h"
 #include "keys.h"
 #include "log.h"
@@ -114,7 +114,7 @@ static void inflight_add(batch *b, redisAsyncContext *ac, int ms)
 {
     batcher *bt = b->owner;
     b->ac = ac;
-    b->deadline_ms = ac ? backend_mono_ms() + ms : INT64_MAX;
+    b->deadline_ms = ac ? clock_mono_ms() + ms : INT64_MAX;
     b->prev = NULL;
     b->next = bt->inflight;
     if (bt->inflight)
@@ -146,7 +146,7 @@ static void on_watch(evutil_socket_t fd, short what, void *arg)
     batcher *bt = arg;
     (void)fd;
     (void)what;
-    int64_t now = backend_mono_ms();
+    int64_t now = clock_mono_ms();
     for (batch *b = bt->inflight; b;) {
         if (b->deadline_ms > now) {
             b = b->next;
@@ -232,7 +232,7 @@ static int wait_replicas(batch *b, redisAsyncContext *ac)
 static void learn(batch *b, const reserve_item *it)
 {
     app *a = b->owner->a;
-    redis_clock_sample(&a->clock, b->sent_ms, backend_mono_ms(), it->now_ms);
+    redis_clock_sample(&a->clock, b->sent_ms, clock_mono_ms(), it->now_ms);
     if (it->round <= 0)
         return;
     gate_new_version(a->gate, b->call.key_id, reserve_stock_version(it->round, it->changes));
@@ -353,7 +353,7 @@ static int batch_send_on(batch *b, redisAsyncContext *ac, int asking)
         return -1;
     if (b->attempt.redirects == 0 && !b->by_text)
         metrics_purchase_batch(b->owner->a->metrics, b->call.n);
-    b->sent_ms = backend_mono_ms();
+    b->sent_ms = clock_mono_ms();
     int argc =
         reserve_batch_argv(&b->call, &b->owner->a->scripts.s[SCRIPT_RESERVE_BATCH], b->by_text);
     if (redisAsyncCommandArgv(ac, on_batch_reply, b, argc, b->call.argv, b->call.lens) != REDIS_OK)

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
+#include "clock.h"
 #include "order_row.h"
 #include "outbox.h"
 #include "pool_session.h"
@@ -113,7 +113,7 @@ static sk_status item_orders(pool_session *s, int64_t item_id, const feed_query 
     char **values = calloc((size_t)n + 1, sizeof(*values));
     if (!values)
         st = SK_INTERNAL;
-    int64_t now = backend_now_ms();
+    int64_t now = clock_wall_ms();
     order_record r;
     for (int i = 0; st == SK_OK && i < n; i++) {
         if (order_row_read(res, i, &r, NULL, "feed") < 0 || !(values[i] = json_io_order(&r, now)))

@@ -1,16 +1,15 @@
-/* gate.c: open addressing over a fixed array; slots are claimed with a
- * compare-and-swap on the item id and never released, so readers need no
- * lock. */
+/* gate.c: an item's flags in the slot probe_table gives its id; slots are
+ * never released, so readers need no lock. */
 #include "gate.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
 
 #include "keys.h"
+#include "probe_table.h"
 #include "reserve.h"
 
 typedef struct slot {
-    _Atomic int64_t item;         /* 0: free */
     _Atomic int64_t sold_version; /* version at which it sold out, 0: none */
     _Atomic int64_t live_version; /* latest version announced or answered */
     _Atomic int64_t probe_ms;     /* when a flagged purchase last went to Redis */
@@ -28,24 +27,21 @@ typedef struct slot {
 } slot;
 
 struct gate {
-    unsigned mask;
-    slot *slots;
+    probe_table ids;
+    slot *slots; /* at the index of their item's id */
 };
 
 gate *gate_create(unsigned capacity)
 {
-    unsigned n = 16;
-    while (n < capacity * 2) /* keep probes short: at most half full */
-        n <<= 1;
+    /* Keep probes short: at most half full. */
+    unsigned n = probe_table_slots(capacity * 2);
     gate *g = calloc(1, sizeof(*g));
     if (!g)
         return NULL;
-    g->slots = calloc(n, sizeof(slot));
-    if (!g->slots) {
-        free(g);
+    if (probe_table_init(&g->ids, n) < 0 || !(g->slots = calloc(n, sizeof(slot)))) {
+        gate_free(g);
         return NULL;
     }
-    g->mask = n - 1;
     return g;
 }
 
@@ -53,35 +49,17 @@ void gate_free(gate *g)
 {
     if (!g)
         return;
+    probe_table_close(&g->ids);
     free(g->slots);
     free(g);
-}
-
-static uint64_t mix(int64_t item)
-{
-    uint64_t x = (uint64_t)item * 0x9E3779B97F4A7C15ull;
-    return x ^ (x >> 29);
 }
 
 /* The slot of item; claims a free one when create is set. NULL when absent
  * (or the table is full). */
 static slot *find(gate *g, int64_t item, int create)
 {
-    for (unsigned i = 0, at = (unsigned)mix(item) & g->mask; i <= g->mask;
-         i++, at = (at + 1) & g->mask) {
-        slot *sl = &g->slots[at];
-        int64_t cur = atomic_load_explicit(&sl->item, memory_order_acquire);
-        if (cur == item)
-            return sl;
-        if (cur != 0)
-            continue;
-        if (!create)
-            return NULL;
-        int64_t expected = 0;
-        if (atomic_compare_exchange_strong(&sl->item, &expected, item) || expected == item)
-            return sl;
-    }
-    return NULL;
+    long i = probe_table_find(&g->ids, item, create);
+    return i < 0 ? NULL : &g->slots[i];
 }
 
 static void raise_to(_Atomic int64_t *v, int64_t to)
@@ -121,7 +99,7 @@ static int window_write(slot *sl, int64_t round, int64_t starts_ms, int64_t ends
 
 void gate_clear_all(gate *g)
 {
-    for (unsigned i = 0; i <= g->mask; i++) {
+    for (unsigned i = 0; i <= g->ids.mask; i++) {
         atomic_store(&g->slots[i].sold_version, 0);
         while (!window_write(&g->slots[i], 0, 0, 0))
             ;
@@ -152,8 +130,8 @@ static int item_flagged(gate *g, slot *sl, int64_t item)
 int64_t gate_sold_out_count(gate *g)
 {
     int64_t n = 0;
-    for (unsigned i = 0; i <= g->mask; i++) {
-        int64_t item = atomic_load_explicit(&g->slots[i].item, memory_order_acquire);
+    for (unsigned i = 0; i <= g->ids.mask; i++) {
+        int64_t item = probe_table_id(&g->ids, i);
         /* A segment's own slot is counted with its item's (segment 0's). */
         if (item != 0 && keys_segment_item(item) == item)
             n += item_flagged(g, &g->slots[i], item);

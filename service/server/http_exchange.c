@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "http_framing.h"
 #include "http_loop.h"
 #include "json_io.h"
@@ -127,7 +128,7 @@ enum MHD_Result http_exchange_on_request(void *cls, struct MHD_Connection *conn,
         ex->method = method;
         ex->path = url;
         ex->tag = -1;
-        clock_gettime(CLOCK_MONOTONIC, &ex->started);
+        ex->started = clock_after(CLOCK_MONOTONIC, 0);
         snprintf(ex->id, sizeof(ex->id), "%08x-%" PRIx64, s->id_prefix,
                  atomic_fetch_add_explicit(&s->next_id, 1, memory_order_relaxed));
         *con_cls = ex;
@@ -275,10 +276,7 @@ void http_exchange_reply_typed(http_exchange *ex, int status, const char *body, 
     ex->response = r;
     http_server *s = ex->loop->server;
     if (s->observer) {
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        double seconds = (double)(now.tv_sec - ex->started.tv_sec) +
-                         (double)(now.tv_nsec - ex->started.tv_nsec) / 1e9;
+        double seconds = clock_seconds_between(ex->started, clock_after(CLOCK_MONOTONIC, 0));
         s->observer(s->observer_ctx, ex->tag, status, seconds, ex->method, ex->path, ex->id);
     }
     /* Last: once resumed, the HTTP thread may send and free the exchange.

@@ -24,6 +24,8 @@
 
 #include <event2/event.h>
 
+#include "clock.h"
+#include "http_framing.h"
 #include "http_loop.h"
 #include "ip_count.h"
 #include "log.h"
@@ -318,8 +320,7 @@ http_server *http_server_create(const config *cfg, http_handler handler, void *c
     if (hooks)
         s->hooks = *hooks;
     s->listen_fd = -1;
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
+    struct timespec now = clock_after(CLOCK_REALTIME, 0);
     s->id_prefix = (uint32_t)(now.tv_sec ^ ((uint64_t)getpid() << 16) ^ now.tv_nsec);
     s->max_body = (size_t)cfg->max_body_bytes;
 

@@ -18,6 +18,10 @@
 
 #include "backend.h"
 #include "batcher.h"
+#include "clock.h"
+#include "json_io.h"
+#include "log.h"
+#include <event2/event.h>
 #include "keys.h"
 #include "purchase_reply.h"
 #include "segment_route.h"
@@ -96,7 +100,7 @@ static const int64_t *segment_keys(purchase_loop *pl, int64_t item, int segments
 static int segment_sold_out(void *ctx, int64_t key)
 {
     app *a = ctx;
-    return gate_is_sold_out(a->gate, key, backend_mono_ms());
+    return gate_is_sold_out(a->gate, key, clock_mono_ms());
 }
 
 /* True when every segment of a segmented item is flagged sold out. */
@@ -104,7 +108,7 @@ static int segments_sold_out(purchase_loop *pl, int64_t item, int segments)
 {
     const int64_t *keys = segment_keys(pl, item, segments);
     for (int j = 0; j < segments; j++)
-        if (!gate_is_sold_out(pl->a->gate, keys[j], backend_mono_ms()))
+        if (!gate_is_sold_out(pl->a->gate, keys[j], clock_mono_ms()))
             return 0;
     return 1;
 }
@@ -240,13 +244,13 @@ static int answered_from_memory(app *a, purchase_loop *pl, http_exchange *ex, in
         return 1;
     }
     if (segments > 1 ? pl && segments_sold_out(pl, item, segments)
-                     : gate_is_sold_out(a->gate, item, backend_mono_ms())) {
+                     : gate_is_sold_out(a->gate, item, clock_mono_ms())) {
         purchase_reply_sold_out_flag(a, ex);
         return 1;
     }
     int64_t starts, ends, lo, hi;
     if (!gate_window(a->gate, item, &starts, &ends) || (starts == 0 && ends == 0) ||
-        !redis_clock_bounds(&a->clock, backend_mono_ms(), &lo, &hi))
+        !redis_clock_bounds(&a->clock, clock_mono_ms(), &lo, &hi))
         return 0;
     purchase_refusal r = {.starts_ms = starts, .starts_in_ms = starts - hi, .ends_ms = ends};
     if (starts > 0 && starts - hi > PURCHASE_START_MARGIN_MS) {
@@ -270,7 +274,7 @@ void purchase_start(app *a, http_exchange *ex, int64_t item, int64_t user, int q
     if (answered_from_memory(a, pl, ex, item, segments))
         return;
     if (a->ratelimit && user != 0) {
-        int64_t wait_ms = ratelimit_take(a->ratelimit, user, backend_mono_ms());
+        int64_t wait_ms = ratelimit_take(a->ratelimit, user, clock_mono_ms());
         if (wait_ms > 0) {
             metrics_purchase(a->metrics, METRICS_RATE_LIMITED);
             http_exchange_retry_after(ex, (int)((wait_ms + 999) / 1000));
@@ -288,7 +292,7 @@ void purchase_start(app *a, http_exchange *ex, int64_t item, int64_t user, int q
     p->item = item;
     p->user = user;
     p->quantity = quantity;
-    p->order_id = order_id_next(&a->ids, backend_now_ms());
+    p->order_id = order_id_next(&a->ids, clock_wall_ms());
 
     http_exchange_defer(ex);
     if (!pl)

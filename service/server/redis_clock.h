@@ -1,5 +1,6 @@
 /* redis_clock.h: this server's bounds on Redis's clock, learnt from the time
- * each reserve call carries back (lua/reserve_batch.lua reads TIME).
+ * each reserve call carries back (lua/reserve_batch.lua reads TIME); not a
+ * reader of this machine's clock (that is clock.h).
  *
  * Redis's clock is the sale window's one authority. A server may answer the
  * pre-start storm not_started from memory only while it is sure the start is

@@ -13,7 +13,7 @@
 #include <event2/event.h>
 #include <hiredis/adapters/libevent.h>
 
-#include "backend.h"
+#include "clock.h"
 #include "backoff.h"
 #include "log.h"
 
@@ -214,7 +214,7 @@ static void connect_now(node *n)
         return;
     }
     ac->data = n;
-    n->connect_ms = backend_mono_ms();
+    n->connect_ms = clock_mono_ms();
     redisLibeventAttach(ac, c->base);
     redisAsyncSetConnectCallback(ac, on_connect);
     redisAsyncSetDisconnectCallback(ac, on_disconnect);
@@ -459,7 +459,7 @@ redis_cluster_action redis_conn_follow(redis_conn *c, const redisAsyncContext *a
         /* The cluster says it serves the slot: a node in backoff (down a
          * moment ago, a master back after a failback) is tried now. */
         if (n && !n->ac && !c->closing &&
-            backend_mono_ms() - n->connect_ms >= REDIS_CONN_REDIRECT_CONNECT_MS) {
+            clock_mono_ms() - n->connect_ms >= REDIS_CONN_REDIRECT_CONNECT_MS) {
             evtimer_del(n->reconnect_ev);
             connect_now(n);
         }
@@ -515,9 +515,9 @@ void redis_conn_close(redis_conn *c, int timeout_ms)
         if (n->ac && n->connected)
             redisAsyncDisconnect(n->ac);
     }
-    int64_t deadline = backend_mono_ms() + timeout_ms;
-    while (replies_owed(c) && backend_mono_ms() < deadline) {
-        int64_t left = deadline - backend_mono_ms();
+    int64_t deadline = clock_mono_ms() + timeout_ms;
+    while (replies_owed(c) && clock_mono_ms() < deadline) {
+        int64_t left = deadline - clock_mono_ms();
         struct timeval tv = {(time_t)(left / 1000), (suseconds_t)(left % 1000) * 1000};
         evtimer_add(c->close_timer_ev, &tv);
         event_base_loop(c->base, EVLOOP_ONCE);

@@ -39,21 +39,11 @@ int main(int argc, char **argv)
 {
     config cfg;
     char err[512];
-    config_init(&cfg);
-    config_result cr = config_load(&cfg, "seckill-server", argc, argv, stdout, err, sizeof(err));
-    if (cr != CONFIG_OK) {
-        if (cr == CONFIG_ERROR)
-            fprintf(stderr, "seckill-server: %s\n", err);
-        config_free(&cfg);
-        return cr == CONFIG_EXIT ? 0 : 2;
-    }
-    log_level level;
-    if (log_parse_level(cfg.log_level, &level) < 0) {
-        fprintf(stderr, "seckill-server: log_level: '%s' is not debug, info, warn or error\n",
-                cfg.log_level);
-        config_free(&cfg);
-        return 2;
-    }
+    int exit_code = config_start(&cfg, "seckill-server", argc, argv);
+    if (exit_code >= 0)
+        return exit_code;
+    log_level level = LOG_INFO;
+    log_parse_level(cfg.log_level, &level); /* config_start checked it */
     log_set_level(level);
 
     raise_fd_limit(cfg.max_connections);

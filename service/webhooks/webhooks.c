@@ -14,6 +14,7 @@
 #include <curl/curl.h>
 
 #include "backend.h"
+#include "clock.h"
 #include "backoff.h"
 #include "log.h"
 #include "outbox.h"
@@ -122,7 +123,7 @@ static void drop_pg(webhooks *w)
     w->pg = NULL;
     w->leader = 0;
     atomic_store(&w->leading, 0);
-    w->next_connect_ms = backend_mono_ms() + SLOW_TICK_MS;
+    w->next_connect_ms = clock_mono_ms() + SLOW_TICK_MS;
 }
 
 void webhooks_free(webhooks *w)
@@ -143,7 +144,7 @@ void webhooks_free(webhooks *w)
 static int connect_pg(webhooks *w)
 {
     char err[512];
-    w->next_connect_ms = backend_mono_ms() + SLOW_TICK_MS;
+    w->next_connect_ms = clock_mono_ms() + SLOW_TICK_MS;
     w->pg = backend_pg_connect(w->cfg, err, sizeof(err));
     if (!w->pg) {
         log_msg(LOG_WARN, COMPONENT, "%s", err);
@@ -193,7 +194,7 @@ static int prepare(webhooks *w, transfer *t)
     const endpoint_state *ep = &w->endpoints[t->ep];
     char sig[WEBHOOK_SIGNATURE_MAX + 32], line[96];
     t->body = outbox_event_json(&t->d.ev);
-    if (!t->body || webhook_sign(ep->conf.secret, backend_now_ms() / 1000, t->body, strlen(t->body),
+    if (!t->body || webhook_sign(ep->conf.secret, clock_wall_ms() / 1000, t->body, strlen(t->body),
                                  sig + sizeof(WEBHOOK_SIGNATURE_HEADER) + 1,
                                  sizeof(sig) - sizeof(WEBHOOK_SIGNATURE_HEADER) - 1) < 0)
         return -1;
@@ -317,7 +318,7 @@ static void collect(webhooks *w)
  * measured, the deliveries due started. */
 static void lead(webhooks *w)
 {
-    int64_t now = backend_mono_ms();
+    int64_t now = clock_mono_ms();
     int woken = 0;
     PQconsumeInput(w->pg);
     for (PGnotify *n; (n = PQnotifies(w->pg)); PQfreemem(n))
@@ -349,7 +350,7 @@ static void lead(webhooks *w)
 int webhooks_run(webhooks *w, int stop_fd)
 {
     for (;;) {
-        if (!w->pg && backend_mono_ms() >= w->next_connect_ms)
+        if (!w->pg && clock_mono_ms() >= w->next_connect_ms)
             connect_pg(w);
         if (w->pg && !w->leader)
             try_lead(w);

@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "clock.h"
 #include "keys.h"
 #include "log.h"
 #include "redis_reply.h"
@@ -45,7 +46,7 @@ void sweep_token(char *buf, size_t len, const char *worker_id)
 {
     uint64_t rnd = 0;
     if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
-        rnd = (uint64_t)backend_now_ms() ^ ((uint64_t)backend_mono_ms() << 20);
+        rnd = (uint64_t)clock_wall_ms() ^ ((uint64_t)clock_mono_ms() << 20);
     snprintf(buf, len, "%s:%ld:%016" PRIx64, worker_id, (long)getpid(), rnd);
 }
 

@@ -49,7 +49,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "backend.h"
+#include "clock.h"
 #include "backoff.h"
 #include "log.h"
 #include "sweep.h"
@@ -167,7 +167,7 @@ static int take_orders(worker *w)
     if (batch_from(w, b, it->ids[at]) < 0)
         return -1;
     w->q.block_arg = it->n == 1 ? w->block_arg : w->poll_arg;
-    w->turn_ends = backend_mono_ms() + WORKER_TURN_MS;
+    w->turn_ends = clock_mono_ms() + WORKER_TURN_MS;
     return worker_queue_fill(queue(w, b));
 }
 
@@ -206,7 +206,7 @@ static int batch_persist(worker *w, int sent)
             return -1;
         /* Still alive while PostgreSQL is away: the sweep must not take
          * the batch. A Redis error here shows again at the acknowledgement. */
-        if (w->redis && backend_mono_ms() >= w->next_beat)
+        if (w->redis && clock_mono_ms() >= w->next_beat)
             worker_conn_heartbeat(w, 0);
         delay = backoff_next(delay, w->cfg->worker_retry_max_ms);
         log_msg(LOG_INFO, COMPONENT, "postgresql: retrying %zu orders in %" PRId64 " ms",
@@ -222,7 +222,7 @@ static void count_acked(worker *w, const worker_batch *done)
     w->stats.dead += (int64_t)done->ndead;
     w->stats.last_batch = (int64_t)done->n;
     if (done->norders)
-        w->stats.lag_ms = backend_now_ms() - done->oldest_ms;
+        w->stats.lag_ms = clock_wall_ms() - done->oldest_ms;
 }
 
 /* Acknowledges a committed batch, b: the one in hand or the one waiting in
@@ -316,7 +316,7 @@ static int persist_batch(worker *w, int recovering)
     worker_batch_sort(b);
     log_dead(b);
     /* A lone queue's turn never ends: no other is waiting. */
-    int turn = w->items.n <= 1 || backend_mono_ms() < w->turn_ends;
+    int turn = w->items.n <= 1 || clock_mono_ms() < w->turn_ends;
     int steady = !recovering && !worker_conn_stop_requested(w) && turn;
     int sent = steady && b->norders && w->pg && worker_pg_send(w->pg, b) == 0;
     int moved = 0;
@@ -361,8 +361,8 @@ int worker_run(worker *w, const atomic_int *stop)
     int64_t delay = 0;
     int recovering = 1; /* the processing list may hold orders not in hand */
     w->stop = stop;
-    w->next_sweep = backend_mono_ms() + w->cfg->worker_sweep_ms;
-    w->next_expiry = backend_mono_ms();
+    w->next_sweep = clock_mono_ms() + w->cfg->worker_sweep_ms;
+    w->next_expiry = clock_mono_ms();
     log_msg(LOG_INFO, COMPONENT,
             "worker %s started: batches of %d orders or %d ms, lists %s, sweep every %d ms",
             w->cfg->worker_id, w->cfg->worker_batch_size, w->cfg->worker_batch_ms,

@@ -3,7 +3,7 @@
 
 #include <inttypes.h>
 
-#include "backend.h"
+#include "clock.h"
 #include "expiry.h"
 #include "keys.h"
 #include "log.h"
@@ -49,7 +49,7 @@ static int worker_expire(worker *w, int64_t now)
  * that no two sweeps shared a period. */
 int worker_chores_run(worker *w)
 {
-    int64_t now = backend_mono_ms();
+    int64_t now = clock_mono_ms();
     if (now >= w->next_beat) {
         int rc = worker_conn_heartbeat(w, 0);
         if (rc < 0)
@@ -60,13 +60,13 @@ int worker_chores_run(worker *w)
     if (w->cfg->worker_sweep_ms == 0 || now < w->next_sweep)
         return 0;
     w->next_sweep = now + w->cfg->worker_sweep_ms;
-    int64_t asked = backend_now_ms();
+    int64_t asked = clock_wall_ms();
     int rc = sweep_elect(w->redis, KEYS_SWEEP_LOCK, w->token, w->cfg->worker_sweep_ms);
     if (rc <= 0)
         return rc;
     log_msg(LOG_DEBUG, COMPONENT,
             "sweep: elected for %d ms (asked at %" PRId64 ", answered at %" PRId64 ")",
-            w->cfg->worker_sweep_ms, asked, backend_now_ms());
+            w->cfg->worker_sweep_ms, asked, clock_wall_ms());
     sweep_result res;
     rc = sweep_run(w->redis, &w->sc, w->cfg->worker_id, &res);
     w->stats.sweeps++;

@@ -7,6 +7,7 @@
 
 #include "backend.h"
 #include "backoff.h"
+#include "clock.h"
 #include "keys.h"
 #include "log.h"
 #include "redis_reply.h"
@@ -45,7 +46,7 @@ int worker_conn_heartbeat(worker *w, int wait)
             sweep_heartbeat(w->redis, &w->sc, w->cfg->worker_id, w->token,
                             w->beat_ms * WORKER_HEARTBEAT_PERIODS, holder, sizeof(holder), &pttl);
         if (rc > 0)
-            w->next_beat = backend_mono_ms() + w->beat_ms;
+            w->next_beat = clock_mono_ms() + w->beat_ms;
         if (rc != 0)
             return rc > 0 ? 0 : -1;
         if (!wait)

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
+#include "clock.h"
 #include "keys.h"
 #include "log.h"
 #include "registry.h"
@@ -34,7 +34,7 @@ void worker_items_forget_claims(worker_items *it)
 
 int worker_items_refresh(worker_items *it, redis_nodes *rn, int force)
 {
-    int64_t now = backend_mono_ms();
+    int64_t now = clock_mono_ms();
     if (!force && now < it->next_read)
         return 0;
     int64_t *ids;

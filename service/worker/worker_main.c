@@ -44,29 +44,16 @@ int main(int argc, char **argv)
 {
     config cfg;
     char err[CONFIG_ERRLEN];
-    log_level level;
+    log_level level = LOG_INFO;
     signal_waiter sw;
     pthread_t waiter;
     worker *w = NULL;
     int code = 1;
 
-    config_init(&cfg);
-    switch (config_load(&cfg, "seckill-worker", argc, argv, stdout, err, sizeof(err))) {
-    case CONFIG_OK:
-        break;
-    case CONFIG_EXIT:
-        config_free(&cfg);
-        return 0;
-    case CONFIG_ERROR:
-        fprintf(stderr, "seckill-worker: %s\n", err);
-        config_free(&cfg);
-        return 2;
-    }
-    if (log_parse_level(cfg.log_level, &level) < 0) {
-        fprintf(stderr, "seckill-worker: log_level: unknown level '%s'\n", cfg.log_level);
-        config_free(&cfg);
-        return 2;
-    }
+    int started = config_start(&cfg, "seckill-worker", argc, argv);
+    if (started >= 0)
+        return started;
+    log_parse_level(cfg.log_level, &level); /* config_start checked it */
     log_set_level(level);
 
     /* hiredis writes to sockets without MSG_NOSIGNAL: a Redis that went away

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "clock.h"
 #include "log.h"
 #include "redis_reply.h"
 
@@ -99,7 +100,7 @@ int worker_queue_fill(const worker_queue *q)
     }
     /* Orders moved with the last acknowledgement came just now: the batch
      * time counts from them as from a BLMOVE's. */
-    int64_t deadline = backend_mono_ms() + q->batch_ms;
+    int64_t deadline = clock_mono_ms() + q->batch_ms;
     while (b->n < b->cap) {
         /* One call for the rest of the batch: one command instead of one
          * LMOVE per order, for Redis and for us. */
@@ -107,7 +108,7 @@ int worker_queue_fill(const worker_queue *q)
         int moved = move_many(q, want);
         if (moved < 0)
             return -1;
-        int64_t left = deadline - backend_mono_ms();
+        int64_t left = deadline - clock_mono_ms();
         if (left <= 0)
             break;
         if ((size_t)moved < want) {

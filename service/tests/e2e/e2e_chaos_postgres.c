@@ -12,7 +12,7 @@
 
 #include <criterion/criterion.h>
 
-#include "backend.h"
+#include "clock.h"
 #include "blast.h"
 #include "harness.h"
 #include "sale.h"
@@ -77,7 +77,7 @@ Test(chaos_postgres, postgres_down_mid_sale_fills_the_queue_to_its_bound_then_dr
     sale_wait_drained(10000);
 
     harness_pg_crash();
-    int64_t up_at = backend_mono_ms() + DOWN_MS;
+    int64_t up_at = clock_mono_ms() + DOWN_MS;
 
     /* Redis goes on selling while the orders pile up, up to the bound. */
     run_buyers(&s, 1000);
@@ -96,7 +96,7 @@ Test(chaos_postgres, postgres_down_mid_sale_fills_the_queue_to_its_bound_then_dr
     cr_assert_eq(harness_redis_sum(c, "HLEN", keys_pending), BOUND);
     redisFree(c);
 
-    int64_t now = backend_mono_ms();
+    int64_t now = clock_mono_ms();
     if (now < up_at)
         harness_sleep_ms((int)(up_at - now));
     harness_pg_restart();

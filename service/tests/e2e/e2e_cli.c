@@ -11,6 +11,7 @@
 #include <criterion/criterion.h>
 
 #include "buyer_token.h"
+#include "clock.h"
 #include "version.h"
 
 static char out[1 << 16];
@@ -49,12 +50,28 @@ Test(cli, print_config_shows_the_result_with_secrets_masked)
 {
     for (size_t i = 0; i < 3; i++) {
         int rc = run("SECKILL_ADMIN_TOKEN=very-secret SECKILL_PORT=9999", bins[i],
-                     "--print-config --lock-ttl-ms 1234");
+                     "--print-config --order-lock-ttl-ms 1234");
         cr_expect_eq(rc, 0, "%s", out);
         cr_expect(strstr(out, "port = 9999\n"), "environment: %s", out);
-        cr_expect(strstr(out, "lock_ttl_ms = 1234\n"), "flag: %s", out);
+        cr_expect(strstr(out, "order_lock_ttl_ms = 1234\n"), "flag: %s", out);
         cr_expect(strstr(out, "admin_token = ****\n"), "%s", out);
         cr_expect_null(strstr(out, "very-secret"), "a secret was printed: %s", out);
+    }
+}
+
+Test(cli, a_retired_key_starts_all_the_same_with_a_warning_naming_what_replaced_it)
+{
+    for (size_t i = 0; i < 3; i++) {
+        int rc = run("SECKILL_IO_THREADS=4", bins[i], "--print-config --lock-ttl-ms 1234");
+        cr_expect_eq(rc, 0, "%s", out);
+        cr_expect(strstr(out, "level=warn") && strstr(out, "SECKILL_IO_THREADS: io_threads is no "
+                                                           "longer used and is ignored: "),
+                  "%s", out);
+        cr_expect(strstr(out, "--lock-ttl-ms: lock_ttl_ms is no longer used and is ignored: ") &&
+                      strstr(out, "order_lock_ttl_ms"),
+                  "%s", out);
+        cr_expect_null(strstr(out, "\nlock_ttl_ms ="), "a retired key is not printed: %s", out);
+        cr_expect(strstr(out, "order_lock_ttl_ms = 5000\n"), "%s", out);
     }
 }
 
@@ -65,6 +82,9 @@ Test(cli, a_bad_setting_stops_start_up_with_exit_2_naming_it)
         snprintf(args, sizeof(args), "%s --port abc", commands[i]);
         cr_expect_eq(run("", bins[i], args), 2, "%s", out);
         cr_expect(strstr(out, "port: expected an integer"), "%s", out);
+        cr_expect_eq(run("SECKILL_LOG_LEVEL=loud", bins[i], commands[i]), 2, "%s", out);
+        cr_expect(strstr(out, "SECKILL_LOG_LEVEL") && strstr(out, "log_level: expected"), "%s",
+                  out);
         cr_expect_eq(run("SECKILL_REDIS_PORT=70000", bins[i], commands[i]), 2, "%s", out);
         cr_expect(strstr(out, "SECKILL_REDIS_PORT") && strstr(out, "out of range"), "%s", out);
         snprintf(args, sizeof(args), "%s --no-such-option", commands[i]);
@@ -147,9 +167,9 @@ static buyer_token_result verify_printed(int64_t now_s, int64_t *user, int64_t *
 
 Test(cli, admin_buyer_token_prints_a_token_the_server_accepts_for_an_hour)
 {
-    int64_t before = (int64_t)time(NULL);
+    int64_t before = clock_wall_s();
     cr_assert_eq(run(TOKEN_ENV, SECKILL_ADMIN_BIN, "buyer-token 42"), 0, "%s", out);
-    int64_t after = (int64_t)time(NULL), user = -1, expiry = 0;
+    int64_t after = clock_wall_s(), user = -1, expiry = 0;
     cr_assert_eq(verify_printed(after, &user, &expiry), BUYER_TOKEN_OK, "%s", out);
     cr_assert_eq(user, 42);
     cr_assert(expiry >= before + 3600 && expiry <= after + 3600, "expiry %lld", (long long)expiry);
@@ -158,11 +178,11 @@ Test(cli, admin_buyer_token_prints_a_token_the_server_accepts_for_an_hour)
 
 Test(cli, admin_buyer_token_takes_a_ttl_and_the_token_auth_config)
 {
-    int64_t before = (int64_t)time(NULL);
+    int64_t before = clock_wall_s();
     cr_assert_eq(run("SECKILL_BUYER_AUTH=token " TOKEN_ENV, SECKILL_ADMIN_BIN,
                      "buyer-token 9007199254740991 --ttl 60"),
                  0, "%s", out);
-    int64_t after = (int64_t)time(NULL), user = -1, expiry = 0;
+    int64_t after = clock_wall_s(), user = -1, expiry = 0;
     cr_assert_eq(verify_printed(after, &user, &expiry), BUYER_TOKEN_OK, "%s", out);
     cr_assert_eq(user, 9007199254740991LL);
     cr_assert(expiry >= before + 60 && expiry <= after + 60, "expiry %lld", (long long)expiry);

@@ -12,7 +12,7 @@
 
 #include <criterion/criterion.h>
 
-#include "backend.h"
+#include "clock.h"
 #include "harness.h"
 
 #define LIMIT 5
@@ -56,10 +56,10 @@ static int health(int fd)
         return 0;
     char buf[1024];
     size_t got = 0;
-    int64_t deadline = backend_mono_ms() + 3000;
+    int64_t deadline = clock_mono_ms() + 3000;
     while (got < sizeof(buf) - 1) {
         struct pollfd p = {.fd = fd, .events = POLLIN};
-        int64_t left = deadline - backend_mono_ms();
+        int64_t left = deadline - clock_mono_ms();
         if (left <= 0 || poll(&p, 1, (int)left) != 1)
             break;
         ssize_t n = recv(fd, buf + got, sizeof(buf) - 1 - got, 0);
@@ -96,11 +96,11 @@ Test(connection_limit, the_sixth_connection_from_one_ip_is_refused_while_the_fir
      * (as soon as the server noticed the close). */
     close(fds[0]);
     int status = 0;
-    for (int64_t deadline = backend_mono_ms() + 3000; status != 200;) {
+    for (int64_t deadline = clock_mono_ms() + 3000; status != 200;) {
         int fd = open_connection();
         status = health(fd);
         close(fd);
-        if (backend_mono_ms() > deadline)
+        if (clock_mono_ms() > deadline)
             break;
         if (status != 200)
             harness_sleep_ms(50);

@@ -15,7 +15,7 @@
 
 #include <criterion/criterion.h>
 
-#include "backend.h"
+#include "clock.h"
 #include "harness.h"
 
 #define TOKEN "hostile-admin-token"
@@ -217,18 +217,18 @@ Test(hostile, slowloris_connections_are_cut_while_real_buyers_are_served)
         fds[i] = half_open();
     /* A real buyer gets through at once (a 409 for an unknown item is an
      * answer too: what matters is that the server answers). */
-    int64_t t0 = backend_mono_ms();
+    int64_t t0 = clock_mono_ms();
     cr_expect_eq(harness_http(port, "GET", "/health", NULL, NULL, resp, sizeof(resp)), 200);
     /* Served while they are held, not once they are cut (connection_timeout_s
      * is 2 here). */
-    cr_expect_lt(backend_mono_ms() - t0, 2000, "a real request waited behind the slow ones");
+    cr_expect_lt(clock_mono_ms() - t0, 2000, "a real request waited behind the slow ones");
 
     /* connection_timeout_s is 2 here: every slow connection is closed soon. */
     int closed = 0;
-    int64_t deadline = backend_mono_ms() + 8000;
+    int64_t deadline = clock_mono_ms() + 8000;
     for (int i = 0; i < SLOW; i++) {
         struct pollfd p = {.fd = fds[i], .events = POLLIN};
-        int64_t left = deadline - backend_mono_ms();
+        int64_t left = deadline - clock_mono_ms();
         char buf[512];
         if (left > 0 && poll(&p, 1, (int)left) == 1 && recv(fds[i], buf, sizeof(buf), 0) <= 0)
             closed++;

@@ -12,7 +12,7 @@
 
 #include <criterion/criterion.h>
 
-#include "backend.h"
+#include "clock.h"
 #include "blast.h"
 #include "harness.h"
 #include "rfc3339.h"
@@ -118,7 +118,7 @@ static size_t build_purchase(void *ctx, size_t index, char *buf, size_t cap)
 Test(instances, a_sale_holds_on_every_instance_behind_nginx)
 {
     /* An item whose sale opens in 2 s, created through the balancer. */
-    int64_t starts = backend_now_ms() + 2000;
+    int64_t starts = clock_wall_ms() + 2000;
     char at[RFC3339_MAX], body[256];
     cr_assert_gt(rfc3339_format(starts, at, sizeof(at)), 0);
     snprintf(
@@ -135,7 +135,7 @@ Test(instances, a_sale_holds_on_every_instance_behind_nginx)
         cr_assert_eq(buy_on(ports[i], item, 1 + i), 409, "port %d: %s", ports[i], resp);
         cr_assert(has("\"not_started\""), "port %d: %s", ports[i], resp);
     }
-    while (backend_now_ms() < starts + 50)
+    while (clock_wall_ms() < starts + 50)
         harness_sleep_ms(20);
 
     /* The buyer's order lock holds on every instance while the order is

@@ -22,6 +22,7 @@
 #include <criterion/criterion.h>
 
 #include "blast.h"
+#include "clock.h"
 #include "harness.h"
 #include "sale.h"
 #include "keys.h"
@@ -778,13 +779,6 @@ Test(lab, a_holder_paused_past_its_lease_is_fenced_off_although_the_watchdog_cou
     stop_server();
 }
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* PostgreSQL's locks are waited for as long as the lab's other locks: a
  * holder working 1.5 s keeps the second buyer out, who gets 429 busy after
  * the 200 ms wait instead of a thread blocked until the holder is done. */
@@ -800,9 +794,9 @@ Test(lab, a_postgresql_lock_not_won_within_the_wait_is_busy_not_a_blocked_thread
         cr_assert_eq(pthread_create(&ta, NULL, buy_in_thread, &a), 0);
         await_pg_lock(strategies[i]);
         char resp[256];
-        int64_t started = mono_ms();
+        int64_t started = clock_mono_ms();
         int status = buy(strategies[i], item, 0, resp, sizeof(resp));
-        int64_t waited = mono_ms() - started;
+        int64_t waited = clock_mono_ms() - started;
         cr_expect_eq(status, 429, "%s: the second buyer got %d %s", strategies[i], status, resp);
         cr_expect(strstr(resp, "\"busy\"") != NULL, "%s: %s", strategies[i], resp);
         cr_expect_lt(waited, 1000, "%s: the second buyer waited %lld ms", strategies[i],

@@ -14,7 +14,7 @@
 
 #include <criterion/criterion.h>
 
-#include "backend.h"
+#include "clock.h"
 #include "blast.h"
 #include "harness.h"
 #include "sale.h"
@@ -85,13 +85,13 @@ static int64_t audited(int at, int64_t item, const char *field)
  * Returns the milliseconds it took, or -1. */
 static int64_t await_lock_nodes(int at, int64_t item, int64_t want, int timeout_ms)
 {
-    int64_t start = backend_mono_ms();
+    int64_t start = clock_mono_ms();
     while (audited(at, item, "lock_keys") != want) {
-        if (backend_mono_ms() - start > timeout_ms)
+        if (clock_mono_ms() - start > timeout_ms)
             return -1;
         harness_sleep_ms(20);
     }
-    return backend_mono_ms() - start;
+    return clock_mono_ms() - start;
 }
 
 Test(zookeeper, fifty_buyers_with_the_race_window_open_buy_exactly_the_stock)
@@ -134,7 +134,7 @@ Test(zookeeper, a_holder_killed_keeps_its_lock_only_until_its_session_expires)
     cr_assert_neq(await_lock_nodes(port_b, h.item, 1, 5000), -1, "A never took the lock");
 
     harness_kill_leftover(&server_pid); /* SIGKILL, in the middle of the work */
-    int64_t killed = backend_mono_ms();
+    int64_t killed = clock_mono_ms();
     pthread_join(t, NULL);
     cr_expect_neq(h.status, 200, "A answered although it was killed");
 
@@ -148,7 +148,7 @@ Test(zookeeper, a_holder_killed_keeps_its_lock_only_until_its_session_expires)
     int64_t waited = await_lock_nodes(port_b, h.item, 0, SESSION_MS + EXPIRY_MARGIN_MS);
     cr_assert_neq(waited, -1, "the lock node outlived A's session by more than %d ms",
                   EXPIRY_MARGIN_MS);
-    int64_t held_for = backend_mono_ms() - killed;
+    int64_t held_for = clock_mono_ms() - killed;
     cr_expect_geq(held_for, SESSION_MS / 2, "the lock went after %" PRId64 " ms only", held_for);
     cr_log_info("the dead holder's lock went %" PRId64 " ms after the kill (session %d ms)",
                 held_for, SESSION_MS);
@@ -170,9 +170,8 @@ Test(zookeeper, a_server_whose_session_expired_makes_a_new_one_and_sells_again)
     kill(server_pid, SIGCONT);
     /* The client learns of the expiry when it reconnects: until then 503. */
     int status = 0;
-    int64_t deadline = backend_mono_ms() + 10000;
-    while ((status = buy(port, item, 0, resp, sizeof(resp))) != 200 &&
-           backend_mono_ms() < deadline) {
+    int64_t deadline = clock_mono_ms() + 10000;
+    while ((status = buy(port, item, 0, resp, sizeof(resp))) != 200 && clock_mono_ms() < deadline) {
         cr_expect_eq(status, 503, "%d %s", status, resp);
         harness_sleep_ms(100);
     }

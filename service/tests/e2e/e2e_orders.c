@@ -14,7 +14,7 @@
 
 #include <criterion/criterion.h>
 
-#include "backend.h"
+#include "clock.h"
 #include "buyer_token.h"
 #include "harness.h"
 #include "harness_suite.h"
@@ -870,12 +870,12 @@ static int buy_as(const char *token, int64_t item, const char *body, char *resp,
 Test(buyer_tokens, a_buyer_buys_reads_and_cancels_as_themselves_and_nobody_else)
 {
     int64_t item = create_item(10, 60);
-    int64_t later = backend_now_ms() / 1000 + 600;
+    int64_t later = clock_wall_ms() / 1000 + 600;
     char alice[BUYER_TOKEN_MAX], bob[BUYER_TOKEN_MAX], stale[BUYER_TOKEN_MAX],
         forged[BUYER_TOKEN_MAX], resp[4096], path[96];
     mint(41, later, alice);
     mint(42, later, bob);
-    mint(41, backend_now_ms() / 1000 - 1, stale);
+    mint(41, clock_wall_ms() / 1000 - 1, stale);
     strcpy(forged, alice);
     forged[strlen(forged) - 1] = forged[strlen(forged) - 1] == 'A' ? 'B' : 'A';
 

@@ -10,7 +10,7 @@
 
 #include <criterion/criterion.h>
 
-#include "backend.h"
+#include "clock.h"
 #include "blast.h"
 #include "harness.h"
 #include "harness_suite.h"
@@ -44,8 +44,8 @@ static void wait_drained(PGconn *pg, int64_t item, int64_t rows)
     char sql[128];
     snprintf(sql, sizeof(sql), "SELECT count(*) FROM orders WHERE item_id = %" PRId64, item);
     redisContext *c = harness_redis();
-    int64_t deadline = backend_mono_ms() + 60000, n = -1, pending = -1;
-    while (backend_mono_ms() < deadline) {
+    int64_t deadline = clock_mono_ms() + 60000, n = -1, pending = -1;
+    while (clock_mono_ms() < deadline) {
         n = harness_pg_int(pg, sql);
         pending = harness_redis_sum(c, "HLEN", keys_pending);
         if (n >= rows && pending == 0)

@@ -19,7 +19,7 @@
 
 #include <criterion/criterion.h>
 
-#include "backend.h"
+#include "clock.h"
 #include "harness.h"
 #include "harness_suite.h"
 #include "keys.h"
@@ -105,10 +105,10 @@ static void assert_on_its_master(const redis_cluster_map *map, int64_t item)
  * set in PostgreSQL, no buyer twice. */
 static void audit(const redis_cluster_map *map, sale *s, int64_t units, PGconn *pg)
 {
-    int64_t deadline = backend_mono_ms() + 60000;
+    int64_t deadline = clock_mono_ms() + 60000;
     while (sale_item_number(sys.port, s->item, "persisted") < units ||
            sale_item_number(sys.port, s->item, "queued") > 0) {
-        cr_assert(backend_mono_ms() < deadline,
+        cr_assert(clock_mono_ms() < deadline,
                   "item %" PRId64 " not drained in 60 s: persisted %" PRId64 ", queued %" PRId64,
                   s->item, sale_item_number(sys.port, s->item, "persisted"),
                   sale_item_number(sys.port, s->item, "queued"));
@@ -270,10 +270,10 @@ Test(redis_cluster, a_segmented_item_sells_exactly_its_stock_over_every_master_o
     cr_expect_eq(a.naccepted + b.naccepted + a.sold_out + b.sold_out + a.other + b.other,
                  2 * BUYERS, "every request answered 202, sold_out or limit_reached");
 
-    int64_t deadline = backend_mono_ms() + 60000;
+    int64_t deadline = clock_mono_ms() + 60000;
     while (sale_item_number(sys.port, item, "persisted") < STOCK ||
            sale_item_number(sys.port, item, "queued") > 0) {
-        cr_assert(backend_mono_ms() < deadline, "not drained in 60 s: persisted %" PRId64,
+        cr_assert(clock_mono_ms() < deadline, "not drained in 60 s: persisted %" PRId64,
                   sale_item_number(sys.port, item, "persisted"));
         harness_sleep_ms(50);
     }
@@ -332,9 +332,9 @@ Test(redis_cluster, a_slot_resharded_mid_sale_loses_no_request_and_sells_exactly
      * second, and every batch meanwhile is told TRYAGAIN or ASK. Beside the
      * item's few keys the slot holds one order lock for each order on its
      * way to PostgreSQL (about a thousand under this storm). */
-    int64_t move_ms = backend_mono_ms();
+    int64_t move_ms = clock_mono_ms();
     harness_cluster_move_slot(slot, &to, 64, 30);
-    cr_log_info("the slot migrated in %" PRId64 " ms", backend_mono_ms() - move_ms);
+    cr_log_info("the slot migrated in %" PRId64 " ms", clock_mono_ms() - move_ms);
     sale_join(&s);
     cr_expect_eq(s.naccepted, STOCK, "answered 202: %zu", s.naccepted);
     cr_expect_eq(s.other + s.unavailable + s.queue_full, 0,

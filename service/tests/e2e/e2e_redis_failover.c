@@ -22,7 +22,7 @@
 
 #include <criterion/criterion.h>
 
-#include "backend.h"
+#include "clock.h"
 #include "harness.h"
 #include "harness_suite.h"
 #include "keys.h"
@@ -73,12 +73,12 @@ static int has_replica(const redis_cluster_node *n)
  * one to come online). */
 static size_t master_with_replica(const redis_cluster_map *map)
 {
-    int64_t deadline = backend_mono_ms() + 10000;
+    int64_t deadline = clock_mono_ms() + 10000;
     for (;;) {
         for (size_t i = 0; i < redis_cluster_map_masters(map); i++)
             if (has_replica(redis_cluster_map_master_at(map, i)))
                 return i;
-        cr_assert(backend_mono_ms() < deadline, "no master has a replica online");
+        cr_assert(clock_mono_ms() < deadline, "no master has a replica online");
         harness_sleep_ms(100);
     }
 }
@@ -87,14 +87,14 @@ static size_t master_with_replica(const redis_cluster_map *map)
 static void wait_stock_below(const redis_cluster_node *master, const char *state, long long left)
 {
     redisContext *c = harness_cluster_connect(master);
-    int64_t deadline = backend_mono_ms() + 30000;
+    int64_t deadline = clock_mono_ms() + 30000;
     for (;;) {
         redisReply *r = redisCommand(c, "HGET %s stock", state);
         long long stock = r && r->type == REDIS_REPLY_STRING ? strtoll(r->str, NULL, 10) : -1;
         freeReplyObject(r);
         if (stock >= 0 && stock <= left)
             break;
-        cr_assert(backend_mono_ms() < deadline, "the sale did not start: stock %lld", stock);
+        cr_assert(clock_mono_ms() < deadline, "the sale did not start: stock %lld", stock);
         harness_sleep_ms(5);
     }
     redisFree(c);
@@ -104,9 +104,9 @@ static void wait_stock_below(const redis_cluster_node *master, const char *state
  * hash, on the new master, is empty). */
 static void wait_drained(int64_t item)
 {
-    int64_t deadline = backend_mono_ms() + 60000;
+    int64_t deadline = clock_mono_ms() + 60000;
     while (sale_item_number(sys.port, item, "queued") != 0) {
-        cr_assert(backend_mono_ms() < deadline,
+        cr_assert(clock_mono_ms() < deadline,
                   "item %" PRId64 " not drained in 60 s: queued %" PRId64, item,
                   sale_item_number(sys.port, item, "queued"));
         harness_sleep_ms(50);
@@ -170,9 +170,9 @@ static void sale_through_a_failover(failover_result *out)
     harness_cluster_node_restart(master.port);
     redis_cluster_map *now = harness_cluster_map();
     const redis_cluster_node *promoted = redis_cluster_map_master(now, slot);
-    int64_t deadline = backend_mono_ms() + 20000;
+    int64_t deadline = clock_mono_ms() + 20000;
     while (!has_replica(promoted)) {
-        cr_assert(backend_mono_ms() < deadline, "the restarted node never became a replica");
+        cr_assert(clock_mono_ms() < deadline, "the restarted node never became a replica");
         harness_sleep_ms(100);
     }
     redis_cluster_map_free(now);
@@ -202,23 +202,23 @@ static void sale_through_a_failover(failover_result *out)
      * when it is not: asked again until it holds. */
     redisContext *old = harness_cluster_connect(&master);
     int64_t asked = 0;
-    for (deadline = backend_mono_ms() + 30000;; harness_sleep_ms(50)) {
+    for (deadline = clock_mono_ms() + 30000;; harness_sleep_ms(50)) {
         redis_cluster_map *m2 = harness_cluster_map();
         int back = redis_cluster_node_equal(redis_cluster_map_master(m2, slot), &master);
         redis_cluster_map_free(m2);
         if (back)
             break;
-        cr_assert(backend_mono_ms() < deadline, "the old master never took its slots back");
+        cr_assert(clock_mono_ms() < deadline, "the old master never took its slots back");
         redisReply *info = redisCommand(old, "INFO replication");
         int synced =
             info && info->type == REDIS_REPLY_STRING && strstr(info->str, "master_link_status:up");
         freeReplyObject(info);
-        if (synced && backend_mono_ms() - asked > 6000) {
+        if (synced && clock_mono_ms() - asked > 6000) {
             redisReply *r = redisCommand(old, "CLUSTER FAILOVER");
             cr_assert(r && r->type == REDIS_REPLY_STATUS, "CLUSTER FAILOVER: %s",
                       r && r->str ? r->str : "no reply");
             freeReplyObject(r);
-            asked = backend_mono_ms();
+            asked = clock_mono_ms();
         }
     }
     redisFree(old);

@@ -12,7 +12,7 @@
 
 #include <criterion/criterion.h>
 
-#include "backend.h"
+#include "clock.h"
 #include "blast.h"
 #include "harness.h"
 #include "harness_suite.h"
@@ -90,7 +90,7 @@ static int64_t outcome_count(int on_port, const char *outcome)
 
 static void sleep_until(int64_t wall_ms)
 {
-    int64_t left = wall_ms - backend_now_ms();
+    int64_t left = wall_ms - clock_wall_ms();
     if (left > 0)
         harness_sleep_ms((int)left);
 }
@@ -99,7 +99,7 @@ Test(sale, a_storm_from_before_the_start_takes_nothing_early_and_exactly_the_sto
 {
     enum { STOCK = 1000, CHUNKS = 10, PER_CHUNK = 500, CONNECTIONS = 200 };
     char a[RFC3339_MAX], b[RFC3339_MAX], terms[160];
-    int64_t starts = (backend_now_ms() / 1000 + 3) * 1000, ends = starts + 60000;
+    int64_t starts = (clock_wall_ms() / 1000 + 3) * 1000, ends = starts + 60000;
     snprintf(terms, sizeof(terms), "\"starts_at\":\"%s\",\"ends_at\":\"%s\"", when(starts, a),
              when(ends, b));
     int64_t item = create_item(STOCK, terms);
@@ -119,7 +119,7 @@ Test(sale, a_storm_from_before_the_start_takes_nothing_early_and_exactly_the_sto
         size_t other = s.other;
         s.first_user = 1 + (size_t)k * PER_CHUNK;
         cr_assert_eq(sale_run(&s), 0, "wave %d: %s", k, s.result.errstr);
-        if (backend_now_ms() < starts) {
+        if (clock_wall_ms() < starts) {
             before_start += s.other - other;
             waves_before++;
         }
@@ -147,7 +147,7 @@ Test(sale, a_storm_from_before_the_start_takes_nothing_early_and_exactly_the_sto
     sale_free(&s);
 
     /* A sale that ended refuses everyone, with stock left. */
-    int64_t now = backend_now_ms();
+    int64_t now = clock_wall_ms();
     snprintf(terms, sizeof(terms), "\"starts_at\":\"%s\",\"ends_at\":\"%s\"", when(now - 5000, a),
              when(now + 1500, b));
     int64_t short_sale = create_item(100, terms);
@@ -269,7 +269,7 @@ Test(sale, refusals_carry_the_numbers_a_buyer_needs)
     cr_expect_eq(member("bought"), 2);
     cr_expect_eq(member("per_buyer_limit"), 2);
     char a[RFC3339_MAX], terms[96];
-    snprintf(terms, sizeof(terms), "\"starts_at\":\"%s\"", when(backend_now_ms() + 60000, a));
+    snprintf(terms, sizeof(terms), "\"starts_at\":\"%s\"", when(clock_wall_ms() + 60000, a));
     int64_t later = create_item(10, terms);
     cr_expect_eq(buy(later, 7, 1), 409, "%s", resp);
     cr_expect(strstr(resp, "\"error\":\"not_started\""), "%s", resp);
@@ -419,7 +419,7 @@ Test(sale, bad_input_is_400_and_changes_nothing)
     cr_expect(strstr(resp, "out of range"), "a number out of range says so: %s", resp);
 
     char a[RFC3339_MAX], terms[96];
-    snprintf(terms, sizeof(terms), "\"starts_at\":\"%s\"", when(backend_now_ms() - 60000, a));
+    snprintf(terms, sizeof(terms), "\"starts_at\":\"%s\"", when(clock_wall_ms() - 60000, a));
     int64_t item = create_item(10, terms);
     char path[96];
     const char *purchases[] = {"{\"user_id\":1,\"quantity\":0}",
@@ -460,7 +460,7 @@ Test(sale, bad_input_is_400_and_changes_nothing)
                      400, "%s: %s", resets[i], resp);
     char body[160];
     snprintf(body, sizeof(body), "{\"stock\":5,\"ends_at\":\"%s\"}",
-             when(backend_now_ms() - 120000, a));
+             when(clock_wall_ms() - 120000, a));
     cr_expect_eq(harness_http(sys.port, "POST", path, TOKEN, body, resp, sizeof(resp)), 400,
                  "an end before the kept start: %s", resp);
 

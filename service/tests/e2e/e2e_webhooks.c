@@ -15,7 +15,7 @@
 #include <criterion/criterion.h>
 #include <jansson.h>
 
-#include "backend.h"
+#include "clock.h"
 #include "harness.h"
 #include "sale.h"
 #include "webhook_sign.h"
@@ -426,7 +426,7 @@ Test(webhooks, the_sample_receiver_refuses_a_forged_or_stale_signature)
     const char body[] = "{\"id\":7,\"type\":\"order.paid\",\"created_at\":\"2026-11-22T20:00:00Z\","
                         "\"order\":{\"order_id\":\"9\"}}";
     char sig[WEBHOOK_SIGNATURE_MAX];
-    int64_t now = backend_now_ms() / 1000;
+    int64_t now = clock_wall_ms() / 1000;
     webhook_sign(SECRET_A, now, body, strlen(body), sig, sizeof(sig));
     cr_assert_eq(post_signed(port, body, sig, 7), 200, "signed by the endpoint's secret");
     webhook_sign(SECRET_B, now, body, strlen(body), sig, sizeof(sig));

@@ -9,7 +9,7 @@
 
 #include <criterion/criterion.h>
 
-#include "backend.h"
+#include "clock.h"
 #include "harness.h"
 #include "keys.h"
 #include "order.h"
@@ -55,21 +55,21 @@ Test(worker_crash, a_worker_killed_while_holding_a_batch_and_restarted_persists_
     cr_assert_eq(PQresultStatus(res), PGRES_COMMAND_OK, "%s", PQerrorMessage(pg));
     PQclear(res);
     /* Item 1, round 1, one buyer each. */
-    harness_push_orders(c, FIRST_ID, 1, N, 1, 1, backend_now_ms());
+    harness_push_orders(c, FIRST_ID, 1, N, 1, 1, clock_wall_ms());
 
     int held = 0;
     for (int kill = 1; kill <= KILLS; kill++) {
         start_worker();
         /* Let it get past its recovery and into the stream... */
-        int64_t deadline = backend_mono_ms() + WAIT_MS;
+        int64_t deadline = clock_mono_ms() + WAIT_MS;
         while (harness_pg_int(pg, "SELECT count(*) FROM orders") <
                (int64_t)N * kill / (KILLS + 1)) {
-            cr_assert(backend_mono_ms() < deadline, "the worker stalled");
+            cr_assert(clock_mono_ms() < deadline, "the worker stalled");
             usleep(1000);
         }
         /* ...then kill it the moment it holds a batch. */
         while (harness_redis_int(c, "LLEN", processing) == 0)
-            cr_assert(backend_mono_ms() < deadline, "the worker never held a batch");
+            cr_assert(clock_mono_ms() < deadline, "the worker never held a batch");
         harness_stop(worker_pid, SIGKILL);
         worker_pid = 0;
         long long in_hand = harness_redis_int(c, "LLEN", processing);
@@ -82,10 +82,10 @@ Test(worker_crash, a_worker_killed_while_holding_a_batch_and_restarted_persists_
     cr_assert_gt(held, 0, "no kill caught the worker holding a batch");
 
     start_worker();
-    int64_t deadline = backend_mono_ms() + WAIT_MS;
+    int64_t deadline = clock_mono_ms() + WAIT_MS;
     while (harness_redis_sum(c, "LLEN", keys_queue) > 0 ||
            harness_redis_int(c, "LLEN", processing) > 0) {
-        cr_assert(backend_mono_ms() < deadline, "the restarted worker did not drain the queue");
+        cr_assert(clock_mono_ms() < deadline, "the restarted worker did not drain the queue");
         usleep(10 * 1000);
     }
     int status = harness_stop(worker_pid, SIGTERM);
@@ -133,21 +133,21 @@ Test(worker_crash,
     PQclear(res);
     /* Each item its queue, in its own slot; ids FIRST_ID.. for item 1 and
      * FIRST_ID + PER_ITEM.. for item 2. */
-    harness_push_orders(c, FIRST_ID, 1, PER_ITEM, 1, 1, backend_now_ms());
-    harness_push_orders(c, FIRST_ID + PER_ITEM, 1, PER_ITEM, 2, 1, backend_now_ms());
+    harness_push_orders(c, FIRST_ID, 1, PER_ITEM, 1, 1, clock_wall_ms());
+    harness_push_orders(c, FIRST_ID + PER_ITEM, 1, PER_ITEM, 2, 1, clock_wall_ms());
 
     int caught[2] = {0, 0};
     for (int kill = 1; kill <= KILLS; kill++) {
         start_worker();
-        int64_t deadline = backend_mono_ms() + WAIT_MS;
+        int64_t deadline = clock_mono_ms() + WAIT_MS;
         while (harness_pg_int(pg, "SELECT count(*) FROM orders") <
                (int64_t)2 * PER_ITEM * kill / (KILLS + 1)) {
-            cr_assert(backend_mono_ms() < deadline, "the worker stalled");
+            cr_assert(clock_mono_ms() < deadline, "the worker stalled");
             usleep(1000);
         }
         long long per_item[2];
         while (held_by_worker(c, per_item) == 0)
-            cr_assert(backend_mono_ms() < deadline, "the worker never held a batch");
+            cr_assert(clock_mono_ms() < deadline, "the worker never held a batch");
         harness_stop(worker_pid, SIGKILL);
         worker_pid = 0;
         held_by_worker(c, per_item);
@@ -159,10 +159,10 @@ Test(worker_crash,
     cr_assert_gt(caught[0] + caught[1], 0, "no kill caught the worker holding a batch");
 
     start_worker();
-    int64_t deadline = backend_mono_ms() + WAIT_MS;
+    int64_t deadline = clock_mono_ms() + WAIT_MS;
     long long per_item[2];
     while (harness_redis_sum(c, "LLEN", keys_queue) > 0 || held_by_worker(c, per_item) > 0) {
-        cr_assert(backend_mono_ms() < deadline, "the restarted worker did not drain the queues");
+        cr_assert(clock_mono_ms() < deadline, "the restarted worker did not drain the queues");
         usleep(10 * 1000);
     }
     cr_assert_eq(harness_pg_int(pg, "SELECT count(*) FROM orders"), 2 * PER_ITEM);
@@ -179,15 +179,15 @@ Test(worker_crash,
 
     /* A trickle on both items while the worker idles: each order is in
      * PostgreSQL within the batch time and a poll, not a registry refresh. */
-    int64_t t0 = backend_mono_ms();
-    harness_push_orders(c, FIRST_ID + 2 * PER_ITEM, 1000000, 1, 1, 1, backend_now_ms());
-    harness_push_orders(c, FIRST_ID + 2 * PER_ITEM + 1, 1000001, 1, 2, 1, backend_now_ms());
+    int64_t t0 = clock_mono_ms();
+    harness_push_orders(c, FIRST_ID + 2 * PER_ITEM, 1000000, 1, 1, 1, clock_wall_ms());
+    harness_push_orders(c, FIRST_ID + 2 * PER_ITEM + 1, 1000001, 1, 2, 1, clock_wall_ms());
     while (harness_pg_int(pg, "SELECT count(*) FROM orders") < 2 * PER_ITEM + 2) {
-        cr_assert(backend_mono_ms() - t0 < 2000, "a trickle waited more than 2 s");
+        cr_assert(clock_mono_ms() - t0 < 2000, "a trickle waited more than 2 s");
         usleep(2000);
     }
-    cr_log_info("two trickled orders persisted in %lld ms", (long long)(backend_mono_ms() - t0));
-    cr_expect_lt(backend_mono_ms() - t0, WORKER_ITEMS_REFRESH_MS,
+    cr_log_info("two trickled orders persisted in %lld ms", (long long)(clock_mono_ms() - t0));
+    cr_expect_lt(clock_mono_ms() - t0, WORKER_ITEMS_REFRESH_MS,
                  "a trickle waited for a registry refresh");
 
     int status = harness_stop(worker_pid, SIGTERM);

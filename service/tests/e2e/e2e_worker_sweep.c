@@ -11,7 +11,7 @@
 
 #include <criterion/criterion.h>
 
-#include "backend.h"
+#include "clock.h"
 #include "harness.h"
 #include "keys.h"
 #include "order.h"
@@ -61,7 +61,7 @@ static void push_pending(redisContext *c)
 {
     char id[24], payload[256];
     for (int i = 0; i < N; i++) {
-        order o = {FIRST_ID + i, 1, 1 + i, 1, backend_now_ms(), 1, 1, 0, 0};
+        order o = {FIRST_ID + i, 1, 1 + i, 1, clock_wall_ms(), 1, 1, 0, 0};
         cr_assert(order_encode(&o, payload, sizeof(payload)) > 0);
         snprintf(id, sizeof(id), "%lld", (long long)o.id);
         redisAppendCommand(c, "HSET %s %s %s", harness_pending_key(1), id, payload);
@@ -119,14 +119,14 @@ Test(worker_sweep, a_worker_killed_for_good_has_its_orders_recovered_by_the_elec
                                "VALUES (1, 'sweep', 30000, 1)");
     cr_assert_eq(PQresultStatus(res), PGRES_COMMAND_OK, "%s", PQerrorMessage(pg));
     PQclear(res);
-    harness_push_orders(c, FIRST_ID, 1, N, 1, 1, backend_now_ms());
+    harness_push_orders(c, FIRST_ID, 1, N, 1, 1, clock_wall_ms());
     push_pending(c);
 
     for (int i = 0; i < WORKERS; i++)
         start_worker(i);
-    int64_t deadline = backend_mono_ms() + WAIT_MS;
+    int64_t deadline = clock_mono_ms() + WAIT_MS;
     while (harness_pg_int(pg, "SELECT count(*) FROM orders") < N / 5) {
-        cr_assert(backend_mono_ms() < deadline, "the workers stalled");
+        cr_assert(clock_mono_ms() < deadline, "the workers stalled");
         usleep(1000);
     }
 
@@ -134,7 +134,7 @@ Test(worker_sweep, a_worker_killed_for_good_has_its_orders_recovered_by_the_elec
      * cannot acknowledge the batch between the look and the kill. */
     long long in_hand = 0;
     while (in_hand == 0) {
-        cr_assert(backend_mono_ms() < deadline, "the victim never held a batch");
+        cr_assert(clock_mono_ms() < deadline, "the victim never held a batch");
         if (harness_redis_int(c, "LLEN", processing[VICTIM]) == 0)
             continue;
         kill(pids[VICTIM], SIGSTOP);
@@ -152,7 +152,7 @@ Test(worker_sweep, a_worker_killed_for_good_has_its_orders_recovered_by_the_elec
     while (harness_redis_sum(c, "LLEN", keys_queue) > 0 ||
            harness_redis_sum(c, "HLEN", keys_pending) > 0 ||
            harness_redis_int(c, "EXISTS", processing[VICTIM]) > 0) {
-        cr_assert(backend_mono_ms() < deadline,
+        cr_assert(clock_mono_ms() < deadline,
                   "not drained: queue %lld, pending %lld, dead worker's list %lld",
                   harness_redis_sum(c, "LLEN", keys_queue),
                   harness_redis_sum(c, "HLEN", keys_pending),

@@ -21,7 +21,7 @@
 #include <criterion/criterion.h>
 #include <hiredis/hiredis.h>
 
-#include "backend.h"
+#include "clock.h"
 #include "harness.h"
 #include "harness_suite.h"
 #include "keys.h"
@@ -886,10 +886,10 @@ Test(cluster, redis_nodes_follows_ask_and_tryagain_while_a_slot_is_moving)
     late_move lm = {connect_to(&mv.source), mv.target, b};
     pthread_t mover;
     cr_assert_eq(pthread_create(&mover, NULL, move_later, &lm), 0);
-    int64_t start = backend_mono_ms();
+    int64_t start = clock_mono_ms();
     const char *mget[] = {"MGET", a, b};
     redisReply *r = nodes_command(rn, a, 3, mget);
-    int64_t took = backend_mono_ms() - start;
+    int64_t took = clock_mono_ms() - start;
     void *moved = NULL;
     pthread_join(mover, &moved);
     redisFree(lm.src);

@@ -10,7 +10,7 @@
 
 #include <criterion/criterion.h>
 
-#include "backend.h"
+#include "clock.h"
 #include "harness.h"
 #include "keys.h"
 #include "redis_nodes.h"
@@ -220,14 +220,14 @@ Test(sweep, a_worker_refuses_an_id_whose_heartbeat_a_live_worker_keeps)
     set_heartbeat(c, "twin", "twin:1:live", 600);
     worker_pid = spawn_worker("twin");
     int status = 0;
-    int64_t deadline = backend_mono_ms() + 10000;
+    int64_t deadline = clock_mono_ms() + 10000;
     for (;;) {
         /* The other worker's refreshes. */
         set_heartbeat(c, "twin", "twin:1:live", 600);
         pid_t done = waitpid(worker_pid, &status, WNOHANG);
         if (done == worker_pid)
             break;
-        cr_assert(backend_mono_ms() < deadline, "the worker did not refuse the id");
+        cr_assert(clock_mono_ms() < deadline, "the worker did not refuse the id");
         harness_sleep_ms(100);
     }
     worker_pid = 0;
@@ -250,7 +250,7 @@ Test(sweep, a_worker_waits_out_a_crashed_runs_heartbeat_and_takes_the_id)
     worker_pid = spawn_worker("phoenix");
     char key[KEYS_MAX];
     keys_worker_alive(key, sizeof(key), "phoenix");
-    int64_t deadline = backend_mono_ms() + 10000;
+    int64_t deadline = clock_mono_ms() + 10000;
     for (;;) {
         redisReply *r = redisCommand(c, "GET %s", key);
         cr_assert(r && (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_NIL));
@@ -258,7 +258,7 @@ Test(sweep, a_worker_waits_out_a_crashed_runs_heartbeat_and_takes_the_id)
         freeReplyObject(r);
         if (taken)
             break;
-        cr_assert(backend_mono_ms() < deadline, "the worker did not take the id");
+        cr_assert(clock_mono_ms() < deadline, "the worker did not take the id");
         harness_sleep_ms(50);
     }
     /* A clean stop releases the heartbeat: the next run need not wait. */

@@ -12,7 +12,7 @@
 
 #include <criterion/criterion.h>
 
-#include "backend.h"
+#include "clock.h"
 #include "harness.h"
 #include "keys.h"
 #include "order.h"
@@ -126,9 +126,9 @@ static void pg_ok(PGconn *pg, const char *sql)
  * then every order has been committed and acknowledged. */
 static void wait_drained(redisContext *c)
 {
-    int64_t deadline = backend_mono_ms() + DRAIN_TIMEOUT_MS;
+    int64_t deadline = clock_mono_ms() + DRAIN_TIMEOUT_MS;
     while (harness_redis_sum(c, "LLEN", keys_queue) > 0 || processing_total(c) > 0) {
-        cr_assert(backend_mono_ms() < deadline, "the worker did not drain the queue in %d ms",
+        cr_assert(clock_mono_ms() < deadline, "the worker did not drain the queue in %d ms",
                   DRAIN_TIMEOUT_MS);
         usleep(10 * 1000);
     }
@@ -369,9 +369,9 @@ static long long worker_client_id(redisContext *c)
 /* Waits until PostgreSQL holds at least n orders. */
 static void wait_rows(PGconn *pg, int64_t n)
 {
-    int64_t deadline = backend_mono_ms() + DRAIN_TIMEOUT_MS;
+    int64_t deadline = clock_mono_ms() + DRAIN_TIMEOUT_MS;
     while (harness_pg_int(pg, "SELECT count(*) FROM orders") < n) {
-        cr_assert(backend_mono_ms() < deadline, "the worker stalled");
+        cr_assert(clock_mono_ms() < deadline, "the worker stalled");
         usleep(1000);
     }
 }
@@ -568,9 +568,9 @@ Test(worker, keeps_the_batch_while_postgresql_is_unreachable_and_persists_it_lat
 
     /* Its database does not exist yet: every connection attempt fails. */
     start_worker("100", extra_env);
-    int64_t deadline = backend_mono_ms() + 10000;
+    int64_t deadline = clock_mono_ms() + 10000;
     while (harness_redis_int(c, "LLEN", processing_key()) == 0) {
-        cr_assert(backend_mono_ms() < deadline, "the worker took no batch");
+        cr_assert(clock_mono_ms() < deadline, "the worker took no batch");
         usleep(10 * 1000);
     }
     usleep(500 * 1000);
@@ -593,7 +593,7 @@ Test(worker, keeps_the_batch_while_postgresql_is_unreachable_and_persists_it_lat
     free(build_info);
     /* The rename waits for our own session there to have ended (a backend
      * leaves a moment after its client closed). */
-    int64_t rename_deadline = backend_mono_ms() + 10000;
+    int64_t rename_deadline = clock_mono_ms() + 10000;
     for (;;) {
         PGresult *res =
             PQexec(pg, "ALTER DATABASE seckill_worker_retry_build RENAME TO seckill_worker_retry");
@@ -601,7 +601,7 @@ Test(worker, keeps_the_batch_while_postgresql_is_unreachable_and_persists_it_lat
         PQclear(res);
         if (ok)
             break;
-        cr_assert(backend_mono_ms() < rename_deadline, "rename: %s", PQerrorMessage(pg));
+        cr_assert(clock_mono_ms() < rename_deadline, "rename: %s", PQerrorMessage(pg));
         usleep(20 * 1000);
     }
     PGconn *retry = PQconnectdb(conninfo);
@@ -631,14 +631,14 @@ Test(worker, stops_promptly_on_sigterm_while_postgresql_is_unreachable_and_keeps
     harness_push_orders(c, 1, 1, 30, 1, 1, CREATED_MS);
 
     start_worker("100", extra_env);
-    int64_t deadline = backend_mono_ms() + 10000;
+    int64_t deadline = clock_mono_ms() + 10000;
     while (harness_redis_int(c, "LLEN", processing_key()) == 0) {
-        cr_assert(backend_mono_ms() < deadline, "the worker took no batch");
+        cr_assert(clock_mono_ms() < deadline, "the worker took no batch");
         usleep(10 * 1000);
     }
-    int64_t asked = backend_mono_ms();
+    int64_t asked = clock_mono_ms();
     stop_worker();
-    cr_assert_lt(backend_mono_ms() - asked, 2000, "the stop took too long");
+    cr_assert_lt(clock_mono_ms() - asked, 2000, "the stop took too long");
     cr_assert_eq(harness_redis_int(c, "LLEN", processing_key()), 30,
                  "the batch waits for the next run");
     cr_assert_eq(harness_redis_sum(c, "LLEN", keys_queue), 0);

@@ -13,7 +13,7 @@
 
 #include <criterion/criterion.h>
 
-#include "backend.h"
+#include "clock.h"
 #include "harness.h"
 #include "harness_suite.h"
 #include "keys.h"
@@ -164,9 +164,9 @@ Test(worker_cluster,
     worker_pid = harness_spawn(SECKILL_WORKER_BIN, argv, NULL,
                                harness_path("integration_worker_cluster.log"));
     const int64_t all = (int64_t)ITEMS * (ORDERS + DEAD);
-    int64_t deadline = backend_mono_ms() + DRAIN_TIMEOUT_MS;
+    int64_t deadline = clock_mono_ms() + DRAIN_TIMEOUT_MS;
     while (harness_pg_int(pg, "SELECT count(*) FROM orders") < all) {
-        cr_assert(backend_mono_ms() < deadline, "the worker did not persist every order: see %s",
+        cr_assert(clock_mono_ms() < deadline, "the worker did not persist every order: see %s",
                   harness_path("integration_worker_cluster.log"));
         harness_sleep_ms(50);
     }
@@ -175,14 +175,14 @@ Test(worker_cluster,
         char key[KEYS_MAX];
         keys_queue(key, sizeof(key), item);
         while (nodes_int("LLEN", key) > 0) {
-            cr_assert(backend_mono_ms() < deadline, "item %" PRId64 "'s queue", item);
+            cr_assert(clock_mono_ms() < deadline, "item %" PRId64 "'s queue", item);
             harness_sleep_ms(50);
         }
         keys_processing(key, sizeof(key), item, "gone");
         cr_assert_eq(nodes_int("EXISTS", key), 0, "the dead worker's list was swept");
         keys_processing(key, sizeof(key), item, "wc");
         while (nodes_int("LLEN", key) > 0) {
-            cr_assert(backend_mono_ms() < deadline, "item %" PRId64 "'s processing list", item);
+            cr_assert(clock_mono_ms() < deadline, "item %" PRId64 "'s processing list", item);
             harness_sleep_ms(50);
         }
     }

@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+
 /* Headers longer than this are not a response of ours. */
 #define BLAST_HEADER_MAX 65536
 /* Consecutive failed connects after which a connection slot is given up. */
@@ -244,13 +246,6 @@ typedef struct blast_run_state {
     int fatal;
 } blast_run_state;
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Grows *buf so that `need` bytes fit. Returns 0 or -1. */
 static int reserve(char **buf, size_t *cap, size_t need)
 {
@@ -334,7 +329,7 @@ static void slot_drop(blast_run_state *st, slot *s, int error, const char *why)
         return;
     }
     s->state = SLOT_IDLE;
-    s->retry_at = s->failures ? mono_ms() + (5 << s->failures) : 0;
+    s->retry_at = s->failures ? clock_mono_ms() + (5 << s->failures) : 0;
 }
 
 static void slot_connect(blast_run_state *st, slot *s)
@@ -542,7 +537,7 @@ size_t blast_count(const blast_result *r, int status)
 int blast_run(const blast_spec *spec, blast_result *out)
 {
     memset(out, 0, sizeof(*out));
-    int64_t start = mono_ms();
+    int64_t start = clock_mono_ms();
     if (!spec->build || spec->connections == 0 || spec->port <= 0 || spec->port > 65535) {
         snprintf(out->errstr, sizeof(out->errstr), "bad spec: needs build, connections, port");
         out->missing = spec->requests;
@@ -578,7 +573,7 @@ int blast_run(const blast_spec *spec, blast_result *out)
 
     struct epoll_event events[256];
     while (st.done < spec->requests && !st.fatal) {
-        int64_t now = mono_ms();
+        int64_t now = clock_mono_ms();
         if (now >= deadline) {
             out->timed_out = 1;
             break;
@@ -629,6 +624,6 @@ done:
     free(st.slots);
     if (st.epfd >= 0)
         close(st.epfd);
-    out->elapsed_ms = mono_ms() - start;
+    out->elapsed_ms = clock_mono_ms() - start;
     return out->missing == 0 && !st.fatal ? 0 : -1;
 }

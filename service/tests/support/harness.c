@@ -20,6 +20,7 @@
 #include <criterion/criterion.h>
 
 #include "backend.h"
+#include "clock.h"
 #include "keys.h"
 #include "order.h"
 #include "registry.h"
@@ -319,11 +320,11 @@ pid_t harness_spawn(const char *bin, char *const argv[], char *const extra_env[]
 
 int harness_wait_http(int port, const char *path, int timeout_ms)
 {
-    int64_t deadline = backend_mono_ms() + timeout_ms;
+    int64_t deadline = clock_mono_ms() + timeout_ms;
     char req[256];
     int reqlen =
         snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", path);
-    while (backend_mono_ms() < deadline) {
+    while (clock_mono_ms() < deadline) {
         int fd = socket(AF_INET, SOCK_STREAM, 0);
         struct sockaddr_in a = {.sin_family = AF_INET,
                                 .sin_port = htons((uint16_t)port),
@@ -460,9 +461,9 @@ int harness_raw(int port, const char *bytes, size_t len, int timeout_ms, char *r
         off += (size_t)w;
     }
     size_t got = 0;
-    int64_t deadline = backend_mono_ms() + timeout_ms;
+    int64_t deadline = clock_mono_ms() + timeout_ms;
     while (got + 1 < cap) {
-        int64_t left = deadline - backend_mono_ms();
+        int64_t left = deadline - clock_mono_ms();
         struct pollfd p = {.fd = fd, .events = POLLIN};
         if (left <= 0 || poll(&p, 1, (int)left) <= 0)
             break;
@@ -511,14 +512,14 @@ pid_t harness_start_worker(char *const extra_env[], const char *log_name)
     char name[128];
     snprintf(name, sizeof(name), "name=seckill-worker:%s ", id);
     redisContext *c = harness_redis();
-    int64_t deadline = backend_mono_ms() + 15000;
+    int64_t deadline = clock_mono_ms() + 15000;
     for (;;) {
         redisReply *r = redisCommand(c, "CLIENT LIST");
         int up = r && r->type == REDIS_REPLY_STRING && strstr(r->str, name);
         freeReplyObject(r);
         if (up)
             break;
-        cr_assert(backend_mono_ms() < deadline, "worker %s not up: see %s", id,
+        cr_assert(clock_mono_ms() < deadline, "worker %s not up: see %s", id,
                   harness_path(log_name));
         usleep(20 * 1000);
     }

@@ -13,7 +13,7 @@
 
 #include <criterion/criterion.h>
 
-#include "backend.h"
+#include "clock.h"
 #include "keys.h"
 
 /* What the runner hands the tests: the seeds, or why there are none. */
@@ -156,7 +156,7 @@ pid_t harness_cluster_start_worker(char *const extra_env[], const char *log_name
     keys_worker_alive(alive, sizeof(alive), id);
     redis_cluster_map *map = harness_cluster_map();
     redisContext *single = harness_redis();
-    int64_t deadline = backend_mono_ms() + 15000;
+    int64_t deadline = clock_mono_ms() + 15000;
     while (harness_cluster_int(map, "EXISTS", alive) == 0) {
         if (harness_redis_int(single, "EXISTS", alive) == 1) {
             harness_stop(pid, SIGKILL);
@@ -165,7 +165,7 @@ pid_t harness_cluster_start_worker(char *const extra_env[], const char *log_name
                            "cluster (see %s)",
                            id, alive, harness_cluster_seeds(), harness_path(log_name));
         }
-        if (backend_mono_ms() >= deadline) {
+        if (clock_mono_ms() >= deadline) {
             harness_stop(pid, SIGKILL);
             cr_assert_fail("seckill-worker %s not up on the cluster within 15 s: see %s", id,
                            harness_path(log_name));
@@ -291,7 +291,7 @@ pid_t harness_cluster_node_pid(const redis_cluster_node *n)
 
 void harness_cluster_wait_new_master(int slot, const redis_cluster_node *old, int timeout_ms)
 {
-    int64_t deadline = backend_mono_ms() + timeout_ms;
+    int64_t deadline = clock_mono_ms() + timeout_ms;
     for (;;) {
         char err[1024];
         redis_cluster_map *map = fetch_map(1000, err, sizeof(err));
@@ -307,7 +307,7 @@ void harness_cluster_wait_new_master(int slot, const redis_cluster_node *old, in
         redis_cluster_map_free(map);
         if (done)
             return;
-        cr_assert(backend_mono_ms() < deadline,
+        cr_assert(clock_mono_ms() < deadline,
                   "slot %d still on %s:%d (or the cluster not ok) after %d ms", slot, old->host,
                   old->port, timeout_ms);
         harness_sleep_ms(100);

@@ -21,7 +21,7 @@
 
 #include <criterion/criterion.h>
 
-#include "backend.h"
+#include "clock.h"
 #include "redis_cluster.h"
 
 /* Debian's redis-server, the one scripts/services.sh runs. */
@@ -133,10 +133,10 @@ static pid_t node_spawn(int *port, char *err, size_t cap)
         execv(NODE_SERVER, argv);
         _exit(127);
     }
-    int64_t deadline = backend_mono_ms() + 15000;
+    int64_t deadline = clock_mono_ms() + 15000;
     redisContext *c = NULL;
     int slots = 0, ok = 0;
-    while (!ok && backend_mono_ms() < deadline) {
+    while (!ok && clock_mono_ms() < deadline) {
         if (!c || c->err) {
             redisFree(c);
             c = redisConnect("127.0.0.1", *port);

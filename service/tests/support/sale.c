@@ -10,7 +10,7 @@
 
 #include <criterion/criterion.h>
 
-#include "backend.h"
+#include "clock.h"
 #include "harness.h"
 #include "keys.h"
 
@@ -178,13 +178,13 @@ void sale_wait_sold(int64_t item, int64_t units, int timeout_ms)
     char state[KEYS_MAX];
     keys_item_state(state, sizeof(state), item);
     redisContext *c = harness_redis();
-    int64_t deadline = backend_mono_ms() + timeout_ms;
+    int64_t deadline = clock_mono_ms() + timeout_ms;
     for (;;) {
         long long initial = state_field(c, state, "initial", 0);
         long long left = state_field(c, state, "stock", initial);
         if (initial - left >= units)
             break;
-        cr_assert(backend_mono_ms() < deadline, "the sale did not get to %" PRId64 " sold", units);
+        cr_assert(clock_mono_ms() < deadline, "the sale did not get to %" PRId64 " sold", units);
         usleep(1000);
     }
     redisFree(c);
@@ -192,7 +192,7 @@ void sale_wait_sold(int64_t item, int64_t units, int timeout_ms)
 
 void sale_wait_drained(int timeout_ms)
 {
-    int64_t deadline = backend_mono_ms() + timeout_ms;
+    int64_t deadline = clock_mono_ms() + timeout_ms;
     for (;;) {
         redisContext *c = harness_redis();
         long long pending = harness_redis_sum(c, "HLEN", keys_pending);
@@ -200,7 +200,7 @@ void sale_wait_drained(int timeout_ms)
         redisFree(c);
         if (pending == 0 && queue == 0)
             return;
-        cr_assert(backend_mono_ms() < deadline, "not drained: %lld pending, %lld queued", pending,
+        cr_assert(clock_mono_ms() < deadline, "not drained: %lld pending, %lld queued", pending,
                   queue);
         usleep(50 * 1000);
     }

@@ -81,7 +81,7 @@ Test(config, defaults_are_the_documented_ones)
     cr_assert_eq(cfg.max_body_bytes, 4096);
     cr_assert_str_eq(cfg.admin_token, "");
     cr_assert_eq(cfg.allow_anonymous, 0);
-    cr_assert_eq(cfg.lock_ttl_ms, 5000);
+    cr_assert_eq(cfg.order_lock_ttl_ms, 5000);
     cr_assert_str_eq(cfg.redis_host, "127.0.0.1");
     cr_assert_eq(cfg.redis_port, 6379);
     cr_assert_str_eq(cfg.redis_password, "");
@@ -145,6 +145,39 @@ Test(config, set_ignores_a_retired_key_and_refuses_an_unknown_one)
     config_free(&cfg);
 }
 
+/* lock_ttl_ms is retired as io_threads is: its value, even a bad one, is not
+ * read, and the key that took its place keeps its own. */
+Test(config, a_retired_key_in_a_file_the_environment_or_a_flag_is_ignored)
+{
+    config cfg;
+    char err[CONFIG_ERRLEN] = "";
+    char *path = temp_file("lock_ttl_ms = -5\nio_threads = 4\nport = 1000\n");
+    setenv("SECKILL_LOCK_TTL_MS", "oops", 1);
+    setenv("SECKILL_IO_THREADS", "4", 1);
+    char *argv[] = {"seckill-test", "--config", path, "--lock-ttl-ms", "7", "--io-threads=2",
+                    "--port",       "1001",     NULL};
+    config_init(&cfg);
+    cr_assert_eq(load(&cfg, argv, NULL, err, sizeof(err)), CONFIG_OK, "%s", err);
+    cr_assert_eq(cfg.port, 1001, "the flag after a retired one's value is read");
+    cr_assert_eq(cfg.order_lock_ttl_ms, 5000);
+    config_free(&cfg);
+    unlink(path);
+    free(path);
+}
+
+Test(config, the_retired_keys_are_listed_and_none_is_a_key)
+{
+    size_t n = 0;
+    for (const char *name; (name = config_retired_name(n)) != NULL; n++) {
+        config cfg;
+        char err[CONFIG_ERRLEN] = "";
+        config_init(&cfg);
+        cr_expect_eq(config_set(&cfg, name, "x", err, sizeof(err)), 0, "%s: %s", name, err);
+        config_free(&cfg);
+    }
+    cr_assert_geq(n, 2, "io_threads and lock_ttl_ms at least");
+}
+
 Test(config, set_accepts_the_bounds_of_a_range)
 {
     config cfg;
@@ -181,15 +214,29 @@ Test(config, set_refuses_out_of_range_naming_the_key_and_range)
     cr_assert(strstr(err, "port") && strstr(err, "65535"), "%s", err);
     cr_assert_eq(config_set(&cfg, "port", "65536", err, sizeof(err)), -1);
     cr_assert(strstr(err, "port"), "%s", err);
-    cr_assert_eq(config_set(&cfg, "lock_ttl_ms", "-5", err, sizeof(err)), -1);
-    cr_assert(strstr(err, "lock_ttl_ms"), "%s", err);
+    cr_assert_eq(config_set(&cfg, "order_lock_ttl_ms", "-5", err, sizeof(err)), -1);
+    cr_assert(strstr(err, "order_lock_ttl_ms"), "%s", err);
     /* Beyond int and long: must be refused, not wrapped. */
     cr_assert_eq(config_set(&cfg, "max_body_bytes", "99999999999999999999999", err, sizeof(err)),
                  -1);
     cr_assert(strstr(err, "max_body_bytes"), "%s", err);
     cr_assert_eq(cfg.port, 8080);
-    cr_assert_eq(cfg.lock_ttl_ms, 5000);
+    cr_assert_eq(cfg.order_lock_ttl_ms, 5000);
     cr_assert_eq(cfg.max_body_bytes, 4096);
+    config_free(&cfg);
+}
+
+/* The binaries set their log level from it after config_start: a bad one
+ * stops start-up there, naming the key, for all three alike. */
+Test(config, set_refuses_a_log_level_that_is_none_naming_the_key)
+{
+    config cfg;
+    char err[CONFIG_ERRLEN] = "";
+    config_init(&cfg);
+    cr_assert_eq(config_set(&cfg, "log_level", "loud", err, sizeof(err)), -1);
+    cr_assert(strstr(err, "log_level") && strstr(err, "loud"), "%s", err);
+    cr_assert_str_eq(cfg.log_level, "info");
+    cr_assert_eq(config_set(&cfg, "log_level", "WARN", err, sizeof(err)), 0, "%s", err);
     config_free(&cfg);
 }
 
@@ -227,13 +274,13 @@ Test(config, parse_text_skips_comments_and_blank_lines)
                        "\t# indented comment\n"
                        "allow_anonymous = yes\r\n"
                        "admin_token =   s3cret  \n"
-                       "lock_ttl_ms = 250"; /* no final newline */
+                       "order_lock_ttl_ms = 250"; /* no final newline */
     cr_assert_eq(config_parse_text(&cfg, text, "test.conf", err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(cfg.port, 9000);
     cr_assert_str_eq(cfg.redis_host, "cache.local");
     cr_assert_eq(cfg.allow_anonymous, 1);
     cr_assert_str_eq(cfg.admin_token, "s3cret");
-    cr_assert_eq(cfg.lock_ttl_ms, 250);
+    cr_assert_eq(cfg.order_lock_ttl_ms, 250);
     config_free(&cfg);
 }
 
@@ -264,11 +311,11 @@ Test(config, parse_text_reports_a_bad_value_with_file_line_and_key)
     config cfg;
     char err[CONFIG_ERRLEN] = "";
     config_init(&cfg);
-    const char *text = "port = 9000\n# x\nredis_port = many\nlock_ttl_ms = 7\n";
+    const char *text = "port = 9000\n# x\nredis_port = many\norder_lock_ttl_ms = 700\n";
     cr_assert_eq(config_parse_text(&cfg, text, "my.conf", err, sizeof(err)), -1);
     cr_assert(strstr(err, "my.conf:3"), "%s", err);
     cr_assert(strstr(err, "redis_port"), "%s", err);
-    cr_assert_eq(cfg.lock_ttl_ms, 5000, "parsing stops at the first bad line");
+    cr_assert_eq(cfg.order_lock_ttl_ms, 5000, "parsing stops at the first bad line");
     config_free(&cfg);
 }
 
@@ -298,15 +345,15 @@ Test(config, load_precedence_is_file_then_environment_then_flags)
 {
     config cfg;
     char err[CONFIG_ERRLEN];
-    char *path = temp_file("port = 1000\nredis_port = 1001\nlock_ttl_ms = 1002\n");
+    char *path = temp_file("port = 1000\nredis_port = 1001\norder_lock_ttl_ms = 1002\n");
     setenv("SECKILL_REDIS_PORT", "2001", 1);
-    setenv("SECKILL_LOCK_TTL_MS", "2002", 1);
-    char *argv[] = {"seckill-test", "--config", path, "--lock-ttl-ms", "3002", NULL};
+    setenv("SECKILL_ORDER_LOCK_TTL_MS", "2002", 1);
+    char *argv[] = {"seckill-test", "--config", path, "--order-lock-ttl-ms", "3002", NULL};
     config_init(&cfg);
     cr_assert_eq(load(&cfg, argv, NULL, err, sizeof(err)), CONFIG_OK, "%s", err);
     cr_assert_eq(cfg.port, 1000, "the file beats the default");
     cr_assert_eq(cfg.redis_port, 2001, "the environment beats the file");
-    cr_assert_eq(cfg.lock_ttl_ms, 3002, "a flag beats the environment");
+    cr_assert_eq(cfg.order_lock_ttl_ms, 3002, "a flag beats the environment");
     cr_assert_eq(cfg.worker_batch_size, 500, "untouched keys keep their default");
     config_free(&cfg);
     unlink(path);
@@ -385,7 +432,8 @@ Test(config, load_help_answers_and_exits)
     config_init(&cfg);
     cr_assert_eq(load(&cfg, argv, &out, err, sizeof(err)), CONFIG_EXIT);
     cr_assert(strstr(out, "Usage: seckill-test"), "%s", out);
-    cr_assert(strstr(out, "--lock-ttl-ms"), "every key has its flag: %s", out);
+    cr_assert(strstr(out, "--order-lock-ttl-ms"), "every key has its flag: %s", out);
+    cr_assert_null(strstr(out, "  --lock-ttl-ms"), "a retired key is no option: %s", out);
     cr_assert(strstr(out, "--print-config"), "%s", out);
     cr_assert(strstr(out, "SECKILL_"), "help names the environment variables: %s", out);
     free(out);

@@ -1,7 +1,7 @@
 /* unit_docs.c: the files a user reads agree with the code: docs/openapi.yaml
  * and the Dockerfile's label carry CMakeLists.txt's VERSION (version.h), and
- * config/seckill.conf.example holds every key of config.c's table with its
- * default, and no key the table lacks. */
+ * config/seckill.conf.example holds every key of config_keys.c's table with its
+ * default, and no key the table lacks, and names each retired key. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,8 +171,28 @@ Test(docs, the_config_example_names_the_file_of_the_keys_table)
     char relative[300];
     snprintf(relative, sizeof(relative), "%s.c", file);
     char *table = source_file(relative); /* fails when the file does not exist */
-    cr_expect(strstr(table, "static const config_key keys[]"), "%s holds no keys[] table",
+    cr_expect(strstr(table, "const config_key config_keys[]"), "%s holds no config_keys[] table",
               relative);
     free(table);
+    free(text);
+}
+
+/* A retired key is one the example names in its retired section ("#   name: what took its
+ * place"), and never sets. */
+Test(docs, the_config_example_names_every_retired_key_and_sets_none)
+{
+    static setting example[MAX_KEYS];
+    char *text = source_file("config/seckill.conf.example");
+    size_t ne = settings_of(text, example);
+    const char *section = strstr(text, "# --- retired keys");
+    cr_assert_not_null(section, "the example has no retired keys section");
+    size_t n = 0;
+    for (const char *name; (name = config_retired_name(n)) != NULL; n++) {
+        char line[128];
+        snprintf(line, sizeof(line), "\n#   %s: ", name);
+        cr_expect(strstr(section, line), "the example does not name the retired key %s", name);
+        cr_expect_null(find(example, ne, name), "the example sets the retired key %s", name);
+    }
+    cr_assert_gt(n, 0);
     free(text);
 }

@@ -292,31 +292,55 @@ Test(lab_routes, a_name_that_is_not_lower_case_words_is_404_and_a_wrong_method_4
     cr_expect_str_eq(m.allow, "GET, HEAD");
 }
 
+/* redlock_servers is read by the one parser of host:port lists, the one of
+ * redis_cluster's seeds, at most LAB_REDLOCK_MAX of them. */
 Test(lab_redlock, a_server_list_parses_into_hosts_and_ports)
 {
-    lab_redlock_server s[LAB_REDLOCK_MAX];
-    const char *why = NULL;
-    cr_assert_eq(lab_redlock_parse("127.0.0.1:6379, redis-b:6380 ,c:1", s, LAB_REDLOCK_MAX, &why),
-                 3);
+    redis_cluster_node s[LAB_REDLOCK_MAX];
+    char why[CONFIG_ERRLEN] = "";
+    cr_assert_eq(redis_cluster_seeds_parse("127.0.0.1:6379, redis-b:6380 ,c:1", s, LAB_REDLOCK_MAX,
+                                           why, sizeof(why)),
+                 3, "%s", why);
     cr_expect_str_eq(s[0].host, "127.0.0.1");
     cr_expect_eq(s[0].port, 6379);
     cr_expect_str_eq(s[1].host, "redis-b");
     cr_expect_eq(s[1].port, 6380);
     cr_expect_str_eq(s[2].host, "c");
     cr_expect_eq(s[2].port, 1);
-    cr_expect_eq(lab_redlock_parse("", s, LAB_REDLOCK_MAX, &why), 0, "empty: the main Redis");
-    cr_expect_eq(lab_redlock_parse("  ", s, LAB_REDLOCK_MAX, &why), 0);
+    cr_expect_eq(redis_cluster_seeds_parse("", s, LAB_REDLOCK_MAX, why, sizeof(why)), 0,
+                 "empty: the main Redis");
+    cr_expect_eq(redis_cluster_seeds_parse("  ", s, LAB_REDLOCK_MAX, why, sizeof(why)), 0);
 }
 
-Test(lab_redlock, a_bad_server_list_is_refused_with_a_reason)
+Test(lab_redlock, the_config_takes_a_good_server_list_and_an_empty_one)
 {
-    lab_redlock_server s[2];
+    const char *good[] = {"127.0.0.1:6379, redis-b:6380 ,c:1", "", "  ", "[::1]:7000",
+                          "a:1,b:2,c:3,d:4,e:5,f:6,g:7"};
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        config cfg;
+        char err[CONFIG_ERRLEN] = "";
+        config_init(&cfg);
+        cr_expect_eq(config_set(&cfg, "redlock_servers", good[i], err, sizeof(err)), 0, "'%s': %s",
+                     good[i], err);
+        cr_expect_str_eq(cfg.redlock_servers, good[i]);
+        config_free(&cfg);
+    }
+}
+
+Test(lab_redlock, a_bad_server_list_is_refused_when_the_config_loads_naming_the_key)
+{
     const char *bad[] = {"host",       "host:",   ":6379",    "host:0",
-                         "host:65536", "host:6x", "a:1,,b:2", "a:1,b:2,c:3"};
+                         "host:65536", "host:6x", "a:1,,b:2", "a:1,b:2,c:3,d:4,e:5,f:6,g:7,h:8"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        const char *why = NULL;
-        cr_expect_eq(lab_redlock_parse(bad[i], s, 2, &why), -1, "%s was accepted", bad[i]);
-        cr_expect_not_null(why, "%s: no reason", bad[i]);
+        config cfg;
+        char err[CONFIG_ERRLEN] = "";
+        config_init(&cfg);
+        cr_expect_eq(config_set(&cfg, "redlock_servers", bad[i], err, sizeof(err)), -1,
+                     "%s was accepted", bad[i]);
+        cr_expect(strncmp(err, "redlock_servers: ", 17) == 0 && strlen(err) > 17,
+                  "%s: the error names no key or reason: '%s'", bad[i], err);
+        cr_expect_str_eq(cfg.redlock_servers, "", "a refused value is not kept");
+        config_free(&cfg);
     }
 }
 
