@@ -3,8 +3,8 @@
 
 It verifies each delivery's Seckill-Signature over the raw body (HMAC-SHA256 of "<t>.<body>" with
 the endpoint's secret, and t within --tolerance seconds of its clock), answers 400 to a forged or
-stale one, deduplicates by event id (at least once means a repeat may come) and appends one JSON
-line per request it verified to --record:
+stale one, counts the deliveries of each event id (at least once means a repeat may come: a
+handler skips an id it handled) and appends one JSON line per request it verified to --record:
   {"event_id": 12, "type": "order.paid", "order_id": "...", "answered": 200, "at_ms": ...,
    "body_sha256": "...", "attempt": 1}
 (attempt: how many times this event id came, this one included).
@@ -13,12 +13,14 @@ What it answers is switched at run time, for the tests of retries: GET /control?
 (fail: 500 to every verified delivery; hang: no answer for --hang-s seconds, past the sender's
 timeout). Standard library only.
 
-  loadtest/webhook_receiver.py --port 9000 --secret "$SECRET" --record events.jsonl
+  WEBHOOK_SECRET=... loadtest/webhook_receiver.py --port 9000 --record events.jsonl
+(the secret from the environment: a command line is readable by every local user; --secret too).
 """
 import argparse
 import hashlib
 import hmac
 import json
+import os
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -39,7 +41,8 @@ def verify(secret: bytes, header: str, body: bytes, tolerance_s: int, now: float
     if abs(now - stamp) > tolerance_s:
         return False
     expected = hmac.new(secret, str(stamp).encode() + b"." + body, hashlib.sha256).hexdigest()
-    return any(hmac.compare_digest(expected, s) for s in signatures)
+    # As bytes: compare_digest refuses a str that is not ASCII (a forged header may hold one).
+    return any(hmac.compare_digest(expected.encode(), s.encode()) for s in signatures)
 
 
 class Receiver:
@@ -120,12 +123,15 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, required=True)
-    p.add_argument("--secret", required=True, help="the endpoint's secret (webhook_endpoints)")
+    p.add_argument("--secret", default=os.environ.get("WEBHOOK_SECRET"),
+                   help="the endpoint's secret (webhook_endpoints; default: $WEBHOOK_SECRET)")
     p.add_argument("--record", help="append a JSON line per verified delivery here")
     p.add_argument("--tolerance", type=int, default=300, help="seconds t may be off (replays)")
     p.add_argument("--mode", default="ok", choices=["ok", "fail", "hang"])
     p.add_argument("--hang-s", type=float, default=30.0)
     args = p.parse_args()
+    if not args.secret:
+        p.error("the endpoint's secret: --secret or WEBHOOK_SECRET")
     # The default backlog (5) drops the connections of a sender that opens many at once.
     ThreadingHTTPServer.request_queue_size = 128
     server = ThreadingHTTPServer((args.host, args.port), handler_for(Receiver(args)))

@@ -1,6 +1,6 @@
 -- restock.lua: adds units to the running round of an item, once.
 --
--- PostgreSQL decides first (store.c: the items row's restocks count and
+-- PostgreSQL decides first (items_restock.c: the items row's restocks count and
 -- restocked total, in a transaction still open while this runs); this
 -- script applies that restock to Redis unless it already did, so a repeated
 -- call adds nothing twice.

@@ -10,8 +10,6 @@
 set -euo pipefail
 
 die() {
-    # A progress line being redrawn (scripts/progress.sh) ends first: the message gets its own.
-    [[ $(type -t progress_break) != function ]] || progress_break
     echo "${0##*/}: $*" >&2
     exit 1
 }

@@ -13,7 +13,7 @@ from .system import TICK_US, Failure, pg_procs, pg_ticks, ticks
 
 DRAIN_BASE = 1000000000000
 
-# Orders in the queue format of service/common/order.h (what lua/reserve.lua writes), queued and
+# Orders in the queue format of service/common/order.h (what lua/reserve_batch.lua writes), queued and
 # recorded as pending like the reserve script does, 1000 per LPUSH (Lua's unpack limit).
 FILL_LUA = '''local q, p, first, n = KEYS[1], KEYS[2], tonumber(ARGV[1]), tonumber(ARGV[2])
 local batch, fields = {}, {}

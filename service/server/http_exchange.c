@@ -279,11 +279,13 @@ void http_exchange_reply_typed(http_exchange *ex, int status, const char *body, 
         double seconds = clock_seconds_between(ex->started, clock_after(CLOCK_MONOTONIC, 0));
         s->observer(s->observer_ctx, ex->tag, status, seconds, ex->method, ex->path, ex->id);
     }
-    /* Last: once resumed, the HTTP thread may send and free the exchange.
-     * In external-event mode libmicrohttpd does not wake its loop itself. */
+    /* Last: once resumed, the HTTP thread may send and free the exchange, so
+     * its loop is read before. In external-event mode libmicrohttpd does not
+     * wake its loop itself. */
     if (ex->suspended) {
+        http_loop *l = ex->loop;
         MHD_resume_connection(ex->conn);
-        http_loop_resumed(ex->loop);
+        http_loop_resumed(l);
     }
 }
 

@@ -58,6 +58,8 @@ sk_status webhook_dead_list(pool_session *s, int64_t endpoint_id, int64_t after,
     }
     json_t *next = n > 0 && events == limit ? json_integer(last_event) : json_null();
     PQclear(res);
+    if (!list)
+        json_decref(next);
     json_t *page = list ? json_pack("{s:o, s:o}", "dead", list, "next_after", next) : NULL;
     *body = page ? json_dumps(page, JSON_COMPACT) : NULL;
     json_decref(page);

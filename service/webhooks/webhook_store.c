@@ -177,13 +177,16 @@ double webhook_store_lag_s(PGconn *pg, int64_t endpoint_id)
      * deliveries, else the first not yet taken. */
     PGresult *res =
         run(pg,
-            "SELECT coalesce(extract(epoch FROM now() - (SELECT created_at FROM order_events"
+            "SELECT (coalesce(extract(epoch FROM now() - (SELECT created_at FROM order_events"
             " WHERE id = coalesce((SELECT min(event_id) FROM webhook_deliveries"
             "   WHERE endpoint_id = $1 AND dead_at IS NULL),"
             " (SELECT min(id) FROM order_events WHERE id > (SELECT after_event"
-            "   FROM webhook_endpoints WHERE id = $1))))), 0)",
+            "   FROM webhook_endpoints WHERE id = $1))))), 0) * 1000)::bigint",
             1, p, PGRES_TUPLES_OK);
-    double lag = res && PQntuples(res) == 1 ? strtod(PQgetvalue(res, 0, 0), NULL) : -1;
+    int64_t lag_ms = -1;
+    if (res && PQntuples(res) == 1 && pg_value_i64(res, 0, 0, &lag_ms) < 0)
+        lag_ms = -1;
+    double lag = lag_ms < 0 ? -1 : (double)lag_ms / 1000.0;
     PQclear(res);
     return lag;
 }

@@ -13,11 +13,12 @@
 
 #include <curl/curl.h>
 
-#include "backend.h"
-#include "clock.h"
 #include "backoff.h"
+#include "clock.h"
 #include "log.h"
 #include "outbox.h"
+#include "pg_session.h"
+#include "pg_value.h"
 #include "version.h"
 #include "webhook_endpoints.h"
 #include "webhook_sign.h"
@@ -143,16 +144,14 @@ void webhooks_free(webhooks *w)
  * endpoints. 0 or -1 (logged, retried a tick later). */
 static int connect_pg(webhooks *w)
 {
-    char err[512];
+    static const char *const setup[] = {"LISTEN " OUTBOX_CHANNEL, NULL};
+    const pg_session_spec spec = {.component = COMPONENT, .setup = setup};
     w->next_connect_ms = clock_mono_ms() + SLOW_TICK_MS;
-    w->pg = backend_pg_connect(w->cfg, err, sizeof(err));
-    if (!w->pg) {
-        log_msg(LOG_WARN, COMPONENT, "%s", err);
+    /* A connection of its own, not a pg_session's: a session's quiet
+     * reconnect would lose the leader's lock (a session lock) unseen. */
+    if (!(w->pg = pg_session_connect(w->cfg, &spec)))
         return -1;
-    }
-    PGresult *res = PQexec(w->pg, "LISTEN " OUTBOX_CHANNEL);
-    int ok = PQresultStatus(res) == PGRES_COMMAND_OK;
-    PQclear(res);
+    int ok = 1;
     for (size_t i = 0; ok && i < w->nendpoints; i++)
         ok = (w->endpoints[i].id = webhook_store_endpoint(w->pg, w->endpoints[i].conf.url)) > 0;
     if (!ok) {
@@ -172,7 +171,10 @@ static void try_lead(webhooks *w)
         drop_pg(w);
         return;
     }
-    w->leader = PQgetvalue(res, 0, 0)[0] == 't';
+    int lead = 0;
+    if (pg_value_bool(res, 0, 0, &lead) < 0)
+        log_msg(LOG_WARN, COMPONENT, "postgresql: pg_try_advisory_lock answered no boolean");
+    w->leader = lead;
     PQclear(res);
     if (w->leader) {
         atomic_store(&w->leading, 1);
