@@ -7,29 +7,6 @@
 
 #include "validate.h"
 
-static int is_blank(char ch)
-{
-    return ch == ' ' || ch == '\t';
-}
-
-/* The next entry of a list from *p, trimmed: its start and length; *p moves
- * past its comma. Returns 0 at the end of the list. */
-static int next_entry(const char **p, const char **start, size_t *len)
-{
-    if (!*p)
-        return 0;
-    const char *end = *p + strcspn(*p, ",");
-    const char *b = *p, *e = end;
-    while (b < e && is_blank(*b))
-        b++;
-    while (e > b && is_blank(e[-1]))
-        e--;
-    *start = b;
-    *len = (size_t)(e - b);
-    *p = *end ? end + 1 : NULL;
-    return 1;
-}
-
 static int is_host_char(char ch)
 {
     return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-' || ch == '.';
@@ -88,11 +65,9 @@ int cors_check_list(const char *list, char *why, size_t whylen)
     const char *p = list, *s;
     size_t len;
     int n = 0;
-    while (is_blank(*p))
-        p++;
-    if (*p == '\0')
+    if (validate_list_blank(list))
         return 0;
-    while (next_entry(&p, &s, &len)) {
+    while (validate_list_next(&p, &s, &len)) {
         n++;
         const char *problem = n > CORS_ORIGINS_MAX ? "is one too many (16 at most)"
                               : len == 0           ? "is empty"
@@ -113,7 +88,7 @@ int cors_allowed(const char *list, const char *origin)
     size_t olen = strlen(origin);
     const char *p = list, *s;
     size_t len;
-    while (next_entry(&p, &s, &len))
+    while (validate_list_next(&p, &s, &len))
         if (len == olen && memcmp(s, origin, len) == 0)
             return 1;
     return 0;

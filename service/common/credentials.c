@@ -10,6 +10,8 @@
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
 
+#include "validate.h"
+
 typedef struct credential {
     unsigned char digest[SHA256_DIGEST_LENGTH];
     unsigned scopes; /* the scope given and those it implies */
@@ -51,31 +53,18 @@ static unsigned implied(credential_scope scope)
     }
 }
 
-static int is_blank(char ch)
-{
-    return ch == ' ' || ch == '\t';
-}
-
 /* Calls each(token, len, position, arg) for every entry of a list, trimmed;
  * stops at the first that returns -1. Returns the number of entries, or -1
  * with why. */
 static int each_entry(const char *list, int (*each)(const char *, size_t, int, void *), void *arg,
                       char *why, size_t whylen)
 {
-    const char *p = list;
-    while (is_blank(*p))
-        p++;
-    if (*p == '\0')
+    if (validate_list_blank(list))
         return 0;
+    const char *p = list, *b;
+    size_t len;
     int n = 0;
-    for (;;) {
-        const char *end = p + strcspn(p, ",");
-        const char *b = p, *e = end;
-        while (b < e && is_blank(*b))
-            b++;
-        while (e > b && is_blank(e[-1]))
-            e--;
-        size_t len = (size_t)(e - b);
+    while (validate_list_next(&p, &b, &len)) {
         n++;
         if (n > CREDENTIALS_LIST_MAX) {
             snprintf(why, whylen, "more than %d tokens", CREDENTIALS_LIST_MAX);
@@ -87,19 +76,15 @@ static int each_entry(const char *list, int (*each)(const char *, size_t, int, v
                      len, CREDENTIAL_MIN, CREDENTIAL_LEN_MAX);
             return -1;
         }
-        for (size_t i = 0; i < len; i++) {
-            if (b[i] <= ' ' || b[i] > '~') {
-                snprintf(why, whylen,
-                         "token %d holds a space or a character that is not visible ASCII", n);
-                return -1;
-            }
+        if (!validate_visible(b, len)) {
+            snprintf(why, whylen, "token %d holds a space or a character that is not visible ASCII",
+                     n);
+            return -1;
         }
         if (each && each(b, len, n, arg) < 0)
             return -1;
-        if (*end == '\0')
-            return n;
-        p = end + 1;
     }
+    return n;
 }
 
 int credentials_check_list(const char *list, char *why, size_t whylen)

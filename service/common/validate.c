@@ -1,5 +1,8 @@
-/* validate.c: number parsing without strtol's leniency (spaces, "+", hex). */
+/* validate.c: number parsing without strtol's leniency (spaces, "+", hex),
+ * and the comma-separated lists of the config. */
 #include "validate.h"
+
+#include <string.h>
 
 int validate_i64(const char *s, size_t len, int64_t *out)
 {
@@ -32,4 +35,40 @@ int validate_id(const char *s, size_t len, int64_t *out)
         return -1;
     *out = n;
     return 0;
+}
+
+static int is_blank(char ch)
+{
+    return ch == ' ' || ch == '\t';
+}
+
+int validate_list_blank(const char *list)
+{
+    while (is_blank(*list))
+        list++;
+    return *list == '\0';
+}
+
+int validate_list_next(const char **p, const char **start, size_t *len)
+{
+    if (!*p)
+        return 0;
+    const char *end = *p + strcspn(*p, ",");
+    const char *b = *p, *e = end;
+    while (b < e && is_blank(*b))
+        b++;
+    while (e > b && is_blank(e[-1]))
+        e--;
+    *start = b;
+    *len = (size_t)(e - b);
+    *p = *end ? end + 1 : NULL;
+    return 1;
+}
+
+int validate_visible(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (s[i] <= ' ' || s[i] > '~')
+            return 0;
+    return 1;
 }

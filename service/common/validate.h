@@ -1,4 +1,4 @@
-/* validate.h: strict parsing of the numbers that come from outside. */
+/* validate.h: strict parsing of the numbers and lists that come from outside. */
 #ifndef SECKILL_VALIDATE_H
 #define SECKILL_VALIDATE_H
 
@@ -12,5 +12,17 @@ int validate_i64(const char *s, size_t len, int64_t *out);
 
 /* As validate_i64, and the number must be an id: 1 .. INT64_MAX. */
 int validate_id(const char *s, size_t len, int64_t *out);
+
+/* Whether list holds nothing but spaces and tabs: a list of no entry. */
+int validate_list_blank(const char *list);
+
+/* The next entry of a comma-separated list from *p, trimmed of spaces and
+ * tabs: its start and *len its length (0: an empty entry). *p moves past its
+ * comma, to NULL after the last entry. Returns 0 once *p is NULL. */
+int validate_list_next(const char **p, const char **start, size_t *len);
+
+/* Whether the len bytes at s are all visible ASCII: no space, no control
+ * character, nothing past '~' (a token's or a URL's rule). */
+int validate_visible(const char *s, size_t len);
 
 #endif

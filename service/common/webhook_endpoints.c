@@ -6,6 +6,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "validate.h"
+
 /* The next word of [*s, end) after spaces: its start, *len its length;
  * *s moves past it. */
 static const char *word(const char **s, const char *end, size_t *len)
@@ -17,14 +19,6 @@ static const char *word(const char **s, const char *end, size_t *len)
         (*s)++;
     *len = (size_t)(*s - w);
     return w;
-}
-
-static int visible(const char *s, size_t len)
-{
-    for (size_t i = 0; i < len; i++)
-        if (s[i] <= ' ' || s[i] > '~')
-            return 0;
-    return 1;
 }
 
 /* One entry [s, end), the pos-th (from 1), into *e. 0 or -1 with why. */
@@ -41,12 +35,12 @@ static int parse_entry(const char *s, const char *end, size_t pos, webhook_endpo
     }
     int scheme = (ulen > 7 && strncasecmp(url, "http://", 7) == 0) ||
                  (ulen > 8 && strncasecmp(url, "https://", 8) == 0);
-    if (!scheme || ulen >= WEBHOOK_URL_MAX || !visible(url, ulen)) {
+    if (!scheme || ulen >= WEBHOOK_URL_MAX || !validate_visible(url, ulen)) {
         snprintf(why, whylen, "entry %zu: the URL must be http:// or https://, at most %d bytes",
                  pos, WEBHOOK_URL_MAX - 1);
         return -1;
     }
-    if (slen < WEBHOOK_SECRET_MIN || slen > WEBHOOK_SECRET_MAX || !visible(secret, slen)) {
+    if (slen < WEBHOOK_SECRET_MIN || slen > WEBHOOK_SECRET_MAX || !validate_visible(secret, slen)) {
         snprintf(why, whylen, "entry %zu: the secret must be %d to %d visible characters", pos,
                  WEBHOOK_SECRET_MIN, WEBHOOK_SECRET_MAX);
         return -1;
@@ -61,22 +55,21 @@ static int parse_entry(const char *s, const char *end, size_t pos, webhook_endpo
 int webhook_endpoints_parse(const char *list, webhook_endpoint *out, size_t cap, char *why,
                             size_t whylen)
 {
-    size_t n = 0;
-    const char *s = list ? list : "";
-    while (*s) {
-        const char *end = strchr(s, ',');
-        if (!end)
-            end = s + strlen(s);
-        size_t len;
-        const char *probe = s;
-        word(&probe, end, &len);
-        if (len == 0 && *end == '\0' && n == 0)
-            break; /* only spaces: none */
+    size_t n = 0, len;
+    const char *p = list ? list : "", *s;
+    if (validate_list_blank(p))
+        return 0;
+    while (validate_list_next(&p, &s, &len)) {
+        /* A comma that ends the list ends it ("a b,"); an empty last entry
+         * after it ("a b,  ") is an entry that is wrong. s[-1]: a last entry
+         * follows a comma (a list of one blank entry was refused above). */
+        if (len == 0 && !p && s[-1] == ',')
+            break;
         if (n == cap || n == WEBHOOK_ENDPOINTS_MAX) {
             snprintf(why, whylen, "at most %d endpoints", WEBHOOK_ENDPOINTS_MAX);
             return -1;
         }
-        if (parse_entry(s, end, n + 1, &out[n], why, whylen) < 0)
+        if (parse_entry(s, s + len, n + 1, &out[n], why, whylen) < 0)
             return -1;
         for (size_t i = 0; i < n; i++)
             if (strcmp(out[i].url, out[n].url) == 0) {
@@ -84,7 +77,6 @@ int webhook_endpoints_parse(const char *list, webhook_endpoint *out, size_t cap,
                 return -1;
             }
         n++;
-        s = *end ? end + 1 : end;
     }
     return (int)n;
 }

@@ -134,3 +134,31 @@ Test(validate, id_refuses_zero_negatives_and_non_numbers)
         cr_assert_eq(id(bad[i], &n), -1, "'%s' was accepted as an id", bad[i]);
     cr_assert_eq(n, 77, "a refused id leaves *out alone");
 }
+
+Test(validate, a_list_gives_its_entries_trimmed_empty_ones_included)
+{
+    const char *p = " a ,\tb b,,c,", *s;
+    size_t len;
+    const char *want[] = {"a", "b b", "", "c", ""};
+    size_t n = 0;
+    while (validate_list_next(&p, &s, &len)) {
+        cr_assert_lt(n, 5, "more entries than the list has");
+        cr_assert_eq(len, strlen(want[n]), "entry %zu: '%.*s'", n, (int)len, s);
+        cr_assert_eq(memcmp(s, want[n], len), 0, "entry %zu: '%.*s'", n, (int)len, s);
+        n++;
+    }
+    cr_assert_eq(n, 5);
+    cr_assert_null(p);
+    cr_assert(validate_list_blank(" \t "));
+    cr_assert(validate_list_blank(""));
+    cr_assert_not(validate_list_blank(" ,"));
+}
+
+Test(validate, visible_means_printable_ascii_without_spaces)
+{
+    cr_assert(validate_visible("abc~!", 5));
+    cr_assert_not(validate_visible("a b", 3));
+    cr_assert_not(validate_visible("a\tb", 3));
+    cr_assert_not(validate_visible("caf\xc3\xa9", 5));
+    cr_assert(validate_visible("", 0));
+}

@@ -43,6 +43,15 @@ Test(webhooks, endpoints_are_url_and_secret_pairs)
     cr_assert_str_eq(e[0].secret, "secret-one-0123456789");
     cr_assert_str_eq(e[1].url, "https://shop.example/h?x=1");
     cr_assert_str_eq(e[1].secret, "secret-two-0123456789");
+    /* A comma that ends the list ends it; a blank entry after it is refused. */
+    cr_assert_eq(
+        webhook_endpoints_parse("http://a/h secret-0123456789abcdef,", e, 4, why, sizeof(why)), 1,
+        "%s", why);
+    cr_assert_eq(
+        webhook_endpoints_parse("http://a/h secret-0123456789abcdef,  ", e, 4, why, sizeof(why)),
+        -1);
+    cr_assert_eq(
+        webhook_endpoints_parse(",http://a/h secret-0123456789abcdef", e, 4, why, sizeof(why)), -1);
 }
 
 Test(webhooks, a_bad_endpoint_is_named_by_position_never_by_its_secret)
