@@ -31,8 +31,8 @@ const CREATE_FIELDS = [
 ];
 const RESET_FIELDS = [
   {key: 'stock', label: 'Stock of the new round', kind: 'int', min: 0, max: STOCK_MAX, required: true},
-  {key: 'starts_at', label: 'Opens at (UTC)', kind: 'time', hint: "empty: the item's is kept"},
-  {key: 'ends_at', label: 'Closes at (UTC)', kind: 'time', hint: "empty: the item's is kept"},
+  {key: 'starts_at', label: 'Opens at (UTC)', kind: 'time', clearable: true, hint: "empty: the item's is kept"},
+  {key: 'ends_at', label: 'Closes at (UTC)', kind: 'time', clearable: true, hint: "empty: the item's is kept"},
   {key: 'per_buyer_limit', label: 'Units per buyer', kind: 'int', min: 1, max: 1000,
    hint: "empty: the item's is kept"},
 ];
@@ -52,9 +52,11 @@ function rfc3339Of(local) {
   return !Number.isNaN(t) && new Date(t).toISOString().slice(0, 19) === iso.slice(0, 19) ? iso : null;
 }
 
-// One field's text -> [value, error]: value undefined when empty (the member is left out).
+// One field's text -> [value, error]: value undefined when empty (the member is left out), null
+// when a clearable bound is cleared (the API's null: no bound).
 function fieldValue(f, raw) {
   if (f.kind === 'bool') return [Boolean(raw), null];
+  if (raw === null && f.clearable) return [null, null];
   const text = String(raw === undefined || raw === null ? '' : raw).trim();
   if (text === '') return [undefined, f.required ? `${f.key} is required` : null];
   if (f.kind === 'text') {
@@ -82,6 +84,7 @@ function checkForm(fields, values, nowMs) {
     if (why) errors[f.key] = why;
     else if (v !== undefined) body[f.key] = v;
   }
+  // A bound left out or cleared is not compared (a reset keeps the item's: the server judges).
   const starts = body.starts_at && Date.parse(body.starts_at);
   const ends = body.ends_at && Date.parse(body.ends_at);
   if (!errors.ends_at && ends && starts && ends <= starts) errors.ends_at = 'ends_at must come after starts_at';
@@ -275,6 +278,12 @@ function page() {
       error.id = id + '-error';
       input.setAttribute('aria-describedby', error.id + (f.hint ? ` ${id}-hint` : ''));
       if (f.kind === 'bool') row.append(input, label); else row.append(label, input);
+      if (f.clearable) { // the API's null: the bound is removed, not kept
+        const none = document.createElement('label');
+        none.className = 'clear';
+        none.innerHTML = `<input type="checkbox" name="${f.key}-none" aria-label="${f.label}: no bound"> no bound`;
+        row.append(none);
+      }
       if (f.hint) {
         const hint = document.createElement('span');
         hint.className = 'hint muted';
@@ -299,7 +308,8 @@ function page() {
     const out = {};
     for (const f of fields) {
       const input = form.elements[f.key];
-      out[f.key] = f.kind === 'bool' ? input.checked : input.value;
+      out[f.key] = f.kind === 'bool' ? input.checked
+        : f.clearable && form.elements[f.key + '-none'].checked ? null : input.value;
     }
     return out;
   }

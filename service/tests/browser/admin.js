@@ -54,6 +54,11 @@ function helpers() {
                            Date.parse('2026-11-22T20:00:00Z')).errors.ends_at, /in the past/);
   assert.match(check({name: 'x', stock: '1', starts_at: '2026-02-30T10:00'}).errors.starts_at, /time/);
   assert.equal(check({name: 'x', stock: '1', listed: false}).body.listed, false);
+  // A new round's bound: empty keeps the item's (left out), cleared sends null (no bound).
+  assert.deepEqual(c.checkForm(c.RESET_FIELDS, {stock: '5', starts_at: '', ends_at: null}, 0).body,
+                   {stock: 5, ends_at: null});
+  assert.deepEqual(check({name: 'x', stock: '1', ends_at: null}).body,
+                   {name: 'x', stock: 1}, 'a new sale has no bound to clear: none is none');
   assert.equal(c.rfc3339Of('2026-11-22T20:00'), '2026-11-22T20:00:00Z');
   assert.equal(c.rfc3339Of('1969-12-31T23:59:59'), null, 'the server takes years 1970 to 9999');
   // The server's 400 beside the field its message names first.
@@ -253,14 +258,20 @@ async function orders(page, base, id) {
   await page.locator(`#orders tbody tr[data-order="${first}"]`).waitFor();
 }
 
-// A new round with its window and limit, then the archive; the archived sale behind the switch.
+// A new round with its limit, its start kept and its end cleared, then the archive; the archived
+// sale behind the switch.
 async function roundAndArchive(page, base, id) {
   await page.fill('#reset-stock', '10');
   await page.fill('#reset-per_buyer_limit', '2');
+  await page.check('#reset input[name="ends_at-none"]');
   await page.click('#reset button[type=submit]');
   await page.locator('#steer-message.ok').filter({hasText: 'Round 2 started: 10 units'}).waitFor();
   await figure(page, 'round').filter({hasText: /^2$/}).waitFor();
-  assert.equal((await api(base, ADMIN, 'GET', `/api/v1/items/${id}`)).body.per_buyer_limit, 2);
+  const round = (await api(base, ADMIN, 'GET', `/api/v1/items/${id}`)).body;
+  assert.equal(round.per_buyer_limit, 2);
+  assert.equal(round.ends_at, null, 'the end cleared: no bound');
+  assert.notEqual(round.starts_at, null, 'the start kept');
+  assert.equal(await page.textContent('#live-countdown'), '', 'no end, no countdown');
 
   await page.click('#archive');
   await page.locator('#steer-message.ok').filter({hasText: `Sale ${id} archived`}).waitFor();
@@ -333,7 +344,6 @@ async function narrower(context, base, id) {
 
 async function main() {
   helpers();
-  const {chromium} = require('playwright-core');
   fs.mkdirSync(DIR, {recursive: true});
   fs.mkdirSync(SHOTS, {recursive: true});
   const port = await freePort();
@@ -343,12 +353,8 @@ async function main() {
   support.start(DIR, SERVER_BIN, [], env, 'server.log');
   support.start(DIR, WORKER_BIN, [], {SECKILL_WORKER_ID: 'browser-admin'}, 'worker.log');
   await waitUp(base + '/health');
-  const profile = fs.mkdtempSync(path.join(DIR, 'chromium-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium', headless: true,
-    viewport: {width: 1280, height: 900}, timezoneId: 'UTC', locale: 'en-GB',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-           '--disable-background-networking', '--disable-component-update', '--disable-sync']});
+  const context = await support.chromium(DIR, {viewport: {width: 1280, height: 900}, timezoneId: 'UTC',
+                                               locale: 'en-GB'});
   try {
     const t0 = Date.now();
     const times = [];
