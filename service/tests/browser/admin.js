@@ -3,12 +3,13 @@
 // the create form refuses bad fields in the page and shows the server's 400 beside the field it
 // names (a page whose clock is an hour behind sends a window the server finds over), creates a
 // sale with a window, watches its countdown reach zero and its figures move while a load of a few
-// hundred purchases runs, restocks, finds an order by buyer and cancels it, lists the sale's
-// orders by status and by page, starts a new round and archives the sale. An orders:read
-// credential is offered no form that changes anything and the server refuses those calls anyway;
-// a payments credential may mark an order paid and not cancel it. Every call the page makes is
-// one the API documents. On a phone the console does not scroll sideways. Saves
-// run/screenshots/screenshot-admin.png (`make screenshots` copies it to docs/).
+// hundred purchases runs, restocks, finds an order by buyer, cancels it and finds it by id, lists
+// the sale's orders by status and by page, starts a new round, archives the sale and keeps the
+// credential through a reload. An orders:read credential is offered no form that changes
+// anything and the server refuses those calls anyway; a payments credential, on a phone's width
+// where the console does not scroll sideways, may mark an order paid and not cancel it. Every
+// call the page makes is one the API documents. Saves run/screenshots/screenshot-admin.png
+// (`make screenshots` copies it to docs/).
 // Usage: node admin.js SERVER_BIN WORKER_BIN (see run.sh, SECKILL_BROWSER_TEST=admin.js); with
 // no arguments it checks only the console's pure helpers, in node.
 'use strict';
@@ -240,6 +241,12 @@ async function orders(page, base, id) {
   await page.locator('#orders-message.ok').filter({hasText: 'back on sale'}).waitFor();
   assert.equal((await api(base, ADMIN, 'GET', `/api/v1/orders/${order}`)).body.status, 'cancelled');
   await figure(page, 'remaining').filter({hasText: /^51$/}).waitFor();
+  await page.fill('#order-id', order);
+  await page.click('#by-id button');
+  await page.locator('#orders-message').filter({hasText: `Order ${order}`}).waitFor();
+  assert.equal(await page.locator('#orders tbody tr').count(), 1);
+  assert.equal(await page.locator('#orders tbody tr td.status').textContent(), 'cancelled');
+  assert.equal(await page.locator('#orders tbody tr button').count(), 0, 'a cancelled order is settled');
 
   await page.selectOption('#item-status', 'cancelled');
   await page.click('#by-item button');
@@ -280,6 +287,10 @@ async function roundAndArchive(page, base, id) {
   await page.check('#show-archived');
   await page.locator(`#sales tr[data-id="${id}"][data-state="archived"]`).waitFor();
   await page.uncheck('#show-archived');
+  // The tab keeps the credential through a reload.
+  await page.reload();
+  await page.locator('#who').filter({hasText: 'scope admin'}).waitFor();
+  assert.equal(await page.inputValue('#credential'), '', 'the credential is never shown again');
 }
 
 // orders:read: nothing that changes a sale or an order is offered, and the server refuses it.
