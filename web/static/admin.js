@@ -189,7 +189,7 @@ function page() {
   // An order id no server makes before 2095 (its 41 bits of milliseconds all set): paying it
   // tells a payments credential (404) from a narrower one (403) without touching an order.
   const NO_ORDER = '9223372036854775807';
-  let token = null, scopes = new Set(), tick = 0, timer = null;
+  let token = null, scopes = new Set(), tick = 0;
   // The sale watched: {id, view, at (when it came), since, sold: [{t, v}], persisted: [...],
   // refusals: {reason: [{t, v}]}, pending}.
   let watching = null;
@@ -247,7 +247,7 @@ function page() {
       (main === 'admin' ? '.' : ': sales can be watched, not changed.');
     document.querySelectorAll('[data-needs]').forEach(el => { el.hidden = !scopes.has(el.dataset.needs); });
     await loadSales();
-    timer = setInterval(onTick, 1000);
+    setInterval(onTick, 1000); // until the tab closes or signs out (a reload)
   }
 
   function signOut() {
