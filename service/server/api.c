@@ -39,6 +39,7 @@ typedef struct pool_request {
     int64_t add;       /* ROUTE_ITEM_RESTOCK */
     int with_lab;      /* ROUTE_ITEM_LIST: ?lab=1 */
     int with_unlisted; /* ROUTE_ITEM_LIST: ?unlisted=1 */
+    int with_archived; /* ROUTE_ITEM_LIST: ?archived=1 */
     int64_t before;    /* ROUTE_ORDER_LIST: ?before= (0: from the newest) */
     int limit;         /* ROUTE_ORDER_LIST: ?limit= */
 } pool_request;
@@ -183,7 +184,8 @@ static void run_in_pool(void *thread_ctx, void *arg)
             break;
         case ROUTE_ITEM_LIST:
             list = malloc(ITEMS_LIST_MAX * sizeof(*list));
-            st = list ? items_list(s, r->with_lab, r->with_unlisted, list, ITEMS_LIST_MAX, &nlist)
+            st = list ? items_list(s, r->with_lab, r->with_unlisted, r->with_archived, list,
+                                   ITEMS_LIST_MAX, &nlist)
                       : SK_INTERNAL;
             break;
         default:
@@ -416,8 +418,10 @@ static sk_status pool_request_of(app *a, http_exchange *ex, pool_request *req, c
     case ROUTE_ITEM_LIST: {
         const char *lab = http_exchange_query(ex, "lab");
         const char *unlisted = http_exchange_query(ex, "unlisted");
+        const char *archived = http_exchange_query(ex, "archived");
         req->with_lab = lab && strcmp(lab, "1") == 0;
         req->with_unlisted = unlisted && strcmp(unlisted, "1") == 0;
+        req->with_archived = archived && strcmp(archived, "1") == 0;
         return SK_OK;
     }
     default:

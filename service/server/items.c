@@ -332,18 +332,19 @@ sk_status items_get(pool_session *s, int64_t item, item_view *out)
     return item_stock(s, out);
 }
 
-sk_status items_list(pool_session *s, int with_lab, int with_unlisted, item_view *out, size_t cap,
-                     size_t *n)
+sk_status items_list(pool_session *s, int with_lab, int with_unlisted, int with_archived,
+                     item_view *out, size_t cap, size_t *n)
 {
     char limit[24];
     snprintf(limit, sizeof(limit), "%zu", cap);
-    const char *p[] = {limit, with_lab ? "true" : "false", with_unlisted ? "true" : "false"};
+    const char *p[] = {limit, with_lab ? "true" : "false", with_unlisted ? "true" : "false",
+                       with_archived ? "true" : "false"};
     *n = 0;
     PGresult *res =
         pool_session_pg(s,
                         VIEW_SELECT "WHERE ($2 OR NOT i.lab) AND ($3 OR i.listed) "
-                                    "AND i.archived_at IS NULL ORDER BY i.id DESC LIMIT $1",
-                        3, p, PGRES_TUPLES_OK, NULL);
+                                    "AND ($4 OR i.archived_at IS NULL) ORDER BY i.id DESC LIMIT $1",
+                        4, p, PGRES_TUPLES_OK, NULL);
     if (!res)
         return SK_BACKEND_DOWN;
     size_t rows = (size_t)PQntuples(res);

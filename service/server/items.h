@@ -38,11 +38,11 @@ sk_status items_restock(pool_session *s, int64_t item, int64_t add, item_view *o
 sk_status items_get(pool_session *s, int64_t item, item_view *out);
 
 /* The newest items (highest ids first), at most cap, into out[]; *n gets
- * how many. Never an archived item; the laboratory's items only when
- * with_lab, the unlisted ones only when with_unlisted. SK_OK or
- * SK_BACKEND_DOWN. */
+ * how many. The laboratory's items only when with_lab, the unlisted ones
+ * only when with_unlisted, the archived ones only when with_archived (the
+ * operator's console). SK_OK or SK_BACKEND_DOWN. */
 #define ITEMS_LIST_MAX 100
-sk_status items_list(pool_session *s, int with_lab, int with_unlisted, item_view *out, size_t cap,
-                     size_t *n);
+sk_status items_list(pool_session *s, int with_lab, int with_unlisted, int with_archived,
+                     item_view *out, size_t cap, size_t *n);
 
 #endif

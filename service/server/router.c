@@ -42,6 +42,7 @@ static const route_def routes[] = {
     /* The pages (web.c); the JSON API lives under /api/v1 alone. */
     {ROUTE_PAGE, "GET", "/", "page"},
     {ROUTE_PAGE, "GET", "/lab", "page"},
+    {ROUTE_PAGE, "GET", "/admin", "page"},
     {ROUTE_PAGE, "GET", "/static/{file}", "page"},
     {ROUTE_LAB_RESULTS, "GET", "/lab/results.json", "lab_results"},
 };

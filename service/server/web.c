@@ -30,7 +30,7 @@ const char *web_content_type(const char *name)
     return "application/octet-stream";
 }
 
-/* The file a URL path stands for, or NULL. Only "/", "/lab" and names under
+/* The file a URL path stands for, or NULL. Only "/", "/lab", "/admin" and names under
  * "/static/" map: a path never walks the embedded table freely. */
 static const char *file_of(const char *path)
 {
@@ -39,6 +39,8 @@ static const char *file_of(const char *path)
         return "index.html";
     if (strcmp(path, "/lab") == 0)
         return "lab.html";
+    if (strcmp(path, "/admin") == 0)
+        return "admin.html";
     if (strncmp(path, prefix, sizeof(prefix) - 1) == 0)
         return path + 1;
     return NULL;

@@ -16,7 +16,7 @@ typedef struct web_file {
 extern const web_file web_embedded[];
 
 /* The page or asset of a URL path: "/" is index.html, "/lab" lab.html,
- * "/static/<file>" web/static/<file>. Returns 0 with *body, *len and
+ * "/admin" admin.html, "/static/<file>" web/static/<file>. Returns 0 with *body, *len and
  * *content_type set (static storage, nothing to free), or -1 when the path
  * names no embedded file. */
 int web_find(const char *path, const char **body, size_t *len, const char **content_type);

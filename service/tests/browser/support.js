@@ -1,6 +1,6 @@
-// support.js: what the browser tests (pages.js, cors.js) share: free ports, child processes (the
-// seckill binaries, the example shop) logging under the run's folder and stopped together,
-// waiting for a URL to answer, and calls of seckill's API with a credential.
+// support.js: what the browser tests (pages.js, cors.js, admin.js) share: free ports, child
+// processes (the seckill binaries, the example shop) logging under the run's folder and stopped
+// together, waiting for a URL to answer, calls of seckill's API with a credential, and chromium.
 'use strict';
 
 const {spawn} = require('node:child_process');
@@ -62,6 +62,16 @@ async function api(base, token, method, urlPath, body) {
   return {status: res.status, body: await res.json()};
 }
 
+// Debian's chromium, headless, with a fresh profile under dir: a persistent context of the
+// playwright options `options` (viewport, timezoneId, locale...).
+async function chromium(dir, options) {
+  const profile = fs.mkdtempSync(path.join(dir, 'chromium-'));
+  return require('playwright-core').chromium.launchPersistentContext(profile, {
+    executablePath: '/usr/bin/chromium', headless: true, ...options,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+           '--disable-background-networking', '--disable-component-update', '--disable-sync']});
+}
+
 // Runs main (async) as the test `name`: its children stopped either way, then "name: passed", or
 // "name: FAILED" with the error and the folder of the logs, and exit code 1.
 function run(name, main, logs) {
@@ -76,4 +86,4 @@ function run(name, main, logs) {
   });
 }
 
-module.exports = {SOURCE, freePort, start, stopAll, waitUp, api, run};
+module.exports = {SOURCE, freePort, start, stopAll, waitUp, api, chromium, run};

@@ -3,7 +3,8 @@
  * server that had it flagged sold out included, an item in segments too),
  * keeps its orders readable, lets its queued orders drain, refuses reset
  * and restock, and stays archived through `reconcile --rebuild`; an
- * unlisted item sells but is never listed; an anonymous purchase is refused
+ * unlisted item sells but is never listed (the archived and the unlisted are,
+ * each when asked for); an anonymous purchase is refused
  * where the per-buyer limit is below the stock. */
 #include <inttypes.h>
 #include <signal.h>
@@ -258,6 +259,21 @@ Test(archive, an_unlisted_item_sells_but_is_listed_only_when_asked_for)
     int status = harness_http(sys.port, "POST", "/api/v1/items", TOKEN,
                               "{\"name\":\"x\",\"stock\":1,\"listed\":\"no\"}", resp, sizeof(resp));
     cr_expect_eq(status, 400, "%s", resp);
+    harness_system_stop(&sys);
+}
+
+/* The operator's console lists them behind a switch: ?archived=1 adds the
+ * archived items to the list, marked so; anything else leaves them out. */
+Test(archive, an_archived_item_is_listed_only_when_the_archived_are_asked_for)
+{
+    int64_t item = create_item(5, "");
+    int64_t live = create_item(5, "");
+    cr_assert_eq(archive(item), 200, "%s", resp);
+    cr_expect(!listed(item, ""), "%s", resp);
+    cr_expect(!listed(item, "?archived=yes"), "only 1 asks: %s", resp);
+    cr_expect(listed(item, "?archived=1"), "%s", resp);
+    cr_expect(strstr(resp, "\"archived\":true"), "%s", resp);
+    cr_expect(listed(live, "?archived=1"), "the live ones stay on it: %s", resp);
     harness_system_stop(&sys);
 }
 

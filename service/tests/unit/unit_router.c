@@ -173,6 +173,7 @@ Test(router, pages_and_their_assets_are_routed_to_web)
 {
     expect_route("GET", "/", ROUTE_PAGE);
     expect_route("GET", "/lab", ROUTE_PAGE);
+    expect_route("GET", "/admin", ROUTE_PAGE);
     route_match m = expect_route("GET", "/static/app.js", ROUTE_PAGE);
     cr_assert_eq(m.name_len, 6);
     cr_assert_eq(strncmp(m.name, "app.js", 6), 0);

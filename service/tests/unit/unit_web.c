@@ -25,6 +25,13 @@ Test(web, the_sale_page_and_the_lab_are_embedded_html)
     expect_page("/lab", "text/html; charset=utf-8", "/static/lab.js");
 }
 
+Test(web, the_operators_console_is_embedded_html)
+{
+    expect_page("/admin", "text/html; charset=utf-8", "/static/admin.js");
+    expect_page("/static/admin.js", "text/javascript; charset=utf-8", "sessionStorage");
+    expect_page("/static/admin.css", "text/css; charset=utf-8", "@media");
+}
+
 Test(web, assets_carry_their_content_type)
 {
     expect_page("/static/app.js", "text/javascript; charset=utf-8", "/api/v1/items");
@@ -35,8 +42,8 @@ Test(web, assets_carry_their_content_type)
 Test(web, only_the_page_paths_reach_the_table)
 {
     const char *paths[] = {
-        "/index.html",           "/lab.html",     "/static/", "/static/missing.js",
-        "/static/../index.html", "/api/v1/items", "/lab/"};
+        "/index.html",   "/lab.html", "/static/", "/static/missing.js", "/static/../index.html",
+        "/api/v1/items", "/lab/",     "/admin/",  "/admin.html"};
     for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
         const char *body, *ct;
         size_t len;
