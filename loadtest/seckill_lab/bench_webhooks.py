@@ -7,7 +7,11 @@ alternating order (ABBA): the ratio of each round's pair, and their median, comp
 shared machine's drift touched alike. After a storm with webhooks the deliverer works through the
 backlog until both endpoints hold every event of the storm (at most BENCH_WEBHOOK_WAIT seconds,
 60): events delivered a second over that whole window, storm included, and the deliverer's CPU
-an event. BENCH_WEBHOOKS names another deliverer binary (an older build, to compare)."""
+an event. BENCH_WEBHOOKS names another deliverer binary (an older build, to compare).
+
+The deliverer runs at nice 10, as its systemd unit runs it (deliveries wait, purchases do not), and
+the receivers at nice 19: they stand for the shop's machines, not this one. BENCH_WEBHOOK_NICE
+("10 19": the deliverer's, the receivers'; "0 0": neither) changes that."""
 
 import os
 import re
@@ -19,6 +23,10 @@ from .system import TICK_US, Failure, Proc, base_env, free_port, http, ticks, wa
 
 SECRETS = ["whsec-bench-endpoint-one-0123456789", "whsec-bench-endpoint-two-0123456789"]
 MODES = ("none", "two")
+
+
+def niced(argv, level):
+    return (["nice", "-n", str(level)] if level else []) + argv
 
 
 def delivered_of(metrics):
@@ -33,7 +41,8 @@ class Webhooks:
         for k, secret in enumerate(SECRETS):
             port = free_port(20000, 32000)
             name = f"receiver-{k + 1}"
-            self.procs[name] = Proc(name, [sys.executable, "loadtest/webhook_receiver.py", "--port", str(port)],
+            argv = niced([sys.executable, "loadtest/webhook_receiver.py", "--port", str(port)], self.s.nice[1])
+            self.procs[name] = Proc(name, argv,
                                     base_env(WEBHOOK_SECRET=secret), os.path.join(self.dir, f"{name}.log"))
             if not wait_ready(f"http://127.0.0.1:{port}/health"):
                 raise Failure(f"the webhook receiver on {port} did not start")
@@ -41,7 +50,7 @@ class Webhooks:
         self.webhook_metrics = f"http://127.0.0.1:{free_port(20000, 32000)}/metrics"
         env = base_env(**self.server_env, SECKILL_WEBHOOK_ENDPOINTS=",".join(endpoints),
                        SECKILL_WEBHOOK_METRICS_PORT=self.webhook_metrics.split(":")[2].split("/")[0])
-        self.procs["webhooks"] = Proc("webhooks", [self.s.webhooks_bin], env, os.path.join(self.dir, "webhooks.log"))
+        self.procs["webhooks"] = Proc("webhooks", niced([self.s.webhooks_bin], self.s.nice[0]), env, os.path.join(self.dir, "webhooks.log"))
         if not wait_ready(self.webhook_metrics):
             raise Failure("seckill-webhooks did not start")
 
@@ -120,7 +129,7 @@ class Webhooks:
             "all_delivered": all(d["all_delivered"] for d in deliveries),
             "rounds": {"purchases_per_s_without": rps["none"], "purchases_per_s_with_two_endpoints": rps["two"],
                        "ratios": ratios, "deliveries": deliveries},
-            "wait_s": s.webhook_wait, "deliverer": s.webhooks_bin}
+            "wait_s": s.webhook_wait, "deliverer": s.webhooks_bin, "nice": {"deliverer": s.nice[0], "receivers": s.nice[1]}}
         self.log(webhook_sentence(self.out["webhooks"]))
 
 
