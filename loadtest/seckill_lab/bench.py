@@ -96,7 +96,7 @@ class Settings:
         if self.only == "drain":
             return drain
         dur = figures.seconds_of(self.duration)
-        webhooks = [dur + 3, dur + 20] * self.rounds
+        webhooks = [dur + 3, dur + 3 + self.webhook_wait] * self.rounds
         if self.only == "webhooks":
             return webhooks
         steps = [6] + [dur + 2] * (len(WRK_CASES) * self.rounds)
