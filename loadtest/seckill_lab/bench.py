@@ -14,10 +14,13 @@ itself, and the JSON and the picture into loadtest/results/ and docs/: the commi
   4 drain        1,000,000 queued orders -> PostgreSQL by the worker, against a raw COPY
   5 ab           ab -c 10000 -n 20000, anonymous buyers, stock 1000
   6 memory       server RSS with 10,000 idle connections
+  7 webhooks     2's purchases with seckill-webhooks delivering to two endpoints, against none (bench_webhooks.py)
 1-3 run in alternating rounds (BENCH_ROUNDS, default 3) so that drift on a shared machine hits all
 of them alike; medians are reported. BENCH_DURATION (10s), BENCH_CONNECTIONS (256), BENCH_THREADS
 (2), BENCH_DRAIN_ORDERS (1000000), BENCH_DRAIN_ROUNDS (3) change the sizes; BENCH_DOC=0 writes no
-document; BENCH_ONLY=rounds runs only 1-3 (and the strace), BENCH_ONLY=drain only 4; BENCH_SERVER
+document; BENCH_ONLY=rounds runs only 1-3 (and the strace), BENCH_ONLY=drain only 4, BENCH_ONLY=webhooks
+only 7 (BENCH_WEBHOOK_WAIT, 60: the longest wait for the deliveries after a storm; BENCH_WEBHOOKS: another
+deliverer binary; BENCH_WEBHOOK_NICE, "10 19": the deliverer's and the receivers' nice); BENCH_SERVER
 names another server binary (an older build); BENCH_WORKERS comma-separated worker command lines
 for the drain; BENCH_STRACE=0 skips the syscalls a request. For 1b-3 the CPU each process spent a
 request (/proc/<pid>/stat before and after each round; wrk's own from its rusage) is reported.
@@ -34,6 +37,7 @@ import time
 
 from . import figures, plot
 from .bench_drain import Drain
+from .bench_webhooks import Webhooks
 from .bench_report import PROCS, WRK_CASES, guard_sentence, order_guard, render_section, render_tables, to_json
 from .progress import Progress, Quiet
 from .system import (ROOT, TICK_US, Backends, Failure, Proc, base_env, free_port, get_json, wrk,
@@ -74,8 +78,11 @@ class Settings:
         self.record = env.get("RECORD", "0") == "1"
         self.server_bin = env.get("BENCH_SERVER", "build/seckill-server")
         self.drain_workers = env.get("BENCH_WORKERS", "build/seckill-worker").split(",")
-        if self.only not in ("", "rounds", "drain"):
-            raise Failure(f"BENCH_ONLY: '{self.only}' is neither drain nor rounds")
+        self.webhooks_bin = env.get("BENCH_WEBHOOKS", "build/seckill-webhooks")
+        self.webhook_wait = int(env.get("BENCH_WEBHOOK_WAIT", 60))
+        self.nice = [int(v) for v in env.get("BENCH_WEBHOOK_NICE", "10 19").split()]
+        if self.only not in ("", "rounds", "drain", "webhooks"):
+            raise Failure(f"BENCH_ONLY: '{self.only}' is none of drain, rounds, webhooks")
 
     def steps(self):
         """Each step's nominal seconds, for the progress line: a wrk round lasts its duration plus
@@ -89,15 +96,18 @@ class Settings:
         if self.only == "drain":
             return drain
         dur = figures.seconds_of(self.duration)
+        webhooks = [dur + 3, dur + 3 + self.webhook_wait] * self.rounds
+        if self.only == "webhooks":
+            return webhooks
         steps = [6] + [dur + 2] * (len(WRK_CASES) * self.rounds)
         if self.strace:
             steps += [4, 4, 4]
         if self.only == "":
-            steps += [5] + drain
+            steps += webhooks + [5] + drain
         return steps
 
 
-class Bench(Drain):
+class Bench(Drain, Webhooks):
     def __init__(self, settings):
         self.s = settings
         self.dir = os.path.join(ROOT, "run", f"bench-{os.getpid()}")
@@ -386,6 +396,10 @@ class Bench(Drain):
             self.drain_all()
             self.progress.end()
             return
+        if s.only == "webhooks":
+            self.webhooks_all()
+            self.progress.end()
+            return
         self.memory()
         self.rounds()
         if s.strace:
@@ -403,6 +417,7 @@ class Bench(Drain):
                      f"sold before the start: {self.early_sold}")
             self.progress.end()
             return
+        self.webhooks_all()
         self.ab()
         self.drain_all()
         self.progress.end()

@@ -51,7 +51,7 @@ def render_tables(b):
         m = med[n]
         return (f"p50 {figures.fixed(m['p50'], 2)} ms, " if p50 else "") + f"p99 {figures.fixed(m['p99'], 2)} ms"
 
-    d, a, mem = out["drain"], out["ab"], out["memory"]
+    d, a, mem, wh = out["drain"], out["ab"], out["memory"], out["webhooks"]
     g = order_guard(med)
     sold_ok = all(x == 1000 for x in b.storm_sold)
     sold = " ".join(map(str, b.storm_sold))
@@ -86,6 +86,12 @@ def render_tables(b):
         f"| 6 | server RSS, 10,000 idle connections | {mem['rss_kib'] / 1024:.1f} MiB with {mem['connections']} open "
         f"({mem['rss_idle_kib'] / 1024:.1f} MiB before) | <= 64 MiB | "
         f"{yes(mem['rss_kib'] <= 65536 and mem['connections'] >= 10000)} |",
+        f"| 7 | purchases (2) with seckill-webhooks delivering to two endpoints, against none, alternating rounds | "
+        f"{figures.thousands(wh['purchases_per_s_with_two_endpoints'])} against "
+        f"{figures.thousands(wh['purchases_per_s_without'])} purchases/s: **{wh['ratio']:.2f}** (median of the rounds' "
+        f"ratios); {figures.thousands(wh['delivered_per_s'])} events delivered/s, storm start to the last delivery"
+        f"{'' if wh['all_delivered'] else ' (not all within ' + str(wh['wait_s']) + ' s)'} | >= 0.95 | "
+        f"{yes(wh['ratio'] >= 0.95)} |",
     ]
     cpu = ["| round (CPU microseconds a request, medians) | server | Redis | worker | PostgreSQL | nginx | wrk | all | "
            "syscalls a request (server; nginx for 1) |",
@@ -134,6 +140,7 @@ def to_json(b, when, commit, local):
                "failed": a["failed"], "complete": a["complete"], "sold_out_answers": a["non2xx"], "sold": a["sold"],
                "oversold": a["oversold"]},
         "memory": {**b.out["memory"], "target_kib": 65536},
+        "webhooks": b.out["webhooks"],
     }
 
 

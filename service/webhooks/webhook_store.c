@@ -79,33 +79,32 @@ int64_t webhook_store_fan_out(PGconn *pg, int64_t endpoint_id)
     return res ? first_int(res, 0) : -1;
 }
 
-int webhook_store_due(PGconn *pg, int64_t endpoint_id, webhook_delivery *out, int cap)
+/* "{v0,v1,...}": n integers read every stride bytes from first (an
+ * array parameter). Malloc'd; NULL when out of memory. */
+static char *array_text(const void *first, size_t n, size_t stride)
 {
-    char limit[12], id[24];
-    snprintf(limit, sizeof(limit), "%d", cap);
-    snprintf(id, sizeof(id), "%" PRId64, endpoint_id);
-    const char *p[] = {limit, id};
-    PGresult *res = run(pg,
-                        "SELECT " OUTBOX_EVENT_COLUMNS
-                        ", endpoint_id, attempts FROM (SELECT " OUTBOX_EVENT_INNER
-                        ", d.endpoint_id, d.attempts FROM webhook_deliveries d"
-                        " JOIN order_events e ON e.id = d.event_id " OUTBOX_EVENT_ORDER
-                        " WHERE d.endpoint_id = $2 AND d.dead_at IS NULL AND d.next_at <= now()"
-                        /* The head of its order's chain. A correlated subquery, not NOT EXISTS: a
-                         * planner without statistics yet (a new table) ran that as an anti join
-                         * that read every delivery of the endpoint for each row. */
-                        "   AND d.event_id = (SELECT min(w.event_id) FROM webhook_deliveries w"
-                        "     WHERE w.endpoint_id = d.endpoint_id AND w.order_id = d.order_id)"
-                        " ORDER BY d.event_id LIMIT $1::int) x ORDER BY ev_id",
-                        2, p, PGRES_TUPLES_OK);
-    if (!res)
-        return -1;
+    char *text = malloc(n * 21 + 3);
+    if (!text)
+        return NULL;
+    size_t len = 0;
+    text[len++] = '{';
+    for (size_t i = 0; i < n; i++) {
+        int64_t v;
+        memcpy(&v, (const char *)first + i * stride, sizeof(v));
+        len += (size_t)snprintf(text + len, 22, "%s%" PRId64, i ? "," : "", v);
+    }
+    text[len++] = '}';
+    text[len] = '\0';
+    return text;
+}
+
+/* Reads a result of the due query into out. n or -1. */
+static int due_read(PGresult *res, webhook_delivery *out, int cap)
+{
     int n = PQntuples(res) < cap ? PQntuples(res) : cap;
     outbox_event *ev = malloc((size_t)(n > 0 ? n : 1) * sizeof(*ev));
-    if (!ev) {
-        PQclear(res);
+    if (!ev)
         return -1;
-    }
     if (outbox_events_read(res, ev, n) < 0)
         n = -1;
     for (int i = 0; i < n; i++) {
@@ -117,8 +116,61 @@ int webhook_store_due(PGconn *pg, int64_t endpoint_id, webhook_delivery *out, in
             n = -1;
     }
     free(ev);
-    PQclear(res);
     return n;
+}
+
+int webhook_store_due(PGconn *pg, const int64_t *ids, const int64_t *room, size_t n,
+                      const webhook_key *busy, size_t nbusy, webhook_delivery *out, int cap)
+{
+    char *p[4] = {array_text(ids, n, sizeof(*ids)), array_text(room, n, sizeof(*room)),
+                  array_text(&busy[0].endpoint_id, nbusy, sizeof(*busy)),
+                  array_text(&busy[0].event_id, nbusy, sizeof(*busy))};
+    PGresult *res = NULL;
+    if (p[0] && p[1] && p[2] && p[3])
+        res = run(pg,
+                  "SELECT " OUTBOX_EVENT_COLUMNS
+                  ", endpoint_id, attempts FROM (SELECT " OUTBOX_EVENT_INNER
+                  ", d.endpoint_id, d.attempts"
+                  " FROM unnest($1::bigint[], $2::bigint[]) AS ep (id, room)"
+                  " CROSS JOIN LATERAL (SELECT d.endpoint_id, d.event_id, d.attempts"
+                  "   FROM webhook_deliveries d"
+                  "   WHERE d.endpoint_id = ep.id AND d.dead_at IS NULL AND d.next_at <= now()"
+                  /* The head of its order's chain. A correlated subquery, not NOT EXISTS: a
+                   * planner without statistics yet (a new table) ran that as an anti join that
+                   * read every delivery of the endpoint for each row. */
+                  "     AND d.event_id = (SELECT min(w.event_id) FROM webhook_deliveries w"
+                  "       WHERE w.endpoint_id = d.endpoint_id AND w.order_id = d.order_id)"
+                  "     AND NOT EXISTS (SELECT 1 FROM unnest($3::bigint[], $4::bigint[])"
+                  "       AS b (endpoint_id, event_id)"
+                  "       WHERE b.endpoint_id = d.endpoint_id AND b.event_id = d.event_id)"
+                  "   ORDER BY d.event_id LIMIT ep.room) d"
+                  " JOIN order_events e ON e.id = d.event_id " OUTBOX_EVENT_ORDER
+                  ") x ORDER BY endpoint_id, ev_id",
+                  4, (const char *const *)p, PGRES_TUPLES_OK);
+    for (size_t i = 0; i < 4; i++)
+        free(p[i]);
+    if (!res)
+        return -1;
+    int got = due_read(res, out, cap);
+    PQclear(res);
+    return got;
+}
+
+int webhook_store_delivered(PGconn *pg, const webhook_key *done, size_t n)
+{
+    char *p[2] = {array_text(&done[0].endpoint_id, n, sizeof(*done)),
+                  array_text(&done[0].event_id, n, sizeof(*done))};
+    PGresult *res = NULL;
+    if (p[0] && p[1])
+        res = run(pg,
+                  "DELETE FROM webhook_deliveries d"
+                  " USING unnest($1::bigint[], $2::bigint[]) AS x (endpoint_id, event_id)"
+                  " WHERE d.endpoint_id = x.endpoint_id AND d.event_id = x.event_id",
+                  2, (const char *const *)p, PGRES_COMMAND_OK);
+    free(p[0]);
+    free(p[1]);
+    PQclear(res);
+    return res ? 0 : -1;
 }
 
 /* The delivery's endpoint and event as text parameters. */
@@ -131,18 +183,6 @@ static void keys_of(const webhook_delivery *d, delivery_keys *k)
     snprintf(k->endpoint, sizeof(k->endpoint), "%" PRId64, d->endpoint_id);
     snprintf(k->event, sizeof(k->event), "%" PRId64, d->ev.id);
     snprintf(k->order, sizeof(k->order), "%" PRId64, d->ev.order.o.id);
-}
-
-int webhook_store_delivered(PGconn *pg, const webhook_delivery *d)
-{
-    delivery_keys k;
-    keys_of(d, &k);
-    const char *p[] = {k.endpoint, k.event};
-    PGresult *res =
-        run(pg, "DELETE FROM webhook_deliveries WHERE endpoint_id = $1 AND event_id = $2", 2, p,
-            PGRES_COMMAND_OK);
-    PQclear(res);
-    return res ? 0 : -1;
 }
 
 int webhook_store_failed(PGconn *pg, const webhook_delivery *d, const char *error, int64_t delay_ms,
@@ -164,6 +204,13 @@ int webhook_store_failed(PGconn *pg, const webhook_delivery *d, const char *erro
             " WHERE endpoint_id = $1 AND (event_id = $2::bigint OR ($5::boolean AND order_id = $6"
             "   AND event_id > $2::bigint AND dead_at IS NULL))",
             6, p, PGRES_COMMAND_OK);
+    PQclear(res);
+    return res ? 0 : -1;
+}
+
+int webhook_store_analyze(PGconn *pg)
+{
+    PGresult *res = run(pg, "ANALYZE webhook_deliveries", 0, NULL, PGRES_COMMAND_OK);
     PQclear(res);
     return res ? 0 : -1;
 }

@@ -32,6 +32,14 @@
  * and the fan-out and lag are looked at about this often without a NOTIFY. */
 #define TICK_MS 200
 #define SLOW_TICK_MS 1000
+/* The longest a delivery answered 2xx waits to be forgotten with others in
+ * one statement (a group commit): PostgreSQL is asked once for many
+ * deliveries while the endpoints answer many at once, and at once when
+ * nothing else is in flight. */
+#define FLUSH_MS 10
+/* The deliveries' statistics are refreshed when the fan-outs took this
+ * many since the last time, and then twice as many (webhook_store_analyze). */
+#define ANALYZE_FIRST 1000
 /* The leader's session lock: "webhook" in ASCII. */
 #define LEADER_KEY "33609237160847211"
 
@@ -61,7 +69,16 @@ struct webhooks {
     CURLM *multi;
     transfer *in_flight[IN_FLIGHT_MAX];
     int nin_flight;
-    int64_t next_fan_out_ms, next_lag_ms, next_connect_ms;
+    /* Answered 2xx, not yet forgotten in PostgreSQL (they are owed until
+     * then: a crash sends them again), since first_done_ms. */
+    webhook_key done[IN_FLIGHT_MAX];
+    int ndone;
+    int64_t first_done_ms;
+    /* Something changed what is due (a delivery forgotten or failed, events
+     * taken in): ask at once, else at next_due_ms (retries fall due). */
+    int due_changed;
+    int64_t taken, analyze_at; /* fanned out; the next ANALYZE at */
+    int64_t next_due_ms, next_fan_out_ms, next_lag_ms, next_connect_ms;
 };
 
 webhooks *webhooks_create(const config *cfg, char *err, size_t errlen)
@@ -120,6 +137,7 @@ static void drop_pg(webhooks *w)
 {
     while (w->nin_flight > 0)
         transfer_free(w, w->in_flight[0]);
+    w->ndone = 0;
     PQfinish(w->pg);
     w->pg = NULL;
     w->leader = 0;
@@ -179,6 +197,9 @@ static void try_lead(webhooks *w)
     if (w->leader) {
         atomic_store(&w->leading, 1);
         w->next_fan_out_ms = 0;
+        w->due_changed = 1;
+        w->taken = 0;
+        w->analyze_at = ANALYZE_FIRST;
         log_msg(LOG_INFO, COMPONENT, "leading: delivering to %zu endpoints", w->nendpoints);
     }
 }
@@ -224,42 +245,63 @@ static int prepare(webhooks *w, transfer *t)
     return curl_multi_add_handle(w->multi, t->easy) == CURLM_OK ? 0 : -1;
 }
 
-static int sending(const webhooks *w, const webhook_delivery *d)
+/* Starts delivery d, due now. */
+static void start(webhooks *w, const webhook_delivery *d)
 {
-    for (int i = 0; i < w->nin_flight; i++)
-        if (w->in_flight[i]->d.ev.id == d->ev.id &&
-            w->in_flight[i]->d.endpoint_id == d->endpoint_id)
-            return 1;
-    return 0;
+    size_t ep = 0;
+    while (ep < w->nendpoints && w->endpoints[ep].id != d->endpoint_id)
+        ep++;
+    transfer *t =
+        ep < w->nendpoints && w->nin_flight < IN_FLIGHT_MAX ? calloc(1, sizeof(*t)) : NULL;
+    if (!t)
+        return;
+    t->ep = ep;
+    t->d = *d;
+    w->in_flight[w->nin_flight++] = t;
+    w->endpoints[ep].in_flight++;
+    if (prepare(w, t) < 0) {
+        log_msg(LOG_WARN, COMPONENT, "event %" PRId64 ": cannot make its request", t->d.ev.id);
+        transfer_free(w, t);
+    }
 }
 
-/* Starts endpoint ep's deliveries due, as many as there is room for. */
-static void start_due(webhooks *w, size_t ep)
+/* Starts the deliveries due, as many as each endpoint has room for, asked
+ * in one statement for all of them (those in flight left out). */
+static void start_due(webhooks *w)
 {
-    endpoint_state *e = &w->endpoints[ep];
-    /* Those in flight are due too: asked for again, and skipped. */
-    int cap = e->in_flight + IN_FLIGHT_PER_ENDPOINT;
-    webhook_delivery *due = malloc((size_t)cap * sizeof(*due));
-    int n = due ? webhook_store_due(w->pg, e->id, due, cap) : 0;
+    int64_t ids[WEBHOOK_ENDPOINTS_MAX], room[WEBHOOK_ENDPOINTS_MAX];
+    webhook_key busy[IN_FLIGHT_MAX];
+    int total = 0;
+    for (size_t i = 0; i < w->nendpoints; i++) {
+        ids[i] = w->endpoints[i].id;
+        room[i] = IN_FLIGHT_PER_ENDPOINT - w->endpoints[i].in_flight;
+        total += (int)room[i];
+    }
+    for (int i = 0; i < w->nin_flight; i++)
+        busy[i] = (webhook_key){w->in_flight[i]->d.endpoint_id, w->in_flight[i]->d.ev.id};
+    webhook_delivery *due = total > 0 ? malloc((size_t)total * sizeof(*due)) : NULL;
+    if (!due)
+        return;
+    int n =
+        webhook_store_due(w->pg, ids, room, w->nendpoints, busy, (size_t)w->nin_flight, due, total);
+    for (int i = 0; i < n; i++)
+        start(w, &due[i]);
+    free(due);
     if (n < 0)
         drop_pg(w);
-    for (int i = 0; i < n && w->nin_flight < IN_FLIGHT_MAX && e->in_flight < IN_FLIGHT_PER_ENDPOINT;
-         i++) {
-        if (sending(w, &due[i]))
-            continue;
-        transfer *t = calloc(1, sizeof(*t));
-        if (!t)
-            break;
-        t->ep = ep;
-        t->d = due[i];
-        w->in_flight[w->nin_flight++] = t;
-        e->in_flight++;
-        if (prepare(w, t) < 0) {
-            log_msg(LOG_WARN, COMPONENT, "event %" PRId64 ": cannot make its request", t->d.ev.id);
-            transfer_free(w, t);
-        }
+}
+
+/* Forgets the deliveries answered 2xx, in one statement. */
+static void flush_done(webhooks *w)
+{
+    if (w->ndone == 0)
+        return;
+    if (webhook_store_delivered(w->pg, w->done, (size_t)w->ndone) < 0) {
+        drop_pg(w);
+        return;
     }
-    free(due);
+    w->ndone = 0;
+    w->due_changed = 1;
 }
 
 /* Notes how a finished transfer went, in PostgreSQL and the counters. */
@@ -270,7 +312,10 @@ static void finish(webhooks *w, transfer *t, CURLcode rc)
     endpoint_state *ep = &w->endpoints[t->ep];
     int stored;
     if (rc == CURLE_OK && status >= 200 && status < 300) {
-        stored = webhook_store_delivered(w->pg, &t->d);
+        if (w->ndone == 0)
+            w->first_done_ms = clock_mono_ms();
+        w->done[w->ndone++] = (webhook_key){t->d.endpoint_id, t->d.ev.id};
+        stored = 0;
         atomic_fetch_add(&ep->delivered, 1);
     } else {
         char why[CURL_ERROR_SIZE + 32];
@@ -283,6 +328,7 @@ static void finish(webhooks *w, transfer *t, CURLcode rc)
         int64_t delay =
             backoff_after(attempts, w->cfg->webhook_retry_first_ms, w->cfg->webhook_retry_max_ms);
         stored = webhook_store_failed(w->pg, &t->d, why, delay, dead);
+        w->due_changed = 1;
         atomic_fetch_add(&ep->failed, 1);
         if (dead) {
             atomic_fetch_add(&ep->dead, 1);
@@ -317,7 +363,7 @@ static void collect(webhooks *w)
 }
 
 /* The leader's chores of a turn: wake-ups read, new events taken, the lag
- * measured, the deliveries due started. */
+ * measured, the deliveries answered forgotten, those due started. */
 static void lead(webhooks *w)
 {
     int64_t now = clock_mono_ms();
@@ -328,12 +374,21 @@ static void lead(webhooks *w)
     if (woken || now >= w->next_fan_out_ms) {
         for (size_t i = 0; w->pg && i < w->nendpoints; i++) {
             int64_t got;
-            while ((got = webhook_store_fan_out(w->pg, w->endpoints[i].id)) == WEBHOOK_FAN_OUT_MAX)
-                ;
+            do {
+                if ((got = webhook_store_fan_out(w->pg, w->endpoints[i].id)) > 0) {
+                    w->taken += got;
+                    w->due_changed = 1;
+                }
+            } while (got == WEBHOOK_FAN_OUT_MAX);
             if (got < 0)
                 drop_pg(w);
         }
         w->next_fan_out_ms = now + SLOW_TICK_MS;
+        if (w->pg && w->taken >= w->analyze_at) {
+            if (webhook_store_analyze(w->pg) < 0)
+                drop_pg(w);
+            w->analyze_at = 2 * w->taken;
+        }
     }
     if (w->pg && now >= w->next_lag_ms) {
         for (size_t i = 0; w->pg && i < w->nendpoints; i++) {
@@ -345,8 +400,29 @@ static void lead(webhooks *w)
         }
         w->next_lag_ms = now + SLOW_TICK_MS;
     }
-    for (size_t i = 0; w->pg && i < w->nendpoints && w->nin_flight < IN_FLIGHT_MAX; i++)
-        start_due(w, i);
+    if (w->pg && w->ndone > 0 && (w->ndone >= w->nin_flight || now >= w->first_done_ms + FLUSH_MS))
+        flush_done(w);
+    /* Asked only after the flush: a delivery answered but not yet forgotten
+     * still holds back the next event of its order. */
+    if (w->pg && w->ndone == 0 && (w->due_changed || now >= w->next_due_ms)) {
+        w->due_changed = 0;
+        w->next_due_ms = now + TICK_MS;
+        start_due(w);
+    }
+}
+
+/* How long the turn's poll may wait: a tick, less while answered
+ * deliveries wait for their flush. */
+static int nap_ms(const webhooks *w)
+{
+    if (!w->pg || !w->leader)
+        return SLOW_TICK_MS;
+    int64_t nap = TICK_MS;
+    if (w->ndone > 0) {
+        int64_t left = w->first_done_ms + FLUSH_MS - clock_mono_ms();
+        nap = left < 0 ? 0 : left < nap ? left : nap;
+    }
+    return (int)nap;
 }
 
 int webhooks_run(webhooks *w, int stop_fd)
@@ -356,14 +432,14 @@ int webhooks_run(webhooks *w, int stop_fd)
             connect_pg(w);
         if (w->pg && !w->leader)
             try_lead(w);
+        collect(w);
         if (w->pg && w->leader)
             lead(w);
-        collect(w);
         struct curl_waitfd fds[2] = {{stop_fd, CURL_WAIT_POLLIN, 0}, {0, CURL_WAIT_POLLIN, 0}};
         unsigned nfds = 1;
         if (w->pg && w->leader)
             fds[nfds++].fd = PQsocket(w->pg);
-        curl_multi_poll(w->multi, fds, nfds, w->leader ? TICK_MS : SLOW_TICK_MS, NULL);
+        curl_multi_poll(w->multi, fds, nfds, nap_ms(w), NULL);
         if (fds[0].revents & CURL_WAIT_POLLIN)
             break;
     }

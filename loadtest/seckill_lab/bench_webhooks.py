@@ -1,0 +1,142 @@
+"""bench_webhooks: row 7 of `make bench` (issue 26): what webhooks cost a sale, and how fast they go
+out; a part of bench.Bench (it uses the run's server, worker, big item and wrk settings).
+
+BENCH_ROUNDS rounds, each a purchase storm (row 2's wrk) without webhooks and one with
+seckill-webhooks delivering every event to two endpoints (two loadtest/webhook_receiver.py), in
+alternating order (ABBA): the ratio of each round's pair, and their median, compare runs that the
+shared machine's drift touched alike. After a storm with webhooks the deliverer works through the
+backlog until both endpoints hold every event of the storm (at most BENCH_WEBHOOK_WAIT seconds,
+60): events delivered a second over that whole window, storm included, and the deliverer's CPU
+an event. BENCH_WEBHOOKS names another deliverer binary (an older build, to compare).
+
+The deliverer runs at nice 10, as its systemd unit runs it (deliveries wait, purchases do not), and
+the receivers at nice 19: they stand for the shop's machines, not this one. BENCH_WEBHOOK_NICE
+("10 19": the deliverer's, the receivers'; "0 0": neither) changes that."""
+
+import os
+import re
+import sys
+import time
+
+from . import figures
+from .system import TICK_US, Failure, Proc, base_env, free_port, http, ticks, wait_ready
+
+SECRETS = ["whsec-bench-endpoint-one-0123456789", "whsec-bench-endpoint-two-0123456789"]
+MODES = ("none", "two")
+
+
+def niced(argv, level):
+    return (["nice", "-n", str(level)] if level else []) + argv
+
+
+def delivered_of(metrics):
+    """The sum of seckill_webhook_delivered_total over the endpoints of a /metrics text."""
+    return sum(int(v) for v in re.findall(r"^seckill_webhook_delivered_total\S* (\d+)$", metrics, re.M))
+
+
+class Webhooks:
+    def webhook_start(self, r):
+        """Two receivers and a deliverer to them; their names in self.procs."""
+        endpoints = []
+        for k, secret in enumerate(SECRETS):
+            port = free_port(20000, 32000)
+            name = f"receiver-{k + 1}"
+            argv = niced([sys.executable, "loadtest/webhook_receiver.py", "--port", str(port)], self.s.nice[1])
+            self.procs[name] = Proc(name, argv,
+                                    base_env(WEBHOOK_SECRET=secret), os.path.join(self.dir, f"{name}.log"))
+            if not wait_ready(f"http://127.0.0.1:{port}/health"):
+                raise Failure(f"the webhook receiver on {port} did not start")
+            endpoints.append(f"http://127.0.0.1:{port}/hook-{r} {secret}")
+        self.webhook_metrics = f"http://127.0.0.1:{free_port(20000, 32000)}/metrics"
+        env = base_env(**self.server_env, SECKILL_WEBHOOK_ENDPOINTS=",".join(endpoints),
+                       SECKILL_WEBHOOK_METRICS_PORT=self.webhook_metrics.split(":")[2].split("/")[0])
+        self.procs["webhooks"] = Proc("webhooks", niced([self.s.webhooks_bin], self.s.nice[0]), env, os.path.join(self.dir, "webhooks.log"))
+        if not wait_ready(self.webhook_metrics):
+            raise Failure("seckill-webhooks did not start")
+
+    def webhook_stop(self):
+        for name in ("webhooks", "receiver-1", "receiver-2"):
+            self.stop_proc(name)
+
+    def webhook_delivered(self):
+        status, text = http("GET", self.webhook_metrics, timeout=5)
+        return delivered_of(text) if status == 200 else None
+
+    def webhook_backlog(self, t0, first_event, cpu0):
+        """Waits until both endpoints had every event after first_event (the worker drained), at
+        most BENCH_WEBHOOK_WAIT seconds after t0; the figures of the delivery."""
+        deadline = t0 + self.s.webhook_wait
+        delivered = owed = 0
+        while True:
+            self.wait_drained(max(1, deadline - time.monotonic()))
+            owed = len(SECRETS) * int(self.db.sql(f"select count(*) from order_events where id > {first_event}"))
+            delivered = self.webhook_delivered() or delivered
+            if delivered >= owed or time.monotonic() >= deadline:
+                break
+            time.sleep(0.2)
+        secs = time.monotonic() - t0
+        cpu = ticks(self.procs["webhooks"].pid) - cpu0
+        return {"events_owed": owed, "delivered": delivered, "all_delivered": delivered >= owed,
+                "seconds": round(secs, 2), "delivered_per_s": round(delivered / secs),
+                "deliverer_cpu_us_an_event": figures.per_unit(cpu, TICK_US, delivered)}
+
+    def webhook_round(self, r, mode):
+        """One storm of round r with (mode two) or without webhooks: its purchases/s, and with them
+        the delivery's figures."""
+        self.wait_drained()
+        if mode == "two":
+            first_event = int(self.db.sql("select coalesce(max(id), 0) from order_events"))
+            self.webhook_start(r)
+        try:
+            cpu0 = ticks(self.procs["webhooks"].pid) if mode == "two" else 0
+            t0 = time.monotonic()
+            seed = 700000000 + r * 1000000 + MODES.index(mode) * 500000
+            report, _ = self.fire(self.s.duration, self.url, self.big, seed,
+                                  os.path.join(self.dir, f"wrk-webhooks-{mode}-{r}.txt"))
+            rps = figures.parse_wrk(report)["rps"]
+            return rps, (self.webhook_backlog(t0, first_event, cpu0) if mode == "two" else None)
+        finally:
+            self.webhook_stop()
+
+    def webhooks_all(self):
+        s = self.s
+        if not getattr(self, "big", None):
+            self.big = self.item_create("bench-big", 10000000)
+        self.start_worker()
+        rps = {m: [] for m in MODES}
+        ratios, deliveries = [], []
+        for r in range(1, s.rounds + 1):
+            for mode in (MODES if r % 2 else MODES[::-1]):
+                self.progress.step(f"7 webhooks: round {r} of {s.rounds}, "
+                                   + ("two endpoints" if mode == "two" else "none"))
+                got, delivery = self.webhook_round(r, mode)
+                rps[mode].append(got)
+                if delivery:
+                    deliveries.append(delivery)
+            ratios.append(figures.ratio(rps["two"][-1], rps["none"][-1]))
+            d = deliveries[-1]
+            self.log(f"webhooks round {r}: purchases/s {rps['none'][-1]} without, {rps['two'][-1]} with two "
+                     f"endpoints ({ratios[-1]:.2f}); {d['delivered']} of {d['events_owed']} deliveries in "
+                     f"{d['seconds']} s: {d['delivered_per_s']}/s, deliverer {d['deliverer_cpu_us_an_event']} "
+                     f"us CPU an event")
+        self.stop_proc("worker")
+        self.out["webhooks"] = {
+            "purchases_per_s_without": figures.median(rps["none"]),
+            "purchases_per_s_with_two_endpoints": figures.median(rps["two"]),
+            "ratio": figures.median(ratios), "target_ratio": 0.95,
+            "delivered_per_s": figures.median([d["delivered_per_s"] for d in deliveries]),
+            "deliverer_cpu_us_an_event": figures.median([d["deliverer_cpu_us_an_event"] for d in deliveries]),
+            "all_delivered": all(d["all_delivered"] for d in deliveries),
+            "rounds": {"purchases_per_s_without": rps["none"], "purchases_per_s_with_two_endpoints": rps["two"],
+                       "ratios": ratios, "deliveries": deliveries},
+            "wait_s": s.webhook_wait, "deliverer": s.webhooks_bin, "nice": {"deliverer": s.nice[0], "receivers": s.nice[1]}}
+        self.log(webhook_sentence(self.out["webhooks"]))
+
+
+def webhook_sentence(w):
+    return (f"webhooks: purchases/s {figures.thousands(w['purchases_per_s_without'])} without, "
+            f"{figures.thousands(w['purchases_per_s_with_two_endpoints'])} with two endpoints; median ratio of "
+            f"the rounds {w['ratio']:.2f} (target >= 0.95); {figures.thousands(w['delivered_per_s'])} events "
+            f"delivered/s (both endpoints, storm start to the last delivery"
+            f"{'' if w['all_delivered'] else ', NOT all delivered within ' + str(w['wait_s']) + ' s'}), deliverer "
+            f"{w['deliverer_cpu_us_an_event']} us CPU an event")
