@@ -48,7 +48,7 @@ int reconcile_piece_init(reconcile_piece *p, redis_nodes *rn, const char *key)
     p->key = key;
     p->argv = malloc((2 + 2 * RECONCILE_PIECE) * sizeof(*p->argv));
     p->text = malloc(2 * RECONCILE_PIECE * sizeof(*p->text));
-    return p->argv && p->text ? 0 : -1; /* piece_close frees either */
+    return p->argv && p->text ? 0 : -1; /* reconcile_piece_close frees either */
 }
 
 void reconcile_piece_close(reconcile_piece *p)

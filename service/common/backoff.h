@@ -1,8 +1,9 @@
 /* backoff.h: the one exponential back-off of every retry loop (the worker's
  * reconnects and inserts, the HTTP loops' Redis connections, the
- * subscriber's reconnects, the reconciler's retries, and the pauses between
- * the redirects of one Redis command, blocking and asynchronous), and the one
- * sleep that waits out a pause, cut short by a stop request. */
+ * subscriber's reconnects, the reconciler's retries, the webhooks'
+ * deliveries, and the pauses between the redirects and retries of one Redis
+ * command, blocking and asynchronous: the batcher's 10 to 160 ms), and the
+ * one sleep that waits out a pause, cut short by a stop request. */
 #ifndef SECKILL_BACKOFF_H
 #define SECKILL_BACKOFF_H
 

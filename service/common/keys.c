@@ -9,24 +9,37 @@
 
 #include "redis_cluster.h"
 
+/* The prefix of the keys of the product's queues and locks (the item-state
+ * keys predate it and keep their names). */
+#define PREFIX "seckill:"
+
+/* One of item's keys: prefix, the hash tag {item:N} that places every key
+ * of the item (or segment) in one slot, then ":", name and tail. The one
+ * builder of every key below. */
+static int item_key(char *buf, size_t len, const char *prefix, int64_t item, const char *name,
+                    const char *tail)
+{
+    return snprintf(buf, len, "%s{item:%" PRId64 "}:%s%s", prefix, item, name, tail);
+}
+
 int keys_item_state(char *buf, size_t len, int64_t item)
 {
-    return snprintf(buf, len, "{item:%" PRId64 "}:state", item);
+    return item_key(buf, len, "", item, "state", "");
 }
 
 int keys_item_buyers(char *buf, size_t len, int64_t item)
 {
-    return snprintf(buf, len, "{item:%" PRId64 "}:buyers", item);
+    return item_key(buf, len, "", item, "buyers", "");
 }
 
 int keys_item_returned(char *buf, size_t len, int64_t item)
 {
-    return snprintf(buf, len, "{item:%" PRId64 "}:returned", item);
+    return item_key(buf, len, "", item, "returned", "");
 }
 
 int keys_item_given_back(char *buf, size_t len, int64_t item)
 {
-    return snprintf(buf, len, "{item:%" PRId64 "}:given_back", item);
+    return item_key(buf, len, "", item, "given_back", "");
 }
 
 int keys_staged(char *buf, size_t len, const char *key)
@@ -36,34 +49,35 @@ int keys_staged(char *buf, size_t len, const char *key)
 
 int keys_queue(char *buf, size_t len, int64_t item)
 {
-    return snprintf(buf, len, "seckill:{item:%" PRId64 "}:queue", item);
+    return item_key(buf, len, PREFIX, item, "queue", "");
 }
 
 int keys_pending(char *buf, size_t len, int64_t item)
 {
-    return snprintf(buf, len, "seckill:{item:%" PRId64 "}:pending", item);
+    return item_key(buf, len, PREFIX, item, "pending", "");
 }
 
 int keys_dead(char *buf, size_t len, int64_t item)
 {
-    return snprintf(buf, len, "seckill:{item:%" PRId64 "}:dead", item);
+    return item_key(buf, len, PREFIX, item, "dead", "");
 }
 
+/* Between a processing list's item id and its worker id (keys_parse_processing). */
 #define PROCESSING_INFIX "}:processing:"
 
 int keys_processing(char *buf, size_t len, int64_t item, const char *worker_id)
 {
-    return snprintf(buf, len, "seckill:{item:%" PRId64 PROCESSING_INFIX "%s", item, worker_id);
+    return item_key(buf, len, PREFIX, item, "processing:", worker_id);
 }
 
 int keys_claim(char *buf, size_t len, int64_t item, const char *worker_id)
 {
-    return snprintf(buf, len, "seckill:{item:%" PRId64 "}:claim:%s", item, worker_id);
+    return item_key(buf, len, PREFIX, item, "claim:", worker_id);
 }
 
 int keys_parse_processing(const char *key, int64_t *item, const char **worker_id)
 {
-    static const char prefix[] = "seckill:{item:";
+    static const char prefix[] = PREFIX "{item:";
     if (strncmp(key, prefix, sizeof(prefix) - 1) != 0)
         return -1;
     const char *digits = key + sizeof(prefix) - 1;
@@ -82,17 +96,19 @@ int keys_parse_processing(const char *key, int64_t *item, const char **worker_id
 
 int keys_order_lock(char *buf, size_t len, int64_t key_id, int64_t user)
 {
-    return snprintf(buf, len, "seckill:{item:%" PRId64 "}:lock:%" PRId64, key_id, user);
+    char user_s[24];
+    snprintf(user_s, sizeof(user_s), "%" PRId64, user);
+    return item_key(buf, len, PREFIX, key_id, "lock:", user_s);
 }
 
 int keys_order_locks_match(char *buf, size_t len, int64_t key_id)
 {
-    return snprintf(buf, len, "seckill:{item:%" PRId64 "}:lock:*", key_id);
+    return item_key(buf, len, PREFIX, key_id, "lock:", "*");
 }
 
 int keys_worker_alive(char *buf, size_t len, const char *worker_id)
 {
-    return snprintf(buf, len, "seckill:worker:%s:alive", worker_id);
+    return snprintf(buf, len, PREFIX "worker:%s:alive", worker_id);
 }
 
 #define SEGMENT_INDEX_SHIFT 40

@@ -24,7 +24,7 @@ int64_t order_id_next(order_id_gen *gen, int64_t now_ms)
     uint64_t last = atomic_load_explicit(&gen->last, memory_order_relaxed);
     uint64_t next;
     do {
-        /* One step of the sequence is 1 << NODE_BITS: the node bits stay. */
+        /* One step of the sequence is 1 << ORDER_NODE_BITS: the node bits stay. */
         next = last + (1u << ORDER_NODE_BITS);
         if (next < floor)
             next = floor;

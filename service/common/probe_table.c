@@ -17,17 +17,21 @@ uint64_t probe_table_hash(int64_t item)
     return x ^ (x >> 29);
 }
 
-int probe_table_init(probe_table *t, unsigned slots)
+int probe_table_init(probe_table *t, unsigned slots, size_t record_size)
 {
     t->ids = calloc(slots, sizeof(*t->ids));
+    t->records = record_size ? calloc(slots, record_size) : NULL;
+    t->record_size = record_size;
     t->mask = slots - 1;
-    return t->ids ? 0 : -1;
+    return t->ids && (t->records || !record_size) ? 0 : -1;
 }
 
 void probe_table_close(probe_table *t)
 {
     free(t->ids);
+    free(t->records);
     t->ids = NULL;
+    t->records = NULL;
 }
 
 long probe_table_find(probe_table *t, int64_t item, int create)
@@ -51,4 +55,15 @@ long probe_table_find(probe_table *t, int64_t item, int create)
 int64_t probe_table_id(probe_table *t, unsigned i)
 {
     return atomic_load_explicit(&t->ids[i], memory_order_acquire);
+}
+
+void *probe_table_record_at(probe_table *t, unsigned i)
+{
+    return t->records + (size_t)i * t->record_size;
+}
+
+void *probe_table_record(probe_table *t, int64_t item, int create)
+{
+    long i = probe_table_find(t, item, create);
+    return i < 0 ? NULL : probe_table_record_at(t, (unsigned)i);
 }

@@ -15,6 +15,7 @@
 #include "lab_items.h"
 #include "lab_keys.h"
 #include "lab_local.h"
+#include "lab_routes.h"
 #include "lab_strategy.h"
 #include "lab_table.h"
 #include "lab_zookeeper.h"

@@ -30,7 +30,7 @@
 
 /* Makes the laboratory (its pool of cfg->lab_threads blocking threads, each
  * with its own lab_ctx, its in-process counters, its ZooKeeper session) and
- * plugs it into a (app_plug): it answers the ROUTE_LAB_* routes and clears
+ * plugs it into a (app_plug): it answers its routes (lab_routes.h) and clears
  * its state of an item at every new round. Returns 0, or -1 with err set.
  * app_free() frees it. */
 int lab_plug(app *a, char *err, size_t errlen);

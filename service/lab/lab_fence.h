@@ -21,7 +21,7 @@ typedef struct lab_fence {
 sk_status lab_fence_issue(lab_ctx *c, const lab_request *r, lab_fence *f);
 
 /* The strategy's stock string read and written only through
- * lua/lab_fence_read.lua and lua/lab_fence_take.lua, with a lab_fence as
+ * lua/lab/fence_read.lua and lua/lab/fence_take.lua, with a lab_fence as
  * the counter's argument: a token older than the newest seen gets
  * SK_FENCED and changes nothing. */
 extern const lab_counter lab_fence_stock;

@@ -27,8 +27,7 @@ typedef struct slot {
 } slot;
 
 struct lab_local {
-    probe_table ids;
-    slot *slots; /* at the index of their item's id */
+    probe_table ids; /* a slot per item */
 };
 
 lab_local *lab_local_create(unsigned capacity)
@@ -37,14 +36,15 @@ lab_local *lab_local_create(unsigned capacity)
     lab_local *l = calloc(1, sizeof(*l));
     if (!l)
         return NULL;
-    if (probe_table_init(&l->ids, n) < 0 || !(l->slots = calloc(n, sizeof(*l->slots)))) {
+    if (probe_table_init(&l->ids, n, sizeof(slot)) < 0) {
         probe_table_close(&l->ids);
         free(l);
         return NULL;
     }
     for (unsigned i = 0; i < n; i++) {
-        pthread_mutex_init(&l->slots[i].state, NULL);
-        pthread_mutex_init(&l->slots[i].guard, NULL);
+        slot *s = probe_table_record_at(&l->ids, i);
+        pthread_mutex_init(&s->state, NULL);
+        pthread_mutex_init(&s->guard, NULL);
     }
     return l;
 }
@@ -54,11 +54,11 @@ void lab_local_free(lab_local *l)
     if (!l)
         return;
     for (unsigned i = 0; i <= l->ids.mask; i++) {
-        pthread_mutex_destroy(&l->slots[i].state);
-        pthread_mutex_destroy(&l->slots[i].guard);
+        slot *s = probe_table_record_at(&l->ids, i);
+        pthread_mutex_destroy(&s->state);
+        pthread_mutex_destroy(&s->guard);
     }
     probe_table_close(&l->ids);
-    free(l->slots);
     free(l);
 }
 
@@ -66,8 +66,7 @@ void lab_local_free(lab_local *l)
  * (or the table is full). */
 static slot *find(lab_local *l, int64_t item, int create)
 {
-    long i = probe_table_find(&l->ids, item, create);
-    return i < 0 ? NULL : &l->slots[i];
+    return probe_table_record(&l->ids, item, create);
 }
 
 static void unload(slot *s, int64_t older_than)
@@ -96,7 +95,7 @@ void lab_local_forget_all(lab_local *l)
 {
     for (unsigned i = 0; i <= l->ids.mask; i++)
         if (probe_table_id(&l->ids, i) != 0)
-            unload(&l->slots[i], 0);
+            unload(probe_table_record_at(&l->ids, i), 0);
 }
 
 /* The item's slot with its counters loaded for the current round. */

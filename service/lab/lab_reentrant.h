@@ -7,7 +7,7 @@
 
 #include "lab_strategy.h"
 
-/* Takes the lock {item:N}:lab:lock:<strategy> (lua/lab_reentrant_lock.lua,
+/* Takes the lock {item:N}:lab:lock:<strategy> (lua/lab/reentrant_lock.lua,
  * lease cfg->lab_lock_ttl_ms); while another holds it, waits on the channel
  * {item:N}:lab:released:<strategy> for its release (or for the holder's
  * lease to run out) until cfg->lab_lock_wait_ms, then SK_BUSY. While held,

@@ -1,6 +1,6 @@
 /* lab_watchdog.h: Redisson's watchdog (document 001) for the lab's
  * reentrant lock: a thread that renews the lease of the lock its lab thread
- * holds every lease/3 (lua/lab_reentrant_renew.lua), over a Redis
+ * holds every lease/3 (lua/lab/reentrant_renew.lua), over a Redis
  * connection of its own, until told to stop. If the process dies, the
  * renewals stop with it and the lease runs out. One per lab thread. */
 #ifndef SECKILL_LAB_WATCHDOG_H

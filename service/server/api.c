@@ -344,6 +344,19 @@ static void reply_page(http_exchange *ex)
     http_exchange_reply_typed(ex, 200, body, len, type, NULL);
 }
 
+/* A route the plugged-in part registered (router_part_routes): the part
+ * answers it, or, with none plugged in, 404 lab_off. */
+static void to_part(app *a, http_exchange *ex, const route_match *m)
+{
+    if (a->plugin.handle)
+        a->plugin.handle(a->plugin.ctx, ex, m);
+    else /* lab = off, or built without it */
+        http_exchange_reply_error(ex, SK_LAB_OFF,
+                                  a->cfg->lab ? "this server is built without the oversell "
+                                                "laboratory (cmake -DSECKILL_LAB=OFF)"
+                                              : NULL);
+}
+
 /* Ready means buyers can buy: the purchase path's own Redis connections are
  * up, not only the pool's (they reconnect on their own schedules). */
 static int purchase_path_connected(app *a)
@@ -468,20 +481,10 @@ void api_handle(void *ctx, http_exchange *ex)
     case ROUTE_WEBHOOK_REPLAY:
         feed_start(a, ex, &m);
         return;
-    case ROUTE_LAB_RESULTS:
-    case ROUTE_LAB_LIST:
-    case ROUTE_LAB_PURCHASE:
-    case ROUTE_LAB_AUDIT:
-        if (a->plugin.handle)
-            a->plugin.handle(a->plugin.ctx, ex, &m);
-        else /* lab = off, or built without it */
-            http_exchange_reply_error(ex, SK_LAB_OFF,
-                                      a->cfg->lab ? "this server is built without the oversell "
-                                                    "laboratory (cmake -DSECKILL_LAB=OFF)"
-                                                  : NULL);
-        return;
     default:
-        if ((st = pool_request_of(a, ex, &req, &why)) != SK_OK)
+        if (m.route >= ROUTE_PART)
+            to_part(a, ex, &m);
+        else if ((st = pool_request_of(a, ex, &req, &why)) != SK_OK)
             http_exchange_reply_error(ex, st, why);
         else
             to_pool(a, ex, &req);

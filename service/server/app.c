@@ -170,9 +170,10 @@ app *app_create(const config *cfg, char *err, size_t errlen)
     order_id_gen_init(&a->ids, node);
     log_msg(LOG_INFO, "server", "order-id node %u", node);
 
-    for (int r = 0; r < ROUTE_COUNT; r++)
+    int nroutes = router_ids() < ROUTE_IDS_MAX ? (int)router_ids() : ROUTE_IDS_MAX;
+    for (int r = 0; r < nroutes; r++)
         a->route_names[r] = router_name((route_id)r);
-    a->metrics = metrics_create(a->route_names, ROUTE_COUNT);
+    a->metrics = metrics_create(a->route_names, nroutes);
     if (!a->metrics) {
         snprintf(err, errlen, "out of memory");
         goto fail;

@@ -4,9 +4,10 @@
  * The laboratory is a part that the server's main plugs in (app_plugin): it
  * answers the routes the product leaves to it, maps its own outcomes
  * (SK_STATUS_PART on), and hears of every new round, as any part of the
- * server would. The product knows of it only those routes (ROUTE_LAB_*:
- * answered 404 lab_off when no part is plugged in) and the "lab" flag of the
- * items it creates; none of its code. */
+ * server would. The product knows of it only the route table it registers
+ * (router.h's router_part_routes, linked into every build: answered 404
+ * lab_off when no part is plugged in) and the "lab" flag of the items it
+ * creates; none of its code. */
 #ifndef SECKILL_APP_H
 #define SECKILL_APP_H
 
@@ -34,7 +35,7 @@
  * NULL; ctx is handed to each. */
 typedef struct app_plugin {
     void *ctx;
-    /* Answers a request for one of the plugin's routes (ROUTE_LAB_*), on
+    /* Answers a request for one of the plugin's routes (ROUTE_PART on), on
      * the HTTP thread: at once, or deferred to a thread of its own. */
     void (*handle)(void *ctx, http_exchange *ex, const route_match *m);
     /* The item was created or reset through this instance: a new round
@@ -68,8 +69,8 @@ typedef struct app {
     app_plugin plugin; /* all NULL when none is plugged in */
     events *events;
     metrics *metrics;
-    ratelimit *ratelimit;                 /* per buyer; NULL when rate_limit_per_s is 0 */
-    const char *route_names[ROUTE_COUNT]; /* the metrics' labels */
+    ratelimit *ratelimit;                   /* per buyer; NULL when rate_limit_per_s is 0 */
+    const char *route_names[ROUTE_IDS_MAX]; /* the metrics' labels */
     http_server *http;
     int access_fd; /* the access log's: access_log_file, or stderr */
     /* metrics_listen's listener, and the Redis connections of its gauges

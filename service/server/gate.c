@@ -27,8 +27,7 @@ typedef struct slot {
 } slot;
 
 struct gate {
-    probe_table ids;
-    slot *slots; /* at the index of their item's id */
+    probe_table ids; /* a slot per item */
 };
 
 gate *gate_create(unsigned capacity)
@@ -38,7 +37,7 @@ gate *gate_create(unsigned capacity)
     gate *g = calloc(1, sizeof(*g));
     if (!g)
         return NULL;
-    if (probe_table_init(&g->ids, n) < 0 || !(g->slots = calloc(n, sizeof(slot)))) {
+    if (probe_table_init(&g->ids, n, sizeof(slot)) < 0) {
         gate_free(g);
         return NULL;
     }
@@ -50,7 +49,6 @@ void gate_free(gate *g)
     if (!g)
         return;
     probe_table_close(&g->ids);
-    free(g->slots);
     free(g);
 }
 
@@ -58,8 +56,7 @@ void gate_free(gate *g)
  * (or the table is full). */
 static slot *find(gate *g, int64_t item, int create)
 {
-    long i = probe_table_find(&g->ids, item, create);
-    return i < 0 ? NULL : &g->slots[i];
+    return probe_table_record(&g->ids, item, create);
 }
 
 static void raise_to(_Atomic int64_t *v, int64_t to)
@@ -100,8 +97,9 @@ static int window_write(slot *sl, int64_t round, int64_t starts_ms, int64_t ends
 void gate_clear_all(gate *g)
 {
     for (unsigned i = 0; i <= g->ids.mask; i++) {
-        atomic_store(&g->slots[i].sold_version, 0);
-        while (!window_write(&g->slots[i], 0, 0, 0))
+        slot *sl = probe_table_record_at(&g->ids, i);
+        atomic_store(&sl->sold_version, 0);
+        while (!window_write(sl, 0, 0, 0))
             ;
     }
 }
@@ -134,7 +132,7 @@ int64_t gate_sold_out_count(gate *g)
         int64_t item = probe_table_id(&g->ids, i);
         /* A segment's own slot is counted with its item's (segment 0's). */
         if (item != 0 && keys_segment_item(item) == item)
-            n += item_flagged(g, &g->slots[i], item);
+            n += item_flagged(g, probe_table_record_at(&g->ids, i), item);
     }
     return n;
 }

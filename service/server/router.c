@@ -1,7 +1,8 @@
-/* router.c: the route table of API v1. Paths are split into segments and
- * compared against patterns in which "{}" stands for a positive integer id
- * and "{name}" for a lower-case name (a strategy of the laboratory),
- * "{file}" for a file name of the web pages' assets. */
+/* router.c: the route table of API v1, and after it the table a plugged-in
+ * part registers (router_part_routes). Paths are split into segments and
+ * compared against patterns in which "{}" stands for a positive integer id,
+ * "{name}" for a lower-case name and "{file}" for a file name of the web
+ * pages' assets. */
 #include "router.h"
 
 #include <string.h>
@@ -34,20 +35,39 @@ static const route_def routes[] = {
     {ROUTE_EVENTS, "GET", "/api/v1/events", "events"},
     {ROUTE_WEBHOOK_DEAD, "GET", "/api/v1/webhooks/dead", "webhook_dead"},
     {ROUTE_WEBHOOK_REPLAY, "POST", "/api/v1/webhooks/dead/replay", "webhook_replay"},
-    {ROUTE_LAB_LIST, "GET", "/api/v1/experiments", "experiments"},
-    /* GET as well, so that a bare `ab URL` buys. */
-    {ROUTE_LAB_PURCHASE, "GET", "/api/v1/experiments/{name}/purchase", "experiment_purchase"},
-    {ROUTE_LAB_PURCHASE, "POST", "/api/v1/experiments/{name}/purchase", "experiment_purchase"},
-    {ROUTE_LAB_AUDIT, "GET", "/api/v1/experiments/{name}/audit", "experiment_audit"},
     /* The pages (web.c); the JSON API lives under /api/v1 alone. */
     {ROUTE_PAGE, "GET", "/", "page"},
     {ROUTE_PAGE, "GET", "/lab", "page"},
     {ROUTE_PAGE, "GET", "/admin", "page"},
     {ROUTE_PAGE, "GET", "/static/{file}", "page"},
-    {ROUTE_LAB_RESULTS, "GET", "/lab/results.json", "lab_results"},
 };
 
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
+
+/* Row i of the one table the router reads: the product's routes, then the
+ * part's (i < router_count()). */
+static void row(size_t i, route_id *route, const char **method, const char **pattern)
+{
+    if (i < NROUTES) {
+        *route = routes[i].route;
+        *method = routes[i].method;
+        *pattern = routes[i].pattern;
+        return;
+    }
+    const router_part_route *p = &router_part_routes[i - NROUTES];
+    *route = p->route;
+    *method = p->method;
+    *pattern = p->pattern;
+}
+
+/* The part's row of route r (r >= ROUTE_PART), or NULL. */
+static const router_part_route *part_row(route_id r)
+{
+    for (size_t i = 0; i < router_part_nroutes; i++)
+        if (router_part_routes[i].route == r)
+            return &router_part_routes[i];
+    return NULL;
+}
 
 /* A file name: [A-Za-z0-9_.-], not starting with a dot (no "..", no
  * hidden files). */
@@ -123,11 +143,7 @@ sk_status router_match(const char *method, const char *path, route_match *m)
         [ROUTE_ORDER_LIST] = "GET, HEAD",
         [ROUTE_ORDER_PAY] = "POST",
         [ROUTE_ORDER_CANCEL] = "POST",
-        [ROUTE_LAB_LIST] = "GET, HEAD",
-        [ROUTE_LAB_PURCHASE] = "GET, HEAD, POST",
-        [ROUTE_LAB_AUDIT] = "GET, HEAD",
         [ROUTE_PAGE] = "GET, HEAD",
-        [ROUTE_LAB_RESULTS] = "GET, HEAD",
         [ROUTE_METRICS] = "GET, HEAD",
         [ROUTE_ITEM_ORDERS] = "GET, HEAD",
         [ROUTE_EVENTS] = "GET, HEAD",
@@ -139,24 +155,26 @@ sk_status router_match(const char *method, const char *path, route_match *m)
     memset(m, 0, sizeof(*m));
     /* HEAD is answered as GET without a body (libmicrohttpd drops it). */
     const char *as = strcmp(method, "HEAD") == 0 ? "GET" : method;
-    for (size_t i = 0; i < NROUTES; i++) {
+    for (size_t i = 0; i < router_count(); i++) {
         int64_t ids[2] = {0, 0};
         route_match seen = {0};
-        if (match_pattern(routes[i].pattern, path, ids, &seen) < 0)
+        route_id route;
+        const char *rmethod, *pattern;
+        row(i, &route, &rmethod, &pattern);
+        if (match_pattern(pattern, path, ids, &seen) < 0)
             continue;
-        if (strcmp(routes[i].method, as) != 0) {
+        if (strcmp(rmethod, as) != 0) {
             if (!path_known)
-                m->route = routes[i].route; /* the 405's route, for the metrics */
+                m->route = route; /* the 405's route, for the metrics */
             path_known = 1;
-            allow = allow_by_route[routes[i].route];
+            allow = route < ROUTE_PART ? allow_by_route[route] : part_row(route)->allow;
             continue;
         }
         memset(m, 0, sizeof(*m));
-        m->route = routes[i].route;
+        m->route = route;
         m->name = seen.name;
         m->name_len = seen.name_len;
-        if (routes[i].route == ROUTE_ORDER_GET || routes[i].route == ROUTE_ORDER_PAY ||
-            routes[i].route == ROUTE_ORDER_CANCEL)
+        if (route == ROUTE_ORDER_GET || route == ROUTE_ORDER_PAY || route == ROUTE_ORDER_CANCEL)
             m->order_id = ids[0];
         else
             m->item_id = ids[0];
@@ -172,17 +190,31 @@ sk_status router_match(const char *method, const char *path, route_match *m)
 
 size_t router_count(void)
 {
-    return NROUTES;
+    return NROUTES + router_part_nroutes;
 }
 
 void router_at(size_t i, const char **method, const char **pattern)
 {
-    *method = i < NROUTES ? routes[i].method : NULL;
-    *pattern = i < NROUTES ? routes[i].pattern : NULL;
+    route_id route;
+    *method = *pattern = NULL;
+    if (i < router_count())
+        row(i, &route, method, pattern);
+}
+
+size_t router_ids(void)
+{
+    size_t n = ROUTE_PART;
+    for (size_t i = 0; i < router_part_nroutes; i++)
+        if ((size_t)router_part_routes[i].route + 1 > n)
+            n = (size_t)router_part_routes[i].route + 1;
+    return n;
 }
 
 credential_scope router_scope(route_id r, const char *method)
 {
+    const router_part_route *p = r >= ROUTE_PART ? part_row(r) : NULL;
+    if (p)
+        return p->scope;
     switch (r) {
     case ROUTE_ITEM_CREATE:
     case ROUTE_ITEM_RESET:
@@ -205,11 +237,7 @@ credential_scope router_scope(route_id r, const char *method)
     case ROUTE_ORDER_GET:  /* a buyer's own; any with orders:read (api.c) */
     case ROUTE_ORDER_LIST: /* the same */
     case ROUTE_ORDER_CANCEL:
-    case ROUTE_LAB_LIST:
-    case ROUTE_LAB_PURCHASE:
-    case ROUTE_LAB_AUDIT:
     case ROUTE_PAGE:
-    case ROUTE_LAB_RESULTS:
         return CREDENTIAL_NONE;
     default:
         return strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0 ? CREDENTIAL_NONE
@@ -225,6 +253,9 @@ int router_cross_origin(route_id r)
 
 const char *router_name(route_id r)
 {
+    const router_part_route *p = r >= ROUTE_PART ? part_row(r) : NULL;
+    if (p)
+        return p->name;
     for (size_t i = 0; i < NROUTES; i++)
         if (routes[i].route == r)
             return routes[i].name;

@@ -19,11 +19,7 @@ typedef enum route_id {
     ROUTE_ITEM_GET,
     ROUTE_PURCHASE,
     ROUTE_ORDER_GET,
-    ROUTE_LAB_LIST,     /* GET /api/v1/experiments */
-    ROUTE_LAB_PURCHASE, /* GET|POST /api/v1/experiments/{strategy}/purchase */
-    ROUTE_LAB_AUDIT,    /* GET /api/v1/experiments/{strategy}/audit */
     ROUTE_PAGE,         /* GET /, /lab, /static/{file}: the web pages */
-    ROUTE_LAB_RESULTS,  /* GET /lab/results.json: `make experiments`' results */
     ROUTE_METRICS,      /* GET /metrics: Prometheus text format */
     ROUTE_ITEM_RESTOCK, /* POST /api/v1/items/{id}/stock */
     ROUTE_ORDER_LIST,   /* GET /api/v1/orders?user_id=: a buyer's orders */
@@ -36,8 +32,34 @@ typedef enum route_id {
     ROUTE_EVENTS,
     ROUTE_WEBHOOK_DEAD,
     ROUTE_WEBHOOK_REPLAY,
-    ROUTE_COUNT
+    ROUTE_COUNT /* the product's routes; a part's are numbered on from here */
 } route_id;
+
+/* A part plugged into the server (app.h's app_plugin) numbers its routes
+ * from here on, as it numbers its outcomes from SK_STATUS_PART, and
+ * registers them in router_part_routes. */
+#define ROUTE_PART ROUTE_COUNT
+
+/* Most route ids, the product's and a part's: the size of the metrics'
+ * table of route names. */
+#define ROUTE_IDS_MAX (ROUTE_PART + 16)
+
+/* A row of a part's route table. */
+typedef struct router_part_route {
+    route_id route;         /* ROUTE_PART + k */
+    const char *method;     /* "GET", "POST", ... (HEAD is routed as GET) */
+    const char *pattern;    /* as the product's: "{}", "{name}", "{file}" */
+    const char *name;       /* for logs and metrics; distinct from every other */
+    const char *allow;      /* the Allow header of a 405 on its path */
+    credential_scope scope; /* router_scope's answer for it */
+} router_part_route;
+
+/* The hook through which a part registers its routes: a table the part
+ * defines (lab_routes.c), linked into every build of the server so that
+ * one built or started without the part still knows its paths and answers
+ * them 404 lab_off. Matched after the product's routes. */
+extern const router_part_route router_part_routes[];
+extern const size_t router_part_nroutes;
 
 typedef struct route_match {
     route_id route;
@@ -58,17 +80,21 @@ typedef struct route_match {
  * the metrics). m->name points into path. */
 sk_status router_match(const char *method, const char *path, route_match *m);
 
-/* The route table, for the test that holds it against docs/openapi.yaml:
- * router_count() entries; router_at() gives entry i's method and pattern
- * (ids as "{}", names as "{name}" or "{file}"). */
+/* The route table, the product's and the part's, for the test that holds
+ * it against docs/openapi.yaml: router_count() entries; router_at() gives
+ * entry i's method and pattern (ids as "{}", names as "{name}" or
+ * "{file}"). */
 size_t router_count(void);
 void router_at(size_t i, const char **method, const char **pattern);
 
+/* How many route ids there are: ROUTE_PART and the part's after it. */
+size_t router_ids(void);
+
 /* The scope of the shop's credentials a route called with method needs
  * (credentials.h; CREDENTIAL_NONE: anyone, a buyer's own routes among
- * them). A route not named here needs admin unless it only reads (GET,
- * HEAD): a new route that changes a sale is the shop's until said
- * otherwise. */
+ * them); a part's route, the scope of its row. A route not named here
+ * needs admin unless it only reads (GET, HEAD): a new route that changes a
+ * sale is the shop's until said otherwise. */
 credential_scope router_scope(route_id r, const char *method);
 
 /* Whether a shop's page on another origin (cors_origins) may call a route

@@ -243,3 +243,31 @@ Test(keys, an_order_of_one_segment_names_its_items_own_keys)
     int64_t segment = keys_segment(42, 2, 4);
     cr_assert_eq(keys_of_order(42, segment), segment);
 }
+
+/* Every key of an item comes from the one builder: its names, to the letter,
+ * as the Lua scripts and the tools read them, and snprintf's length. */
+Test(keys, every_key_of_an_item_is_named_as_the_scripts_read_it)
+{
+    char b[12][KEYS_MAX];
+    const struct {
+        int n;
+        const char *got, *want;
+    } names[] = {
+        {keys_item_state(b[0], KEYS_MAX, 9), b[0], "{item:9}:state"},
+        {keys_item_buyers(b[1], KEYS_MAX, 9), b[1], "{item:9}:buyers"},
+        {keys_item_returned(b[2], KEYS_MAX, 9), b[2], "{item:9}:returned"},
+        {keys_item_given_back(b[3], KEYS_MAX, 9), b[3], "{item:9}:given_back"},
+        {keys_queue(b[4], KEYS_MAX, 9), b[4], "seckill:{item:9}:queue"},
+        {keys_pending(b[5], KEYS_MAX, 9), b[5], "seckill:{item:9}:pending"},
+        {keys_dead(b[6], KEYS_MAX, 9), b[6], "seckill:{item:9}:dead"},
+        {keys_processing(b[7], KEYS_MAX, 9, "w1"), b[7], "seckill:{item:9}:processing:w1"},
+        {keys_claim(b[8], KEYS_MAX, 9, "w1"), b[8], "seckill:{item:9}:claim:w1"},
+        {keys_order_lock(b[9], KEYS_MAX, 9, -77), b[9], "seckill:{item:9}:lock:-77"},
+        {keys_order_locks_match(b[10], KEYS_MAX, 9), b[10], "seckill:{item:9}:lock:*"},
+        {keys_worker_alive(b[11], KEYS_MAX, "w1"), b[11], "seckill:worker:w1:alive"},
+    };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        cr_expect_str_eq(names[i].got, names[i].want);
+        cr_expect_eq(names[i].n, (int)strlen(names[i].want), "%s", names[i].want);
+    }
+}

@@ -9,6 +9,7 @@
 #include "keys.h"
 #include "lab_keys.h"
 #include "lab_redlock.h"
+#include "lab_routes.h"
 #include "lab_status.h"
 #include "lab_strategy.h"
 #include "lab_table.h"

@@ -19,6 +19,16 @@ static route_match expect_route(const char *method, const char *path, route_id r
     return m;
 }
 
+/* The route of a path of the part's table (the laboratory's, linked into
+ * every build), which the product's router does not name. */
+static route_id part_route(const char *method, const char *path)
+{
+    route_match m;
+    cr_assert_eq(router_match(method, path, &m), SK_OK, "%s %s", method, path);
+    cr_assert_geq(m.route, ROUTE_PART, "%s %s: %s", method, path, router_name(m.route));
+    return m.route;
+}
+
 static void expect_not_found(const char *method, const char *path)
 {
     route_match m;
@@ -178,7 +188,7 @@ Test(router, pages_and_their_assets_are_routed_to_web)
     cr_assert_eq(m.name_len, 6);
     cr_assert_eq(strncmp(m.name, "app.js", 6), 0);
     expect_route("GET", "/static/Style-2.min.css", ROUTE_PAGE);
-    expect_route("GET", "/lab/results.json", ROUTE_LAB_RESULTS);
+    cr_assert_str_eq(router_name(part_route("GET", "/lab/results.json")), "lab_results");
 }
 
 Test(router, asset_names_cannot_climb_or_hide)
@@ -242,7 +252,7 @@ Test(router, a_bad_id_is_404_even_with_the_wrong_method)
 
 Test(router, every_route_has_a_distinct_name)
 {
-    for (int a = ROUTE_HEALTH; a < ROUTE_COUNT; a++) {
+    for (int a = ROUTE_HEALTH; a < (int)router_ids(); a++) {
         const char *name = router_name((route_id)a);
         cr_assert_not_null(name);
         cr_assert_str_neq(name, "unknown", "route %d has no name", a);
@@ -252,7 +262,7 @@ Test(router, every_route_has_a_distinct_name)
     }
     cr_assert_str_eq(router_name(ROUTE_PURCHASE), "purchase");
     cr_assert_str_eq(router_name(ROUTE_NONE), "unknown");
-    cr_assert_str_eq(router_name(ROUTE_COUNT), "unknown");
+    cr_assert_str_eq(router_name((route_id)router_ids()), "unknown");
 }
 
 Test(router, each_route_needs_the_scope_of_what_it_does)
@@ -268,16 +278,18 @@ Test(router, each_route_needs_the_scope_of_what_it_does)
     cr_assert_eq(router_scope(ROUTE_ORDER_GET, "GET"), CREDENTIAL_NONE);
     cr_assert_eq(router_scope(ROUTE_ITEM_GET, "GET"), CREDENTIAL_NONE);
     cr_assert_eq(router_scope(ROUTE_HEALTH, "GET"), CREDENTIAL_NONE);
-    cr_assert_eq(router_scope(ROUTE_LAB_PURCHASE, "POST"), CREDENTIAL_NONE);
+    cr_assert_eq(router_scope(part_route("POST", "/api/v1/experiments/x/purchase"), "POST"),
+                 CREDENTIAL_NONE, "the part's row says so");
 }
 
 Test(router, a_route_not_named_in_the_scopes_changes_nothing_without_admin)
 {
-    /* ROUTE_COUNT stands for a route added later (an archive): the shop's. */
-    cr_assert_eq(router_scope(ROUTE_COUNT, "DELETE"), CREDENTIAL_ADMIN);
-    cr_assert_eq(router_scope(ROUTE_COUNT, "POST"), CREDENTIAL_ADMIN);
-    cr_assert_eq(router_scope(ROUTE_COUNT, "PATCH"), CREDENTIAL_ADMIN);
-    cr_assert_eq(router_scope(ROUTE_COUNT, "GET"), CREDENTIAL_NONE);
+    /* The id past the last stands for a route added later (an archive): the shop's. */
+    route_id later = (route_id)router_ids();
+    cr_assert_eq(router_scope(later, "DELETE"), CREDENTIAL_ADMIN);
+    cr_assert_eq(router_scope(later, "POST"), CREDENTIAL_ADMIN);
+    cr_assert_eq(router_scope(later, "PATCH"), CREDENTIAL_ADMIN);
+    cr_assert_eq(router_scope(later, "GET"), CREDENTIAL_NONE);
 }
 
 Test(router, only_the_buyers_routes_and_public_reads_answer_other_origins)
@@ -293,6 +305,35 @@ Test(router, only_the_buyers_routes_and_public_reads_answer_other_origins)
     cr_assert_not(router_cross_origin(ROUTE_ITEM_RESTOCK));
     cr_assert_not(router_cross_origin(ROUTE_ORDER_PAY));
     cr_assert_not(router_cross_origin(ROUTE_METRICS));
-    cr_assert_not(router_cross_origin(ROUTE_LAB_PURCHASE));
+    cr_assert_not(router_cross_origin(part_route("POST", "/api/v1/experiments/x/purchase")));
     cr_assert_not(router_cross_origin(ROUTE_PAGE));
+}
+
+Test(router, a_parts_routes_follow_the_products_and_are_known_in_every_build)
+{
+    route_id list = part_route("GET", "/api/v1/experiments");
+    route_id buy = part_route("GET", "/api/v1/experiments/redis_lock/purchase");
+    cr_assert_eq(part_route("POST", "/api/v1/experiments/redis_lock/purchase"), buy);
+    cr_assert_neq(list, buy);
+    cr_assert_str_eq(router_name(list), "experiments");
+    cr_assert_str_eq(router_name(buy), "experiment_purchase");
+    cr_assert_lt(list, (route_id)router_ids());
+    cr_assert_lt(buy, (route_id)router_ids());
+    cr_assert_leq(router_ids(), ROUTE_IDS_MAX, "the metrics' table holds every route's name");
+    expect_not_allowed("DELETE", "/api/v1/experiments", "GET, HEAD");
+    expect_not_allowed("PUT", "/api/v1/experiments/redis_lock/purchase", "GET, HEAD, POST");
+    expect_not_allowed("POST", "/lab/results.json", "GET, HEAD");
+    expect_not_found("GET", "/api/v1/experiments/Redis/purchase");
+    /* router_at, which the spec's test reads, lists the part's rows too. */
+    int seen = 0;
+    for (size_t i = 0; i < router_count(); i++) {
+        const char *method, *pattern;
+        router_at(i, &method, &pattern);
+        seen += strcmp(pattern, "/api/v1/experiments/{name}/purchase") == 0;
+    }
+    cr_assert_eq(seen, 2, "its GET and its POST");
+    const char *method, *pattern;
+    router_at(router_count(), &method, &pattern);
+    cr_assert_null(method);
+    cr_assert_null(pattern);
 }
