@@ -183,24 +183,24 @@ static int read_redis_segment(redis_nodes *rn, reconcile_item *it, int64_t key)
         return -1;
     if (r->type != REDIS_REPLY_ARRAY || r->elements != 4)
         return redis_reply_unexpected(r, COMPONENT, "HMGET");
-    int known = r->element[0]->type == REDIS_REPLY_STRING;
+    int known = r->element[0]->type != REDIS_REPLY_NIL;
+    int64_t stock = 0, round = 0, restocked = 0, returned = 0;
+    if (known && (redis_reply_number(r->element[0], &stock) < 0 ||
+                  redis_reply_number_or(r->element[1], 0, &round) < 0 ||
+                  redis_reply_number_or(r->element[2], 0, &restocked) < 0 ||
+                  redis_reply_number_or(r->element[3], 0, &returned) < 0))
+        return redis_reply_unexpected(r, COMPONENT, "HMGET");
     if (key == it->id) {
         it->redis_known = known;
         if (known) {
-            it->redis_round = r->element[1]->type == REDIS_REPLY_STRING
-                                  ? strtoll(r->element[1]->str, NULL, 10)
-                                  : 0;
-            it->redis_restocked = r->element[2]->type == REDIS_REPLY_STRING
-                                      ? strtoll(r->element[2]->str, NULL, 10)
-                                      : 0;
+            it->redis_round = round;
+            it->redis_restocked = restocked;
         }
     } else if (!known) {
         it->redis_known = 0; /* a segment lost: the item's Redis state is not whole */
     }
-    if (known)
-        it->remaining += strtoll(r->element[0]->str, NULL, 10);
-    if (known && r->element[3]->type == REDIS_REPLY_STRING)
-        it->redis_returned += strtoll(r->element[3]->str, NULL, 10);
+    it->remaining += stock;
+    it->redis_returned += returned;
     freeReplyObject(r);
     int ok = 1;
     it->buyers += redis_count(rn, "HLEN", buyers, &ok);

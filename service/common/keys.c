@@ -1,13 +1,13 @@
 /* keys.c: Redis key names, built in one place. */
 #include "keys.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "redis_cluster.h"
+#include "validate.h"
 
 /* The prefix of the keys of the product's queues and locks (the item-state
  * keys predate it and keep their names). */
@@ -81,15 +81,14 @@ int keys_parse_processing(const char *key, int64_t *item, const char **worker_id
     if (strncmp(key, prefix, sizeof(prefix) - 1) != 0)
         return -1;
     const char *digits = key + sizeof(prefix) - 1;
-    char *end;
-    errno = 0;
-    long long n = strtoll(digits, &end, 10);
-    if (end == digits || errno != 0 || strncmp(end, PROCESSING_INFIX, strlen(PROCESSING_INFIX)))
+    const char *end = strstr(digits, PROCESSING_INFIX);
+    int64_t n;
+    if (!end || validate_i64(digits, (size_t)(end - digits), &n) < 0)
         return -1;
     const char *id = end + strlen(PROCESSING_INFIX);
     if (*id == '\0')
         return -1;
-    *item = (int64_t)n;
+    *item = n;
     *worker_id = id;
     return 0;
 }

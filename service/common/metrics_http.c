@@ -2,7 +2,6 @@
 #include "metrics_http.h"
 
 #include <arpa/inet.h>
-#include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +11,7 @@
 
 #include "json_io.h"
 #include "status.h"
+#include "validate.h"
 
 struct metrics_http {
     struct MHD_Daemon *daemon;
@@ -81,10 +81,8 @@ int metrics_http_parse_address(const char *text, char host[METRICS_HTTP_HOST_MAX
         snprintf(why, whylen, "'%s' is not an IPv4 address (in '%s')", host, text);
         return -1;
     }
-    char *end;
-    errno = 0;
-    long p = strtol(colon + 1, &end, 10);
-    if (colon[1] < '0' || colon[1] > '9' || *end || errno || p < 1 || p > 65535) {
+    int64_t p;
+    if (validate_i64(colon + 1, strlen(colon + 1), &p) < 0 || p < 1 || p > 65535) {
         snprintf(why, whylen, "the port of '%s' is not 1 to 65535", text);
         return -1;
     }

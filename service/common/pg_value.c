@@ -42,6 +42,12 @@ int pg_value_bool(const PGresult *res, int row, int col, int *out)
     return 0;
 }
 
+int pg_value_affected(const PGresult *res, int64_t *out)
+{
+    const char *text = res ? PQcmdTuples((PGresult *)res) : "";
+    return validate_i64(text, strlen(text), out);
+}
+
 pg_row pg_row_at(const PGresult *res, int row)
 {
     return (pg_row){res, row, -1, ""};

@@ -20,6 +20,10 @@ int pg_value_int(const PGresult *res, int row, int col, int *out);
 /* Field (row, col) as a boolean ("t" or "f"). Returns 0 or -1. */
 int pg_value_bool(const PGresult *res, int row, int col, int *out);
 
+/* The rows a command (INSERT, UPDATE, DELETE) of res changed, from its
+ * command status. Returns 0 with *out, or -1 (not a command that counts). */
+int pg_value_affected(const PGresult *res, int64_t *out);
+
 /* One row of a result, read field by field. bad is the first column that
  * was not what its reader asked for, -1 while there is none, and bad_name
  * its name, kept here so that the row can be checked after the result is

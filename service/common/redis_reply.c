@@ -26,6 +26,15 @@ int redis_reply_number(const redisReply *r, int64_t *out)
     return 0;
 }
 
+int redis_reply_number_or(const redisReply *r, int64_t absent, int64_t *out)
+{
+    if (r && r->type == REDIS_REPLY_NIL) {
+        *out = absent;
+        return 0;
+    }
+    return redis_reply_number(r, out);
+}
+
 int redis_reply_unexpected(redisReply *r, const char *component, const char *what)
 {
     const char *why = !r ? "no reply" : r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply";

@@ -15,6 +15,10 @@
  * free r. */
 int redis_reply_number(const redisReply *r, int64_t *out);
 
+/* r as a number as redis_reply_number, or absent when r is nil (a field or
+ * key that is not there: HMGET's, GET's). Returns 0 with *out, or -1. */
+int redis_reply_number_or(const redisReply *r, int64_t absent, int64_t *out);
+
 /* Logs for component that r, the reply to command what (may be NULL), is
  * not the one expected (none: the connection failed; an error: its text;
  * else "unexpected reply"), and frees it. Returns -1, for the caller to

@@ -2,7 +2,6 @@
  * orders. */
 #include "registry.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,14 +41,9 @@ int registry_from_reply(const redisReply *r, int64_t **items, size_t *n)
         return -1;
     size_t k = 0;
     for (size_t i = 0; i < r->elements; i++) {
-        const redisReply *e = r->element[i];
-        if (e->type != REDIS_REPLY_STRING || e->len == 0)
-            continue;
-        char *end;
-        errno = 0;
-        long long id = strtoll(e->str, &end, 10);
-        if (errno == 0 && end == e->str + e->len)
-            ids[k++] = (int64_t)id;
+        int64_t id;
+        if (redis_reply_number(r->element[i], &id) == 0)
+            ids[k++] = id;
     }
     qsort(ids, k, sizeof(*ids), compare_ids);
     if (k == 0) {

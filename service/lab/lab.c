@@ -22,6 +22,7 @@
 #include "log.h"
 #include "order_lock_count.h"
 #include "pg_value.h"
+#include "redis_reply.h"
 #include "web.h"
 
 /* The laboratory's results are a few kilobytes; anything far larger is not
@@ -191,9 +192,9 @@ static void audit(lab_ctx *c, lab_job *j)
     if (st == SK_OK) {
         lab_keys_sold(key, sizeof(key), r->item);
         redisReply *rep = lab_ctx_redis(c, key, "HGET %s %s", key, r->strategy);
-        if (rep && rep->type == REDIS_REPLY_STRING)
-            sold = strtoll(rep->str, NULL, 10);
-        st = rep ? SK_OK : SK_BACKEND_DOWN;
+        st = !rep                                       ? SK_BACKEND_DOWN
+             : redis_reply_number_or(rep, 0, &sold) < 0 ? SK_INTERNAL
+                                                        : SK_OK;
         freeReplyObject(rep);
     }
     if (st == SK_OK)

@@ -14,7 +14,9 @@
 #include "lab_keys.h"
 #include "lab_race.h"
 #include "lab_redis.h"
+#include "pg_value.h"
 #include "redis_reply.h"
+#include "validate.h"
 
 #define TOKEN_MAX 48
 /* An int64 in decimal with its sign and NUL. */
@@ -116,7 +118,8 @@ static int getset_take(lab_ctx *c, const lab_request *r, const char *key, const 
         return -1;
     /* Expired by the clock of whoever set it: take it over, unless another
      * client's GETSET came first. Ours overwrote theirs either way. */
-    if (current[0] && strtoll(current, NULL, 10) < clock_wall_ms()) {
+    int64_t expires;
+    if (validate_i64(current, strlen(current), &expires) == 0 && expires < clock_wall_ms()) {
         /* Where two racers who read the same expired value meet: forced
          * with ?race= (lab_race.h), by luck under load. */
         lab_race_before_take(c, r);
@@ -187,7 +190,8 @@ static int pg_row_take(lab_ctx *c, const lab_request *r, const char *key, const 
                                 3, params, PGRES_COMMAND_OK);
     if (!res)
         return -1;
-    int won = strcmp(PQcmdTuples(res), "1") == 0;
+    int64_t rows;
+    int won = pg_value_affected(res, &rows) == 0 && rows == 1;
     PQclear(res);
     return won;
 }
@@ -204,7 +208,7 @@ static void pg_row_release(lab_ctx *c, const lab_request *r, const char *key, co
                         3, params, PGRES_COMMAND_OK));
 }
 
-static const lock_kind pg_row = {5, unique_token, pg_row_take, pg_row_release};
+static const lock_kind table_row = {5, unique_token, pg_row_take, pg_row_release};
 
 /* --- the shared routine --- */
 
@@ -276,7 +280,7 @@ sk_status lab_lock_redis(lab_ctx *c, const lab_request *r, int64_t *remaining)
 
 sk_status lab_lock_pg_table(lab_ctx *c, const lab_request *r, int64_t *remaining)
 {
-    return guarded(c, r, &pg_row, &lab_db_stock, remaining);
+    return guarded(c, r, &table_row, &lab_db_stock, remaining);
 }
 
 /* --- segments --- */
@@ -305,10 +309,15 @@ static sk_status segments_total(lab_ctx *c, const lab_request *r, int64_t *total
     unsigned char used[256] = {0};
     *total = 0;
     for (size_t i = 0; rep->type == REDIS_REPLY_ARRAY && i + 1 < rep->elements; i += 2) {
-        int index = atoi(rep->element[i]->str);
+        int64_t index, units;
+        if (redis_reply_number(rep->element[i], &index) < 0 ||
+            redis_reply_number(rep->element[i + 1], &units) < 0) {
+            freeReplyObject(rep);
+            return SK_INTERNAL;
+        }
         if (index >= 0 && index < n && index < 256) {
             used[index] = 1;
-            *total += strtoll(rep->element[i + 1]->str, NULL, 10);
+            *total += units;
         }
     }
     freeReplyObject(rep);
@@ -328,10 +337,8 @@ static sk_status segment_read(lab_ctx *c, const lab_request *r, void *arg, int64
     char text[TOKEN_MAX];
     if (redis_string(c, text, sizeof(text), "HGET %s %s", key, field) < 0)
         return SK_BACKEND_DOWN;
-    if (text[0]) {
-        *value = strtoll(text, NULL, 10);
-        return SK_OK;
-    }
+    if (text[0])
+        return validate_i64(text, strlen(text), value) == 0 ? SK_OK : SK_INTERNAL;
     int64_t initial;
     sk_status st = lab_initial_stock(c, r->item, &initial, NULL);
     if (st != SK_OK)
@@ -367,7 +374,8 @@ static sk_status try_segment(lab_ctx *c, const lab_request *r, int index, int64_
     snprintf(field, sizeof(field), "%d", index);
     if (redis_string(c, text, sizeof(text), "HGET %s %s", key, field) < 0)
         return SK_BACKEND_DOWN;
-    if (text[0] && strtoll(text, NULL, 10) <= 0)
+    int64_t left;
+    if (validate_i64(text, strlen(text), &left) == 0 && left <= 0)
         return SK_SOLD_OUT;
     lab_keys_segment_lock(key, sizeof(key), r->item, index);
     set_nx_px.token(c, token, sizeof(token));

@@ -10,6 +10,7 @@
 #include "backoff.h"
 #include "clock.h"
 #include "keys.h"
+#include "redis_reply.h"
 #include "validate.h"
 
 sk_status lab_request_parse(const char *item, const char *user, const char *delay,
@@ -115,12 +116,13 @@ sk_status lab_initial_stock(lab_ctx *c, int64_t item, int64_t *initial, int64_t 
     sk_status st = SK_NOT_FOUND;
     if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 &&
         rep->element[0]->type == REDIS_REPLY_STRING) {
-        *initial = strtoll(rep->element[0]->str, NULL, 10);
-        if (round)
-            *round = rep->element[1]->type == REDIS_REPLY_STRING
-                         ? strtoll(rep->element[1]->str, NULL, 10)
-                         : 0;
-        st = SK_OK;
+        int64_t r = 0;
+        st = redis_reply_number(rep->element[0], initial) < 0 ||
+                     redis_reply_number_or(rep->element[1], 0, &r) < 0
+                 ? SK_INTERNAL
+                 : SK_OK;
+        if (st == SK_OK && round)
+            *round = r;
     }
     freeReplyObject(rep);
     return st;

@@ -12,6 +12,7 @@
 #include "keys.h"
 #include "log.h"
 #include "pg_value.h"
+#include "redis_reply.h"
 #include "reserve.h"
 
 #define COMPONENT "items"
@@ -50,8 +51,10 @@ static restock_state restock_read_back(pool_session *s, const char *state, int64
     }
     int64_t v[3] = {0, 0, 0};
     for (int i = 0; i < 3; i++)
-        if (r->element[i]->type == REDIS_REPLY_STRING)
-            v[i] = strtoll(r->element[i]->str, NULL, 10);
+        if (redis_reply_number_or(r->element[i], 0, &v[i]) < 0) {
+            freeReplyObject(r);
+            return RESTOCK_UNKNOWN;
+        }
     freeReplyObject(r);
     return restock_judge(round, restocks, restocked, v[0], v[1], v[2]);
 }

@@ -15,6 +15,7 @@
 #include "log.h"
 #include "order_lock_count.h"
 #include "redis_nodes.h"
+#include "redis_reply.h"
 #include "registry.h"
 
 #define COMPONENT "pool"
@@ -123,11 +124,11 @@ int64_t pool_session_redis_now_ms(pool_session *s)
 {
     const char *argv[] = {"TIME"};
     redisReply *r = pool_session_redis_any(s, 1, argv);
-    int64_t ms = -1;
+    int64_t ms = -1, secs, us;
     if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-        r->element[0]->type == REDIS_REPLY_STRING && r->element[1]->type == REDIS_REPLY_STRING)
-        ms = strtoll(r->element[0]->str, NULL, 10) * 1000 +
-             strtoll(r->element[1]->str, NULL, 10) / 1000;
+        redis_reply_number(r->element[0], &secs) == 0 &&
+        redis_reply_number(r->element[1], &us) == 0)
+        ms = secs * 1000 + us / 1000;
     freeReplyObject(r);
     return ms;
 }

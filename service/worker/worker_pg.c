@@ -7,6 +7,7 @@
 #include "log.h"
 #include "order_row.h"
 #include "pg_session.h"
+#include "pg_value.h"
 
 #define COMPONENT "worker"
 #define WORKER_STMT "worker_insert"
@@ -63,7 +64,9 @@ static int64_t judge(PGresult *res, int fresh, const worker_batch *b)
     int64_t inserted = -1;
     const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
     if (PQresultStatus(res) == PGRES_COMMAND_OK) {
-        inserted = strtoll(PQcmdTuples(res), NULL, 10);
+        if (pg_value_affected(res, &inserted) < 0)
+            log_msg(LOG_WARN, COMPONENT, "postgresql: the insert of %zu orders counted no rows",
+                    b->norders);
     } else if (fresh && state && strcmp(state, SQLSTATE_UNIQUE_VIOLATION) == 0) {
         log_msg(LOG_DEBUG, COMPONENT, "a batch of %zu holds a repeat (%s): again with ON CONFLICT",
                 b->norders, PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY));

@@ -84,3 +84,14 @@ Test(pg_value, a_row_remembers_its_first_bad_field)
     cr_expect_eq(pg_row_check(&r, "test", "a row with a bad field"), -1,
                  "checked after its result is cleared");
 }
+
+Test(pg_value, a_result_that_is_not_a_counting_command_has_no_rows_affected)
+{
+    int64_t n = 9;
+    PGresult *res = PQmakeEmptyPGresult(NULL, PGRES_COMMAND_OK);
+    cr_assert_not_null(res);
+    cr_expect_eq(pg_value_affected(res, &n), -1);
+    cr_expect_eq(pg_value_affected(NULL, &n), -1);
+    cr_expect_eq(n, 9);
+    PQclear(res);
+}

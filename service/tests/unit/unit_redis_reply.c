@@ -80,3 +80,22 @@ Test(redis_reply, int_takes_the_reply_and_says_whether_it_held_a_number)
     cr_expect_eq(n, 3, "a failure leaves *out alone");
     cr_expect_eq(redis_reply_unexpected(made(REDIS_REPLY_ARRAY, NULL, 0), "test", "SCAN"), -1);
 }
+
+Test(redis_reply, number_or_reads_nil_as_the_absent_value_and_nothing_else)
+{
+    int64_t n = 0;
+    redisReply *nil = made(REDIS_REPLY_NIL, NULL, 0);
+    cr_assert_eq(redis_reply_number_or(nil, 5, &n), 0);
+    cr_expect_eq(n, 5);
+    freeReplyObject(nil);
+    redisReply *text = made(REDIS_REPLY_STRING, "12", 0);
+    cr_assert_eq(redis_reply_number_or(text, 5, &n), 0);
+    cr_expect_eq(n, 12);
+    freeReplyObject(text);
+    redisReply *bad = made(REDIS_REPLY_STRING, "12x", 0);
+    n = 3;
+    cr_expect_eq(redis_reply_number_or(bad, 5, &n), -1);
+    cr_expect_eq(n, 3);
+    freeReplyObject(bad);
+    cr_expect_eq(redis_reply_number_or(NULL, 5, &n), -1, "no reply is not an absent value");
+}
