@@ -2,6 +2,8 @@
 # test.sh: `make test`: builds, starts Redis and PostgreSQL on free ports under run/test-<pid>, runs ctest.
 # Extra arguments go to ctest (make test ARGS='-L unit'); SECKILL_SANITIZE=1 tests an ASan/UBSan build,
 # SECKILL_LAB=OFF a build without the laboratory (its tests are not in that build).
+# SECKILL_TEST_BACKENDS=N (default: as many as ctest runs tests at once, at most 2) starts N sets of
+# them, run/test-<pid>/b0.., so that N tests that need them run side by side, each on a set of its own.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=services.sh
@@ -18,31 +20,59 @@ dir=$PWD/run/test-$$
 scripts/deps.sh
 scripts/build.sh
 
+# Tests side by side, as many as there are cores: the unit tests beside each other and beside
+# the tests that hold a set of the run's servers (CMakeLists.txt's RESOURCE_GROUPS backends).
+export CTEST_PARALLEL_LEVEL=${CTEST_PARALLEL_LEVEL:-$(nproc)}
+sets=${SECKILL_TEST_BACKENDS:-$((CTEST_PARALLEL_LEVEL < 2 ? CTEST_PARALLEL_LEVEL : 2))}
+
 # The run folder is removed after a green run and kept, with its logs, after a red one.
 status=1
 # shellcheck disable=SC2317  # only called by the EXIT trap
 finish() {
-    cluster_stop "$dir" # a Redis Cluster a test suite left behind (by its pid files)
-    services_stop "$dir"
+    local k
+    for ((k = 0; k < sets; k++)); do
+        cluster_stop "$dir/b$k" # a Redis Cluster a test suite left behind (by its pid files)
+        services_stop "$dir/b$k"
+    done
     # realpath: the folder may be a link to one under /tmp (see reachable_dir).
-    if ((status == 0)); then rm -rf "$(realpath -m "$dir")" "$dir"; else echo "test: logs kept in $dir" >&2; fi
+    if ((status == 0)); then
+        for ((k = 0; k < sets; k++)); do rm -rf "$(realpath -m "$dir/b$k")"; done
+        rm -rf "$dir"
+    else
+        echo "test: logs kept in $dir" >&2
+    fi
 }
 trap finish EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-SECKILL_PG_FAST=1 services_start "$dir"
+# One set: its Redis and PostgreSQL, migrated, in $dir/b<k> (its env file says where).
+start_set() (
+    SECKILL_PG_FAST=1 services_start "$dir/b$1"
+    # shellcheck source=/dev/null
+    source "$dir/b$1/env"
+    SECKILL_ADMIN_BIN=$build/seckill-admin scripts/migrate.sh
+)
+starting=()
+for ((k = 0; k < sets; k++)); do
+    start_set "$k" &
+    starting+=($!)
+done
+for pid in "${starting[@]}"; do wait "$pid"; done
+# ctest hands each test that needs backends one set, by its id (CTEST_RESOURCE_GROUP_0_BACKENDS);
+# service/tests/support/on_backends.sh points the test at it.
+spec=$dir/backends.json
+ids=()
+for ((k = 0; k < sets; k++)); do ids+=("{\"id\": \"b$k\", \"slots\": 1}"); done
+(IFS=,; printf '{"version": {"major": 1, "minor": 0}, "local": [{"backends": [%s]}]}\n' "${ids[*]}") >"$spec"
+# Set 0 is also the environment of a test run without a set (a plain ctest of one test).
 # shellcheck source=/dev/null
-source "$dir/env"
-SECKILL_ADMIN_BIN=$build/seckill-admin scripts/migrate.sh
-export SECKILL_ADMIN_TOKEN=test-admin-token SECKILL_TEST_DIR=$dir
+source "$dir/b0/env"
+export SECKILL_ADMIN_TOKEN=test-admin-token SECKILL_TEST_DIR=$dir/b0 SECKILL_TEST_SETS=$dir
 # The servers the tests start run the laboratory (the key lab; SECKILL_LAB=OFF above chose the
 # build without it, whose servers answer 404 lab_off all the same); a test of the default takes
 # it out of its server's environment.
 export SECKILL_LAB=on
 
-# Tests side by side, as many as there are cores: the unit tests beside each other and beside
-# the one test at a time that holds the run's servers (CMakeLists.txt's RESOURCE_LOCK backends).
-export CTEST_PARALLEL_LEVEL=${CTEST_PARALLEL_LEVEL:-$(nproc)}
-ctest --test-dir "$build" --output-on-failure "$@" && status=0 || status=$?
+ctest --test-dir "$build" --output-on-failure --resource-spec-file "$spec" "$@" && status=0 || status=$?
 exit "$status"

@@ -26,7 +26,11 @@
 #define TOKEN "e2e-admin-token"
 
 static harness_system sys;
-static char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=e2e-lock", NULL};
+/* A heartbeat of 3 s (3 sweep periods), not 15: a worker started again
+ * after a crash waits out its predecessor's heartbeat before it takes its
+ * id, and its orders, back. */
+static char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=e2e-lock",
+                      "SECKILL_WORKER_SWEEP_MS=1000", NULL};
 
 HARNESS_SYSTEM_SUITE(order_lock, harness_system_start, sys, env, "e2e-lock", .timeout = 120);
 
