@@ -512,3 +512,34 @@ Test(room, two_instances_admit_each_buyer_once_and_sell_the_stock_exactly)
     cr_assert_eq(harness_metric(metrics, series), BUYERS - STOCK);
     harness_stop_clean(&second, "server B");
 }
+
+Test(room, a_redis_that_lost_everything_keeps_the_room_its_secret_and_its_refusals)
+{
+    int64_t item = create_room(5, 1500, "\"admit_per_s\":1000");
+    json_t *v = item_view(item), *o;
+    char commitment[ROOM_HEX_LEN + 1];
+    snprintf(commitment, sizeof(commitment), "%s", str(json_object_get(v, "room"), "commitment"));
+    json_decref(v);
+    redisContext *r = harness_redis();
+    freeReplyObject(redisCommand(r, "FLUSHALL"));
+    redisFree(r);
+    char out[8192];
+    char *args[] = {"reconcile", "--rebuild", NULL};
+    cr_assert_eq(harness_admin(args, out, sizeof(out)), 0, "%s", out);
+
+    /* The rebuilt state is a room's: no sale without an admission. */
+    wait_until_started(item);
+    cr_assert_eq(buy_on(sys.port, item, 1, NULL, &o), 403);
+    cr_assert_str_eq(str(o, "error"), "admission_missing");
+    json_decref(o);
+    /* The room comes back from PostgreSQL with its secret. */
+    cr_assert_eq(join_on(sys.port, item, 1, &o), 200);
+    json_decref(o);
+    v = item_view(item);
+    cr_assert_str_eq(str(json_object_get(v, "room"), "commitment"), commitment);
+    json_decref(v);
+    char tok[ROOM_TOKEN_MAX];
+    wait_admitted(item, 1, tok, sizeof(tok), 5000);
+    cr_assert_eq(buy_on(sys.port, item, 1, tok, &o), 202);
+    json_decref(o);
+}
