@@ -200,23 +200,17 @@ sk_status items_create(pool_session *s, const item_spec *spec, item_view *out)
     snprintf(timeout_s, sizeof(timeout_s), "%d", spec->payment_timeout_s);
     /* An explicit id must also move the identity past it, or a later create
      * without id would collide with it. */
-    const char *p[] = {spec->id > 0 ? id_s : NULL,
-                       spec->name,
-                       stock_s,
-                       spec->lab ? "true" : "false",
-                       time_param(spec->terms.starts_ms, starts_s, sizeof(starts_s)),
-                       time_param(spec->terms.ends_ms, ends_s, sizeof(ends_s)),
-                       limit_s,
-                       timeout_s,
-                       segments_s,
-                       spec->unlisted ? "false" : "true",
-                       rp[0],
-                       rp[1],
-                       rp[2],
-                       rp[3],
-                       rp[4],
-                       rp[5],
-                       rp[6]};
+    const char *p[17] = {spec->id > 0 ? id_s : NULL,
+                         spec->name,
+                         stock_s,
+                         spec->lab ? "true" : "false",
+                         time_param(spec->terms.starts_ms, starts_s, sizeof(starts_s)),
+                         time_param(spec->terms.ends_ms, ends_s, sizeof(ends_s)),
+                         limit_s,
+                         timeout_s,
+                         segments_s,
+                         spec->unlisted ? "false" : "true"};
+    memcpy(&p[10], rp, sizeof(rp)); /* $11 to $17: the room's */
     PGresult *res = pool_session_pg(
         s,
         "WITH ins AS (INSERT INTO items (id, name, initial_stock, lab, starts_at, ends_at, "
@@ -291,22 +285,17 @@ sk_status items_reset(pool_session *s, int64_t item, const item_reset *r, item_v
     snprintf(given[0], sizeof(given[0]), "%s", t->given & SALE_STARTS ? "true" : "false");
     snprintf(given[1], sizeof(given[1]), "%s", t->given & SALE_ENDS ? "true" : "false");
     snprintf(given[2], sizeof(given[2]), "%s", t->given & SALE_LIMIT ? "true" : "false");
-    const char *p[] = {id_s,
-                       stock_s,
-                       given[0],
-                       time_param(t->starts_ms, starts_s, 24),
-                       given[1],
-                       time_param(t->ends_ms, ends_s, 24),
-                       given[2],
-                       limit_s,
-                       r->room.given ? "true" : "false",
-                       rp[0],
-                       rp[1],
-                       rp[2],
-                       rp[3],
-                       rp[4],
-                       rp[5],
-                       rb.k_hex};
+    const char *p[16] = {id_s,
+                         stock_s,
+                         given[0],
+                         time_param(t->starts_ms, starts_s, 24),
+                         given[1],
+                         time_param(t->ends_ms, ends_s, 24),
+                         given[2],
+                         limit_s,
+                         r->room.given ? "true" : "false"};
+    memcpy(&p[9], rp, sizeof(rp)); /* $10 to $16: the room's, and K whatever the body said */
+    p[15] = rb.k_hex;
     PGresult *res = pool_session_pg(s, RESET_SQL, 16, p, PGRES_TUPLES_OK, state);
     if (!res) {
         if (strcmp(state, "23514") == 0) {
