@@ -101,18 +101,24 @@ static sk_status room_of(app *a, pool_session *s, int64_t item, unsigned char *m
     return st;
 }
 
+/* A time as a JSON member's value into buf (RFC3339_MAX + 2): quoted
+ * RFC 3339 text, or null for 0. */
+static const char *time_value(int64_t ms, char *buf)
+{
+    char when[RFC3339_MAX];
+    if (ms <= 0 || rfc3339_format(ms, when, sizeof(when)) < 0)
+        return "null";
+    snprintf(buf, RFC3339_MAX + 2, "\"%s\"", when);
+    return buf;
+}
+
 /* The 409 of a join outside the queue's times, with them. */
 static void reply_times(http_exchange *ex, sk_status st, const room_info *info, const char *msg)
 {
-    char pq[RFC3339_MAX] = "", starts[RFC3339_MAX] = "", ends[RFC3339_MAX] = "", more[200],
-         body[640];
-    rfc3339_format(info->prequeue_ms, pq, sizeof(pq));
-    rfc3339_format(info->starts_ms, starts, sizeof(starts));
-    if (info->ends_ms > 0)
-        rfc3339_format(info->ends_ms, ends, sizeof(ends));
-    snprintf(more, sizeof(more),
-             ",\"prequeue_opens_at\":\"%s\",\"starts_at\":\"%s\",\"ends_at\":%s%s%s", pq, starts,
-             ends[0] ? "\"" : "", ends[0] ? ends : "null", ends[0] ? "\"" : "");
+    char pq[RFC3339_MAX + 2], starts[RFC3339_MAX + 2], ends[RFC3339_MAX + 2], more[200], body[640];
+    snprintf(more, sizeof(more), ",\"prequeue_opens_at\":%s,\"starts_at\":%s,\"ends_at\":%s",
+             time_value(info->prequeue_ms, pq), time_value(info->starts_ms, starts),
+             time_value(info->ends_ms, ends));
     int n = json_io_error_body(body, sizeof(body), sk_status_code(st), msg, more);
     http_exchange_reply(ex, sk_status_http(st), body, n < 0 ? 0 : (size_t)n, NULL);
 }
