@@ -2,7 +2,6 @@
 (coreutils' sha256sum and openssl's HMAC, and an HMAC built here from SHA-256 by RFC 2104), and
 its verdicts on audits made here, honest and tampered. ctest unit_seckill_lab runs it."""
 
-import contextlib
 import hashlib
 import io
 import json
