@@ -47,6 +47,9 @@ function roomShowing(line, sale, expiresAt, now, countdown) {
               join: false};
     return {state: 'admitted', note: expiresAt === null ? 'Your turn! Buy now.'
             : `Your turn! Buy within ${countdown(expiresAt - now)}.`, button: 'Buy', buy: true, join: false};
+  case 'expired':
+    return {state: 'expired', note: 'Your turn to buy has run out.', button: 'Buy', buy: false,
+            join: false};
   case 'sold_out':
     return {state: 'sold_out', note: 'Everything is sold.', button: 'Sold out', buy: false, join: false};
   case 'ended':
