@@ -5,6 +5,7 @@ between the bench markers, from the figures bench.py measured."""
 import os
 
 from . import figures
+from .bench_room import room_rows
 
 WRK_CASES = [  # name, label, target ratio to the ceiling
     ("ceiling", "1 ceiling (nginx)", None),
@@ -86,7 +87,7 @@ def render_tables(b):
         f"| 6 | server RSS, 10,000 idle connections | {mem['rss_kib'] / 1024:.1f} MiB with {mem['connections']} open "
         f"({mem['rss_idle_kib'] / 1024:.1f} MiB before) | <= 64 MiB | "
         f"{yes(mem['rss_kib'] <= 65536 and mem['connections'] >= 10000)} |",
-    ]
+    ] + room_rows(b)
     cpu = ["| round (CPU microseconds a request, medians) | server | Redis | worker | PostgreSQL | nginx | wrk | all | "
            "syscalls a request (server; nginx for 1) |",
            "|---|---|---|---|---|---|---|---|---|"]
@@ -134,6 +135,7 @@ def to_json(b, when, commit, local):
                "failed": a["failed"], "complete": a["complete"], "sold_out_answers": a["non2xx"], "sold": a["sold"],
                "oversold": a["oversold"]},
         "memory": {**b.out["memory"], "target_kib": 65536},
+        "room": b.out.get("room"),
     }
 
 
@@ -171,6 +173,8 @@ wrk -t{t} -c{c} -d{d} --latency http://127.0.0.1:SERVER/health
 wrk -t{t} -c{c} -d{d} --latency -s loadtest/purchase.lua http://127.0.0.1:SERVER -- BIG_ITEM SEED
 wrk -t{t} -c{c} -d{d} --latency -s loadtest/purchase.lua http://127.0.0.1:SCRIPT_SERVER -- BIG_ITEM SEED  # order_guard = script
 wrk -t{t} -c{c} -d{d} --latency -s loadtest/purchase.lua http://127.0.0.1:SERVER -- STORM_ITEM SEED  # after reset to 1000
+wrk -t{t} -c{c} -d300s --latency -s loadtest/room.lua http://127.0.0.1:SERVER -- join ROOM_ITEM SEED  # SIGINT once joined
+wrk -t{t} -c{c} -d{d} --latency -s loadtest/room.lua http://127.0.0.1:SERVER -- poll ROOM_ITEM SEED 1000  # after the start
 ab -q -r -c 10000 -n 20000 -s 30 -p EMPTY_FILE -T application/json http://127.0.0.1:SERVER/api/v1/items/ITEM/purchase
 idle_conns 127.0.0.1 SERVER 10000   # loadtest/idle_conns.c; then VmRSS of /proc/<server>/status
 strace -c -f -p SERVER_PID & wrk -t{t} -c{c} -d3s ...   # syscalls a request: strace's total / wrk's requests
