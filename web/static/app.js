@@ -613,14 +613,22 @@ function learn(card, body, arrived) {
   repaint();
 }
 
-async function buy(card) {
+// The buyer a purchase (or a join) acts for, the page moved on to them; null, said, when the id
+// typed is no buyer's.
+function actingBuyer() {
   const buyer = buyerId();
   if (!/^[1-9][0-9]{0,17}$/.test(buyer)) {
     say('Enter your buyer id (a positive whole number) first.', 'error');
     page.buyer.focus();
-    return;
+    return null;
   }
   if (buyer !== sessionStorage.getItem(BUYER_KEY)) buyerChanged();
+  return buyer;
+}
+
+async function buy(card) {
+  const buyer = actingBuyer();
+  if (buyer === null) return;
   const field = card.node.querySelector('.quantity');
   const quantity = card.limit > 1 ? Number(field.value) : 1;
   if (!Number.isInteger(quantity) || quantity < 1 || quantity > card.limit) {

@@ -194,13 +194,8 @@ async function roomPoll(card) {
 }
 
 async function roomJoin(card) {
-  const buyer = buyerId();
-  if (!/^[1-9][0-9]{0,17}$/.test(buyer)) {
-    say('Enter your buyer id (a positive whole number) first.', 'error');
-    page.buyer.focus();
-    return;
-  }
-  if (buyer !== sessionStorage.getItem(BUYER_KEY)) buyerChanged();
+  const buyer = actingBuyer();
+  if (buyer === null) return;
   card.room.buyer = buyer;
   let res, body;
   try {
