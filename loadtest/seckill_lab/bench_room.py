@@ -75,6 +75,19 @@ class Room:
     def room_joined(self, item):
         return get_json(f"{self.url}/api/v1/items/{item}")["room"]["joined"]
 
+    def room_state(self, item):
+        """The state of the line of a buyer the join run made: the second of a wrk thread (room.lua's
+        naming), or what answered instead."""
+        said = "no answer"
+        for thread in range(17):
+            buyer = f"{4611686019 + ROOM_SEED % 268435456 * 16 + thread}000000002"
+            status, body = http("GET", f"{self.url}/api/v1/items/{item}/queue?user_id={buyer}")
+            state = re.search(r'"state":"([a-z_]+)"', body)
+            if status == 200 and state:
+                return state[1]
+            said = f"HTTP {status}"
+        return said
+
     def room(self):
         joiners = room_settings()
         purchase_rps = self.med["purchase"]["rps"] or 1
@@ -96,10 +109,7 @@ class Room:
         if wait > 0:
             time.sleep(wait)
         self.progress.step("7b waiting room: poll storm from far back")
-        # The first buyer of wrk's first thread (room.lua's naming).
-        first = f"{4611686019 + ROOM_SEED % 268435456 * 16}000000001"
-        status, body = http("GET", f"{self.url}/api/v1/items/{item}/queue?user_id={first}")
-        state = (re.search(r'"state":"([a-z_]+)"', body) or [None, f"HTTP {status}"])[1]
+        state = self.room_state(item)
         poll = self.room_wrk("room-poll", self.s.duration, ["poll", item, ROOM_SEED, POLLED_A_THREAD])
         p = figures.parse_wrk(poll)
         self.out["room"] = {
