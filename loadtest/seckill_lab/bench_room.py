@@ -46,12 +46,13 @@ def room_rows(b):
     return [
         f"| 7 | waiting room: {figures.thousands(r['joined'])} distinct buyers join before the start | "
         f"{figures.thousands(r['joins_per_s'])} joins/s (**{r['joins_ratio_to_purchase']:.2f}** of the "
-        f"purchases/s of 2), p99 {figures.fixed(r['join_p99_ms'], 2)} ms, {r['join_errors']} errors | >= 1.0 | "
-        f"{yes(r['joins_ratio_to_purchase'] >= 1.0 and r['join_errors'] == 0)} |",
+        f"purchases/s of 2), p99 {figures.fixed(r['join_p99_ms'], 2)} ms, {r['join_refused']} refused, "
+        f"{r['join_errors']} socket errors | >= 1.0, none refused | "
+        f"{yes(r['joins_ratio_to_purchase'] >= 1.0 and r['join_refused'] == 0)} |",
         f"| 7b | waiting room: poll storm from buyers far back ({r['poll_state']}) | "
         f"{figures.thousands(r['polls_per_s'])} polls/s (**{r['polls_ratio_to_ceiling']:.2f}** of the ceiling), "
-        f"p99 {figures.fixed(r['poll_p99_ms'], 2)} ms, {r['poll_errors']} errors | >= 0.9 | "
-        f"{yes(r['polls_ratio_to_ceiling'] >= 0.9 and r['poll_errors'] == 0)} |",
+        f"p99 {figures.fixed(r['poll_p99_ms'], 2)} ms, {r['poll_refused']} refused, {r['poll_errors']} socket "
+        f"errors | >= 0.9, none refused | {yes(r['polls_ratio_to_ceiling'] >= 0.9 and r['poll_refused'] == 0)} |",
     ]
 
 
@@ -114,12 +115,14 @@ class Room:
         p = figures.parse_wrk(poll)
         self.out["room"] = {
             "joined": joined, "joins_per_s": j["rps"], "join_p99_ms": j["p99"],
-            "join_errors": j["errors"] + non_2xx(report),
+            "join_errors": j["errors"], "join_refused": non_2xx(report),
             "joins_ratio_to_purchase": figures.ratio(j["rps"], purchase_rps),
-            "polls_per_s": p["rps"], "poll_p99_ms": p["p99"], "poll_errors": p["errors"] + non_2xx(poll),
+            "polls_per_s": p["rps"], "poll_p99_ms": p["p99"], "poll_errors": p["errors"],
+            "poll_refused": non_2xx(poll),
             "poll_state": state,
             "polls_ratio_to_ceiling": figures.ratio(p["rps"], self.med["ceiling"]["rps"])}
         r = self.out["room"]
         self.log(f"room: {joined} joined at {r['joins_per_s']} joins/s ({r['joins_ratio_to_purchase']:.2f} of the "
-                 f"purchases/s), {r['join_errors']} errors; polls from far back ({state}): {r['polls_per_s']}/s "
-                 f"({r['polls_ratio_to_ceiling']:.2f} of the ceiling), {r['poll_errors']} errors")
+                 f"purchases/s), {r['join_refused']} refused, {r['join_errors']} socket errors; polls from far "
+                 f"back ({state}): {r['polls_per_s']}/s ({r['polls_ratio_to_ceiling']:.2f} of the ceiling), "
+                 f"{r['poll_refused']} refused, {r['poll_errors']} socket errors")
