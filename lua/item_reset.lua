@@ -14,7 +14,9 @@
 -- ARGV[7] the round's units over every segment (default ARGV[1]);
 -- for a rebuild: ARGV[8] the initial stock (default ARGV[1]), ARGV[9]
 -- restocks, ARGV[10] units restocked, ARGV[11] returns, ARGV[12] units
--- returned (default 0 each).
+-- returned (default 0 each); ARGV[13] the item's admission ("race" or
+-- "room": lua/reserve_batch.lua lets a room's buyer in only with an
+-- admission), kept as it was when not given (a rebuild).
 --
 -- The keys are UNLINKed: a rebuilt item's buyers hash may hold a million
 -- fields, freed in the background. An archived item stays archived
@@ -22,6 +24,7 @@
 -- archive must not put it back on sale when its Redis half lands after the
 -- archive's.
 local archived = redis.call('HGET', KEYS[1], 'archived')
+local admission = ARGV[13] or redis.call('HGET', KEYS[1], 'admission')
 redis.call('UNLINK', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
 redis.call('HSET', KEYS[1], 'stock', ARGV[1], 'initial', ARGV[8] or ARGV[1], 'round', ARGV[2],
     'restocks', ARGV[9] or 0, 'restocked', ARGV[10] or 0, 'returns', ARGV[11] or 0,
@@ -29,5 +32,8 @@ redis.call('HSET', KEYS[1], 'stock', ARGV[1], 'initial', ARGV[8] or ARGV[1], 'ro
     'segments', ARGV[6] or 1, 'total', ARGV[7] or ARGV[1])
 if archived then
     redis.call('HSET', KEYS[1], 'archived', archived)
+end
+if admission then
+    redis.call('HSET', KEYS[1], 'admission', admission)
 end
 return 1

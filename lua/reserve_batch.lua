@@ -53,6 +53,12 @@
 --       their numbers are never handed out again (an order the same buyer
 --       placed while the hold stood is numbered after them); the buyer's
 --       order lock goes too, when it still holds this order id
+-- A buyer of an item whose state says admission = room (the waiting room,
+-- issue 27) is let in only with the admission the server checked: modes 0,
+-- 1, a and h then end in "+<round>:<expiry ms>" (the admission token's),
+-- and without it the outcome is admission_missing, of another round
+-- admission_wrong_round, past its expiry by Redis's clock admission_expired
+-- (after the window's refusals, before the stock's).
 --
 -- Returns seven entries about the item, then three per buyer:
 --   {now_ms, round, changes, starts_ms, ends_ms, per_buyer_limit, segments,
@@ -87,7 +93,7 @@ local lock_ttl = tonumber(ARGV[4]) or 0
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local s = redis.call('HMGET', KEYS[1], 'stock', 'round', 'restocks', 'starts', 'ends', 'limit',
-    'returns', 'segments', 'initial', 'restocked', 'total', 'archived')
+    'returns', 'segments', 'initial', 'restocked', 'total', 'archived', 'admission')
 local out = {now, 0, 0, 0, 0, 0, 1}
 if not s[1] then
     for i = 1, n do
@@ -104,6 +110,7 @@ local changes = (tonumber(s[3] or '0') or 0) + (tonumber(s[7] or '0') or 0)
 local segments = tonumber(s[8] or '1') or 1
 out[2], out[3], out[4], out[5], out[6], out[7] = round, changes, starts, ends, limit, segments
 local archived = s[12] ~= false
+local room = s[13] == 'room'
 -- The round's units over every segment, restocks included: an item of one
 -- segment has them in its own fields; a segment keeps the whole in `total`
 -- (the server writes it at each round and restock), and without it (a state
@@ -179,6 +186,18 @@ local function count(user, have)
     end
     bought[user] = have
 end
+-- Why a room's buyer may not buy (mode: the buyer's), or nil when they may.
+local function unadmitted(mode)
+    local adm_round, expiry = string.match(mode, '%+(%d+):(%d+)$')
+    if not adm_round then
+        return 'admission_missing'
+    elseif tonumber(adm_round) ~= round then
+        return 'admission_wrong_round'
+    elseif tonumber(expiry) <= now then
+        return 'admission_expired'
+    end
+    return nil
+end
 -- Why these keys cannot supply quantity units now, or nil when they can.
 local function refusal(quantity)
     if window then
@@ -237,6 +256,8 @@ for i = 1, n do
             outcome = 'buyer_required'
         elseif window then
             outcome = window
+        elseif room and unadmitted(mode) then
+            outcome = unadmitted(mode)
         elseif guarded and redis.call('EXISTS', KEYS[5 + i]) == 1 then
             outcome = 'in_progress'
         elseif stock <= 0 and kind ~= 'h' then

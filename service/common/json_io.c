@@ -99,14 +99,21 @@ static sk_status purchase_members(json_t *root, void *out, const char **why)
     purchase_request *req = out;
     int64_t quantity = 1;
     sk_status st = SK_INVALID;
+    json_t *admission = json_object_get(root, "admission");
     req->user_id = 0;
+    req->admission[0] = '\0';
     if (get_id(root, "user_id", &req->user_id) < 0)
         *why = "user_id must be a positive integer (a number or a decimal string)";
+    else if (admission &&
+             (!json_is_string(admission) || json_string_length(admission) > ROOM_TOKEN_MAX))
+        *why = "admission must be the admission token (a string) of the item's waiting room";
     else if (get_int(root, "quantity", 1, SALE_LIMIT_MAX, &quantity) < 0)
         *why = why_quantity;
     else
         st = SK_OK;
     req->quantity = (int)quantity;
+    if (st == SK_OK && admission)
+        memcpy(req->admission, json_string_value(admission), json_string_length(admission) + 1);
     return st;
 }
 
@@ -122,6 +129,7 @@ sk_status json_io_parse_purchase_query(const char *user, const char *quantity,
     int64_t q = 1;
     req->user_id = 0;
     req->quantity = 1;
+    req->admission[0] = '\0';
     if (user && validate_id(user, strlen(user), &req->user_id) < 0) {
         *why = "user_id must be a positive integer";
         return SK_INVALID;
@@ -217,7 +225,8 @@ static sk_status item_spec_members(json_t *root, void *out, const char **why)
         *why = "an item of several segments must have an id below 2^40";
     } else if (segments > 1 && json_is_true(json_object_get(root, "lab"))) {
         *why = "a laboratory item is not split into segments";
-    } else if (parse_terms(root, &spec->terms, why) == SK_OK) {
+    } else if (parse_terms(root, &spec->terms, why) == SK_OK &&
+               room_terms_parse(root, spec->terms.starts_ms, 1, &spec->room, why) == SK_OK) {
         spec->segments = (int)segments;
         spec->lab = json_is_true(json_object_get(root, "lab"));
         spec->payment_timeout_s = (int)timeout;
@@ -238,7 +247,12 @@ static sk_status reset_members(json_t *root, void *out, const char **why)
     item_reset *reset = out;
     memset(reset, 0, sizeof(*reset));
     sk_status st = parse_stock(root, &reset->stock, why);
-    return st == SK_OK ? parse_terms(root, &reset->terms, why) : st;
+    if (st == SK_OK)
+        st = parse_terms(root, &reset->terms, why);
+    return st == SK_OK
+               ? room_terms_parse(root, reset->terms.starts_ms,
+                                  (reset->terms.given & SALE_STARTS) != 0, &reset->room, why)
+               : st;
 }
 
 sk_status json_io_parse_reset(const char *body, size_t len, item_reset *reset, const char **why)
@@ -411,6 +425,10 @@ static json_t *item_json(const item_view *v)
          json_object_set_new(item, "listed", json_boolean(v->listed)) < 0 ||
          json_object_set_new(item, "archived", json_boolean(v->archived_ms > 0)) < 0 ||
          json_object_set_new(item, "archived_at", time_json(v->archived_ms)) < 0)) {
+        json_decref(item);
+        item = NULL;
+    }
+    if (item && room_terms_json(item, &v->room, &v->counts, v->starts_ms, v->now_ms) < 0) {
         json_decref(item);
         item = NULL;
     }

@@ -14,6 +14,7 @@
 
 #include "order.h"
 #include "order_life.h"
+#include "room_terms.h"
 #include "status.h"
 
 #define ITEM_NAME_MAX 200
@@ -46,6 +47,7 @@ typedef struct item_spec {
     int payment_timeout_s; /* -1: not given (the config's default applies) */
     int segments;          /* the stock split over this many segments (keys.h) */
     int unlisted;          /* "listed": false: never on the lists nor the sale page */
+    room_terms room;       /* "admission" and the waiting room's terms */
 } item_spec;
 
 /* The longest payment window an item may have: a week. */
@@ -55,12 +57,14 @@ typedef struct item_spec {
 typedef struct item_reset {
     int64_t stock;
     sale_terms terms; /* what the body did not name stays as it was */
+    room_terms room;  /* taken whole when room.given, else kept */
 } item_reset;
 
 /* POST /api/v1/items/{id}/purchase */
 typedef struct purchase_request {
     int64_t user_id; /* 0: not given */
     int quantity;
+    char admission[ROOM_TOKEN_MAX + 1]; /* a room's admission token ("admission"); "": none */
 } purchase_request;
 
 /* GET /api/v1/items/{id}. Units of the current round unless said. */
@@ -90,6 +94,8 @@ typedef struct item_view {
     int64_t archived_ms; /* when it was archived, Unix ms; 0: it is not */
     int locks_shown;     /* a shop's view (api.c): locks_held is part of it */
     int64_t locks_held;  /* buyers' order locks standing; -1: not all counted (null) */
+    room_terms room;     /* its admission terms */
+    room_counts counts;  /* a room's counts and secret */
 } item_view;
 
 /* A purchase refused, with what the buyer needs to know of it. */
@@ -107,8 +113,9 @@ typedef struct purchase_refusal {
 /* Each parser returns SK_OK, or SK_INVALID with *why set to a static
  * sentence for the error message. A body with a NUL byte is refused. */
 
-/* {"user_id": <id: integer or decimal string, optional>, "quantity": <1..1000, optional>};
- * absent fields stay 0 (user) and 1 (quantity). */
+/* {"user_id": <id: integer or decimal string, optional>, "quantity": <1..1000, optional>,
+ *  "admission": <a room's admission token, optional>};
+ * absent fields stay 0 (user), 1 (quantity) and "" (admission). */
 sk_status json_io_parse_purchase(const char *body, size_t len, purchase_request *req,
                                  const char **why);
 

@@ -29,6 +29,12 @@ int keys_item_given_back(char *buf, size_t len, int64_t item)
     return snprintf(buf, len, "{item:%" PRId64 "}:given_back", item);
 }
 
+int keys_room(char *buf, size_t len, int64_t item, const char *part)
+{
+    return snprintf(buf, len, "{item:%" PRId64 "}:room%s%s", item, part ? ":" : "",
+                    part ? part : "");
+}
+
 int keys_staged(char *buf, size_t len, const char *key)
 {
     return snprintf(buf, len, "%s:staged", key);

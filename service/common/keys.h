@@ -104,6 +104,15 @@ int64_t keys_of_order(int64_t item, int64_t key_id);
  * first (stock % segments) segments a unit more. Restocks go to segment 0. */
 int64_t keys_segment_share(int64_t stock, int j, int segments);
 
+/* The waiting room of an item (issue 27), in the item's own slot whatever
+ * its segments: part NULL, the room's hash {round, secret, prequeue, starts,
+ * ends, per_s, burst, max_active, ttl, seq, joined, admitted,
+ * expired_unused} (lua/room_reset.lua); "places", the ZSET of entrant
+ * handles by place score; "admitted", the hash {entrant -> admission expiry
+ * ms}, written once; "active", the ZSET of unexpired admissions not yet
+ * used, by expiry. */
+int keys_room(char *buf, size_t len, int64_t item, const char *part);
+
 /* A buyer's order lock on the item or segment key_id (the buyer's home):
  * holds the id of the buyer's order being created, from the reserve
  * script's acceptance until the worker persisted it (lua/reserve_batch.lua

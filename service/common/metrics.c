@@ -16,10 +16,12 @@ static const double bucket_le[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
 #define STATUS_MAX 599
 
 static const char *outcome_names[METRICS_OUTCOME_COUNT] = {
-    "queued",         "sold_out",     "sold_out_flag", "not_started",        "not_started_memory",
-    "ended",          "ended_memory", "limit_reached", "insufficient_stock", "unknown_item",
-    "queue_full",     "rate_limited", "failed",        "unconfirmed",        "archived",
-    "buyer_required", "in_progress",
+    "queued",         "sold_out",           "sold_out_flag",
+    "not_started",    "not_started_memory", "ended",
+    "ended_memory",   "limit_reached",      "insufficient_stock",
+    "unknown_item",   "queue_full",         "rate_limited",
+    "failed",         "unconfirmed",        "archived",
+    "buyer_required", "in_progress",        "admission_refused",
 };
 static const char *backend_names[METRICS_BACKEND_COUNT] = {"redis", "postgresql"};
 static const char *redirect_names[METRICS_REDIRECT_COUNT] = {"moved", "ask", "tryagain"};

@@ -28,6 +28,7 @@ typedef enum metrics_outcome {
     METRICS_ARCHIVED,       /* the item is archived (from Redis or from memory) */
     METRICS_BUYER_REQUIRED, /* anonymous, where the limit is below the round's units */
     METRICS_IN_PROGRESS,    /* the buyer's order lock stood: an order still being created */
+    METRICS_ADMISSION_REFUSED, /* a room item's purchase without a valid admission */
     METRICS_OUTCOME_COUNT
 } metrics_outcome;
 

@@ -23,6 +23,10 @@ typedef enum reserve_outcome {
     RESERVE_BUYER_REQUIRED,     /* anonymous, where the limit is below the round's units */
     RESERVE_IN_PROGRESS,        /* the buyer's order lock stands: an order is being created */
     RESERVE_UNKNOWN_ITEM,       /* no round of this item in Redis */
+    /* A room item's buyer (lua/reserve_batch.lua's admission marker). */
+    RESERVE_ADMISSION_MISSING, /* no admission checked by the server */
+    RESERVE_ADMISSION_ROUND,   /* an admission of another round */
+    RESERVE_ADMISSION_EXPIRED, /* an admission whose window is over, by Redis's clock */
     /* Segmented items only (keys.h): the path between segments. */
     RESERVE_HELD,      /* home could not supply: the units held against the limit */
     RESERVE_RELEASED,  /* a hold given back */

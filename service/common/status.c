@@ -51,6 +51,23 @@ static const struct {
     [SK_IN_PROGRESS] = {429, "in_progress",
                         "your previous order of this item is still being created; try again "
                         "in a moment"},
+    [SK_ADMISSION_MISSING] = {403, "admission_missing",
+                              "this item sells through its waiting room: the purchase needs the "
+                              "admission token (X-Admission header or \"admission\" in the body)"},
+    [SK_ADMISSION_FORGED] = {403, "admission_forged", "the admission token is not one of ours"},
+    [SK_ADMISSION_EXPIRED] = {403, "admission_expired",
+                              "the admission window is over: this admission buys nothing more"},
+    [SK_ADMISSION_WRONG_BUYER] = {403, "admission_wrong_buyer",
+                                  "the admission token is another buyer's"},
+    [SK_ADMISSION_WRONG_ITEM] = {403, "admission_wrong_item",
+                                 "the admission token is for another item"},
+    [SK_ADMISSION_WRONG_ROUND] = {403, "admission_wrong_round",
+                                  "the admission token is for another round of this item"},
+    [SK_NOT_A_ROOM] = {409, "not_a_room",
+                       "this item has no waiting room: it sells to whoever buys first "
+                       "(admission race)"},
+    [SK_NOT_IN_QUEUE] = {404, "not_in_queue",
+                         "this buyer has not joined the item's queue: POST to join it"},
     [SK_LAB_OFF] = {404, "lab_off",
                     "the oversell laboratory is off on this server (lab = on turns it on; never "
                     "on a production server)"},

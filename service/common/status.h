@@ -33,6 +33,15 @@ typedef enum sk_status {
     SK_ARCHIVED,        /* the item is archived: no reset, restock or sale any more */
     SK_BUYER_REQUIRED,  /* an anonymous purchase where the limit is below the stock */
     SK_IN_PROGRESS,     /* the buyer's previous order is still being created (order lock) */
+    /* The waiting room (issue 27): a purchase's admission token, and the queue. */
+    SK_ADMISSION_MISSING,     /* a room item's purchase without an admission token */
+    SK_ADMISSION_FORGED,      /* not a token of ours */
+    SK_ADMISSION_EXPIRED,     /* the admission window is over */
+    SK_ADMISSION_WRONG_BUYER, /* another buyer's */
+    SK_ADMISSION_WRONG_ITEM,  /* another item's */
+    SK_ADMISSION_WRONG_ROUND, /* another round's */
+    SK_NOT_A_ROOM,            /* the queue of an item that sells as a race */
+    SK_NOT_IN_QUEUE,          /* a poll of a buyer who has not joined */
     SK_STATUS_COUNT,
     /* A part plugged into the server (the laboratory: lab_status.h) numbers
      * outcomes of its own from here, and maps them to HTTP itself: the

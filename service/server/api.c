@@ -22,6 +22,7 @@
 #include "log.h"
 #include "orders.h"
 #include "purchase.h"
+#include "room.h"
 #include "router.h"
 #include "pool_session.h"
 #include "validate.h"
@@ -286,7 +287,7 @@ static int query_int(http_exchange *ex, const char *name, int64_t max, int64_t d
 static sk_status order_request_of(app *a, http_exchange *ex, pool_request *req, const char **why)
 {
     int tokens = buyer_tokens(a);
-    purchase_request named = {0, 1};
+    purchase_request named = {.user_id = 0, .quantity = 1};
     int64_t v;
     switch (req->route) {
     case ROUTE_ORDER_PAY:
@@ -452,9 +453,27 @@ void api_handle(void *ctx, http_exchange *ex)
         if ((st = purchase_request_of(a, ex, &pr, &why)) != SK_OK)
             http_exchange_reply_error(ex, st, why);
         else
-            purchase_start(a, ex, m.item_id, pr.user_id, pr.quantity);
+            purchase_start(a, ex, m.item_id, pr.user_id, pr.quantity,
+                           pr.admission[0] ? pr.admission
+                                           : http_exchange_header(ex, "X-Admission"));
         return;
     }
+    case ROUTE_QUEUE_JOIN:
+    case ROUTE_QUEUE_POLL: {
+        purchase_request pr;
+        if ((st = purchase_request_of(a, ex, &pr, &why)) == SK_OK && pr.user_id == 0) {
+            st = SK_INVALID;
+            why = "user_id is required (in the JSON body or the query): the buyer in the queue";
+        }
+        if (st != SK_OK)
+            http_exchange_reply_error(ex, st, why);
+        else
+            room_start(a, ex, m.route, m.item_id, pr.user_id);
+        return;
+    }
+    case ROUTE_QUEUE_AUDIT:
+        room_start(a, ex, m.route, m.item_id, 0);
+        return;
     case ROUTE_PAGE:
         reply_page(ex);
         return;

@@ -85,6 +85,8 @@ static void on_message(void *ctx, const events_message *m)
         return;
     }
     gate_new_version(a->gate, m->item, reserve_stock_version(m->round, m->changes));
+    if (m->kind == EVENTS_ROUND)
+        room_cache_forget(a->rooms, keys_segment_item(m->item));
     if (m->kind == EVENTS_ROUND && a->plugin.new_round)
         a->plugin.new_round(a->plugin.ctx, m->item, m->round);
 }
@@ -93,6 +95,7 @@ static void on_resync(void *ctx)
 {
     app *a = ctx;
     gate_clear_all(a->gate);
+    room_cache_forget(a->rooms, 0);
     if (a->plugin.resync)
         a->plugin.resync(a->plugin.ctx);
 }
@@ -185,9 +188,10 @@ app *app_create(const config *cfg, char *err, size_t errlen)
         }
     }
     a->gate = gate_create(65536);
+    a->rooms = room_cache_create();
     a->nconns = http_server_loop_count(cfg);
     a->conns = calloc((size_t)a->nconns, sizeof(*a->conns));
-    if (!a->gate || !a->conns) {
+    if (!a->gate || !a->rooms || !a->conns) {
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
@@ -278,6 +282,7 @@ void app_free(app *a)
         a->plugin.free(a->plugin.ctx); /* its own threads answer what they hold */
     http_server_free(a->http);
     gate_free(a->gate);
+    room_cache_free(a->rooms);
     redis_clock_close(&a->clock);
     metrics_free(a->metrics);
     ratelimit_free(a->ratelimit);

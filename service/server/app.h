@@ -25,6 +25,7 @@
 #include "ratelimit.h"
 #include "redis_clock.h"
 #include "redis_conn.h"
+#include "room_cache.h"
 #include "router.h"
 #include "scripts.h"
 #include "gate.h"
@@ -58,6 +59,7 @@ typedef struct app {
     scripts scripts;
     order_id_gen ids;
     gate *gate;
+    room_cache *rooms; /* the waiting rooms as this instance last read them (room.h) */
     redis_clock clock; /* bounds on Redis's clock, from the reserve calls */
     /* One Redis connection of the purchase path per HTTP loop, made on the
      * loop's base when the server starts (app_start) and used only on that

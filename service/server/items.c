@@ -14,6 +14,7 @@
 #include "log.h"
 #include "pg_value.h"
 #include "reserve.h"
+#include "room_store.h"
 
 #define COMPONENT "items"
 
@@ -21,7 +22,7 @@
  * item) in Redis with its share of the stock, the terms and the round's
  * units over every segment (total: the script's rule for anonymous buyers). */
 static int start_segment(pool_session *s, int64_t key, int segments, int64_t stock, int64_t total,
-                         int64_t round, const sale_terms *t)
+                         int64_t round, const sale_terms *t, const room_terms *room)
 {
     char state[KEYS_MAX], buyers[KEYS_MAX], returned[KEYS_MAX], given_back[KEYS_MAX], stock_s[24],
         round_s[24], starts_s[24], ends_s[24], limit_s[12], segments_s[12], total_s[24];
@@ -36,17 +37,36 @@ static int start_segment(pool_session *s, int64_t key, int segments, int64_t sto
     snprintf(limit_s, sizeof(limit_s), "%d", t->per_buyer_limit);
     snprintf(segments_s, sizeof(segments_s), "%d", segments);
     snprintf(total_s, sizeof(total_s), "%" PRId64, total);
-    const char *keys_args[] = {state,    buyers, returned, given_back, stock_s, round_s,
-                               starts_s, ends_s, limit_s,  segments_s, total_s};
-    redisReply *r = pool_session_script(s, SCRIPT_ITEM_RESET, 4, 7, keys_args);
+    /* A round's rebuild fields (initial, restocks, restocked, returns,
+     * returned) as a new round has them, then its admission. */
+    const char *keys_args[] = {state,
+                               buyers,
+                               returned,
+                               given_back,
+                               stock_s,
+                               round_s,
+                               starts_s,
+                               ends_s,
+                               limit_s,
+                               segments_s,
+                               total_s,
+                               stock_s,
+                               "0",
+                               "0",
+                               "0",
+                               "0",
+                               room->room ? "room" : "race"};
+    redisReply *r = pool_session_script(s, SCRIPT_ITEM_RESET, 4, 13, keys_args);
     freeReplyObject(r);
     return r ? 0 : -1;
 }
 
 /* Starts the round in Redis with its terms, the stock split evenly over the
- * item's segments, and tells every server about it. */
+ * item's segments, and its waiting room (K's hex: k_hex), and tells every
+ * server about it. */
 static int start_round_in_redis(pool_session *s, int64_t item, int segments, int64_t stock,
-                                int64_t round, const sale_terms *t)
+                                int64_t round, const sale_terms *t, const room_terms *room,
+                                const char *k_hex)
 {
     if (segments < 1)
         segments = 1;
@@ -67,9 +87,11 @@ static int start_round_in_redis(pool_session *s, int64_t item, int segments, int
         return -1;
     for (int j = 0; j < segments; j++) {
         int64_t share = keys_segment_share(stock, j, segments);
-        if (start_segment(s, keys[j], segments, share, stock, round, t) < 0)
+        if (start_segment(s, keys[j], segments, share, stock, round, t, room) < 0)
             return -1;
     }
+    if (room_store_start(s, item, round, t->starts_ms, t->ends_ms, room, k_hex) < 0)
+        return -1;
     for (int j = 0; j < segments; j++) {
         char event[80];
         snprintf(event, sizeof(event), "round %" PRId64 " %" PRId64, keys[j], round);
@@ -100,11 +122,77 @@ static void read_terms(pg_row *f, int at, sale_terms *t)
     t->per_buyer_limit = pg_row_int(f, at + 2);
 }
 
+/* The room columns of a create or a reset as text parameters into p[0..6]
+ * (admission, prequeue ms, admit_per_s, admit_burst, max_active, ttl, K's
+ * hex), NULL where SQL NULL; a burst not given is the stock. The room's K is
+ * drawn here, before anyone can join. Returns 0, or -1 when the draw failed. */
+typedef struct room_params {
+    char prequeue[24], per_s[40], burst[24], max_active[24], ttl[12], k_hex[ROOM_HEX_LEN + 1];
+} room_params;
+
+static int room_params_of(const room_terms *r, int64_t stock, room_params *b, const char **p)
+{
+    memset(b, 0, sizeof(*b));
+    p[0] = r->room ? "room" : "race";
+    for (int i = 1; i < 7; i++)
+        p[i] = NULL;
+    snprintf(b->ttl, sizeof(b->ttl), "%d", r->room ? r->admission_ttl_s : ROOM_TTL_DEFAULT_S);
+    p[5] = b->ttl;
+    if (!r->room)
+        return 0;
+    if (room_store_draw(b->k_hex) < 0)
+        return -1;
+    p[1] = time_param(r->prequeue_ms, b->prequeue, sizeof(b->prequeue));
+    snprintf(b->per_s, sizeof(b->per_s), "%.17g", r->admit_per_s);
+    snprintf(b->burst, sizeof(b->burst), "%" PRId64, r->admit_burst >= 0 ? r->admit_burst : stock);
+    p[2] = b->per_s;
+    p[3] = b->burst;
+    if (r->max_active > 0) {
+        snprintf(b->max_active, sizeof(b->max_active), "%" PRId64, r->max_active);
+        p[4] = b->max_active;
+    }
+    p[6] = b->k_hex;
+    return 0;
+}
+
+/* The room's terms as stored: the burst resolved. */
+static room_terms room_as_stored(const room_terms *r, int64_t stock)
+{
+    room_terms t = *r;
+    if (t.room && t.admit_burst < 0)
+        t.admit_burst = stock;
+    return t;
+}
+
+/* The view of an item just created whose read failed: what we know. */
+static void created_view(const item_spec *spec, int64_t id, int64_t round, const room_terms *room,
+                         item_view *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->id = id;
+    out->round = round;
+    snprintf(out->name, sizeof(out->name), "%s", spec->name);
+    out->initial_stock = out->remaining = spec->stock;
+    out->starts_ms = spec->terms.starts_ms;
+    out->ends_ms = spec->terms.ends_ms;
+    out->per_buyer_limit = spec->terms.per_buyer_limit;
+    out->payment_timeout_s = spec->payment_timeout_s;
+    out->lab = spec->lab;
+    out->segments = spec->segments > 1 ? spec->segments : 1;
+    out->listed = !spec->unlisted;
+    out->room = *room;
+}
+
 sk_status items_create(pool_session *s, const item_spec *spec, item_view *out)
 {
     char id_s[24], stock_s[24], starts_s[24], ends_s[24], limit_s[12], timeout_s[12],
         segments_s[12], state[6];
+    room_params rb;
+    const char *rp[7];
     int segments = spec->segments > 1 ? spec->segments : 1;
+    if (room_params_of(&spec->room, spec->stock, &rb, rp) < 0)
+        return SK_INTERNAL;
+    room_terms room = room_as_stored(&spec->room, spec->stock);
     snprintf(id_s, sizeof(id_s), "%" PRId64, spec->id);
     snprintf(segments_s, sizeof(segments_s), "%d", segments);
     snprintf(stock_s, sizeof(stock_s), "%" PRId64, spec->stock);
@@ -121,19 +209,28 @@ sk_status items_create(pool_session *s, const item_spec *spec, item_view *out)
                        limit_s,
                        timeout_s,
                        segments_s,
-                       spec->unlisted ? "false" : "true"};
+                       spec->unlisted ? "false" : "true",
+                       rp[0],
+                       rp[1],
+                       rp[2],
+                       rp[3],
+                       rp[4],
+                       rp[5],
+                       rp[6]};
     PGresult *res = pool_session_pg(
         s,
         "WITH ins AS (INSERT INTO items (id, name, initial_stock, lab, starts_at, ends_at, "
-        "                                per_buyer_limit, payment_timeout_s, segments, listed) "
+        "                                per_buyer_limit, payment_timeout_s, segments, listed, "
+        "                                admission, prequeue_opens_at, admit_per_s, admit_burst, "
+        "                                max_active, admission_ttl_s, room_secret) "
         "  VALUES (coalesce($1::bigint, nextval(pg_get_serial_sequence('items', 'id'))), $2, $3, "
         "          $4, to_timestamp($5::bigint / 1000.0), to_timestamp($6::bigint / 1000.0), $7, "
-        "          $8, $9, $10) "
+        "          $8, $9, $10, $11, to_timestamp($12::bigint / 1000.0), $13, $14, $15, $16, $17) "
         "  RETURNING id, round) "
         "SELECT id, round, CASE WHEN $1::bigint IS NULL THEN 0 ELSE "
         "  setval(pg_get_serial_sequence('items', 'id'), "
         "         GREATEST(id, (SELECT coalesce(max(id), 1) FROM items))) END FROM ins",
-        10, p, PGRES_TUPLES_OK, state);
+        17, p, PGRES_TUPLES_OK, state);
     if (!res)
         return strcmp(state, "23505") == 0 ? SK_ITEM_EXISTS : SK_BACKEND_DOWN;
     pg_row f = pg_row_at(res, 0);
@@ -143,7 +240,8 @@ sk_status items_create(pool_session *s, const item_spec *spec, item_view *out)
     if (pg_row_check(&f, COMPONENT, "a created item") < 0)
         return SK_INTERNAL;
     snprintf(id_s, sizeof(id_s), "%" PRId64, id);
-    if (start_round_in_redis(s, id, segments, spec->stock, round, &spec->terms) < 0) {
+    if (start_round_in_redis(s, id, segments, spec->stock, round, &spec->terms, &room, rb.k_hex) <
+        0) {
         /* Without its Redis state nobody can buy the item; take the row back
          * so that the admin's retry is a clean create. */
         const char *d[] = {id_s};
@@ -151,53 +249,69 @@ sk_status items_create(pool_session *s, const item_spec *spec, item_view *out)
             pool_session_pg(s, "DELETE FROM items WHERE id = $1", 1, d, PGRES_COMMAND_OK, NULL));
         return SK_BACKEND_DOWN;
     }
-    if (items_get(s, id, out) != SK_OK) {
-        /* Created all the same: answer what we know. */
-        memset(out, 0, sizeof(*out));
-        out->id = id;
-        out->round = round;
-        snprintf(out->name, sizeof(out->name), "%s", spec->name);
-        out->initial_stock = out->remaining = spec->stock;
-        out->starts_ms = spec->terms.starts_ms;
-        out->ends_ms = spec->terms.ends_ms;
-        out->per_buyer_limit = spec->terms.per_buyer_limit;
-        out->payment_timeout_s = spec->payment_timeout_s;
-        out->lab = spec->lab;
-        out->segments = segments;
-        out->listed = !spec->unlisted;
-    }
+    if (items_get(s, id, out) != SK_OK)
+        created_view(spec, id, round, &room, out);
     return SK_CREATED;
 }
+
+/* A new round in one statement: the orders of the old one stay (they keep
+ * their round); the terms the body did not name stay as they were, the
+ * room's as a whole (a new K whenever the round has a room). */
+static const char RESET_SQL[] =
+    "UPDATE items AS i SET initial_stock = $2, round = round + 1, restocked = 0, "
+    "  restocks = 0, "
+    "  starts_at = CASE WHEN $3 THEN to_timestamp($4::bigint / 1000.0) ELSE starts_at END, "
+    "  ends_at = CASE WHEN $5 THEN to_timestamp($6::bigint / 1000.0) ELSE ends_at END, "
+    "  per_buyer_limit = CASE WHEN $7 THEN $8::integer ELSE per_buyer_limit END, "
+    "  admission = CASE WHEN $9 THEN $10 ELSE admission END, "
+    "  prequeue_opens_at = CASE WHEN $9 THEN to_timestamp($11::bigint / 1000.0) "
+    "    ELSE prequeue_opens_at END, "
+    "  admit_per_s = CASE WHEN $9 THEN $12::double precision ELSE admit_per_s END, "
+    "  admit_burst = CASE WHEN $9 THEN $13::bigint ELSE admit_burst END, "
+    "  max_active = CASE WHEN $9 THEN $14::bigint ELSE max_active END, "
+    "  admission_ttl_s = CASE WHEN $9 THEN $15::integer ELSE admission_ttl_s END, "
+    "  room_secret = CASE WHEN (CASE WHEN $9 THEN $10 ELSE admission END) = 'room' "
+    "    THEN $16 END "
+    "WHERE id = $1 AND archived_at IS NULL RETURNING round, " TERMS_COLUMNS
+    ", segments, " ROOM_STORE_COLUMNS;
 
 sk_status items_reset(pool_session *s, int64_t item, const item_reset *r, item_view *out,
                       const char **why)
 {
     char id_s[24], stock_s[24], starts_s[24], ends_s[24], limit_s[12], given[3][6], state[6];
     const sale_terms *t = &r->terms;
+    room_params rb;
+    const char *rp[7];
+    if (room_params_of(&r->room, r->stock, &rb, rp) < 0 ||
+        (!rb.k_hex[0] && room_store_draw(rb.k_hex) < 0))
+        return SK_INTERNAL;
     snprintf(id_s, sizeof(id_s), "%" PRId64, item);
     snprintf(stock_s, sizeof(stock_s), "%" PRId64, r->stock);
     snprintf(limit_s, sizeof(limit_s), "%d", t->per_buyer_limit);
     snprintf(given[0], sizeof(given[0]), "%s", t->given & SALE_STARTS ? "true" : "false");
     snprintf(given[1], sizeof(given[1]), "%s", t->given & SALE_ENDS ? "true" : "false");
     snprintf(given[2], sizeof(given[2]), "%s", t->given & SALE_LIMIT ? "true" : "false");
-    /* A new round in one statement: the orders of the old one stay (they
-     * keep their round); the terms the body did not name stay as they were. */
-    const char *p[] = {id_s,     stock_s,
-                       given[0], time_param(t->starts_ms, starts_s, 24),
-                       given[1], time_param(t->ends_ms, ends_s, 24),
-                       given[2], limit_s};
-    PGresult *res = pool_session_pg(
-        s,
-        "UPDATE items SET initial_stock = $2, round = round + 1, restocked = 0, "
-        "  restocks = 0, "
-        "  starts_at = CASE WHEN $3 THEN to_timestamp($4::bigint / 1000.0) ELSE starts_at END, "
-        "  ends_at = CASE WHEN $5 THEN to_timestamp($6::bigint / 1000.0) ELSE ends_at END, "
-        "  per_buyer_limit = CASE WHEN $7 THEN $8::integer ELSE per_buyer_limit END "
-        "WHERE id = $1 AND archived_at IS NULL RETURNING round, " TERMS_COLUMNS ", segments",
-        8, p, PGRES_TUPLES_OK, state);
+    const char *p[] = {id_s,
+                       stock_s,
+                       given[0],
+                       time_param(t->starts_ms, starts_s, 24),
+                       given[1],
+                       time_param(t->ends_ms, ends_s, 24),
+                       given[2],
+                       limit_s,
+                       r->room.given ? "true" : "false",
+                       rp[0],
+                       rp[1],
+                       rp[2],
+                       rp[3],
+                       rp[4],
+                       rp[5],
+                       rb.k_hex};
+    PGresult *res = pool_session_pg(s, RESET_SQL, 16, p, PGRES_TUPLES_OK, state);
     if (!res) {
         if (strcmp(state, "23514") == 0) {
-            *why = "ends_at must come after starts_at (with the item's other bound kept)";
+            *why = "ends_at must come after starts_at, and a room's prequeue_opens_at before it "
+                   "(with the item's other terms kept)";
             return SK_INVALID;
         }
         return SK_BACKEND_DOWN;
@@ -209,14 +323,17 @@ sk_status items_reset(pool_session *s, int64_t item, const item_reset *r, item_v
     pg_row f = pg_row_at(res, 0);
     int64_t round = pg_row_i64(&f, 0);
     sale_terms now;
+    room_terms room;
+    char k_hex[ROOM_HEX_LEN + 1];
     read_terms(&f, 1, &now);
     int segments = pg_row_int(&f, 4);
+    room_store_read(&f, 5, &room, k_hex);
     PQclear(res);
     if (pg_row_check(&f, COMPONENT, "a reset item") < 0)
         return SK_INTERNAL;
     /* PostgreSQL is the truth: if Redis fails now, a repeated reset
      * completes a newer round. */
-    if (start_round_in_redis(s, item, segments, r->stock, round, &now) < 0)
+    if (start_round_in_redis(s, item, segments, r->stock, round, &now, &room, k_hex) < 0)
         return SK_BACKEND_DOWN;
     return items_get(s, item, out);
 }
@@ -257,7 +374,7 @@ static sk_status item_stock(pool_session *s, item_view *out)
     out->sold = out->initial_stock + out->restocked - out->remaining;
     int64_t held = out->persisted + out->paid + out->cancelled + out->expired - out->returned;
     out->queued = out->sold > held ? out->sold - held : 0;
-    return SK_OK;
+    return room_store_counts(s, out);
 }
 
 /* The view's columns, read from an items row i and its orders of the round. */
@@ -269,7 +386,7 @@ static sk_status item_stock(pool_session *s, item_view *out)
     "  coalesce((extract(epoch FROM i.ends_at) * 1000)::bigint, 0), i.per_buyer_limit, "           \
     "  coalesce(u.paid, 0), coalesce(u.cancelled, 0), coalesce(u.expired, 0), "                    \
     "  coalesce(u.returned, 0), i.payment_timeout_s, i.segments, i.listed, "                       \
-    "  coalesce((extract(epoch FROM i.archived_at) * 1000)::bigint, 0) "                           \
+    "  coalesce((extract(epoch FROM i.archived_at) * 1000)::bigint, 0), " ROOM_STORE_COLUMNS       \
     "FROM items i LEFT JOIN LATERAL (SELECT " UNITS_IN(                                            \
         "'persisted'") " AS persisted, "                                                           \
                        "  " UNITS_IN("'paid'") " AS paid, " UNITS_IN(                              \
@@ -307,6 +424,7 @@ static int read_view(PGresult *res, int row, item_view *v)
     v->segments = pg_row_int(&f, 16);
     v->listed = pg_row_bool(&f, 17);
     v->archived_ms = pg_row_i64(&f, 18);
+    room_store_read(&f, 19, &v->room, v->counts.secret);
     return pg_row_check(&f, COMPONENT, "an item");
 }
 

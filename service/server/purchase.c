@@ -13,6 +13,8 @@
  * PURCHASE_START_MARGIN_MS) every purchase goes to Redis, which decides. */
 #include "purchase.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +26,7 @@
 #include <event2/event.h>
 #include "keys.h"
 #include "purchase_reply.h"
+#include "room.h"
 #include "segment_route.h"
 
 /* Segmented items whose key ids a loop keeps (computing them hashes). */
@@ -45,6 +48,10 @@ typedef struct purchase {
     int64_t order_id;
     int64_t *keys; /* a segmented item's key ids (the route's), else NULL */
     segment_route route;
+    /* A room's buyer: "+<round>:<expiry ms>" of the admission checked, that
+     * the script's entry modes carry (lua/reserve_batch.lua); "" else. */
+    char admitted[48];
+    int64_t admitted_round;
 } purchase;
 
 /* An HTTP loop's purchase state (its thread only; redis_conn_local). */
@@ -75,9 +82,24 @@ static void fail(purchase *p)
  * as a buyer of the script's mode; answers 503 when out of memory. */
 static void send_to(purchase_loop *pl, purchase *p, int64_t key, const char *mode)
 {
+    char marked[RESERVE_MODE_MAX];
+    if (p->admitted[0] && strchr("01ah", mode[0])) {
+        snprintf(marked, sizeof(marked), "%s%s", mode, p->admitted);
+        mode = marked;
+    }
     if (batcher_add(pl->bt, p, p->item, key, reserve_buyer(p->user, p->user == 0, p->order_id),
                     p->order_id, p->quantity, mode) < 0)
         fail(p);
+}
+
+/* Answers the buyer Redis's final word; a purchase made with an admission
+ * ends the admission's active time. */
+static void finish(purchase *p, const reserve_item *it, const reserve_answer *ans, int confirmed)
+{
+    if (p->admitted[0] && ans->outcome == RESERVE_QUEUED)
+        room_admission_used(p->a, p->item, p->admitted_round, p->user);
+    purchase_reply_answer(p->a, p->ex, p->order_id, p->quantity, it, ans, confirmed);
+    purchase_free(p);
 }
 
 /* --- segments ------------------------------------------------------------------- */
@@ -156,8 +178,7 @@ static void next_segment(purchase_loop *pl, purchase *p, const reserve_item *it,
     }
     reserve_answer final = *ans;
     final.outcome = step.outcome;
-    purchase_reply_answer(p->a, p->ex, p->order_id, p->quantity, it, &final, confirmed);
-    purchase_free(p);
+    finish(p, it, &final, confirmed);
 }
 
 /* --- what the batcher hands back ---------------------------------------------- */
@@ -172,8 +193,7 @@ static void on_answered(void *ctx, void *who, const reserve_item *it, const rese
     } else if (p->keys && ans->outcome != RESERVE_BAD_REPLY) {
         next_segment(pl, p, it, ans, confirmed);
     } else {
-        purchase_reply_answer(p->a, p->ex, p->order_id, p->quantity, it, ans, confirmed);
-        purchase_free(p);
+        finish(p, it, ans, confirmed);
     }
 }
 
@@ -266,7 +286,24 @@ static int answered_from_memory(app *a, purchase_loop *pl, http_exchange *ex, in
     return 1;
 }
 
-void purchase_start(app *a, http_exchange *ex, int64_t item, int64_t user, int quantity)
+/* Checks a room buyer's admission token into p->admitted. Returns 0, or -1
+ * when refused (answered). */
+static int admission_of(app *a, http_exchange *ex, purchase *p, const char *admission)
+{
+    int64_t round, expiry;
+    sk_status st = room_check_admission(a, p->item, p->user, admission, &round, &expiry);
+    if (st != SK_OK) {
+        metrics_purchase(a->metrics, METRICS_ADMISSION_REFUSED);
+        http_exchange_reply_error(ex, st, NULL);
+        return -1;
+    }
+    snprintf(p->admitted, sizeof(p->admitted), "+%" PRId64 ":%" PRId64, round, expiry);
+    p->admitted_round = round;
+    return 0;
+}
+
+void purchase_start(app *a, http_exchange *ex, int64_t item, int64_t user, int quantity,
+                    const char *admission)
 {
     redis_conn *c = app_exchange_conn(ex);
     purchase_loop *pl = c ? loop_of(a, c) : NULL;
@@ -293,6 +330,10 @@ void purchase_start(app *a, http_exchange *ex, int64_t item, int64_t user, int q
     p->user = user;
     p->quantity = quantity;
     p->order_id = order_id_next(&a->ids, clock_wall_ms());
+    if (admission && admission[0] && admission_of(a, ex, p, admission) < 0) {
+        purchase_free(p);
+        return;
+    }
 
     http_exchange_defer(ex);
     if (!pl)

@@ -11,7 +11,12 @@
  * answers ex: 202 queued; 409 not_started, ended, sold_out, limit_reached,
  * insufficient_stock; 429 rate_limited; 404; 503. What memory surely knows
  * (sold out, outside the window) is answered at once; otherwise the exchange
- * is deferred and answered by its own HTTP loop once Redis replies. */
-void purchase_start(app *a, http_exchange *ex, int64_t item, int64_t user, int quantity);
+ * is deferred and answered by its own HTTP loop once Redis replies.
+ * admission: the admission token of a room item's buyer (NULL or "": none),
+ * checked here (403 admission_* when wrong; a room item without one is
+ * refused by Redis, lua/reserve_batch.lua); a purchase made with it ends the
+ * buyer's active admission. */
+void purchase_start(app *a, http_exchange *ex, int64_t item, int64_t user, int quantity,
+                    const char *admission);
 
 #endif

@@ -14,6 +14,9 @@ static const metrics_outcome counted[] = {
     [RESERVE_ARCHIVED] = METRICS_ARCHIVED,
     [RESERVE_BUYER_REQUIRED] = METRICS_BUYER_REQUIRED,
     [RESERVE_IN_PROGRESS] = METRICS_IN_PROGRESS,
+    [RESERVE_ADMISSION_MISSING] = METRICS_ADMISSION_REFUSED,
+    [RESERVE_ADMISSION_ROUND] = METRICS_ADMISSION_REFUSED,
+    [RESERVE_ADMISSION_EXPIRED] = METRICS_ADMISSION_REFUSED,
 };
 
 /* What a buyer whose order lock stands hears in Retry-After (seconds): a
@@ -82,6 +85,10 @@ static void reply_outcome(app *a, http_exchange *ex, int64_t order_id, int quant
         http_exchange_reply_error(ex, SK_NOT_FOUND, "no such item");
         return;
     }
+    if (counted[ans->outcome] == METRICS_ADMISSION_REFUSED) {
+        http_exchange_reply_error(ex, reserve_status(ans->outcome), NULL);
+        return;
+    }
     if (ans->outcome == RESERVE_IN_PROGRESS) /* the worker persists within moments */
         http_exchange_retry_after(ex, PURCHASE_IN_PROGRESS_RETRY_S);
     purchase_refusal r = {.status = reserve_status(ans->outcome),
@@ -98,7 +105,7 @@ static void reply_outcome(app *a, http_exchange *ex, int64_t order_id, int quant
 void purchase_reply_answer(app *a, http_exchange *ex, int64_t order_id, int quantity,
                            const reserve_item *it, const reserve_answer *ans, int confirmed)
 {
-    if (ans->outcome == RESERVE_BAD_REPLY || (unsigned)ans->outcome > RESERVE_UNKNOWN_ITEM)
+    if (ans->outcome == RESERVE_BAD_REPLY || (unsigned)ans->outcome > RESERVE_ADMISSION_EXPIRED)
         purchase_reply_failed(a, ex);
     else if (ans->outcome == RESERVE_QUEUED && !confirmed)
         purchase_reply_unconfirmed(a, ex, order_id);

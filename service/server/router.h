@@ -36,6 +36,9 @@ typedef enum route_id {
     ROUTE_EVENTS,
     ROUTE_WEBHOOK_DEAD,
     ROUTE_WEBHOOK_REPLAY,
+    ROUTE_QUEUE_JOIN,  /* POST /api/v1/items/{id}/queue: join the waiting room */
+    ROUTE_QUEUE_POLL,  /* GET /api/v1/items/{id}/queue: place and admission */
+    ROUTE_QUEUE_AUDIT, /* GET /api/v1/items/{id}/queue/audit: the published order */
     ROUTE_COUNT
 } route_id;
 

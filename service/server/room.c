@@ -1,0 +1,441 @@
+/* room.c: the waiting room's routes. A poll is answered from memory when
+ * memory surely knows: the sale started (places are final), the buyer's
+ * place is known, and the frontier (at most ROOM_CACHE_FRESH_MS old, or
+ * being read again by another poll) has not reached it. Everything else
+ * goes to the pool: one script call (two for a join after the start: the
+ * join, then the poll that may admit), and the room's terms, secret and
+ * master key read once and kept (room_cache.h). */
+#include "room.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "json_io.h"
+#include "keys.h"
+#include "log.h"
+#include "pool_session.h"
+#include "rfc3339.h"
+#include "room_answer.h"
+#include "room_store.h"
+#include "validate.h"
+
+#include <jansson.h>
+
+/* Places a poll may let in at once (lua/room_poll.lua's ARGV[4]). */
+#define ROOM_ADMIT_PER_CALL 2000
+/* The most entrants an audit page lists. */
+#define ROOM_AUDIT_MAX 1000
+
+typedef struct room_job {
+    app *a;
+    http_exchange *ex;
+    route_id route;
+    int64_t item, user;
+    int64_t after, limit; /* ROUTE_QUEUE_AUDIT */
+} room_job;
+
+/* A jitter in [0, 1) from the buyer and the clock. */
+static double jitter(int64_t user)
+{
+    uint64_t x =
+        (uint64_t)user * 0x9e3779b97f4a7c15ULL ^ (uint64_t)clock_mono_ms() * 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 31;
+    return (double)(x % 1000) / 1000.0;
+}
+
+static void reply_standing(http_exchange *ex, room_standing *st)
+{
+    http_exchange_reply_new(ex, 200, room_answer_json(st));
+}
+
+/* --- from memory --------------------------------------------------------------- */
+
+/* Answers a poll from memory when it surely knows the buyer waits. Returns
+ * 1 when answered. */
+static int poll_from_memory(app *a, http_exchange *ex, int64_t item, int64_t user)
+{
+    room_info info;
+    room_frontier f;
+    int64_t place, mono = clock_mono_ms();
+    int claimed;
+    if (!room_cache_info(a->rooms, item, &info) ||
+        !room_cache_place(a->rooms, item, info.round, user, &place) ||
+        !room_cache_frontier(a->rooms, item, info.round, mono, &f, &claimed) ||
+        place <= f.admitted || f.sold_out)
+        return 0;
+    room_seen seen = {.now_ms = f.redis_ms + (mono - f.mono_ms),
+                      .starts_ms = info.starts_ms,
+                      .ends_ms = info.ends_ms,
+                      .per_s = info.per_s,
+                      .admitted = f.admitted,
+                      .rank = place - 1};
+    if (seen.now_ms < info.starts_ms || (info.ends_ms > 0 && seen.now_ms >= info.ends_ms))
+        return 0;
+    room_standing st = {0};
+    room_answer_standing(&seen, jitter(user), &st);
+    if (room_entrant(item, info.round, user, st.entrant) < 0)
+        return 0;
+    reply_standing(ex, &st);
+    return 1;
+}
+
+/* --- on the pool ------------------------------------------------------------------ */
+
+/* The master key and the item's room, from memory or read now. */
+static sk_status room_of(app *a, pool_session *s, int64_t item, unsigned char *master,
+                         room_info *info, int again)
+{
+    if (!room_cache_master(a->rooms, master)) {
+        if (room_store_master(s, master) < 0)
+            return SK_BACKEND_DOWN;
+        room_cache_set_master(a->rooms, master);
+    }
+    if (!again && room_cache_info(a->rooms, item, info))
+        return SK_OK;
+    sk_status st = room_store_info(s, item, info);
+    if (st == SK_OK)
+        room_cache_set_info(a->rooms, info);
+    return st;
+}
+
+/* The 409 of a join outside the queue's times, with them. */
+static void reply_times(http_exchange *ex, sk_status st, const room_info *info, const char *msg)
+{
+    char pq[RFC3339_MAX] = "", starts[RFC3339_MAX] = "", ends[RFC3339_MAX] = "", more[200],
+         body[640];
+    rfc3339_format(info->prequeue_ms, pq, sizeof(pq));
+    rfc3339_format(info->starts_ms, starts, sizeof(starts));
+    if (info->ends_ms > 0)
+        rfc3339_format(info->ends_ms, ends, sizeof(ends));
+    snprintf(more, sizeof(more),
+             ",\"prequeue_opens_at\":\"%s\",\"starts_at\":\"%s\",\"ends_at\":%s%s%s", pq, starts,
+             ends[0] ? "\"" : "", ends[0] ? ends : "null", ends[0] ? "\"" : "");
+    int n = json_io_error_body(body, sizeof(body), sk_status_code(st), msg, more);
+    http_exchange_reply(ex, sk_status_http(st), body, n < 0 ? 0 : (size_t)n, NULL);
+}
+
+/* An integer entry of a script's reply. */
+static int64_t entry(const redisReply *r, size_t i)
+{
+    const redisReply *e = r->element[i];
+    return e->type == REDIS_REPLY_INTEGER  ? e->integer
+           : e->type == REDIS_REPLY_STRING ? strtoll(e->str, NULL, 10)
+                                           : 0;
+}
+
+/* A script's reply of n entries, its outcome first: the outcome, or NULL
+ * (and the reply freed) when it is not one. */
+static const char *outcome_of(redisReply **r, size_t n)
+{
+    if (*r && (*r)->type == REDIS_REPLY_ARRAY && (*r)->elements == n &&
+        (*r)->element[0]->type == REDIS_REPLY_STRING)
+        return (*r)->element[0]->str;
+    freeReplyObject(*r);
+    *r = NULL;
+    return NULL;
+}
+
+/* Joins; *now_ms gets Redis's clock, *stale is set when the room is of
+ * another round than info's. SK_OK, or the refusal (SK_NOT_STARTED and
+ * SK_ENDED: outside the queue's times). */
+static sk_status join(room_job *j, pool_session *s, const room_info *info, const char *e,
+                      int64_t *now_ms, int *stale)
+{
+    char room[KEYS_MAX], places[KEYS_MAX], round_s[24], score_s[32];
+    keys_room(room, sizeof(room), j->item, NULL);
+    keys_room(places, sizeof(places), j->item, "places");
+    snprintf(round_s, sizeof(round_s), "%" PRId64, info->round);
+    snprintf(score_s, sizeof(score_s), "%.0f", room_score(info->k, e));
+    const char *keys_args[] = {room, places, round_s, e, score_s};
+    redisReply *r = pool_session_script(s, SCRIPT_ROOM_JOIN, 2, 3, keys_args);
+    const char *outcome = outcome_of(&r, 5);
+    if (!outcome)
+        return SK_BACKEND_DOWN;
+    *now_ms = entry(r, 1);
+    *stale = strcmp(outcome, "stale") == 0;
+    sk_status st = strcmp(outcome, "joined") == 0 || *stale ? SK_OK
+                   : strcmp(outcome, "not_a_room") == 0     ? SK_NOT_A_ROOM
+                   : strcmp(outcome, "ended") == 0          ? SK_ENDED
+                                                            : SK_NOT_STARTED;
+    freeReplyObject(r);
+    return st;
+}
+
+/* Lets in the places due and reads the buyer of entrant e ("": none) into
+ * *seen; the frontier goes to memory. SK_OK (with *stale set when the room
+ * is of another round than info's), SK_NOT_A_ROOM, SK_NOT_IN_QUEUE or
+ * SK_BACKEND_DOWN. */
+static sk_status poll(app *a, pool_session *s, const room_info *info, const char *e,
+                      room_seen *seen, int *stale)
+{
+    char room[KEYS_MAX], places[KEYS_MAX], admitted[KEYS_MAX], active[KEYS_MAX], state[KEYS_MAX],
+        round_s[24], remaining_s[24], cap_s[12];
+    int64_t remaining =
+        info->segments > 1 ? room_store_remaining(s, info->item, info->segments) : -1;
+    if (info->segments > 1 && remaining < 0)
+        return SK_BACKEND_DOWN;
+    keys_room(room, sizeof(room), info->item, NULL);
+    keys_room(places, sizeof(places), info->item, "places");
+    keys_room(admitted, sizeof(admitted), info->item, "admitted");
+    keys_room(active, sizeof(active), info->item, "active");
+    keys_item_state(state, sizeof(state), info->item);
+    snprintf(round_s, sizeof(round_s), "%" PRId64, info->round);
+    snprintf(remaining_s, sizeof(remaining_s), "%" PRId64, remaining);
+    snprintf(cap_s, sizeof(cap_s), "%d", ROOM_ADMIT_PER_CALL);
+    const char *keys_args[] = {room,    places, admitted,    active, state,
+                               round_s, e,      remaining_s, cap_s};
+    redisReply *r = pool_session_script(s, SCRIPT_ROOM_POLL, 5, 4, keys_args);
+    const char *outcome = outcome_of(&r, 9);
+    if (!outcome)
+        return SK_BACKEND_DOWN;
+    *stale = strcmp(outcome, "stale") == 0;
+    sk_status st = strcmp(outcome, "ok") == 0 || *stale ? SK_OK : SK_NOT_A_ROOM;
+    *seen = (room_seen){.now_ms = entry(r, 1),
+                        .starts_ms = info->starts_ms,
+                        .ends_ms = info->ends_ms,
+                        .per_s = info->per_s,
+                        .admitted = entry(r, 2),
+                        .rank = entry(r, 5),
+                        .expiry_ms = entry(r, 6),
+                        .sold_out = entry(r, 7) != 0};
+    room_frontier f = {info->round,    seen->admitted, entry(r, 3),
+                       seen->sold_out, seen->now_ms,   clock_mono_ms()};
+    freeReplyObject(r);
+    if (st != SK_OK || *stale)
+        return st;
+    room_cache_set_frontier(a->rooms, info->item, &f);
+    return e[0] && seen->rank < 0 ? SK_NOT_IN_QUEUE : SK_OK;
+}
+
+/* The standing of a buyer after a poll (or a join before the start), with
+ * the admission token once admitted; answered. */
+static void answer(room_job *j, const room_info *info, const unsigned char *master,
+                   const room_seen *seen, const char *e)
+{
+    room_standing st = {0};
+    room_answer_standing(seen, jitter(j->user), &st);
+    snprintf(st.entrant, sizeof(st.entrant), "%s", e);
+    if (seen->now_ms >= info->starts_ms && seen->rank >= 0)
+        room_cache_set_place(j->a->rooms, j->item, info->round, j->user, seen->rank + 1);
+    if (strcmp(st.state, "admitted") == 0) {
+        room_token t = {j->item, info->round, j->user, seen->expiry_ms};
+        if (room_token_mint(master, &t, st.admission, sizeof(st.admission)) < 0) {
+            http_exchange_reply_error(j->ex, SK_INTERNAL, "the admission could not be signed");
+            return;
+        }
+    }
+    reply_standing(j->ex, &st);
+}
+
+/* A join or a poll; a room that turned out to be of a newer round is read
+ * again once. */
+static void run_queue(room_job *j, pool_session *s)
+{
+    unsigned char master[ROOM_SECRET_LEN];
+    room_info info;
+    char e[ROOM_HEX_LEN + 1];
+    for (int again = 0; again < 2; again++) {
+        int stale = 0;
+        int64_t now = 0;
+        room_seen seen;
+        sk_status st = room_of(j->a, s, j->item, master, &info, again);
+        if (st == SK_OK && room_entrant(j->item, info.round, j->user, e) < 0)
+            st = SK_INTERNAL;
+        if (st == SK_OK && j->route == ROUTE_QUEUE_JOIN)
+            st = join(j, s, &info, e, &now, &stale);
+        if (st == SK_ENDED || st == SK_NOT_STARTED) {
+            reply_times(j->ex, st, &info,
+                        st == SK_ENDED ? "the sale has ended: the queue is closed"
+                                       : "the queue opens at prequeue_opens_at");
+            return;
+        }
+        if (st == SK_OK && !stale && j->route == ROUTE_QUEUE_JOIN && now < info.starts_ms) {
+            seen = (room_seen){.now_ms = now,
+                               .starts_ms = info.starts_ms,
+                               .ends_ms = info.ends_ms,
+                               .per_s = info.per_s,
+                               .rank = -1};
+            answer(j, &info, master, &seen, e);
+            return;
+        }
+        if (st == SK_OK && !stale)
+            st = poll(j->a, s, &info, e, &seen, &stale);
+        if (st != SK_OK) {
+            http_exchange_reply_error(j->ex, st, NULL);
+            return;
+        }
+        if (!stale) {
+            answer(j, &info, master, &seen, e);
+            return;
+        }
+    }
+    http_exchange_reply_error(j->ex, SK_BACKEND_DOWN, "the room began a new round; ask again");
+}
+
+/* The page of pre-start entrants after place j->after, as JSON. */
+static char *audit_page(room_job *j, pool_session *s, const room_info *info)
+{
+    char places[KEYS_MAX], after_s[24], limit_s[24], commitment[ROOM_HEX_LEN + 1],
+        secret[ROOM_HEX_LEN + 1];
+    keys_room(places, sizeof(places), j->item, "places");
+    snprintf(after_s, sizeof(after_s), "%" PRId64, j->after);
+    snprintf(limit_s, sizeof(limit_s), "%" PRId64, j->limit);
+    const char *argv[] = {"ZRANGEBYSCORE", places,  "-inf", "(4503599627370496",
+                          "LIMIT",         after_s, limit_s};
+    redisReply *r = pool_session_redis(s, 7, argv);
+    if (!r)
+        return NULL;
+    room_commitment(info->k, commitment);
+    room_hex(info->k, ROOM_SECRET_LEN, secret);
+    json_t *list = json_array();
+    size_t n = r->type == REDIS_REPLY_ARRAY ? r->elements : 0;
+    for (size_t i = 0; list && i < n; i++)
+        json_array_append_new(list, json_pack("{s:s, s:I}", "entrant", r->element[i]->str, "place",
+                                              (json_int_t)(j->after + (int64_t)i + 1)));
+    freeReplyObject(r);
+    json_t *o =
+        list ? json_pack("{s:s, s:s, s:o, s:o}", "commitment", commitment, "secret", secret,
+                         "entrants", list, "next_after",
+                         (int64_t)n == j->limit ? json_integer(j->after + (int64_t)n) : json_null())
+             : NULL;
+    char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    return text;
+}
+
+/* The published order, from the start on. */
+static void run_audit(room_job *j, pool_session *s)
+{
+    unsigned char master[ROOM_SECRET_LEN];
+    room_info info;
+    sk_status st = room_of(j->a, s, j->item, master, &info, 0);
+    int64_t now = st == SK_OK ? pool_session_redis_now_ms(s) : 0;
+    if (st == SK_OK && now < 0)
+        st = SK_BACKEND_DOWN;
+    if (st != SK_OK) {
+        http_exchange_reply_error(j->ex, st, NULL);
+    } else if (now < info.starts_ms) {
+        reply_times(j->ex, SK_NOT_STARTED, &info,
+                    "the order is published at starts_at, with the secret that made it");
+    } else {
+        char *text = audit_page(j, s, &info);
+        if (text)
+            http_exchange_reply_new(j->ex, 200, text);
+        else
+            http_exchange_reply_error(j->ex, SK_BACKEND_DOWN, NULL);
+    }
+}
+
+static void run_room(void *thread_ctx, void *arg)
+{
+    room_job *j = arg;
+    pool_session *s = thread_ctx;
+    if (!s)
+        http_exchange_reply_error(j->ex, SK_BACKEND_DOWN, NULL);
+    else if (j->route == ROUTE_QUEUE_AUDIT)
+        run_audit(j, s);
+    else
+        run_queue(j, s);
+    free(j);
+}
+
+/* ?after= (0..) and ?limit= (1..1000) of an audit page into j. */
+static int audit_query(http_exchange *ex, room_job *j)
+{
+    const char *after = http_exchange_query(ex, "after");
+    const char *limit = http_exchange_query(ex, "limit");
+    j->after = 0;
+    j->limit = ROOM_AUDIT_MAX;
+    if (after && (validate_i64(after, strlen(after), &j->after) < 0 || j->after < 0))
+        return -1;
+    return limit && (validate_id(limit, strlen(limit), &j->limit) < 0 || j->limit > ROOM_AUDIT_MAX)
+               ? -1
+               : 0;
+}
+
+void room_start(app *a, http_exchange *ex, route_id route, int64_t item, int64_t user)
+{
+    if (route == ROUTE_QUEUE_POLL && poll_from_memory(a, ex, item, user))
+        return;
+    room_job *j = calloc(1, sizeof(*j));
+    if (!j) {
+        http_exchange_reply_error(ex, SK_INTERNAL, "out of memory");
+        return;
+    }
+    *j = (room_job){a, ex, route, item, user, 0, 0};
+    if (route == ROUTE_QUEUE_AUDIT && audit_query(ex, j) < 0) {
+        free(j);
+        http_exchange_reply_error(ex, SK_INVALID,
+                                  "after must be a place (0 or more), limit from 1 to 1000");
+        return;
+    }
+    http_exchange_defer(ex);
+    if (pool_submit(a->pool, run_room, j) < 0) {
+        free(j);
+        http_exchange_reply_error(ex, SK_BACKEND_DOWN, "the server is stopping");
+    }
+}
+
+/* --- the purchase's side ----------------------------------------------------------- */
+
+typedef struct room_used {
+    app *a;
+    int64_t item, round, user;
+} room_used;
+
+static void run_master(void *thread_ctx, void *arg)
+{
+    app *a = arg;
+    unsigned char master[ROOM_SECRET_LEN];
+    if (thread_ctx && room_store_master(thread_ctx, master) == 0)
+        room_cache_set_master(a->rooms, master);
+}
+
+sk_status room_check_admission(app *a, int64_t item, int64_t user, const char *token,
+                               int64_t *round, int64_t *expiry_ms)
+{
+    static const sk_status refused[] = {
+        [ROOM_TOKEN_OK] = SK_OK,
+        [ROOM_TOKEN_MISSING] = SK_ADMISSION_MISSING,
+        [ROOM_TOKEN_FORGED] = SK_ADMISSION_FORGED,
+        [ROOM_TOKEN_EXPIRED] = SK_ADMISSION_EXPIRED,
+        [ROOM_TOKEN_WRONG_BUYER] = SK_ADMISSION_WRONG_BUYER,
+        [ROOM_TOKEN_WRONG_ITEM] = SK_ADMISSION_WRONG_ITEM,
+        [ROOM_TOKEN_WRONG_ROUND] = SK_ADMISSION_WRONG_ROUND,
+    };
+    unsigned char master[ROOM_SECRET_LEN];
+    if (!room_cache_master(a->rooms, master)) {
+        pool_submit(a->pool, run_master, a);
+        return SK_BACKEND_DOWN;
+    }
+    /* The round is Redis's to judge (lua/reserve_batch.lua): memory's may
+     * be a round behind. The expiry by the wall clock here, by Redis's
+     * there. */
+    room_token t = {0};
+    room_token_result r = room_token_verify(master, token, item, 0, user, clock_wall_ms(), &t);
+    *round = t.round;
+    *expiry_ms = t.expiry_ms;
+    return refused[r];
+}
+
+static void run_used(void *thread_ctx, void *arg)
+{
+    room_used *u = arg;
+    char e[ROOM_HEX_LEN + 1];
+    if (thread_ctx && room_entrant(u->item, u->round, u->user, e) == 0)
+        room_store_used(thread_ctx, u->item, e);
+    free(u);
+}
+
+void room_admission_used(app *a, int64_t item, int64_t round, int64_t user)
+{
+    room_used *u = malloc(sizeof(*u));
+    if (!u)
+        return;
+    *u = (room_used){a, item, round, user};
+    if (pool_submit(a->pool, run_used, u) < 0)
+        free(u);
+}

@@ -1,0 +1,171 @@
+/* room_cache.c: direct-mapped tables under one mutex: a poll holds it for a
+ * few loads and stores. */
+#include "room_cache.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ROOMS 256    /* rooms remembered (a power of two) */
+#define PLACES 65536 /* buyers' places remembered (a power of two) */
+
+typedef struct room_slot {
+    room_info info;
+    int has_info;
+    room_frontier frontier;
+    int has_frontier;
+    int refreshing; /* a poll is reading the frontier from Redis */
+} room_slot;
+
+typedef struct place_slot {
+    int64_t item, round, user, place;
+} place_slot;
+
+struct room_cache {
+    pthread_mutex_t mu;
+    unsigned char master[ROOM_SECRET_LEN];
+    int has_master;
+    room_slot rooms[ROOMS];
+    place_slot places[PLACES];
+};
+
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return x;
+}
+
+static room_slot *slot_of(room_cache *c, int64_t item)
+{
+    return &c->rooms[mix((uint64_t)item) & (ROOMS - 1)];
+}
+
+room_cache *room_cache_create(void)
+{
+    room_cache *c = calloc(1, sizeof(*c));
+    if (c && pthread_mutex_init(&c->mu, NULL) != 0) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void room_cache_free(room_cache *c)
+{
+    if (!c)
+        return;
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
+
+int room_cache_master(room_cache *c, unsigned char *out)
+{
+    pthread_mutex_lock(&c->mu);
+    int has = c->has_master;
+    if (has)
+        memcpy(out, c->master, ROOM_SECRET_LEN);
+    pthread_mutex_unlock(&c->mu);
+    return has;
+}
+
+void room_cache_set_master(room_cache *c, const unsigned char *master)
+{
+    pthread_mutex_lock(&c->mu);
+    memcpy(c->master, master, ROOM_SECRET_LEN);
+    c->has_master = 1;
+    pthread_mutex_unlock(&c->mu);
+}
+
+int room_cache_info(room_cache *c, int64_t item, room_info *out)
+{
+    pthread_mutex_lock(&c->mu);
+    room_slot *s = slot_of(c, item);
+    int has = s->has_info && s->info.item == item;
+    if (has)
+        *out = s->info;
+    pthread_mutex_unlock(&c->mu);
+    return has;
+}
+
+void room_cache_set_info(room_cache *c, const room_info *in)
+{
+    pthread_mutex_lock(&c->mu);
+    room_slot *s = slot_of(c, in->item);
+    if (!s->has_info || s->info.item != in->item || s->info.round != in->round) {
+        s->has_frontier = 0;
+        s->refreshing = 0;
+    }
+    s->info = *in;
+    s->has_info = 1;
+    pthread_mutex_unlock(&c->mu);
+}
+
+int room_cache_frontier(room_cache *c, int64_t item, int64_t round, int64_t mono_ms,
+                        room_frontier *out, int *claimed)
+{
+    *claimed = 0;
+    pthread_mutex_lock(&c->mu);
+    room_slot *s = slot_of(c, item);
+    int known =
+        s->has_info && s->info.item == item && s->has_frontier && s->frontier.round == round;
+    int fresh = known && mono_ms - s->frontier.mono_ms < ROOM_CACHE_FRESH_MS;
+    if (known)
+        *out = s->frontier;
+    if (!fresh && (!s->refreshing || mono_ms - s->frontier.mono_ms >= 4 * ROOM_CACHE_FRESH_MS)) {
+        /* One poll reads it again; should its answer be lost, another
+         * takes over after a while. */
+        s->refreshing = 1;
+        *claimed = 1;
+    }
+    pthread_mutex_unlock(&c->mu);
+    return known && (fresh || !*claimed);
+}
+
+void room_cache_set_frontier(room_cache *c, int64_t item, const room_frontier *f)
+{
+    pthread_mutex_lock(&c->mu);
+    room_slot *s = slot_of(c, item);
+    if (s->has_info && s->info.item == item && s->info.round == f->round) {
+        s->frontier = *f;
+        s->has_frontier = 1;
+        s->refreshing = 0;
+    }
+    pthread_mutex_unlock(&c->mu);
+}
+
+static place_slot *place_of(room_cache *c, int64_t item, int64_t round, int64_t user)
+{
+    uint64_t h =
+        mix((uint64_t)item * 0x9e3779b97f4a7c15ULL ^ mix((uint64_t)user) ^ (uint64_t)round);
+    return &c->places[h & (PLACES - 1)];
+}
+
+int room_cache_place(room_cache *c, int64_t item, int64_t round, int64_t user, int64_t *place)
+{
+    pthread_mutex_lock(&c->mu);
+    place_slot *p = place_of(c, item, round, user);
+    int has = p->place > 0 && p->item == item && p->round == round && p->user == user;
+    if (has)
+        *place = p->place;
+    pthread_mutex_unlock(&c->mu);
+    return has;
+}
+
+void room_cache_set_place(room_cache *c, int64_t item, int64_t round, int64_t user, int64_t place)
+{
+    pthread_mutex_lock(&c->mu);
+    place_slot *p = place_of(c, item, round, user);
+    *p = (place_slot){item, round, user, place};
+    pthread_mutex_unlock(&c->mu);
+}
+
+void room_cache_forget(room_cache *c, int64_t item)
+{
+    pthread_mutex_lock(&c->mu);
+    for (int i = 0; i < ROOMS; i++)
+        if (item == 0 || c->rooms[i].info.item == item)
+            c->rooms[i].has_info = c->rooms[i].has_frontier = c->rooms[i].refreshing = 0;
+    pthread_mutex_unlock(&c->mu);
+}

@@ -1,0 +1,64 @@
+/* room_cache.h: what one server instance keeps of the waiting rooms, so
+ * that a poll from a buyer far behind the admitted frontier is answered
+ * from memory, not from Redis (issue 27): each room's terms and secret as
+ * last read, its frontier (refreshed at most every ROOM_CACHE_FRESH_MS by
+ * the one poll that claims the refresh), the buyers' places once the sale
+ * started (they never change after the start), and the master key of the
+ * admission tokens. Bounded tables (a room or a place pushed out is read
+ * again: speed, never correctness). Thread-safe (one mutex). */
+#ifndef SECKILL_ROOM_CACHE_H
+#define SECKILL_ROOM_CACHE_H
+
+#include <stdint.h>
+
+#include "room_order.h"
+
+typedef struct room_cache room_cache;
+
+#define ROOM_CACHE_FRESH_MS 500
+
+/* A room as read from Redis (lua/room_reset.lua's hash). */
+typedef struct room_info {
+    int64_t item, round;
+    int64_t prequeue_ms, starts_ms, ends_ms;
+    double per_s;
+    int segments;
+    unsigned char k[ROOM_SECRET_LEN];
+} room_info;
+
+/* The admitted frontier as a poll read it. */
+typedef struct room_frontier {
+    int64_t round;
+    int64_t admitted, joined;
+    int sold_out;
+    int64_t redis_ms; /* Redis's clock when read */
+    int64_t mono_ms;  /* our monotonic clock when read */
+} room_frontier;
+
+room_cache *room_cache_create(void);
+void room_cache_free(room_cache *c); /* NULL: no-op */
+
+/* The master key into out: 1, or 0 when not loaded yet. */
+int room_cache_master(room_cache *c, unsigned char *out);
+void room_cache_set_master(room_cache *c, const unsigned char *master);
+
+/* item's room into *out: 1, or 0 when not known. */
+int room_cache_info(room_cache *c, int64_t item, room_info *out);
+void room_cache_set_info(room_cache *c, const room_info *in);
+
+/* item's frontier of round into *out: 1 when fresh at mono_ms; 0 when
+ * unknown or stale (then *claimed is 1 for the one caller that should read
+ * it from Redis while the others are still answered from the stale one,
+ * which *out then holds: 1 is returned for those). */
+int room_cache_frontier(room_cache *c, int64_t item, int64_t round, int64_t mono_ms,
+                        room_frontier *out, int *claimed);
+void room_cache_set_frontier(room_cache *c, int64_t item, const room_frontier *f);
+
+/* A buyer's place (1-based) in item's round: 1 with *place, or 0. */
+int room_cache_place(room_cache *c, int64_t item, int64_t round, int64_t user, int64_t *place);
+void room_cache_set_place(room_cache *c, int64_t item, int64_t round, int64_t user, int64_t place);
+
+/* A new round of item began (or all is stale: item 0): forgets its room. */
+void room_cache_forget(room_cache *c, int64_t item);
+
+#endif

@@ -1,0 +1,229 @@
+/* room_store.c: the waiting room's half of an item's round. */
+#include "room_store.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/rand.h>
+
+#include "archive.h"
+#include "keys.h"
+#include "log.h"
+
+void room_store_read(pg_row *f, int at, room_terms *r, char *k_hex)
+{
+    memset(r, 0, sizeof(*r));
+    r->room = pg_row_bool(f, at);
+    r->prequeue_ms = pg_row_i64(f, at + 1);
+    r->admit_per_s = (double)pg_row_i64(f, at + 2) / 1e6;
+    r->admit_burst = pg_row_i64(f, at + 3);
+    r->max_active = pg_row_i64(f, at + 4);
+    r->admission_ttl_s = pg_row_int(f, at + 5);
+    const char *k = PQgetvalue(f->res, f->row, at + 6);
+    snprintf(k_hex, ROOM_HEX_LEN + 1, "%s", r->room && k ? k : "");
+}
+
+int room_store_draw(char *k_hex)
+{
+    unsigned char k[ROOM_SECRET_LEN];
+    if (RAND_bytes(k, sizeof(k)) != 1)
+        return -1;
+    room_hex(k, sizeof(k), k_hex);
+    return 0;
+}
+
+int room_store_start(pool_session *s, int64_t item, int64_t round, int64_t starts_ms,
+                     int64_t ends_ms, const room_terms *r, const char *k_hex)
+{
+    char room[KEYS_MAX], places[KEYS_MAX], admitted[KEYS_MAX], active[KEYS_MAX], round_s[24],
+        prequeue_s[24], starts_s[24], ends_s[24], per_s[40], burst_s[24], max_s[24], ttl_s[12];
+    keys_room(room, sizeof(room), item, NULL);
+    keys_room(places, sizeof(places), item, "places");
+    keys_room(admitted, sizeof(admitted), item, "admitted");
+    keys_room(active, sizeof(active), item, "active");
+    snprintf(round_s, sizeof(round_s), "%" PRId64, round);
+    snprintf(prequeue_s, sizeof(prequeue_s), "%" PRId64, r->prequeue_ms);
+    snprintf(starts_s, sizeof(starts_s), "%" PRId64, starts_ms);
+    snprintf(ends_s, sizeof(ends_s), "%" PRId64, ends_ms);
+    snprintf(per_s, sizeof(per_s), "%.17g", r->admit_per_s);
+    snprintf(burst_s, sizeof(burst_s), "%" PRId64, r->admit_burst);
+    snprintf(max_s, sizeof(max_s), "%" PRId64, r->max_active);
+    snprintf(ttl_s, sizeof(ttl_s), "%d", r->admission_ttl_s);
+    const char *keys_args[] = {
+        room,   places, admitted, active, round_s, r->room ? k_hex : "", prequeue_s, starts_s,
+        ends_s, per_s,  burst_s,  max_s,  ttl_s};
+    redisReply *reply = pool_session_script(s, SCRIPT_ROOM_RESET, 4, 9, keys_args);
+    freeReplyObject(reply);
+    return reply ? 0 : -1;
+}
+
+/* An integer of a reply (a number or its text), 0 when neither. */
+static int64_t reply_i64(const redisReply *r)
+{
+    if (r && r->type == REDIS_REPLY_INTEGER)
+        return r->integer;
+    return r && r->type == REDIS_REPLY_STRING ? strtoll(r->str, NULL, 10) : 0;
+}
+
+sk_status room_store_counts(pool_session *s, item_view *v)
+{
+    unsigned char k[ROOM_SECRET_LEN];
+    if (!v->room.room)
+        return SK_OK;
+    if (room_unhex(v->counts.secret, k, sizeof(k)) < 0 ||
+        room_commitment(k, v->counts.commitment) < 0)
+        return SK_INTERNAL;
+    char room[KEYS_MAX], active[KEYS_MAX], now_s[24];
+    keys_room(room, sizeof(room), v->id, NULL);
+    keys_room(active, sizeof(active), v->id, "active");
+    snprintf(now_s, sizeof(now_s), "(%" PRId64, v->now_ms);
+    const char *hmget[] = {"HMGET", room, "joined", "admitted", "expired_unused"};
+    redisReply *r = pool_session_redis(s, 5, hmget);
+    if (!r)
+        return SK_BACKEND_DOWN;
+    if (r->type == REDIS_REPLY_ARRAY && r->elements == 3) {
+        v->counts.joined = reply_i64(r->element[0]);
+        v->counts.admitted = reply_i64(r->element[1]);
+        v->counts.expired_unused = reply_i64(r->element[2]);
+    }
+    freeReplyObject(r);
+    /* Those past their expiry not trimmed yet are not active. */
+    const char *zcount[] = {"ZCOUNT", active, now_s, "+inf"};
+    r = pool_session_redis(s, 4, zcount);
+    if (!r)
+        return SK_BACKEND_DOWN;
+    v->counts.active = reply_i64(r);
+    freeReplyObject(r);
+    return SK_OK;
+}
+
+int room_store_master(pool_session *s, unsigned char *master)
+{
+    char drawn[ROOM_HEX_LEN + 1];
+    if (room_store_draw(drawn) < 0)
+        return -1;
+    const char *p[] = {drawn};
+    /* The first server's draw wins; every later one reads it. */
+    PGresult *res =
+        pool_session_pg(s,
+                        "WITH ins AS (INSERT INTO room_master (one, secret) VALUES (true, $1) "
+                        "  ON CONFLICT (one) DO NOTHING RETURNING secret) "
+                        "SELECT secret FROM ins UNION ALL SELECT secret FROM room_master LIMIT 1",
+                        1, p, PGRES_TUPLES_OK, NULL);
+    if (!res)
+        return -1;
+    int bad = PQntuples(res) != 1 || room_unhex(PQgetvalue(res, 0, 0), master, ROOM_SECRET_LEN) < 0;
+    PQclear(res);
+    return bad ? -1 : 0;
+}
+
+/* Starts item's room again from its items row (Redis lost it). */
+static sk_status reseed(pool_session *s, int64_t item)
+{
+    char id_s[24], k_hex[ROOM_HEX_LEN + 1];
+    snprintf(id_s, sizeof(id_s), "%" PRId64, item);
+    const char *p[] = {id_s};
+    PGresult *res = pool_session_pg(
+        s,
+        "SELECT i.round, coalesce((extract(epoch FROM i.starts_at) * 1000)::bigint, 0), "
+        "  coalesce((extract(epoch FROM i.ends_at) * 1000)::bigint, 0), " ROOM_STORE_COLUMNS
+        "FROM items i WHERE i.id = $1 AND i.archived_at IS NULL",
+        1, p, PGRES_TUPLES_OK, NULL);
+    if (!res)
+        return SK_BACKEND_DOWN;
+    if (PQntuples(res) == 0) {
+        PQclear(res);
+        return archive_why_missing(s, item);
+    }
+    room_terms r;
+    pg_row f = pg_row_at(res, 0);
+    int64_t round = pg_row_i64(&f, 0), starts = pg_row_i64(&f, 1), ends = pg_row_i64(&f, 2);
+    room_store_read(&f, 3, &r, k_hex);
+    PQclear(res);
+    if (pg_row_check(&f, "room", "an item's room") < 0)
+        return SK_INTERNAL;
+    if (!r.room)
+        return SK_NOT_A_ROOM;
+    log_msg(LOG_WARN, "room", "item %" PRId64 ": its room was not in Redis: started again", item);
+    return room_store_start(s, item, round, starts, ends, &r, k_hex) < 0 ? SK_BACKEND_DOWN : SK_OK;
+}
+
+/* Reads the room's hash into *out: 1, 0 when there is none, -1 when Redis failed. */
+static int read_info(pool_session *s, int64_t item, room_info *out)
+{
+    char room[KEYS_MAX], state[KEYS_MAX];
+    keys_room(room, sizeof(room), item, NULL);
+    keys_item_state(state, sizeof(state), item);
+    const char *hmget[] = {"HMGET", room, "round", "secret", "prequeue", "starts", "ends", "per_s"};
+    redisReply *r = pool_session_redis(s, 8, hmget);
+    if (!r)
+        return -1;
+    int found = r->type == REDIS_REPLY_ARRAY && r->elements == 6 &&
+                r->element[1]->type == REDIS_REPLY_STRING &&
+                room_unhex(r->element[1]->str, out->k, sizeof(out->k)) == 0;
+    if (found) {
+        out->item = item;
+        out->round = reply_i64(r->element[0]);
+        out->prequeue_ms = reply_i64(r->element[2]);
+        out->starts_ms = reply_i64(r->element[3]);
+        out->ends_ms = reply_i64(r->element[4]);
+        out->per_s =
+            r->element[5]->type == REDIS_REPLY_STRING ? strtod(r->element[5]->str, NULL) : 0;
+    }
+    freeReplyObject(r);
+    if (!found)
+        return 0;
+    const char *hget[] = {"HGET", state, "segments"};
+    r = pool_session_redis(s, 3, hget);
+    if (!r)
+        return -1;
+    out->segments = (int)reply_i64(r);
+    if (out->segments < 1 || out->segments > KEYS_SEGMENTS_MAX)
+        out->segments = 1;
+    freeReplyObject(r);
+    return 1;
+}
+
+sk_status room_store_info(pool_session *s, int64_t item, room_info *out)
+{
+    memset(out, 0, sizeof(*out));
+    int got = read_info(s, item, out);
+    if (got == 0) {
+        sk_status st = reseed(s, item);
+        if (st != SK_OK)
+            return st;
+        got = read_info(s, item, out);
+    }
+    return got > 0 ? SK_OK : got == 0 ? SK_NOT_A_ROOM : SK_BACKEND_DOWN;
+}
+
+int64_t room_store_remaining(pool_session *s, int64_t item, int segments)
+{
+    char state[KEYS_SEGMENTS_MAX][KEYS_MAX];
+    const char *argv[3 * KEYS_SEGMENTS_MAX];
+    redisReply *replies[KEYS_SEGMENTS_MAX];
+    for (int j = 0; j < segments; j++) {
+        keys_item_state(state[j], KEYS_MAX, keys_segment(item, j, segments));
+        argv[3 * j] = "HGET";
+        argv[3 * j + 1] = state[j];
+        argv[3 * j + 2] = "stock";
+    }
+    if (pool_session_redis_pipeline(s, (size_t)segments, 3, argv, replies) < 0)
+        return -1;
+    int64_t remaining = 0;
+    for (int j = 0; j < segments; j++) {
+        remaining += replies[j] ? reply_i64(replies[j]) : 0;
+        freeReplyObject(replies[j]);
+    }
+    return remaining;
+}
+
+void room_store_used(pool_session *s, int64_t item, const char *e)
+{
+    char active[KEYS_MAX];
+    keys_room(active, sizeof(active), item, "active");
+    const char *zrem[] = {"ZREM", active, e};
+    freeReplyObject(pool_session_redis(s, 3, zrem));
+}

@@ -1,0 +1,386 @@
+/* e2e_room.c: the waiting room end to end on real servers (issue 27): a
+ * sale through the room (join, places fixed by the committed secret and
+ * recomputed from the audit, admission, purchase with the token), late
+ * joiners behind every pre-start joiner in arrival order, the metering
+ * never above its formula, every wrong token refused with nothing sold,
+ * and two instances polled by 16 threads a buyer: one admission each, the
+ * same token everywhere, the stock sold exactly. */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+#include <jansson.h>
+
+#include "buyer_token.h"
+#include "clock.h"
+#include "harness.h"
+#include "harness_suite.h"
+#include "rfc3339.h"
+#include "room_order.h"
+#include "sale.h"
+
+#define TOKEN "e2e-admin-token"
+
+static harness_system sys;
+static char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=e2e-room", NULL};
+
+HARNESS_SYSTEM_SUITE(room, harness_system_start, sys, env, "e2e-room", .timeout = 120);
+
+/* RFC 3339 text of Unix ms into buf (RFC3339_MAX). */
+static const char *when(int64_t ms, char *buf)
+{
+    cr_assert_gt(rfc3339_format(ms, buf, RFC3339_MAX), 0);
+    return buf;
+}
+
+/* A room item of stock units starting in starts_in ms, with more terms. */
+static int64_t create_room(int64_t stock, int64_t starts_in, const char *more)
+{
+    char view[4096], starts[RFC3339_MAX];
+    return sale_create_item_view(sys.port, TOKEN, view, sizeof(view), "room", stock,
+                                 "\"admission\":\"room\",\"starts_at\":\"%s\"%s%s",
+                                 when(clock_wall_ms() + starts_in, starts), more[0] ? "," : "",
+                                 more);
+}
+
+/* One call; its JSON answer parsed into *out (the caller decrefs). */
+static int call(int port, const char *method, const char *path, const char *body, json_t **out)
+{
+    static __thread char resp[65536];
+    int status = harness_http(port, method, path, NULL, body, resp, sizeof(resp));
+    *out = json_loads(resp, 0, NULL);
+    cr_assert_not_null(*out, "%s %s: %d %s", method, path, status, resp);
+    return status;
+}
+
+static int join_on(int port, int64_t item, int64_t user, json_t **out)
+{
+    char path[96], body[64];
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/queue", item);
+    snprintf(body, sizeof(body), "{\"user_id\":%" PRId64 "}", user);
+    return call(port, "POST", path, body, out);
+}
+
+static int poll_on(int port, int64_t item, int64_t user, json_t **out)
+{
+    char path[128];
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/queue?user_id=%" PRId64, item, user);
+    return call(port, "GET", path, NULL, out);
+}
+
+static int buy_on(int port, int64_t item, int64_t user, const char *admission, json_t **out)
+{
+    char path[96], body[512];
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/purchase", item);
+    if (admission)
+        snprintf(body, sizeof(body), "{\"user_id\":%" PRId64 ",\"admission\":\"%s\"}", user,
+                 admission);
+    else
+        snprintf(body, sizeof(body), "{\"user_id\":%" PRId64 "}", user);
+    return call(port, "POST", path, body, out);
+}
+
+static const char *str(json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    cr_assert(json_is_string(v), "no string %s in %s", key, json_dumps(o, 0));
+    return json_string_value(v);
+}
+
+static int64_t num(json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    cr_assert(json_is_integer(v), "no integer %s in %s", key, json_dumps(o, 0));
+    return json_integer_value(v);
+}
+
+/* The item's view. */
+static json_t *item_view(int64_t item)
+{
+    char path[64];
+    json_t *o;
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64, item);
+    cr_assert_eq(call(sys.port, "GET", path, NULL, &o), 200);
+    return o;
+}
+
+/* Polls user until admitted (or timeout_ms); the token into tok. */
+static void wait_admitted(int64_t item, int64_t user, char *tok, size_t cap, int timeout_ms)
+{
+    int64_t until = clock_mono_ms() + timeout_ms;
+    for (;;) {
+        json_t *o;
+        cr_assert_eq(poll_on(sys.port, item, user, &o), 200);
+        if (strcmp(str(o, "state"), "admitted") == 0) {
+            snprintf(tok, cap, "%s", str(o, "admission"));
+            json_decref(o);
+            return;
+        }
+        json_decref(o);
+        cr_assert_lt(clock_mono_ms(), until, "user %" PRId64 " never admitted", user);
+        usleep(50 * 1000);
+    }
+}
+
+static void wait_until_started(int64_t item)
+{
+    for (int i = 0; i < 200; i++) {
+        json_t *v = item_view(item);
+        int started = num(v, "starts_in_ms") == 0;
+        json_decref(v);
+        if (started)
+            return;
+        usleep(50 * 1000);
+    }
+    cr_assert_fail("the sale never started");
+}
+
+Test(room, a_sale_through_the_room_follows_the_committed_shuffle)
+{
+    int64_t item = create_room(3, 1500, "\"admit_per_s\":1000");
+    json_t *o, *v = item_view(item);
+    cr_assert_str_eq(str(v, "admission"), "room");
+    json_t *room = json_object_get(v, "room");
+    char commitment[ROOM_HEX_LEN + 1];
+    snprintf(commitment, sizeof(commitment), "%s", str(room, "commitment"));
+    cr_assert(json_is_null(json_object_get(room, "secret")), "no secret before the start");
+    json_decref(v);
+
+    enum { N = 12 };
+    char entrant[N + 1][ROOM_HEX_LEN + 1];
+    for (int64_t u = 1; u <= N; u++) {
+        cr_assert_eq(join_on(sys.port, item, u, &o), 200);
+        cr_assert_str_eq(str(o, "state"), "prequeue");
+        cr_assert(json_is_null(json_object_get(o, "place")));
+        snprintf(entrant[u], sizeof(entrant[u]), "%s", str(o, "entrant"));
+        json_decref(o);
+    }
+    cr_assert_eq(join_on(sys.port, item, 1, &o), 200, "joining again");
+    cr_assert_str_eq(str(o, "entrant"), entrant[1]);
+    json_decref(o);
+    cr_assert_eq(buy_on(sys.port, item, 1, NULL, &o), 409);
+    cr_assert_str_eq(str(o, "error"), "not_started", "the window answers first");
+    json_decref(o);
+
+    wait_until_started(item);
+    /* The published order: K matches its commitment, and the places are
+     * the HMACs' order. */
+    char path[96];
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/queue/audit", item);
+    cr_assert_eq(call(sys.port, "GET", path, NULL, &o), 200);
+    unsigned char k[ROOM_SECRET_LEN];
+    char check[ROOM_HEX_LEN + 1];
+    cr_assert_eq(room_unhex(str(o, "secret"), k, sizeof(k)), 0);
+    room_commitment(k, check);
+    cr_assert_str_eq(check, commitment);
+    json_t *list = json_object_get(o, "entrants");
+    cr_assert_eq(json_array_size(list), N);
+    double last = -1;
+    for (size_t i = 0; i < N; i++) {
+        json_t *e = json_array_get(list, i);
+        cr_assert_eq(num(e, "place"), (int64_t)i + 1);
+        double score = room_score(k, str(e, "entrant"));
+        cr_assert_gt(score, last, "the audit's order is the scores'");
+        last = score;
+    }
+    cr_assert(json_is_null(json_object_get(o, "next_after")));
+    json_decref(o);
+
+    /* Every buyer is admitted (the rate is high), each at its audited place,
+     * and three of them buy with their tokens. */
+    char tok[ROOM_TOKEN_MAX];
+    int sold = 0;
+    for (int64_t u = 1; u <= N; u++) {
+        wait_admitted(item, u, tok, sizeof(tok), 5000);
+        cr_assert_eq(poll_on(sys.port, item, u, &o), 200);
+        cr_assert_str_eq(str(o, "admission"), tok, "the same token every poll");
+        json_decref(o);
+        int status = buy_on(sys.port, item, u, tok, &o);
+        cr_assert(status == 202 || status == 409, "%d", status);
+        sold += status == 202;
+        json_decref(o);
+    }
+    cr_assert_eq(sold, 3);
+    v = item_view(item);
+    room = json_object_get(v, "room");
+    cr_assert_str_eq(str(room, "secret"), str(room, "secret"));
+    cr_assert_eq(num(room, "joined"), N);
+    cr_assert_eq(num(v, "sold"), 3);
+    json_decref(v);
+}
+
+Test(room, late_joiners_go_behind_every_pre_start_joiner_in_arrival_order)
+{
+    int64_t item = create_room(100, 1200, "\"admit_per_s\":4,\"admit_burst\":0");
+    json_t *o;
+    for (int64_t u = 1; u <= 5; u++) {
+        cr_assert_eq(join_on(sys.port, item, u, &o), 200);
+        json_decref(o);
+    }
+    wait_until_started(item);
+    for (int64_t u = 101; u <= 105; u++) {
+        cr_assert_eq(join_on(sys.port, item, u, &o), 200);
+        cr_assert_eq(num(o, "place"), 5 + (u - 100), "late joiner %" PRId64, u);
+        json_decref(o);
+    }
+    /* While the room admits, a late joiner is never in before a pre-start one. */
+    int64_t until = clock_mono_ms() + 6000;
+    int all = 0;
+    while (!all && clock_mono_ms() < until) {
+        int pre_waiting = 0, late_admitted = 0;
+        all = 1;
+        for (int64_t u = 1; u <= 105; u = u == 5 ? 101 : u + 1) {
+            cr_assert_eq(poll_on(sys.port, item, u, &o), 200);
+            int in = strcmp(str(o, "state"), "admitted") == 0;
+            all &= in;
+            if (u <= 5)
+                pre_waiting |= !in;
+            else
+                late_admitted |= in;
+            json_decref(o);
+        }
+        cr_assert_not(pre_waiting && late_admitted, "a late joiner admitted first");
+        usleep(100 * 1000);
+    }
+    cr_assert(all, "every buyer admitted at 4 a second within 6 s");
+}
+
+Test(room, admitted_never_passes_the_metering_formula)
+{
+    enum { BURST = 5, PER_S = 40, N = 300 };
+    int64_t starts_ms = clock_wall_ms() + 1000;
+    char starts[RFC3339_MAX], view[4096];
+    int64_t item = sale_create_item_view(
+        sys.port, TOKEN, view, sizeof(view), "room", 1000,
+        "\"admission\":\"room\",\"starts_at\":\"%s\",\"admit_per_s\":%d,\"admit_burst\":%d",
+        when(starts_ms, starts), PER_S, BURST);
+    json_t *o;
+    for (int64_t u = 1; u <= N; u++) {
+        cr_assert_eq(join_on(sys.port, item, u, &o), 200);
+        json_decref(o);
+    }
+    redisContext *r = harness_redis();
+    int64_t until = clock_mono_ms() + 3500, last = 0;
+    while (clock_mono_ms() < until) {
+        cr_assert_eq(poll_on(sys.port, item, 1, &o), 200); /* drives the admission */
+        json_decref(o);
+        json_t *v = item_view(item);
+        int64_t admitted = num(json_object_get(v, "room"), "admitted");
+        json_decref(v);
+        redisReply *t = redisCommand(r, "TIME");
+        int64_t now = strtoll(t->element[0]->str, NULL, 10) * 1000 +
+                      strtoll(t->element[1]->str, NULL, 10) / 1000;
+        freeReplyObject(t);
+        int64_t bound = room_admit_target(N, BURST, PER_S, starts_ms, now);
+        cr_assert_leq(admitted, bound, "admitted %" PRId64 " above %" PRId64, admitted, bound);
+        cr_assert_geq(admitted, last, "the frontier never moves back");
+        last = admitted;
+        usleep(20 * 1000);
+    }
+    cr_assert_gt(last, BURST + PER_S, "the room admitted past its burst: %" PRId64, last);
+    redisFree(r);
+}
+
+/* Buys with token tok as user; asserts the 403 code. */
+static void refused(int64_t item, int64_t user, const char *tok, const char *code)
+{
+    json_t *o;
+    cr_assert_eq(buy_on(sys.port, item, user, tok, &o), 403, "%s", code);
+    cr_assert_str_eq(str(o, "error"), code);
+    json_decref(o);
+}
+
+Test(room, every_wrong_admission_is_refused_and_nothing_is_sold)
+{
+    int64_t item = create_room(10, 800, "\"admit_per_s\":1000,\"admission_ttl_s\":2");
+    int64_t other = create_room(10, 800, "\"admit_per_s\":1000");
+    json_t *o;
+    for (int64_t u = 1; u <= 2; u++) {
+        cr_assert_eq(join_on(sys.port, item, u, &o), 200);
+        json_decref(o);
+        cr_assert_eq(join_on(sys.port, other, u, &o), 200);
+        json_decref(o);
+    }
+    wait_until_started(item);
+    char tok[ROOM_TOKEN_MAX], tok_other[ROOM_TOKEN_MAX], bad[ROOM_TOKEN_MAX];
+    wait_admitted(item, 1, tok, sizeof(tok), 5000);
+    wait_admitted(other, 1, tok_other, sizeof(tok_other), 5000);
+
+    refused(item, 1, NULL, "admission_missing");
+    snprintf(bad, sizeof(bad), "%s", tok);
+    bad[strlen(bad) - 1] = bad[strlen(bad) - 1] == '0' ? '1' : '0';
+    refused(item, 1, bad, "admission_forged");
+    bad[strlen(bad) - 5] = '\0';
+    refused(item, 1, bad, "admission_forged");
+    refused(item, 2, tok, "admission_wrong_buyer");
+    refused(item, 1, tok_other, "admission_wrong_item");
+    char buyer[BUYER_TOKEN_MAX];
+    buyer_token_mint("e2e-room-buyer-secret-0123456789abcdef", 1, clock_wall_ms() / 1000 + 60,
+                     buyer, sizeof(buyer));
+    refused(item, 1, buyer, "admission_forged");
+    sleep(2); /* admission_ttl_s */
+    refused(item, 1, tok, "admission_expired");
+
+    /* A new round: the old round's token is refused by Redis. */
+    char path[64], body[256], starts[RFC3339_MAX];
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/reset", other);
+    snprintf(body, sizeof(body), "{\"stock\":10,\"starts_at\":\"%s\"}",
+             when(clock_wall_ms() - 1000, starts));
+    char resp[4096];
+    cr_assert_eq(harness_http(sys.port, "POST", path, TOKEN, body, resp, sizeof(resp)), 200, "%s",
+                 resp);
+    refused(other, 1, tok_other, "admission_wrong_round");
+
+    json_t *v = item_view(item);
+    cr_assert_eq(num(v, "sold"), 0);
+    json_decref(v);
+    v = item_view(other);
+    cr_assert_eq(num(v, "sold"), 0);
+    json_decref(v);
+}
+
+Test(room, the_queue_of_a_race_item_and_bad_terms_are_refused)
+{
+    json_t *o;
+    char view[4096];
+    int64_t race = sale_create_item_view(sys.port, TOKEN, view, sizeof(view), "race", 5, "%s", "");
+    cr_assert_eq(join_on(sys.port, race, 1, &o), 409);
+    cr_assert_str_eq(str(o, "error"), "not_a_room");
+    json_decref(o);
+    static const char *const bad[] = {
+        "{\"name\":\"r\",\"stock\":1,\"admission\":\"draw\"}",
+        "{\"name\":\"r\",\"stock\":1,\"admission\":\"room\",\"admit_per_s\":1}",
+        "{\"name\":\"r\",\"stock\":1,\"admission\":\"room\",\"starts_at\":\"2099-01-01T00:00:"
+        "00Z\"}",
+        "{\"name\":\"r\",\"stock\":1,\"admission\":\"room\",\"starts_at\":\"2099-01-01T00:00:00Z\","
+        "\"admit_per_s\":0}",
+        "{\"name\":\"r\",\"stock\":1,\"admission\":\"room\",\"starts_at\":\"2099-01-01T00:00:00Z\","
+        "\"admit_per_s\":1,\"prequeue_opens_at\":\"2099-01-01T00:00:01Z\"}",
+        "{\"name\":\"r\",\"stock\":1,\"admit_per_s\":1}",
+    };
+    static const char *const field[] = {"draw",        "starts_at",         "admit_per_s",
+                                        "admit_per_s", "prequeue_opens_at", "admission"};
+    char resp[1024];
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        int status =
+            harness_http(sys.port, "POST", "/api/v1/items", TOKEN, bad[i], resp, sizeof(resp));
+        cr_assert_eq(status, 400, "%s: %d %s", bad[i], status, resp);
+        cr_assert(strstr(resp, field[i]), "%s names %s: %s", bad[i], field[i], resp);
+    }
+    /* Before the queue opens: 409 with the times. */
+    char pq[RFC3339_MAX], more[128];
+    snprintf(more, sizeof(more), "\"admit_per_s\":1,\"prequeue_opens_at\":\"%s\"",
+             when(clock_wall_ms() + 30000, pq));
+    int64_t item = create_room(5, 60000, more);
+    cr_assert_eq(join_on(sys.port, item, 1, &o), 409);
+    cr_assert_str_eq(str(o, "error"), "not_started");
+    cr_assert_str_eq(str(o, "prequeue_opens_at"), pq);
+    json_decref(o);
+    cr_assert_eq(poll_on(sys.port, item, 1, &o), 404, "not in the queue");
+    cr_assert_str_eq(str(o, "error"), "not_in_queue");
+    json_decref(o);
+}
