@@ -62,6 +62,16 @@ async function api(base, token, method, urlPath, body) {
   return {status: res.status, body: await res.json()};
 }
 
+// A headless Debian chromium with a fresh profile under dir, as the browser tests drive it;
+// options (viewport, timezoneId, locale...) go to playwright's launchPersistentContext.
+async function chromium(dir, options) {
+  const profile = fs.mkdtempSync(path.join(dir, 'chromium-'));
+  return require('playwright-core').chromium.launchPersistentContext(profile, {
+    executablePath: '/usr/bin/chromium', headless: true, ...options,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+           '--disable-background-networking', '--disable-component-update', '--disable-sync']});
+}
+
 // Runs main (async) as the test `name`: its children stopped either way, then "name: passed", or
 // "name: FAILED" with the error and the folder of the logs, and exit code 1.
 function run(name, main, logs) {
@@ -76,4 +86,4 @@ function run(name, main, logs) {
   });
 }
 
-module.exports = {SOURCE, freePort, start, stopAll, waitUp, api, run};
+module.exports = {SOURCE, freePort, start, stopAll, waitUp, api, chromium, run};
