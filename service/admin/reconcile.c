@@ -283,6 +283,7 @@ static int read_books_row(const PGresult *res, int row, reconcile_item *it)
     it->segments = pg_row_int(&f, 9);
     it->ended = pg_row_i64(&f, 10);
     it->unnoted = pg_row_i64(&f, 11);
+    it->room = pg_row_bool(&f, 12);
     if (it->segments < 1) /* the table's check holds it to 1..64 */
         it->segments = 1;
     return pg_row_check(&f, "reconcile", "an item's books");
@@ -298,7 +299,8 @@ static int read_books(PGconn *pg, reconcile_report *out, char *err, size_t errle
         PQexec(pg, "SELECT i.id, i.round, i.initial_stock, o.held, i.restocked, i.restocks, "
                    "coalesce((extract(epoch FROM i.starts_at) * 1000)::bigint, 0), "
                    "coalesce((extract(epoch FROM i.ends_at) * 1000)::bigint, 0), "
-                   "i.per_buyer_limit, i.segments, o.ended, o.unnoted FROM items i "
+                   "i.per_buyer_limit, i.segments, o.ended, o.unnoted, i.admission = 'room' "
+                   "FROM items i "
                    "CROSS JOIN LATERAL (SELECT "
                    " coalesce(sum(quantity) FILTER (WHERE status IN ('persisted', 'paid')), 0) "
                    "  AS held, "

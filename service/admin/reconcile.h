@@ -32,6 +32,7 @@ typedef struct reconcile_item {
     int64_t starts_ms, ends_ms; /* PostgreSQL: the window, 0: no bound */
     int per_buyer_limit;        /* PostgreSQL */
     int segments;               /* PostgreSQL: its stock split over (keys.h), at least 1 */
+    int room;                   /* PostgreSQL: admission "room" (a rebuild keeps it in Redis) */
     int redis_known;            /* Redis has the item's state */
     int64_t redis_round;
     int64_t redis_restocked;

@@ -70,16 +70,19 @@ static void append_state(commit *c, redisContext *redis, const reconcile_segment
                                 /* the round's units over every segment */
                                 it->initial + it->restocked, initial, sg->j == 0 ? it->restocks : 0,
                                 sg->j == 0 ? it->restocked : 0, sg->settled, sg->back};
-    const char *keys_args[16] = {sg->state, sg->buyers, sg->returned, sg->given_back};
+    const char *keys_args[17] = {sg->state, sg->buyers, sg->returned, sg->given_back};
     for (int k = 0; k < 12; k++) {
         snprintf(v[k], sizeof(v[k]), "%lld", values[k]);
         keys_args[4 + k] = v[k];
     }
-    /* EVAL, the text, the key count and the 16 entries: argc is never -1. */
-    const char *argv[3 + 16];
-    size_t lens[3 + 16];
+    /* The admission as the books say: a Redis that lost the item's state
+     * must not sell a room's item without admissions. */
+    keys_args[16] = it->room ? "room" : "race";
+    /* EVAL, the text, the key count and the 17 entries: argc is never -1. */
+    const char *argv[3 + 17];
+    size_t lens[3 + 17];
     int argc =
-        scripts_argv(&c->sc.s[SCRIPT_ITEM_RESET], 1, 4, 12, keys_args, argv, lens, 3 + 16, numkeys);
+        scripts_argv(&c->sc.s[SCRIPT_ITEM_RESET], 1, 4, 13, keys_args, argv, lens, 3 + 17, numkeys);
     redisAppendCommandArgv(redis, argc, argv, lens);
 }
 

@@ -11,6 +11,7 @@
 #include "keys.h"
 #include "redis_nodes.h"
 #include "reserve.h"
+#include "room_store.h"
 #include "log.h"
 #include "pool_session.h"
 
@@ -216,7 +217,17 @@ char *app_metrics_text(app *a, pool_session *s)
     metrics_gauges g = {.soldout_flags = gate_sold_out_count(a->gate), -1, -1, -1, -1};
     if (s)
         pool_session_gauges(s, &g);
-    return metrics_render(a->metrics, &g);
+    char *text = metrics_render(a->metrics, &g);
+    char *rooms = s && text ? room_store_metrics(s) : NULL;
+    if (rooms && rooms[0]) {
+        size_t len = strlen(text), more = strlen(rooms);
+        char *both = realloc(text, len + more + 1);
+        if (both)
+            memcpy(both + len, rooms, more + 1);
+        text = both ? both : text;
+    }
+    free(rooms);
+    return text;
 }
 
 /* metrics_listen's answer, on its listener's thread. */

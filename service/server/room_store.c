@@ -2,6 +2,7 @@
 #include "room_store.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,4 +227,109 @@ void room_store_used(pool_session *s, int64_t item, const char *e)
     keys_room(active, sizeof(active), item, "active");
     const char *zrem[] = {"ZREM", active, e};
     freeReplyObject(pool_session_redis(s, 3, zrem));
+}
+
+/* Appends printf-style text to the malloc'd *buf of *len bytes. Returns 0,
+ * or -1 when out of memory (*buf freed and NULL). */
+static int append(char **buf, size_t *len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int append(char **buf, size_t *len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *grown = n < 0 ? NULL : realloc(*buf, *len + (size_t)n + 1);
+    if (!grown) {
+        free(*buf);
+        *buf = NULL;
+        return -1;
+    }
+    va_start(ap, fmt);
+    vsnprintf(grown + *len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    *buf = grown;
+    *len += (size_t)n;
+    return 0;
+}
+
+static const char *const gauge_names[] = {"joined", "admitted", "expired_unused", "active"};
+static const char *const gauge_help[] = {
+    "Buyers who joined the item's waiting room this round.",
+    "Places of the waiting room admitted so far (the frontier).",
+    "Admissions that expired without a purchase.",
+    "Admissions not yet used nor expired (up to their trim)."};
+
+/* The gauges of the n rooms of values[i][4] (-1: not a room) as text. */
+static char *render(const int64_t *items, int64_t (*values)[4], size_t n)
+{
+    char *text = calloc(1, 1);
+    size_t len = 0;
+    for (int g = 0; text && g < 4; g++) {
+        if (append(&text, &len, "# HELP seckill_room_%s %s\n# TYPE seckill_room_%s gauge\n",
+                   gauge_names[g], gauge_help[g], gauge_names[g]) < 0)
+            return NULL;
+        for (size_t i = 0; i < n; i++)
+            if (values[i][0] >= 0 &&
+                append(&text, &len, "seckill_room_%s{item=\"%" PRId64 "\"} %" PRId64 "\n",
+                       gauge_names[g], items[i], values[i][g]) < 0)
+                return NULL;
+    }
+    return text;
+}
+
+/* Reads the rooms' counts of items[0..n) into values (-1 first: not a
+ * room): one pipeline of HMGET, one of ZCARD. Returns 0 or -1. */
+static int read_gauges(pool_session *s, const int64_t *items, size_t n, int64_t (*values)[4],
+                       char (*keys)[KEYS_MAX], const char **argv, redisReply **replies)
+{
+    for (size_t i = 0; i < n; i++) {
+        keys_room(keys[i], KEYS_MAX, items[i], NULL);
+        const char *hmget[] = {"HMGET", keys[i], "joined", "admitted", "expired_unused"};
+        memcpy(&argv[5 * i], hmget, sizeof(hmget));
+    }
+    if (pool_session_redis_pipeline(s, n, 5, argv, replies) < 0)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        redisReply *r = replies[i];
+        int room = r && r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
+                   r->element[0]->type == REDIS_REPLY_STRING;
+        for (int g = 0; g < 3; g++)
+            values[i][g] = room ? reply_i64(r->element[g]) : -1;
+        freeReplyObject(r);
+        keys_room(keys[i], KEYS_MAX, items[i], "active");
+        argv[2 * i] = "ZCARD";
+        argv[2 * i + 1] = keys[i];
+    }
+    if (pool_session_redis_pipeline(s, n, 2, argv, replies) < 0)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        values[i][3] = reply_i64(replies[i]);
+        freeReplyObject(replies[i]);
+    }
+    return 0;
+}
+
+char *room_store_metrics(pool_session *s)
+{
+    int64_t *items = NULL;
+    size_t n = 0;
+    if (pool_session_items(s, &items, &n) < 0 || n == 0) {
+        free(items);
+        return calloc(1, 1);
+    }
+    char(*keys)[KEYS_MAX] = malloc(n * sizeof(*keys));
+    const char **argv = malloc(5 * n * sizeof(*argv));
+    redisReply **replies = calloc(n, sizeof(*replies));
+    int64_t(*values)[4] = malloc(n * sizeof(*values));
+    char *text = NULL;
+    if (keys && argv && replies && values)
+        text = read_gauges(s, items, n, values, keys, argv, replies) == 0 ? render(items, values, n)
+                                                                          : calloc(1, 1);
+    free(keys);
+    free(argv);
+    free(replies);
+    free(values);
+    free(items);
+    return text;
 }

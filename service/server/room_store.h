@@ -61,4 +61,10 @@ int64_t room_store_remaining(pool_session *s, int64_t item, int segments);
  * (and is never counted expired_unused). Best effort. */
 void room_store_used(pool_session *s, int64_t item, const char *e);
 
+/* The rooms' gauges in the Prometheus text format, per item
+ * (seckill_room_joined, _admitted, _active, _expired_unused{item="N"}),
+ * for /metrics; "" when no item has a room or Redis failed. The caller
+ * frees it; NULL when out of memory. */
+char *room_store_metrics(pool_session *s);
+
 #endif

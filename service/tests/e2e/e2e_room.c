@@ -384,3 +384,162 @@ Test(room, the_queue_of_a_race_item_and_bad_terms_are_refused)
     cr_assert_str_eq(str(o, "error"), "not_in_queue");
     json_decref(o);
 }
+
+/* --- two instances, 16 pollers a buyer ------------------------------------------- */
+
+enum { BUYERS = 10, POLLERS = 16, STOCK = 8 };
+
+typedef struct poller {
+    int ports[2];
+    int64_t item, user;
+    int which;
+    char token[ROOM_TOKEN_MAX];
+    int status; /* a purchase's */
+} poller;
+
+/* Polls (on both instances by turns) until admitted; keeps the token. */
+static void *poll_until_admitted(void *arg)
+{
+    poller *p = arg;
+    int64_t until = clock_mono_ms() + 15000;
+    for (int i = p->which; clock_mono_ms() < until; i++) {
+        json_t *o;
+        int status = poll_on(p->ports[i % 2], p->item, p->user, &o);
+        const char *state = json_string_value(json_object_get(o, "state"));
+        if (status == 200 && state && strcmp(state, "admitted") == 0) {
+            snprintf(p->token, sizeof(p->token), "%s",
+                     json_string_value(json_object_get(o, "admission")));
+            json_decref(o);
+            return NULL;
+        }
+        json_decref(o);
+        usleep(20 * 1000);
+    }
+    return NULL;
+}
+
+static void *buy_with_token(void *arg)
+{
+    poller *p = arg;
+    json_t *o;
+    p->status = buy_on(p->ports[p->which % 2], p->item, p->user, p->token, &o);
+    json_decref(o);
+    return NULL;
+}
+
+/* A purchase with the token in the X-Admission header. */
+static int buy_with_header(int port, int64_t item, int64_t user, const char *tok)
+{
+    char req[1024], resp[2048], body[64];
+    int n = snprintf(body, sizeof(body), "{\"user_id\":%" PRId64 "}", user);
+    int len = snprintf(req, sizeof(req),
+                       "POST /api/v1/items/%" PRId64 "/purchase HTTP/1.1\r\nHost: x\r\n"
+                       "X-Admission: %s\r\nContent-Type: application/json\r\n"
+                       "Content-Length: %d\r\nConnection: close\r\n\r\n%s",
+                       item, tok, n, body);
+    return harness_raw(port, req, (size_t)len, 5000, resp, sizeof(resp));
+}
+
+Test(room, two_instances_admit_each_buyer_once_and_sell_the_stock_exactly)
+{
+    int port_b = 0;
+    pid_t second = harness_start_server(&port_b, env, "e2e-room-b-server.log");
+    int64_t item = create_room(STOCK, 1500, "\"admit_per_s\":30,\"admit_burst\":0");
+    json_t *o;
+    for (int64_t u = 1; u <= BUYERS; u++) {
+        cr_assert_eq(join_on(u % 2 ? sys.port : port_b, item, u, &o), 200);
+        json_decref(o);
+    }
+    wait_until_started(item);
+    static poller p[BUYERS][POLLERS];
+    pthread_t t[BUYERS][POLLERS];
+    for (int b = 0; b < BUYERS; b++)
+        for (int k = 0; k < POLLERS; k++) {
+            p[b][k] = (poller){{sys.port, port_b}, item, b + 1, k, "", 0};
+            cr_assert_eq(pthread_create(&t[b][k], NULL, poll_until_admitted, &p[b][k]), 0);
+        }
+    for (int b = 0; b < BUYERS; b++)
+        for (int k = 0; k < POLLERS; k++)
+            pthread_join(t[b][k], NULL);
+    for (int b = 0; b < BUYERS; b++)
+        for (int k = 0; k < POLLERS; k++) {
+            cr_assert_neq(p[b][k].token[0], '\0', "buyer %d poller %d never admitted", b + 1, k);
+            cr_assert_str_eq(p[b][k].token, p[b][0].token, "one admission, one token");
+        }
+    json_t *v = item_view(item);
+    cr_assert_eq(num(json_object_get(v, "room"), "admitted"), BUYERS, "each admitted once");
+    json_decref(v);
+
+    /* Buyer 1 with the header; then every buyer twice at once, on both
+     * instances: the limit (1) and the stock (8) hold. */
+    int sold = buy_with_header(sys.port, item, 1, p[0][0].token) == 202;
+    cr_assert_eq(sold, 1);
+    for (int b = 0; b < BUYERS; b++)
+        for (int k = 0; k < 2; k++)
+            cr_assert_eq(pthread_create(&t[b][k], NULL, buy_with_token, &p[b][k]), 0);
+    int per_buyer[BUYERS] = {1};
+    for (int b = 0; b < BUYERS; b++)
+        for (int k = 0; k < 2; k++) {
+            pthread_join(t[b][k], NULL);
+            /* 409 limit_reached or sold_out, 429 in_progress (the order lock). */
+            cr_assert(p[b][k].status == 202 || p[b][k].status == 409 || p[b][k].status == 429, "%d",
+                      p[b][k].status);
+            per_buyer[b] += p[b][k].status == 202;
+            sold += p[b][k].status == 202;
+        }
+    for (int b = 0; b < BUYERS; b++)
+        cr_assert_leq(per_buyer[b], 1, "buyer %d above the limit", b + 1);
+    cr_assert_eq(sold, STOCK);
+    v = item_view(item);
+    cr_assert_eq(num(v, "sold"), STOCK);
+    cr_assert_eq(num(v, "remaining"), 0);
+    json_decref(v);
+
+    char metrics[65536], series[96];
+    cr_assert_eq(harness_http(sys.port, "GET", "/metrics", TOKEN, NULL, metrics, sizeof(metrics)),
+                 200);
+    snprintf(series, sizeof(series), "seckill_room_joined{item=\"%" PRId64 "\"}", item);
+    cr_assert_eq(harness_metric(metrics, series), BUYERS, "%s", series);
+    snprintf(series, sizeof(series), "seckill_room_admitted{item=\"%" PRId64 "\"}", item);
+    cr_assert_eq(harness_metric(metrics, series), BUYERS);
+    /* A purchase ends its buyer's active admission (on the pool, just after
+     * the answer). */
+    snprintf(series, sizeof(series), "seckill_room_active{item=\"%" PRId64 "\"}", item);
+    for (int i = 0; i < 20 && harness_metric(metrics, series) != BUYERS - STOCK; i++) {
+        usleep(100 * 1000);
+        harness_http(sys.port, "GET", "/metrics", TOKEN, NULL, metrics, sizeof(metrics));
+    }
+    cr_assert_eq(harness_metric(metrics, series), BUYERS - STOCK);
+    harness_stop_clean(&second, "server B");
+}
+
+Test(room, a_redis_that_lost_everything_keeps_the_room_its_secret_and_its_refusals)
+{
+    int64_t item = create_room(5, 1500, "\"admit_per_s\":1000");
+    json_t *v = item_view(item), *o;
+    char commitment[ROOM_HEX_LEN + 1];
+    snprintf(commitment, sizeof(commitment), "%s", str(json_object_get(v, "room"), "commitment"));
+    json_decref(v);
+    redisContext *r = harness_redis();
+    freeReplyObject(redisCommand(r, "FLUSHALL"));
+    redisFree(r);
+    char out[8192];
+    char *args[] = {"reconcile", "--rebuild", NULL};
+    cr_assert_eq(harness_admin(args, out, sizeof(out)), 0, "%s", out);
+
+    /* The rebuilt state is a room's: no sale without an admission. */
+    wait_until_started(item);
+    cr_assert_eq(buy_on(sys.port, item, 1, NULL, &o), 403);
+    cr_assert_str_eq(str(o, "error"), "admission_missing");
+    json_decref(o);
+    /* The room comes back from PostgreSQL with its secret. */
+    cr_assert_eq(join_on(sys.port, item, 1, &o), 200);
+    json_decref(o);
+    v = item_view(item);
+    cr_assert_str_eq(str(json_object_get(v, "room"), "commitment"), commitment);
+    json_decref(v);
+    char tok[ROOM_TOKEN_MAX];
+    wait_admitted(item, 1, tok, sizeof(tok), 5000);
+    cr_assert_eq(buy_on(sys.port, item, 1, tok, &o), 202);
+    json_decref(o);
+}
