@@ -15,6 +15,8 @@ itself, and the JSON and the picture into loadtest/results/ and docs/: the commi
   5 ab           ab -c 10000 -n 20000, anonymous buyers, stock 1000
   6 memory       server RSS with 10,000 idle connections
   7 webhooks     2's purchases with seckill-webhooks delivering to two endpoints, against none (bench_webhooks.py)
+  8 room join    100,000 distinct buyers join a waiting room (bench_room.py; BENCH_ROOM_JOINERS)
+  8b room poll   a storm of polls from buyers far back in the line
 1-3 run in alternating rounds (BENCH_ROUNDS, default 3) so that drift on a shared machine hits all
 of them alike; medians are reported. BENCH_DURATION (10s), BENCH_CONNECTIONS (256), BENCH_THREADS
 (2), BENCH_DRAIN_ORDERS (1000000), BENCH_DRAIN_ROUNDS (3) change the sizes; BENCH_DOC=0 writes no
@@ -38,6 +40,7 @@ import time
 from . import figures, plot
 from .bench_drain import Drain
 from .bench_webhooks import Webhooks
+from .bench_room import Room, room_rows
 from .bench_report import PROCS, WRK_CASES, guard_sentence, order_guard, render_section, render_tables, to_json
 from .progress import Progress, Quiet
 from .system import (ROOT, TICK_US, Backends, Failure, Proc, base_env, free_port, get_json, wrk,
@@ -102,12 +105,13 @@ class Settings:
         steps = [6] + [dur + 2] * (len(WRK_CASES) * self.rounds)
         if self.strace:
             steps += [4, 4, 4]
+        steps += [10, dur + 2]  # 8, 8b: the waiting room
         if self.only == "":
             steps += webhooks + [5] + drain
         return steps
 
 
-class Bench(Drain, Webhooks):
+class Bench(Drain, Webhooks, Room):
     def __init__(self, settings):
         self.s = settings
         self.dir = os.path.join(ROOT, "run", f"bench-{os.getpid()}")
@@ -402,6 +406,7 @@ class Bench(Drain, Webhooks):
             return
         self.memory()
         self.rounds()
+        self.room()
         if s.strace:
             self.straces()
         self.early_sold = self.item_field(self.upcoming, "sold")
@@ -415,6 +420,8 @@ class Bench(Drain, Webhooks):
             self.log(guard_sentence(order_guard(self.med)))
             self.log(f"sell-out storms sold: {' '.join(map(str, self.storm_sold))}; "
                      f"sold before the start: {self.early_sold}")
+            for row in room_rows(self):
+                self.log(row)
             self.progress.end()
             return
         self.webhooks_all()

@@ -5,6 +5,7 @@ between the bench markers, from the figures bench.py measured."""
 import os
 
 from . import figures
+from .bench_room import room_rows
 
 WRK_CASES = [  # name, label, target ratio to the ceiling
     ("ceiling", "1 ceiling (nginx)", None),
@@ -92,7 +93,7 @@ def render_tables(b):
         f"ratios); {figures.thousands(wh['delivered_per_s'])} events delivered/s, storm start to the last delivery"
         f"{'' if wh['all_delivered'] else ' (not all within ' + str(wh['wait_s']) + ' s)'} | >= 0.95 | "
         f"{yes(wh['ratio'] >= 0.95)} |",
-    ]
+    ] + room_rows(b)
     cpu = ["| round (CPU microseconds a request, medians) | server | Redis | worker | PostgreSQL | nginx | wrk | all | "
            "syscalls a request (server; nginx for 1) |",
            "|---|---|---|---|---|---|---|---|---|"]
@@ -141,6 +142,7 @@ def to_json(b, when, commit, local):
                "oversold": a["oversold"]},
         "memory": {**b.out["memory"], "target_kib": 65536},
         "webhooks": b.out["webhooks"],
+        "room": b.out.get("room"),
     }
 
 
@@ -178,6 +180,8 @@ wrk -t{t} -c{c} -d{d} --latency http://127.0.0.1:SERVER/health
 wrk -t{t} -c{c} -d{d} --latency -s loadtest/purchase.lua http://127.0.0.1:SERVER -- BIG_ITEM SEED
 wrk -t{t} -c{c} -d{d} --latency -s loadtest/purchase.lua http://127.0.0.1:SCRIPT_SERVER -- BIG_ITEM SEED  # order_guard = script
 wrk -t{t} -c{c} -d{d} --latency -s loadtest/purchase.lua http://127.0.0.1:SERVER -- STORM_ITEM SEED  # after reset to 1000
+wrk -t{t} -c{c} -d300s --latency -s loadtest/room.lua http://127.0.0.1:SERVER -- join ROOM_ITEM SEED  # SIGINT once joined
+wrk -t{t} -c{c} -d{d} --latency -s loadtest/room.lua http://127.0.0.1:SERVER -- poll ROOM_ITEM SEED 1000  # after the start
 ab -q -r -c 10000 -n 20000 -s 30 -p EMPTY_FILE -T application/json http://127.0.0.1:SERVER/api/v1/items/ITEM/purchase
 idle_conns 127.0.0.1 SERVER 10000   # loadtest/idle_conns.c; then VmRSS of /proc/<server>/status
 strace -c -f -p SERVER_PID & wrk -t{t} -c{c} -d3s ...   # syscalls a request: strace's total / wrk's requests

@@ -13,6 +13,7 @@
 #include "keys.h"
 #include "log.h"
 #include "pg_value.h"
+#include "redis_reply.h"
 #include "reserve.h"
 #include "room_store.h"
 
@@ -349,10 +350,13 @@ static sk_status item_stock(pool_session *s, item_view *out)
     out->remaining = 0;
     sk_status st = SK_OK;
     for (int j = 0; j < segments; j++) {
+        int64_t stock;
         if (!replies[j])
             st = SK_BACKEND_DOWN;
-        else if (replies[j]->type == REDIS_REPLY_STRING)
-            out->remaining += strtoll(replies[j]->str, NULL, 10);
+        else if (redis_reply_number_or(replies[j], 0, &stock) < 0)
+            st = SK_INTERNAL;
+        else
+            out->remaining += stock;
         freeReplyObject(replies[j]);
     }
     if (st != SK_OK)

@@ -17,6 +17,7 @@
 #include "keys.h"
 #include "log.h"
 #include "pool_session.h"
+#include "redis_reply.h"
 #include "rfc3339.h"
 #include "room_answer.h"
 #include "room_store.h"
@@ -123,13 +124,11 @@ static void reply_times(http_exchange *ex, sk_status st, const room_info *info, 
     http_exchange_reply(ex, sk_status_http(st), body, n < 0 ? 0 : (size_t)n, NULL);
 }
 
-/* An integer entry of a script's reply. */
+/* An integer entry of a script's reply (0 when it is not one). */
 static int64_t entry(const redisReply *r, size_t i)
 {
-    const redisReply *e = r->element[i];
-    return e->type == REDIS_REPLY_INTEGER  ? e->integer
-           : e->type == REDIS_REPLY_STRING ? strtoll(e->str, NULL, 10)
-                                           : 0;
+    int64_t v = 0;
+    return redis_reply_number(r->element[i], &v) == 0 ? v : 0;
 }
 
 /* A script's reply of n entries, its outcome first: the outcome, or NULL

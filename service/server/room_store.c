@@ -12,6 +12,7 @@
 #include "archive.h"
 #include "keys.h"
 #include "log.h"
+#include "redis_reply.h"
 
 void room_store_read(pg_row *f, int at, room_terms *r, char *k_hex)
 {
@@ -63,9 +64,8 @@ int room_store_start(pool_session *s, int64_t item, int64_t round, int64_t start
 /* An integer of a reply (a number or its text), 0 when neither. */
 static int64_t reply_i64(const redisReply *r)
 {
-    if (r && r->type == REDIS_REPLY_INTEGER)
-        return r->integer;
-    return r && r->type == REDIS_REPLY_STRING ? strtoll(r->str, NULL, 10) : 0;
+    int64_t v = 0;
+    return redis_reply_number(r, &v) == 0 ? v : 0;
 }
 
 sk_status room_store_counts(pool_session *s, item_view *v)

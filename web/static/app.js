@@ -6,7 +6,8 @@
 // orders (GET /api/v1/orders?user_id=) every few seconds, counts down the time
 // left to pay, and pays (demo, with the admin token) or cancels them. The
 // helpers up to the page's state touch no DOM: under node (the browser test)
-// they are exported, not run.
+// they are exported, not run. An item sold through a waiting room ("admission": "room") gets
+// room.js's Join and the buyer's line, and buys with the admission token.
 'use strict';
 
 const POLL_ITEMS_MS = 1000;
@@ -261,6 +262,7 @@ function itemCard(item) {
   node.querySelector('.id').textContent = item.id;
   const card = {node, name: item.name};
   node.querySelector('.buy').addEventListener('click', () => buy(card));
+  if (item.admission === 'room') roomCard(card); // room.js: Join, the line, the admission
   return card;
 }
 
@@ -279,6 +281,7 @@ function fillCard(card, item, arrived) {
   node.querySelector('.qty').hidden = card.limit <= 1;
   quantity.max = card.limit;
   if (Number(quantity.value) > card.limit) quantity.value = card.limit;
+  if (card.room) roomFill(card);
 }
 
 function showItems(items, arrived) {
@@ -327,7 +330,8 @@ function repaint() {
     button.textContent = shown.button;
     button.disabled = shown.state !== 'on_sale';
     card.node.querySelector('.quantity').disabled = button.disabled;
-    wait = Math.min(wait, nextChange(card.sale, now));
+    if (card.room) roomPaint(card, now);
+    wait = Math.min(wait, nextChange(card.sale, now), card.room ? roomNextChange(card, now) : Infinity);
   }
   if (wait < Infinity) page.tick = setTimeout(tick, wait);
   return moved;
@@ -488,6 +492,7 @@ function buyerChanged() {
   page.ordersApplied = ++page.ordersAsked;
   showOrders([], 0);
   refreshOrders();
+  for (const card of page.cards.values()) if (card.room) roomFill(card);
 }
 
 function tokenChanged() {
@@ -608,14 +613,22 @@ function learn(card, body, arrived) {
   repaint();
 }
 
-async function buy(card) {
+// The buyer a purchase (or a join) acts for, the page moved on to them; null, said, when the id
+// typed is no buyer's.
+function actingBuyer() {
   const buyer = buyerId();
   if (!/^[1-9][0-9]{0,17}$/.test(buyer)) {
     say('Enter your buyer id (a positive whole number) first.', 'error');
     page.buyer.focus();
-    return;
+    return null;
   }
   if (buyer !== sessionStorage.getItem(BUYER_KEY)) buyerChanged();
+  return buyer;
+}
+
+async function buy(card) {
+  const buyer = actingBuyer();
+  if (buyer === null) return;
   const field = card.node.querySelector('.quantity');
   const quantity = card.limit > 1 ? Number(field.value) : 1;
   if (!Number.isInteger(quantity) || quantity < 1 || quantity > card.limit) {
@@ -627,7 +640,7 @@ async function buy(card) {
   try {
     // The buyer id goes as a JSON string: no rounding through a double.
     res = await fetch(`/api/v1/items/${card.node.dataset.id}/purchase`, {
-      method: 'POST', headers: buyerHeaders({'Content-Type': 'application/json'}),
+      method: 'POST', headers: roomHeaders(card, buyerHeaders({'Content-Type': 'application/json'})),
       body: JSON.stringify({user_id: buyer, quantity})});
     arrived = performance.now();
     body = await res.json().catch(() => null);
@@ -636,7 +649,11 @@ async function buy(card) {
     return;
   }
   if (res.status !== 202) {
-    sayRefused(res.status, sentence(res.status, body, buyer, card.name));
+    // A refused admission is no refusal of the buyer token: said apart (room.js).
+    const roomSaid = roomSentence(res.status, body, buyer, card.name);
+    if (roomSaid) say(roomSaid, 'error');
+    else sayRefused(res.status, sentence(res.status, body, buyer, card.name));
+    if (card.room) roomRefused(card, body);
     if (body) learn(card, body, arrived);
     return;
   }
