@@ -118,8 +118,9 @@ static int getset_take(lab_ctx *c, const lab_request *r, const char *key, const 
         return -1;
     /* Expired by the clock of whoever set it: take it over, unless another
      * client's GETSET came first. Ours overwrote theirs either way. */
+    /* The number at the front, before expiry_token's ".<id>". */
     int64_t expires;
-    if (validate_i64(current, strlen(current), &expires) == 0 && expires < clock_wall_ms()) {
+    if (validate_i64(current, strcspn(current, "."), &expires) == 0 && expires < clock_wall_ms()) {
         /* Where two racers who read the same expired value meet: forced
          * with ?race= (lab_race.h), by luck under load. */
         lab_race_before_take(c, r);
