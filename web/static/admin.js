@@ -28,7 +28,20 @@ const CREATE_FIELDS = [
   {key: 'id', label: 'Item id', kind: 'int', min: 1, max: ID_MAX, hint: 'empty: the next one'},
   {key: 'listed', label: 'Listed on the sale page', kind: 'bool', initial: true},
   {key: 'lab', label: "The laboratory's item (experiments only)", kind: 'bool', initial: false},
+  // The waiting room's terms (docs/FAIRNESS.md; room_terms.c): named with "admission": "room" only.
+  {key: 'admission', label: 'Admission', kind: 'choice', options: ['race', 'room'], initial: 'race',
+   hint: 'race: first come; room: a waiting room with a shuffled line'},
+  {key: 'prequeue_opens_at', label: 'Line opens at (UTC)', kind: 'time', room: true,
+   hint: 'room: before the opening; empty: at the opening'},
+  {key: 'admit_per_s', label: 'Places admitted a second', kind: 'rate', max: 1e9, room: true},
+  {key: 'admit_burst', label: 'Places admitted at the opening', kind: 'int', min: 0, max: STOCK_MAX,
+   room: true, hint: 'empty: the stock'},
+  {key: 'max_active', label: 'Most admissions at once', kind: 'int', min: 1, max: STOCK_MAX, room: true,
+   hint: 'empty: no bound'},
+  {key: 'admission_ttl_s', label: 'An admission lasts (s)', kind: 'int', min: 1, max: 86400, room: true,
+   hint: 'empty: 120'},
 ];
+const ROOM_TERMS = CREATE_FIELDS.filter(f => f.room).map(f => f.key);
 const RESET_FIELDS = [
   {key: 'stock', label: 'Stock of the new round', kind: 'int', min: 0, max: STOCK_MAX, required: true},
   {key: 'starts_at', label: 'Opens at (UTC)', kind: 'time', clearable: true, hint: "empty: the item's is kept"},
@@ -64,6 +77,15 @@ function fieldValue(f, raw) {
     return n >= 1 && n <= f.maxBytes ? [text, null]
       : [undefined, `${f.key} must be a string of 1 to ${f.maxBytes} bytes`];
   }
+  if (f.kind === 'choice') {
+    return f.options.includes(text) ? [text, null]
+      : [undefined, `${f.key} must be one of ${f.options.map(o => `"${o}"`).join(', ')}`];
+  }
+  if (f.kind === 'rate') {
+    const v = /^([0-9]+(\.[0-9]+)?|\.[0-9]+)$/.test(text) ? Number(text) : NaN;
+    return v > 0 && v <= f.max ? [v, null]
+      : [undefined, `${f.key} must be a number above 0, at most 10^9`];
+  }
   if (f.kind === 'time') {
     const iso = rfc3339Of(text);
     return iso ? [iso, null] : [undefined, `${f.key} must be a time (2026-11-22T20:00:00)`];
@@ -93,6 +115,17 @@ function checkForm(fields, values, nowMs) {
     errors.segments = 'an item of several segments must have an id below 2^40';
   else if (!errors.segments && body.segments > 1 && body.lab)
     errors.segments = 'a laboratory item is not split into segments';
+  if (body.admission === 'room') {
+    if (!body.starts_at && !errors.starts_at) errors.starts_at = 'a room needs starts_at: the moment the line is shuffled';
+    if (body.admit_per_s === undefined && !errors.admit_per_s) errors.admit_per_s = 'admit_per_s is required for a room';
+    const pq = body.prequeue_opens_at && Date.parse(body.prequeue_opens_at);
+    if (!errors.prequeue_opens_at && pq && starts && pq >= starts)
+      errors.prequeue_opens_at = 'prequeue_opens_at must come before starts_at';
+  } else {
+    for (const key of ROOM_TERMS)
+      if (body[key] !== undefined && !errors[key]) errors[key] = `${key} is a term of a room: choose Admission "room"`;
+  }
+  if (body.admission === 'race') delete body.admission;
   if (body.lab === false) delete body.lab;     // the defaults, not sent
   if (body.listed === true) delete body.listed;
   return {body, errors};
@@ -223,7 +256,9 @@ function page() {
     const metrics = await call('GET', '/metrics');
     if (metrics.status !== 200) return {error: metrics.status === 401 ? 'not a credential of this shop' : messageOf(metrics)};
     const found = new Set(['orders:read']);
-    if ((await call('POST', '/api/v1/items', {})).status === 400) found.add('admin').add('payments');
+    // A create no server can accept (no name, a stock below 0): 400 for admin, 403 for the others;
+    // it can never make a sale, whatever a later server takes as a default.
+    if ((await call('POST', '/api/v1/items', {stock: -1})).status === 400) found.add('admin').add('payments');
     else if ((await call('POST', `/api/v1/orders/${NO_ORDER}/pay`)).status === 404) found.add('payments');
     return {scopes: found};
   }
@@ -262,13 +297,20 @@ function page() {
       const id = `${prefix}-${f.key}`;
       const row = document.createElement('div');
       row.className = 'field' + (f.kind === 'bool' ? ' check' : '');
-      const input = document.createElement('input');
+      const input = document.createElement(f.kind === 'choice' ? 'select' : 'input');
+      if (f.kind === 'choice')
+        input.append(...f.options.map(o => Object.assign(document.createElement('option'), {value: o, textContent: o})));
       input.id = id;
       input.name = f.key;
       input.autocomplete = 'off';
       if (f.kind === 'bool') { input.type = 'checkbox'; input.checked = f.initial; }
+      else if (f.kind === 'choice') input.value = f.initial;
       else if (f.kind === 'time') { input.type = 'datetime-local'; input.step = '1'; }
-      else { input.type = 'text'; if (f.kind === 'int') input.inputMode = 'numeric'; }
+      else if (f.kind !== 'choice') {
+        input.type = 'text';
+        if (f.kind === 'int') input.inputMode = 'numeric';
+        if (f.kind === 'rate') input.inputMode = 'decimal';
+      }
       if (f.required) input.required = true;
       const label = document.createElement('label');
       label.htmlFor = id;
@@ -419,11 +461,14 @@ function page() {
   }
 
   const FIGURES = ['remaining', 'sold', 'queued', 'persisted', 'paid', 'cancelled', 'expired', 'returned',
-                   'orders', 'per_buyer_limit', 'round', 'locks_held'];
+                   'orders', 'per_buyer_limit', 'round', 'locks_held',
+                   'room_joined', 'room_admitted', 'room_active', 'room_expired_unused'];
   function drawLive() {
     const w = watching;
     if (!w || !w.view) return;
-    const v = w.view, now = Date.now();
+    const v = {...w.view}, now = Date.now();
+    for (const [k, n] of Object.entries(w.view.room || {})) // the room's counts, as room_<count>
+      if (typeof n === 'number') v['room_' + k] = n;
     const live = liveState(v, w.at, now);
     $('live-name').textContent = `${v.id}: ${v.name}`;
     $('live-state').textContent = live.state.replace('_', ' ');

@@ -49,6 +49,18 @@ function helpers() {
   assert.match(check({name: 'x', stock: '1', segments: '65'}).errors.segments, /1 to 64/);
   assert.match(check({name: 'x', stock: '1', segments: '2', id: String(2 ** 40)}).errors.segments, /2\^40/);
   assert.match(check({name: 'x', stock: '1', segments: '2', lab: true}).errors.segments, /laboratory/);
+  // The waiting room's terms, as room_terms.c judges them.
+  const room = {name: 'x', stock: '1', admission: 'room', starts_at: '2030-01-01T00:00:00', admit_per_s: '2.5'};
+  assert.deepEqual(check(room).errors, {});
+  assert.equal(check(room).body.admit_per_s, 2.5);
+  assert.equal(check({name: 'x', stock: '1', admission: 'race'}).body.admission, undefined, 'the default is not sent');
+  assert.match(check({name: 'x', stock: '1', admit_burst: '3'}).errors.admit_burst, /term of a room/);
+  assert.match(check({...room, starts_at: ''}).errors.starts_at, /needs starts_at/);
+  assert.match(check({...room, admit_per_s: '0'}).errors.admit_per_s, /above 0/);
+  assert.match(check({...room, admit_per_s: ''}).errors.admit_per_s, /required/);
+  assert.match(check({...room, prequeue_opens_at: '2030-01-01T00:00:00'}).errors.prequeue_opens_at, /before starts_at/);
+  assert.match(check({...room, admission_ttl_s: '86401'}).errors.admission_ttl_s, /1 to 86400/);
+  assert.match(check({...room, admission: 'draw'}).errors.admission, /one of "race", "room"/);
   assert.match(check({name: 'x', stock: '1', starts_at: '2026-11-22T20:00', ends_at: '2026-11-22T20:00'})
     .errors.ends_at, /after starts_at/);
   assert.match(c.checkForm(c.CREATE_FIELDS, {name: 'x', stock: '1', ends_at: '2026-11-22T20:00'},
@@ -293,6 +305,30 @@ async function roundAndArchive(page, base, id) {
   assert.equal(await page.inputValue('#credential'), '', 'the credential is never shown again');
 }
 
+// A waiting room's sale made with the form: its line's counts among the figures, live.
+async function roomSale(page, base) {
+  const before = await page.textContent('#create-message'); // the first sale's
+  await page.click('#create-box summary');
+  await page.fill('#create-name', 'Console room');
+  await page.fill('#create-stock', '5');
+  await page.fill('#create-starts_at', local(wholeSecond(Date.now() + 3600 * 1000)));
+  await page.fill('#create-ends_at', '');
+  await page.fill('#create-payment_timeout_s', '');
+  await page.selectOption('#create-admission', 'room');
+  await page.fill('#create-admit_per_s', '2');
+  await page.click('#create button[type=submit]');
+  await page.waitForFunction((prev) => {
+    const m = document.querySelector('#create-message');
+    return m.classList.contains('ok') && /created \(upcoming\)/.test(m.textContent) && m.textContent !== prev;
+  }, before);
+  const id = Number((await page.textContent('#create-message')).match(/Sale (\d+)/)[1]);
+  await figure(page, 'room_joined').filter({hasText: /^0$/}).waitFor();
+  const join = await fetch(`${base}/api/v1/items/${id}/queue`, {
+    method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify({user_id: '41'})});
+  assert.ok(join.status === 200 || join.status === 201, `joining the line answered ${join.status}`);
+  await figure(page, 'room_joined').filter({hasText: /^1$/}).waitFor({timeout: 5000});
+}
+
 // orders:read: nothing that changes a sale or an order is offered, and the server refuses it.
 async function narrower(context, base, id) {
   const page = await openConsole(context, base);
@@ -382,6 +418,7 @@ async function main() {
     const id = await step('create and watch', () => createAndWatch(page, base));
     await step('orders', () => orders(page, base, id));
     await step('round and archive', () => roundAndArchive(page, base, id));
+    await step('room sale', () => roomSale(page, base));
     const undocumented = page.calls.filter(c => !DOCUMENTED.some(re => re.test(c)));
     assert.deepEqual(undocumented, [], 'the console called a route the API does not document');
     assert.deepEqual(page.errors, [], 'the console raised no JavaScript error');
