@@ -27,9 +27,13 @@ sets=${SECKILL_TEST_BACKENDS:-$((CTEST_PARALLEL_LEVEL < 2 ? CTEST_PARALLEL_LEVEL
 
 # The run folder is removed after a green run and kept, with its logs, after a red one.
 status=1
+starting=()
 # shellcheck disable=SC2317  # only called by the EXIT trap
 finish() {
-    local k
+    local k pid
+    # A set still starting when another failed: let it end before its servers are stopped, or
+    # they would start after the stop and be left running.
+    for pid in "${starting[@]}"; do wait "$pid" 2>/dev/null || true; done
     for ((k = 0; k < sets; k++)); do
         cluster_stop "$dir/b$k" # a Redis Cluster a test suite left behind (by its pid files)
         services_stop "$dir/b$k"
@@ -53,7 +57,6 @@ start_set() (
     source "$dir/b$1/env"
     SECKILL_ADMIN_BIN=$build/seckill-admin scripts/migrate.sh
 )
-starting=()
 for ((k = 0; k < sets; k++)); do
     start_set "$k" &
     starting+=($!)
