@@ -19,6 +19,7 @@ void room_answer_standing(const room_seen *seen, double jitter01, room_standing 
     out->ahead = -1;
     out->wait_ms = 0;
     out->admission_expires_ms = 0;
+    out->admission_left_ms = 0;
     if (seen->ends_ms > 0 && now >= seen->ends_ms) {
         out->state = "ended";
     } else if (now < seen->starts_ms) {
@@ -31,6 +32,7 @@ void room_answer_standing(const room_seen *seen, double jitter01, room_standing 
         out->state = "admitted";
         out->ahead = 0;
         out->admission_expires_ms = seen->expiry_ms;
+        out->admission_left_ms = seen->expiry_ms - now;
         refresh = seen->expiry_ms - now;
     } else if (seen->expiry_ms > 0) {
         out->state = "expired";
@@ -65,7 +67,9 @@ char *room_answer_json(const room_standing *st)
     if (o && st->admission[0] &&
         (rfc3339_format(st->admission_expires_ms, when, sizeof(when)) < 0 ||
          json_object_set_new(o, "admission", json_string(st->admission)) < 0 ||
-         json_object_set_new(o, "admission_expires_at", json_string(when)) < 0)) {
+         json_object_set_new(o, "admission_expires_at", json_string(when)) < 0 ||
+         json_object_set_new(o, "admission_expires_in_ms", json_integer(st->admission_left_ms)) <
+             0)) {
         json_decref(o);
         o = NULL;
     }

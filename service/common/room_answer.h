@@ -28,6 +28,7 @@ typedef struct room_standing {
     char entrant[ROOM_HEX_LEN + 1];
     char admission[ROOM_TOKEN_MAX]; /* "": none */
     int64_t admission_expires_ms;
+    int64_t admission_left_ms; /* expires - now, by Redis's clock */
 } room_standing;
 
 /* When to ask again at the earliest and latest, in ms. */
@@ -40,8 +41,8 @@ typedef struct room_standing {
 void room_answer_standing(const room_seen *seen, double jitter01, room_standing *out);
 
 /* {"state","place","ahead","wait_ms","refresh_after_ms","entrant"[,
- *  "admission","admission_expires_at"]}; the caller frees it, NULL when out
- * of memory. */
+ *  "admission","admission_expires_at","admission_expires_in_ms"]}; the caller frees it, NULL when
+ * out of memory. */
 char *room_answer_json(const room_standing *st);
 
 #endif

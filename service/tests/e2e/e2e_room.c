@@ -249,6 +249,17 @@ Test(room, late_joiners_go_behind_every_pre_start_joiner_in_arrival_order)
     cr_assert(all, "every buyer admitted at 4 a second within 6 s");
 }
 
+/* Redis's clock in Unix ms: the room's authority. */
+static int64_t redis_ms(redisContext *r)
+{
+    redisReply *t = redisCommand(r, "TIME");
+    cr_assert(t && t->type == REDIS_REPLY_ARRAY && t->elements == 2);
+    int64_t ms =
+        strtoll(t->element[0]->str, NULL, 10) * 1000 + strtoll(t->element[1]->str, NULL, 10) / 1000;
+    freeReplyObject(t);
+    return ms;
+}
+
 Test(room, admitted_never_passes_the_metering_formula)
 {
     enum { BURST = 5, PER_S = 40, N = 300 };
@@ -271,10 +282,7 @@ Test(room, admitted_never_passes_the_metering_formula)
         json_t *v = item_view(item);
         int64_t admitted = num(json_object_get(v, "room"), "admitted");
         json_decref(v);
-        redisReply *t = redisCommand(r, "TIME");
-        int64_t now = strtoll(t->element[0]->str, NULL, 10) * 1000 +
-                      strtoll(t->element[1]->str, NULL, 10) / 1000;
-        freeReplyObject(t);
+        int64_t now = redis_ms(r);
         int64_t bound = room_admit_target(N, BURST, PER_S, starts_ms, now);
         cr_assert_leq(admitted, bound, "admitted %" PRId64 " above %" PRId64, admitted, bound);
         cr_assert_geq(admitted, last, "the frontier never moves back");
@@ -282,6 +290,23 @@ Test(room, admitted_never_passes_the_metering_formula)
         usleep(20 * 1000);
     }
     cr_assert_gt(last, BURST + PER_S, "the room admitted past its burst: %" PRId64, last);
+    /* While people wait the room admits at admit_per_s, not slower: once the instance's frontier
+     * is due for its refresh (500 ms), a poll brings it to the formula of the poll's moment. */
+    usleep(600 * 1000);
+    int64_t before = redis_ms(r);
+    cr_assert_eq(poll_on(sys.port, item, 1, &o), 200);
+    json_decref(o);
+    int64_t after = redis_ms(r);
+    json_t *v = item_view(item);
+    int64_t admitted = num(json_object_get(v, "room"), "admitted");
+    json_decref(v);
+    int64_t low = room_admit_target(N, BURST, PER_S, starts_ms, before);
+    int64_t high = room_admit_target(N, BURST, PER_S, starts_ms, after);
+    cr_assert(admitted >= low && admitted <= high,
+              "admitted %" PRId64 " outside the formula's %" PRId64 "..%" PRId64, admitted, low,
+              high);
+    double rate = (double)(admitted - BURST) * 1000.0 / (double)(before - starts_ms);
+    cr_assert_geq(rate, PER_S * 0.98, "admitted %.2f a second, admit_per_s %d", rate, PER_S);
     redisFree(r);
 }
 

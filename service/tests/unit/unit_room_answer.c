@@ -48,6 +48,7 @@ Test(room_answer, admitted_expired_sold_out_and_ended_say_so)
     room_standing st = standing(seen, 0.5);
     cr_assert_str_eq(st.state, "admitted");
     cr_assert_eq(st.admission_expires_ms, NOW + 60000);
+    cr_assert_eq(st.admission_left_ms, 60000, "the time left by Redis's clock");
     cr_assert_eq(st.refresh_after_ms, ROOM_REFRESH_MAX_MS);
     seen.expiry_ms = NOW;
     cr_assert_str_eq(standing(seen, 0.5).state, "expired");
@@ -61,13 +62,14 @@ Test(room_answer, admitted_expired_sold_out_and_ended_say_so)
 
 Test(room_answer, the_json_carries_the_admission_once_admitted)
 {
-    room_standing st = {"admitted", 1, 0, 0, 500, "ab", "1.2.3.4.sig", NOW};
+    room_standing st = {"admitted", 1, 0, 0, 500, "ab", "1.2.3.4.sig", NOW, 4500};
     char *text = room_answer_json(&st);
     cr_assert_str_eq(text, "{\"state\":\"admitted\",\"place\":1,\"ahead\":0,\"wait_ms\":0,"
                            "\"refresh_after_ms\":500,\"entrant\":\"ab\",\"admission\":"
-                           "\"1.2.3.4.sig\",\"admission_expires_at\":\"2023-11-14T22:13:20Z\"}");
+                           "\"1.2.3.4.sig\",\"admission_expires_at\":\"2023-11-14T22:13:20Z\","
+                           "\"admission_expires_in_ms\":4500}");
     free(text);
-    room_standing waiting = {"prequeue", 0, -1, 10, 250, "ab", "", 0};
+    room_standing waiting = {"prequeue", 0, -1, 10, 250, "ab", "", 0, 0};
     text = room_answer_json(&waiting);
     cr_assert(strstr(text, "\"place\":null,\"ahead\":null"), "%s", text);
     cr_assert_null(strstr(text, "admission"));
