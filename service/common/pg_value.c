@@ -33,6 +33,12 @@ int pg_value_int(const PGresult *res, int row, int col, int *out)
     return 0;
 }
 
+int pg_value_real(const PGresult *res, int row, int col, double *out)
+{
+    const char *text = field(res, row, col);
+    return text ? validate_real(text, strlen(text), out) : -1;
+}
+
 int pg_value_bool(const PGresult *res, int row, int col, int *out)
 {
     const char *text = field(res, row, col);
@@ -69,6 +75,12 @@ int64_t pg_row_i64(pg_row *r, int col)
 {
     int64_t v = 0;
     return noted(r, col, pg_value_i64(r->res, r->row, col, &v)) == 0 ? v : 0;
+}
+
+double pg_row_real(pg_row *r, int col)
+{
+    double v = 0;
+    return noted(r, col, pg_value_real(r->res, r->row, col, &v)) == 0 ? v : 0;
 }
 
 int pg_row_int(pg_row *r, int col)

@@ -17,6 +17,9 @@ int pg_value_i64(const PGresult *res, int row, int col, int64_t *out);
 /* The same for an int (integer). */
 int pg_value_int(const PGresult *res, int row, int col, int *out);
 
+/* Field (row, col) as a real number (double precision). Returns 0 or -1. */
+int pg_value_real(const PGresult *res, int row, int col, double *out);
+
 /* Field (row, col) as a boolean ("t" or "f"). Returns 0 or -1. */
 int pg_value_bool(const PGresult *res, int row, int col, int *out);
 
@@ -41,6 +44,7 @@ pg_row pg_row_at(const PGresult *res, int row);
 /* Column col of the row, as pg_value_i64, pg_value_int and pg_value_bool;
  * 0 when it is not one (r->bad then names the first such column). */
 int64_t pg_row_i64(pg_row *r, int col);
+double pg_row_real(pg_row *r, int col);
 int pg_row_int(pg_row *r, int col);
 int pg_row_bool(pg_row *r, int col);
 

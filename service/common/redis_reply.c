@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "log.h"
+#include "validate.h"
 
 int redis_reply_number(const redisReply *r, int64_t *out)
 {
@@ -33,6 +34,15 @@ int redis_reply_number_or(const redisReply *r, int64_t absent, int64_t *out)
         return 0;
     }
     return redis_reply_number(r, out);
+}
+
+int redis_reply_real(const redisReply *r, double *out)
+{
+    if (r && r->type == REDIS_REPLY_INTEGER) {
+        *out = (double)r->integer;
+        return 0;
+    }
+    return r && r->type == REDIS_REPLY_STRING ? validate_real(r->str, r->len, out) : -1;
 }
 
 int redis_reply_unexpected(redisReply *r, const char *component, const char *what)

@@ -19,6 +19,10 @@ int redis_reply_number(const redisReply *r, int64_t *out);
  * key that is not there: HMGET's, GET's). Returns 0 with *out, or -1. */
 int redis_reply_number_or(const redisReply *r, int64_t absent, int64_t *out);
 
+/* r as a real number: an integer reply, or a string whose whole text is a
+ * finite decimal number ("2.5", "1e-3"). Returns 0 with *out, or -1. */
+int redis_reply_real(const redisReply *r, double *out);
+
 /* Logs for component that r, the reply to command what (may be NULL), is
  * not the one expected (none: the connection failed; an error: its text;
  * else "unexpected reply"), and frees it. Returns -1, for the caller to

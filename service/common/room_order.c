@@ -181,39 +181,3 @@ room_token_result room_token_verify(const unsigned char *master, const char *tok
         return ROOM_TOKEN_WRONG_BUYER;
     return t.expiry_ms <= now_ms ? ROOM_TOKEN_EXPIRED : ROOM_TOKEN_OK;
 }
-
-const char *room_token_code(room_token_result r)
-{
-    static const char *codes[] = {
-        [ROOM_TOKEN_OK] = "ok",
-        [ROOM_TOKEN_MISSING] = "admission_missing",
-        [ROOM_TOKEN_FORGED] = "admission_forged",
-        [ROOM_TOKEN_EXPIRED] = "admission_expired",
-        [ROOM_TOKEN_WRONG_BUYER] = "admission_wrong_buyer",
-        [ROOM_TOKEN_WRONG_ITEM] = "admission_wrong_item",
-        [ROOM_TOKEN_WRONG_ROUND] = "admission_wrong_round",
-    };
-    return (unsigned)r < sizeof(codes) / sizeof(codes[0]) ? codes[r] : "admission_forged";
-}
-
-const char *room_token_text(room_token_result r)
-{
-    switch (r) {
-    case ROOM_TOKEN_OK:
-        return "the admission is valid";
-    case ROOM_TOKEN_MISSING:
-        return "this item sells through its waiting room: an admission token is required "
-               "(X-Admission header or \"admission\" in the body)";
-    case ROOM_TOKEN_FORGED:
-        return "the admission token is not one of ours";
-    case ROOM_TOKEN_EXPIRED:
-        return "the admission has expired: join the queue again";
-    case ROOM_TOKEN_WRONG_BUYER:
-        return "the admission token is another buyer's";
-    case ROOM_TOKEN_WRONG_ITEM:
-        return "the admission token is for another item";
-    case ROOM_TOKEN_WRONG_ROUND:
-        return "the admission token is for another round of this item";
-    }
-    return "the admission token is not valid";
-}

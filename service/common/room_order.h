@@ -82,9 +82,4 @@ int room_token_mint(const unsigned char *master, const room_token *t, char *buf,
 room_token_result room_token_verify(const unsigned char *master, const char *token, int64_t item,
                                     int64_t round, int64_t user, int64_t now_ms, room_token *got);
 
-/* The error code ("admission_missing", ...) and a sentence for a refused
- * token. Static storage. */
-const char *room_token_code(room_token_result r);
-const char *room_token_text(room_token_result r);
-
 #endif

@@ -2,6 +2,9 @@
  * and the comma-separated lists of the config. */
 #include "validate.h"
 
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 int validate_i64(const char *s, size_t len, int64_t *out)
@@ -40,6 +43,25 @@ int validate_id(const char *s, size_t len, int64_t *out)
 static int is_blank(char ch)
 {
     return ch == ' ' || ch == '\t';
+}
+
+int validate_real(const char *s, size_t len, double *out)
+{
+    char buf[64];
+    if (!s || len == 0 || len >= sizeof(buf))
+        return -1;
+    for (size_t i = 0; i < len; i++)
+        if (!strchr("0123456789.eE+-", s[i]))
+            return -1; /* strtod would take spaces, hex, "inf" and "nan" */
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    char *end;
+    errno = 0;
+    double v = strtod(buf, &end);
+    if (end != buf + len || errno != 0 || !isfinite(v))
+        return -1;
+    *out = v;
+    return 0;
 }
 
 int validate_list_blank(const char *list)

@@ -25,4 +25,8 @@ int validate_list_next(const char **p, const char **start, size_t *len);
  * character, nothing past '~' (a token's or a URL's rule). */
 int validate_visible(const char *s, size_t len);
 
+/* s[0..len) as a finite real number in decimal ("2.5", "-1", "1e-3"; no
+ * spaces, no hex, no "inf" or "nan"). Returns 0 with *out, or -1. */
+int validate_real(const char *s, size_t len, double *out);
+
 #endif

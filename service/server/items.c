@@ -91,7 +91,7 @@ static int start_round_in_redis(pool_session *s, int64_t item, int segments, int
         if (start_segment(s, keys[j], segments, share, stock, round, t, room) < 0)
             return -1;
     }
-    if (room_store_start(s, item, round, t->starts_ms, t->ends_ms, room, k_hex) < 0)
+    if (room_store_start(s, item, round, t->starts_ms, t->ends_ms, room, k_hex, 0) < 0)
         return -1;
     for (int j = 0; j < segments; j++) {
         char event[80];

@@ -283,13 +283,13 @@ static void run_queue(room_job *j, pool_session *s)
 /* The page of pre-start entrants after place j->after, as JSON. */
 static char *audit_page(room_job *j, pool_session *s, const room_info *info)
 {
-    char places[KEYS_MAX], after_s[24], limit_s[24], commitment[ROOM_HEX_LEN + 1],
+    char places[KEYS_MAX], after_s[24], limit_s[24], late_s[32], commitment[ROOM_HEX_LEN + 1],
         secret[ROOM_HEX_LEN + 1];
     keys_room(places, sizeof(places), j->item, "places");
     snprintf(after_s, sizeof(after_s), "%" PRId64, j->after);
     snprintf(limit_s, sizeof(limit_s), "%" PRId64, j->limit);
-    const char *argv[] = {"ZRANGEBYSCORE", places,  "-inf", "(4503599627370496",
-                          "LIMIT",         after_s, limit_s};
+    snprintf(late_s, sizeof(late_s), "(%.0f", ROOM_LATE_SCORE); /* pre-start joiners only */
+    const char *argv[] = {"ZRANGEBYSCORE", places, "-inf", late_s, "LIMIT", after_s, limit_s};
     redisReply *r = pool_session_redis(s, 7, argv);
     if (!r)
         return NULL;
@@ -316,7 +316,9 @@ static void run_audit(room_job *j, pool_session *s)
 {
     unsigned char master[ROOM_SECRET_LEN];
     room_info info;
-    sk_status st = room_of(j->a, s, j->item, master, &info, 0);
+    /* Read again, not from memory: after a reset made through another
+     * instance, memory's round (and its starts_at) may be the last one's. */
+    sk_status st = room_of(j->a, s, j->item, master, &info, 1);
     int64_t now = st == SK_OK ? pool_session_redis_now_ms(s) : 0;
     if (st == SK_OK && now < 0)
         st = SK_BACKEND_DOWN;
@@ -395,8 +397,14 @@ static void run_master(void *thread_ctx, void *arg)
 {
     app *a = arg;
     unsigned char master[ROOM_SECRET_LEN];
-    if (thread_ctx && room_store_master(thread_ctx, master) == 0)
-        room_cache_set_master(a->rooms, master);
+    int read = thread_ctx && room_store_master(thread_ctx, master) == 0;
+    room_cache_set_master(a->rooms, read ? master : NULL);
+}
+
+void room_load_master(app *a)
+{
+    if (room_cache_claim_master(a->rooms))
+        pool_submit(a->pool, run_master, a);
 }
 
 sk_status room_check_admission(app *a, int64_t item, int64_t user, const char *token,
@@ -413,14 +421,14 @@ sk_status room_check_admission(app *a, int64_t item, int64_t user, const char *t
     };
     unsigned char master[ROOM_SECRET_LEN];
     if (!room_cache_master(a->rooms, master)) {
-        pool_submit(a->pool, run_master, a);
+        room_load_master(a); /* read at the start (app_start): only after a failed read */
         return SK_BACKEND_DOWN;
     }
-    /* The round is Redis's to judge (lua/reserve_batch.lua): memory's may
-     * be a round behind. The expiry by the wall clock here, by Redis's
-     * there. */
+    /* The round and the expiry are Redis's to judge, by its clock
+     * (lua/reserve_batch.lua): memory's round may be one behind, and this
+     * server's clock may run ahead of Redis's. */
     room_token t = {0};
-    room_token_result r = room_token_verify(master, token, item, 0, user, clock_wall_ms(), &t);
+    room_token_result r = room_token_verify(master, token, item, 0, user, INT64_MIN, &t);
     *round = t.round;
     *expiry_ms = t.expiry_ms;
     return refused[r];

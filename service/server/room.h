@@ -24,6 +24,10 @@ void room_start(app *a, http_exchange *ex, route_id route, int64_t item, int64_t
 sk_status room_check_admission(app *a, int64_t item, int64_t user, const char *token,
                                int64_t *round, int64_t *expiry_ms);
 
+/* Reads the master key that signs admission tokens into memory, on the pool
+ * (app_start calls it; a purchase again while it is missing). */
+void room_load_master(app *a);
+
 /* The buyer used their admission of item: it stops being active (on the
  * pool, best effort). */
 void room_admission_used(app *a, int64_t item, int64_t round, int64_t user);

@@ -25,6 +25,7 @@ struct room_cache {
     pthread_mutex_t mu;
     unsigned char master[ROOM_SECRET_LEN];
     int has_master;
+    int loading_master; /* a pool job is reading it */
     room_slot rooms[ROOMS];
     place_slot places[PLACES];
 };
@@ -73,9 +74,22 @@ int room_cache_master(room_cache *c, unsigned char *out)
 void room_cache_set_master(room_cache *c, const unsigned char *master)
 {
     pthread_mutex_lock(&c->mu);
-    memcpy(c->master, master, ROOM_SECRET_LEN);
-    c->has_master = 1;
+    if (master) {
+        memcpy(c->master, master, ROOM_SECRET_LEN);
+        c->has_master = 1;
+    }
+    c->loading_master = 0;
     pthread_mutex_unlock(&c->mu);
+}
+
+int room_cache_claim_master(room_cache *c)
+{
+    pthread_mutex_lock(&c->mu);
+    int claimed = !c->has_master && !c->loading_master;
+    if (claimed)
+        c->loading_master = 1;
+    pthread_mutex_unlock(&c->mu);
+    return claimed;
 }
 
 int room_cache_info(room_cache *c, int64_t item, room_info *out)

@@ -40,7 +40,12 @@ void room_cache_free(room_cache *c); /* NULL: no-op */
 
 /* The master key into out: 1, or 0 when not loaded yet. */
 int room_cache_master(room_cache *c, unsigned char *out);
+/* The master key read (NULL: the read failed); either way the load that
+ * room_cache_claim_master claimed is over. */
 void room_cache_set_master(room_cache *c, const unsigned char *master);
+/* 1 when the caller should load the master key (not loaded, and no other
+ * load under way), which it then ends with room_cache_set_master; else 0. */
+int room_cache_claim_master(room_cache *c);
 
 /* item's room into *out: 1, or 0 when not known. */
 int room_cache_info(room_cache *c, int64_t item, room_info *out);

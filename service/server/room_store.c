@@ -19,7 +19,7 @@ void room_store_read(pg_row *f, int at, room_terms *r, char *k_hex)
     memset(r, 0, sizeof(*r));
     r->room = pg_row_bool(f, at);
     r->prequeue_ms = pg_row_i64(f, at + 1);
-    r->admit_per_s = (double)pg_row_i64(f, at + 2) / 1e6;
+    r->admit_per_s = pg_row_real(f, at + 2);
     r->admit_burst = pg_row_i64(f, at + 3);
     r->max_active = pg_row_i64(f, at + 4);
     r->admission_ttl_s = pg_row_int(f, at + 5);
@@ -37,7 +37,7 @@ int room_store_draw(char *k_hex)
 }
 
 int room_store_start(pool_session *s, int64_t item, int64_t round, int64_t starts_ms,
-                     int64_t ends_ms, const room_terms *r, const char *k_hex)
+                     int64_t ends_ms, const room_terms *r, const char *k_hex, int if_missing)
 {
     char room[KEYS_MAX], places[KEYS_MAX], admitted[KEYS_MAX], active[KEYS_MAX], round_s[24],
         prequeue_s[24], starts_s[24], ends_s[24], per_s[40], burst_s[24], max_s[24], ttl_s[12];
@@ -54,9 +54,9 @@ int room_store_start(pool_session *s, int64_t item, int64_t round, int64_t start
     snprintf(max_s, sizeof(max_s), "%" PRId64, r->max_active);
     snprintf(ttl_s, sizeof(ttl_s), "%d", r->admission_ttl_s);
     const char *keys_args[] = {
-        room,   places, admitted, active, round_s, r->room ? k_hex : "", prequeue_s, starts_s,
-        ends_s, per_s,  burst_s,  max_s,  ttl_s};
-    redisReply *reply = pool_session_script(s, SCRIPT_ROOM_RESET, 4, 9, keys_args);
+        room,   places, admitted, active, round_s, r->room ? k_hex : "",  prequeue_s, starts_s,
+        ends_s, per_s,  burst_s,  max_s,  ttl_s,   if_missing ? "1" : "0"};
+    redisReply *reply = pool_session_script(s, SCRIPT_ROOM_RESET, 4, 10, keys_args);
     freeReplyObject(reply);
     return reply ? 0 : -1;
 }
@@ -148,7 +148,8 @@ static sk_status reseed(pool_session *s, int64_t item)
     if (!r.room)
         return SK_NOT_A_ROOM;
     log_msg(LOG_WARN, "room", "item %" PRId64 ": its room was not in Redis: started again", item);
-    return room_store_start(s, item, round, starts, ends, &r, k_hex) < 0 ? SK_BACKEND_DOWN : SK_OK;
+    return room_store_start(s, item, round, starts, ends, &r, k_hex, 1) < 0 ? SK_BACKEND_DOWN
+                                                                            : SK_OK;
 }
 
 /* Reads the room's hash into *out: 1, 0 when there is none, -1 when Redis failed. */
@@ -164,15 +165,14 @@ static int read_info(pool_session *s, int64_t item, room_info *out)
     int found = r->type == REDIS_REPLY_ARRAY && r->elements == 6 &&
                 r->element[1]->type == REDIS_REPLY_STRING &&
                 room_unhex(r->element[1]->str, out->k, sizeof(out->k)) == 0;
-    if (found) {
+    if (found && (redis_reply_number(r->element[0], &out->round) < 0 ||
+                  redis_reply_number_or(r->element[2], 0, &out->prequeue_ms) < 0 ||
+                  redis_reply_number(r->element[3], &out->starts_ms) < 0 ||
+                  redis_reply_number_or(r->element[4], 0, &out->ends_ms) < 0 ||
+                  redis_reply_real(r->element[5], &out->per_s) < 0))
+        return redis_reply_unexpected(r, "room", "HMGET of a room");
+    if (found)
         out->item = item;
-        out->round = reply_i64(r->element[0]);
-        out->prequeue_ms = reply_i64(r->element[2]);
-        out->starts_ms = reply_i64(r->element[3]);
-        out->ends_ms = reply_i64(r->element[4]);
-        out->per_s =
-            r->element[5]->type == REDIS_REPLY_STRING ? strtod(r->element[5]->str, NULL) : 0;
-    }
     freeReplyObject(r);
     if (!found)
         return 0;

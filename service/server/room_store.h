@@ -19,7 +19,7 @@
 #define ROOM_STORE_COLUMNS                                                                         \
     "i.admission = 'room', "                                                                       \
     "coalesce((extract(epoch FROM i.prequeue_opens_at) * 1000)::bigint, 0), "                      \
-    "coalesce((i.admit_per_s * 1000000)::bigint, 0), coalesce(i.admit_burst, 0), "                 \
+    "coalesce(i.admit_per_s, 0), coalesce(i.admit_burst, 0), "                                     \
     "coalesce(i.max_active, 0), i.admission_ttl_s, coalesce(i.room_secret, '') "
 #define ROOM_STORE_NCOLUMNS 7
 
@@ -32,10 +32,12 @@ void room_store_read(pg_row *f, int at, room_terms *r, char *k_hex);
 int room_store_draw(char *k_hex);
 
 /* Starts item's room for round in Redis (lua/room_reset.lua), or clears it
- * when r is a race's (k_hex ""). starts_ms and ends_ms: the window. Returns
- * 0, or -1 when Redis failed. */
+ * when r is a race's (k_hex ""). starts_ms and ends_ms: the window;
+ * if_missing: only when Redis has no room for it (a lost room started
+ * again: never over one another instance started meanwhile). Returns 0, or
+ * -1 when Redis failed. */
 int room_store_start(pool_session *s, int64_t item, int64_t round, int64_t starts_ms,
-                     int64_t ends_ms, const room_terms *r, const char *k_hex);
+                     int64_t ends_ms, const room_terms *r, const char *k_hex, int if_missing);
 
 /* Completes a room item's view (its K's hex in v->counts.secret, as
  * room_store_read left it) with its commitment and its counts from Redis.

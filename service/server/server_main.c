@@ -10,6 +10,7 @@
 #include "app.h"
 #include "config.h"
 #include "log.h"
+#include "room.h"
 #ifdef SECKILL_LAB
 #include "lab.h" /* the one place that wires the laboratory in */
 #endif
@@ -74,6 +75,7 @@ int main(int argc, char **argv)
         config_free(&cfg);
         return 1;
     }
+    room_load_master(a); /* the key of admission tokens, before the first purchase brings one */
     log_msg(LOG_INFO, "server", "listening on http://%s:%d", cfg.host, cfg.port);
     int sig;
     sigwait(&stop, &sig);

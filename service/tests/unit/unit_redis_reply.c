@@ -99,3 +99,20 @@ Test(redis_reply, number_or_reads_nil_as_the_absent_value_and_nothing_else)
     freeReplyObject(bad);
     cr_expect_eq(redis_reply_number_or(NULL, 5, &n), -1, "no reply is not an absent value");
 }
+
+Test(redis_reply, a_real_is_an_integer_or_a_decimal_text)
+{
+    double v = 0;
+    redisReply *text = made(REDIS_REPLY_STRING, "0.10000000000000001", 0);
+    cr_assert_eq(redis_reply_real(text, &v), 0);
+    cr_expect_float_eq(v, 0.1, 1e-15);
+    freeReplyObject(text);
+    redisReply *n = made(REDIS_REPLY_INTEGER, NULL, 40);
+    cr_assert_eq(redis_reply_real(n, &v), 0);
+    cr_expect_float_eq(v, 40.0, 1e-12);
+    freeReplyObject(n);
+    redisReply *nil = made(REDIS_REPLY_NIL, NULL, 0);
+    cr_expect_eq(redis_reply_real(nil, &v), -1);
+    freeReplyObject(nil);
+    cr_expect_eq(redis_reply_real(NULL, &v), -1);
+}

@@ -162,3 +162,21 @@ Test(validate, visible_means_printable_ascii_without_spaces)
     cr_assert_not(validate_visible("caf\xc3\xa9", 5));
     cr_assert(validate_visible("", 0));
 }
+
+Test(validate, a_real_is_a_whole_finite_decimal_number)
+{
+    double v = 0;
+    cr_assert_eq(validate_real("2.5", 3, &v), 0);
+    cr_expect_float_eq(v, 2.5, 1e-12);
+    cr_assert_eq(validate_real("1e-3", 4, &v), 0);
+    cr_expect_float_eq(v, 0.001, 1e-15);
+    cr_assert_eq(validate_real("-7", 2, &v), 0);
+    cr_expect_float_eq(v, -7.0, 1e-12);
+    v = 9;
+    const char *bad[] = {"", " 1", "1 ", "0x10", "inf", "nan", "1e999", "2.5x", "."};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        cr_expect_eq(validate_real(bad[i], strlen(bad[i]), &v), -1, "'%s'", bad[i]);
+    cr_expect_float_eq(v, 9.0, 1e-12, "a refused text leaves out alone");
+    cr_expect_eq(validate_real("2.5", 1, &v), 0, "only the length given is read");
+    cr_expect_float_eq(v, 2.0, 1e-12);
+}
