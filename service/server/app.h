@@ -27,6 +27,7 @@
 #include "redis_clock.h"
 #include "redis_conn.h"
 #include "room_cache.h"
+#include "room_joins.h"
 #include "router.h"
 #include "scripts.h"
 #include "gate.h"
@@ -68,6 +69,7 @@ typedef struct app {
     _Atomic(redis_conn *) *conns;
     int nconns;
     pool *pool;
+    room_joins *joins; /* the waiting room's joins, group-committed on the pool */
     app_plugin plugin; /* all NULL when none is plugged in */
     events *events;
     metrics *metrics;

@@ -2,7 +2,8 @@
  * and admission, and the published order. A poll from a buyer far behind
  * the admitted frontier is answered from the instance's memory
  * (room_cache.h); the rest on the pool, over one script call each
- * (lua/room_join.lua, lua/room_poll.lua). */
+ * (lua/room_poll.lua), joins one call a batch (room_joins.h,
+ * lua/room_join.lua). */
 #ifndef SECKILL_ROOM_H
 #define SECKILL_ROOM_H
 
@@ -16,6 +17,10 @@
  * the buyer, as identified for a purchase) or ROUTE_QUEUE_AUDIT (user 0) of
  * item: inline when memory knows, else deferred to the pool. */
 void room_start(app *a, http_exchange *ex, route_id route, int64_t item, int64_t user);
+
+/* Settles a batch of joins (room_joins_run; jobs: room_start's) on a
+ * pool thread. */
+void room_join_batch(void *thread_ctx, void **jobs, int n);
 
 /* The admission a purchase of item by user carries (token: NULL or "" for
  * none), checked in memory (room_order.h): SK_OK with *round and *expiry_ms
