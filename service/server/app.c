@@ -11,7 +11,6 @@
 #include "keys.h"
 #include "redis_nodes.h"
 #include "reserve.h"
-#include "room.h"
 #include "room_store.h"
 #include "log.h"
 #include "pool_session.h"
@@ -203,11 +202,6 @@ app *app_create(const config *cfg, char *err, size_t errlen)
         snprintf(err, errlen, "cannot start the pool threads");
         goto fail;
     }
-    a->joins = room_joins_create(a->pool, room_join_batch);
-    if (!a->joins) {
-        snprintf(err, errlen, "out of memory");
-        goto fail;
-    }
     return a;
 fail:
     app_free(a);
@@ -296,7 +290,7 @@ void app_free(app *a)
     /* No announcement may reach the plugin once it is gone. */
     events_free(a->events);
     pool_free(a->pool);
-    room_joins_free(a->joins); /* its drainers ran on the pool */
+    room_joins_free(atomic_load(&a->joins)); /* its drainers ran on the pool */
     if (a->plugin.free)
         a->plugin.free(a->plugin.ctx); /* its own threads answer what they hold */
     http_server_free(a->http);

@@ -69,7 +69,9 @@ typedef struct app {
     _Atomic(redis_conn *) *conns;
     int nconns;
     pool *pool;
-    room_joins *joins; /* the waiting room's joins, group-committed on the pool */
+    /* The waiting room's joins, group-committed on the pool (room.c makes
+     * it at the first join). */
+    _Atomic(room_joins *) joins;
     app_plugin plugin; /* all NULL when none is plugged in */
     events *events;
     metrics *metrics;

@@ -10,6 +10,7 @@
 #include "room.h"
 
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -319,7 +320,8 @@ static void join_item(pool_session *s, room_job **jobs, int n)
     }
 }
 
-void room_join_batch(void *thread_ctx, void **jobs, int n)
+/* Settles a batch of joins (room_joins_run) on a pool thread. */
+static void join_batch(void *thread_ctx, void **jobs, int n)
 {
     room_job *same[ROOM_JOINS_BATCH];
     int left = n;
@@ -426,6 +428,21 @@ static int audit_query(http_exchange *ex, room_job *j)
                : 0;
 }
 
+/* The app's queue of joins, made by the first join. NULL when out of
+ * memory. */
+static room_joins *joins_of(app *a)
+{
+    room_joins *q = atomic_load(&a->joins);
+    if (q)
+        return q;
+    room_joins *made = room_joins_create(a->pool, join_batch);
+    if (made && !atomic_compare_exchange_strong(&a->joins, &q, made)) {
+        room_joins_free(made); /* another loop's first join made it */
+        return q;
+    }
+    return made;
+}
+
 void room_start(app *a, http_exchange *ex, route_id route, int64_t item, int64_t user)
 {
     if (route == ROUTE_QUEUE_POLL && poll_from_memory(a, ex, item, user))
@@ -443,7 +460,8 @@ void room_start(app *a, http_exchange *ex, route_id route, int64_t item, int64_t
         return;
     }
     http_exchange_defer(ex);
-    if (route == ROUTE_QUEUE_JOIN ? room_joins_add(a->joins, j) < 0
+    room_joins *q = route == ROUTE_QUEUE_JOIN ? joins_of(a) : NULL;
+    if (route == ROUTE_QUEUE_JOIN ? !q || room_joins_add(q, j) < 0
                                   : pool_submit(a->pool, run_room, j) < 0) {
         free(j);
         http_exchange_reply_error(ex, SK_BACKEND_DOWN, "the server is stopping");

@@ -18,10 +18,6 @@
  * item: inline when memory knows, else deferred to the pool. */
 void room_start(app *a, http_exchange *ex, route_id route, int64_t item, int64_t user);
 
-/* Settles a batch of joins (room_joins_run; jobs: room_start's) on a
- * pool thread. */
-void room_join_batch(void *thread_ctx, void **jobs, int n);
-
 /* The admission a purchase of item by user carries (token: NULL or "" for
  * none), checked in memory (room_order.h): SK_OK with *round and *expiry_ms
  * the token's, or the refusal (SK_ADMISSION_*; SK_BACKEND_DOWN while the
