@@ -18,7 +18,7 @@ import subprocess
 import time
 
 from . import figures
-from .system import ROOT, Failure, get_json, http
+from .system import ROOT, TICK_US, Failure, get_json, http, pg_ticks, ticks
 
 ROOM_SEED = 700000001
 POLLED_A_THREAD = 1000
@@ -73,6 +73,11 @@ class Room:
         with open(out) as f:
             return f.read()
 
+    def room_cpu(self):
+        """Ticks so far of the server, Redis and the PostgreSQL cluster."""
+        return {"server": ticks(self.procs["server"].pid), "redis": ticks(self.redis_pid),
+                "pg": pg_ticks(self.dir)}
+
     def room_joined(self, item):
         return get_json(f"{self.url}/api/v1/items/{item}")["room"]["joined"]
 
@@ -100,9 +105,12 @@ class Room:
         item = self.item_create("bench-room", 1000, admission="room", admit_per_s=0.001, admit_burst=0,
                                 starts_at=starts.strftime("%Y-%m-%dT%H:%M:%SZ"))
         self.progress.step(f"8 waiting room: {figures.thousands(joiners)} buyers join")
+        before = self.room_cpu()
         report = self.room_wrk("room-join", "300s", ["join", item, ROOM_SEED],
                                until=lambda: self.room_joined(item) >= joiners)
+        spent = figures.cpu_delta(before, self.room_cpu())
         j = figures.parse_wrk(report)
+        join_cpu = {p: figures.per_unit(spent[p], TICK_US, j["requests"]) for p in ("server", "redis", "pg")}
         joined = self.room_joined(item)
         if joined < joiners:
             raise Failure(f"room: only {joined} of {joiners} buyers joined (see wrk-room-join.txt)")
@@ -117,12 +125,14 @@ class Room:
             "joined": joined, "joins_per_s": j["rps"], "join_p99_ms": j["p99"],
             "join_errors": j["errors"], "join_refused": non_2xx(report),
             "joins_ratio_to_purchase": figures.ratio(j["rps"], purchase_rps),
+            "join_cpu_us": join_cpu,
             "polls_per_s": p["rps"], "poll_p99_ms": p["p99"], "poll_errors": p["errors"],
             "poll_refused": non_2xx(poll),
             "poll_state": state,
             "polls_ratio_to_ceiling": figures.ratio(p["rps"], self.med["ceiling"]["rps"])}
         r = self.out["room"]
         self.log(f"room: {joined} joined at {r['joins_per_s']} joins/s ({r['joins_ratio_to_purchase']:.2f} of the "
-                 f"purchases/s), {r['join_refused']} refused, {r['join_errors']} socket errors; polls from far "
+                 f"purchases/s; CPU us a join: server {join_cpu['server']}, Redis {join_cpu['redis']}, PostgreSQL "
+                 f"{join_cpu['pg']}), {r['join_refused']} refused, {r['join_errors']} socket errors; polls from far "
                  f"back ({state}): {r['polls_per_s']}/s ({r['polls_ratio_to_ceiling']:.2f} of the ceiling), "
                  f"{r['poll_refused']} refused, {r['poll_errors']} socket errors")

@@ -290,6 +290,7 @@ void app_free(app *a)
     /* No announcement may reach the plugin once it is gone. */
     events_free(a->events);
     pool_free(a->pool);
+    room_joins_free(atomic_load(&a->joins)); /* its drainers ran on the pool */
     if (a->plugin.free)
         a->plugin.free(a->plugin.ctx); /* its own threads answer what they hold */
     http_server_free(a->http);

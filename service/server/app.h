@@ -27,6 +27,7 @@
 #include "redis_clock.h"
 #include "redis_conn.h"
 #include "room_cache.h"
+#include "room_joins.h"
 #include "router.h"
 #include "scripts.h"
 #include "gate.h"
@@ -68,6 +69,9 @@ typedef struct app {
     _Atomic(redis_conn *) *conns;
     int nconns;
     pool *pool;
+    /* The waiting room's joins, group-committed on the pool (room.c makes
+     * it at the first join). */
+    _Atomic(room_joins *) joins;
     app_plugin plugin; /* all NULL when none is plugged in */
     events *events;
     metrics *metrics;

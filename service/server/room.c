@@ -2,12 +2,15 @@
  * memory surely knows: the sale started (places are final), the buyer's
  * place is known, and the frontier (at most ROOM_CACHE_FRESH_MS old, or
  * being read again by another poll) has not reached it. Everything else
- * goes to the pool: one script call (two for a join after the start: the
- * join, then the poll that may admit), and the room's terms, secret and
- * master key read once and kept (room_cache.h). */
+ * goes to the pool: one script call (a join after the start adds the poll
+ * that may admit), and the room's terms, secret and master key read once
+ * and kept (room_cache.h). Joins are group-committed (room_joins.h): one
+ * script call settles the joins of an item that gathered while the last
+ * batch was on its way. */
 #include "room.h"
 
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +23,7 @@
 #include "redis_reply.h"
 #include "rfc3339.h"
 #include "room_answer.h"
+#include "room_joins.h"
 #include "room_store.h"
 #include "validate.h"
 
@@ -143,20 +147,25 @@ static const char *outcome_of(redisReply **r, size_t n)
     return NULL;
 }
 
-/* Joins; *now_ms gets Redis's clock, *stale is set when the room is of
- * another round than info's. SK_OK, or the refusal (SK_NOT_STARTED and
- * SK_ENDED: outside the queue's times). */
-static sk_status join(room_job *j, pool_session *s, const room_info *info, const char *e,
-                      int64_t *now_ms, int *stale)
+/* Joins the n buyers of jobs[0..n) (of one item; e[i]: job i's entrant)
+ * in one script call; *now_ms gets Redis's clock, *stale is set when the
+ * room is of another round than info's. SK_OK, or the refusal of them all
+ * (SK_NOT_STARTED and SK_ENDED: outside the queue's times). */
+static sk_status join(room_job *const *jobs, int n, pool_session *s, const room_info *info,
+                      char (*e)[ROOM_HEX_LEN + 1], int64_t *now_ms, int *stale)
 {
-    char room[KEYS_MAX], places[KEYS_MAX], round_s[24], score_s[32];
-    keys_room(room, sizeof(room), j->item, NULL);
-    keys_room(places, sizeof(places), j->item, "places");
+    char room[KEYS_MAX], places[KEYS_MAX], round_s[24], score_s[ROOM_JOINS_BATCH][32];
+    const char *keys_args[3 + 2 * ROOM_JOINS_BATCH] = {room, places, round_s};
+    keys_room(room, sizeof(room), jobs[0]->item, NULL);
+    keys_room(places, sizeof(places), jobs[0]->item, "places");
     snprintf(round_s, sizeof(round_s), "%" PRId64, info->round);
-    snprintf(score_s, sizeof(score_s), "%.0f", room_score(info->k, e));
-    const char *keys_args[] = {room, places, round_s, e, score_s};
-    redisReply *r = pool_session_script(s, SCRIPT_ROOM_JOIN, 2, 3, keys_args);
-    const char *outcome = outcome_of(&r, 5);
+    for (int i = 0; i < n; i++) {
+        snprintf(score_s[i], sizeof(score_s[i]), "%.0f", room_score(info->k, e[i]));
+        keys_args[3 + 2 * i] = e[i];
+        keys_args[4 + 2 * i] = score_s[i];
+    }
+    redisReply *r = pool_session_script(s, SCRIPT_ROOM_JOIN, 2, 1 + 2 * n, keys_args);
+    const char *outcome = outcome_of(&r, 3);
     if (!outcome)
         return SK_BACKEND_DOWN;
     *now_ms = entry(r, 1);
@@ -235,49 +244,107 @@ static void answer(room_job *j, const room_info *info, const unsigned char *mast
     reply_standing(j->ex, &st);
 }
 
+/* Answers j after its join (or, for a poll, at once) of outcome st at
+ * Redis's now: the times of a refusal, a pre-start joiner's standing, or
+ * the standing a poll reads. Returns 0 when the room turned out to be of
+ * another round than info's (not answered), else 1. */
+static int settle(room_job *j, pool_session *s, const room_info *info, const unsigned char *master,
+                  const char *e, sk_status st, int64_t now, int stale)
+{
+    room_seen seen;
+    if (st == SK_ENDED || st == SK_NOT_STARTED) {
+        reply_times(j->ex, st, info,
+                    st == SK_ENDED ? "the sale has ended: the queue is closed"
+                                   : "the queue opens at prequeue_opens_at");
+        return 1;
+    }
+    if (st == SK_OK && !stale && j->route == ROUTE_QUEUE_JOIN && now < info->starts_ms) {
+        seen = (room_seen){.now_ms = now,
+                           .starts_ms = info->starts_ms,
+                           .ends_ms = info->ends_ms,
+                           .per_s = info->per_s,
+                           .rank = -1};
+        answer(j, info, master, &seen, e);
+        return 1;
+    }
+    if (st == SK_OK && !stale)
+        st = poll(j->a, s, info, e, &seen, &stale);
+    if (st != SK_OK)
+        http_exchange_reply_error(j->ex, st, NULL);
+    else if (!stale)
+        answer(j, info, master, &seen, e);
+    return st != SK_OK || !stale;
+}
+
 /* A join or a poll; a room that turned out to be of a newer round is read
  * again once. */
 static void run_queue(room_job *j, pool_session *s)
 {
     unsigned char master[ROOM_SECRET_LEN];
     room_info info;
-    char e[ROOM_HEX_LEN + 1];
+    char e[1][ROOM_HEX_LEN + 1];
     for (int again = 0; again < 2; again++) {
         int stale = 0;
         int64_t now = 0;
-        room_seen seen;
         sk_status st = room_of(j->a, s, j->item, master, &info, again);
-        if (st == SK_OK && room_entrant(j->item, info.round, j->user, e) < 0)
+        if (st == SK_OK && room_entrant(j->item, info.round, j->user, e[0]) < 0)
             st = SK_INTERNAL;
         if (st == SK_OK && j->route == ROUTE_QUEUE_JOIN)
-            st = join(j, s, &info, e, &now, &stale);
-        if (st == SK_ENDED || st == SK_NOT_STARTED) {
-            reply_times(j->ex, st, &info,
-                        st == SK_ENDED ? "the sale has ended: the queue is closed"
-                                       : "the queue opens at prequeue_opens_at");
+            st = join(&j, 1, s, &info, e, &now, &stale);
+        if (settle(j, s, &info, master, e[0], st, now, stale))
             return;
-        }
-        if (st == SK_OK && !stale && j->route == ROUTE_QUEUE_JOIN && now < info.starts_ms) {
-            seen = (room_seen){.now_ms = now,
-                               .starts_ms = info.starts_ms,
-                               .ends_ms = info.ends_ms,
-                               .per_s = info.per_s,
-                               .rank = -1};
-            answer(j, &info, master, &seen, e);
-            return;
-        }
-        if (st == SK_OK && !stale)
-            st = poll(j->a, s, &info, e, &seen, &stale);
-        if (st != SK_OK) {
-            http_exchange_reply_error(j->ex, st, NULL);
-            return;
-        }
-        if (!stale) {
-            answer(j, &info, master, &seen, e);
-            return;
-        }
     }
     http_exchange_reply_error(j->ex, SK_BACKEND_DOWN, "the room began a new round; ask again");
+}
+
+/* The joins of one item of a batch, jobs[0..n), in one script call; when
+ * the room turned out to be of another round, they go one by one
+ * (run_queue: the room read again), as a join alone would. */
+static void join_item(pool_session *s, room_job **jobs, int n)
+{
+    unsigned char master[ROOM_SECRET_LEN];
+    room_info info;
+    char e[ROOM_JOINS_BATCH][ROOM_HEX_LEN + 1];
+    int stale = 0;
+    int64_t now = 0;
+    sk_status st = room_of(jobs[0]->a, s, jobs[0]->item, master, &info, 0);
+    for (int i = 0; st == SK_OK && i < n; i++)
+        if (room_entrant(jobs[i]->item, info.round, jobs[i]->user, e[i]) < 0)
+            st = SK_INTERNAL;
+    if (st == SK_OK)
+        st = join(jobs, n, s, &info, e, &now, &stale);
+    for (int i = 0; i < n; i++) {
+        if (!settle(jobs[i], s, &info, master, e[i], st, now, stale))
+            run_queue(jobs[i], s);
+        free(jobs[i]);
+    }
+}
+
+/* Settles a batch of joins (room_joins_run) on a pool thread. */
+static void join_batch(void *thread_ctx, void **jobs, int n)
+{
+    room_job *same[ROOM_JOINS_BATCH];
+    int left = n;
+    while (left > 0) { /* the first item left, then the others in turn */
+        int64_t item = ((room_job *)jobs[0])->item;
+        int k = 0, kept = 0;
+        for (int i = 0; i < left; i++) {
+            room_job *j = jobs[i];
+            if (j->item == item)
+                same[k++] = j;
+            else
+                jobs[kept++] = j;
+        }
+        left = kept;
+        if (thread_ctx) {
+            join_item(thread_ctx, same, k);
+            continue;
+        }
+        for (int i = 0; i < k; i++) {
+            http_exchange_reply_error(same[i]->ex, SK_BACKEND_DOWN, NULL);
+            free(same[i]);
+        }
+    }
 }
 
 /* The page of pre-start entrants after place j->after, as JSON. */
@@ -363,6 +430,21 @@ static int audit_query(http_exchange *ex, room_job *j)
                : 0;
 }
 
+/* The app's queue of joins, made by the first join. NULL when out of
+ * memory. */
+static room_joins *joins_of(app *a)
+{
+    room_joins *q = atomic_load(&a->joins);
+    if (q)
+        return q;
+    room_joins *made = room_joins_create(a->pool, join_batch);
+    if (made && !atomic_compare_exchange_strong(&a->joins, &q, made)) {
+        room_joins_free(made); /* another loop's first join made it */
+        return q;
+    }
+    return made;
+}
+
 void room_start(app *a, http_exchange *ex, route_id route, int64_t item, int64_t user)
 {
     if (route == ROUTE_QUEUE_POLL && poll_from_memory(a, ex, item, user))
@@ -380,7 +462,9 @@ void room_start(app *a, http_exchange *ex, route_id route, int64_t item, int64_t
         return;
     }
     http_exchange_defer(ex);
-    if (pool_submit(a->pool, run_room, j) < 0) {
+    room_joins *q = route == ROUTE_QUEUE_JOIN ? joins_of(a) : NULL;
+    if (route == ROUTE_QUEUE_JOIN ? !q || room_joins_add(q, j) < 0
+                                  : pool_submit(a->pool, run_room, j) < 0) {
         free(j);
         http_exchange_reply_error(ex, SK_BACKEND_DOWN, "the server is stopping");
     }

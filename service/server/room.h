@@ -2,7 +2,8 @@
  * and admission, and the published order. A poll from a buyer far behind
  * the admitted frontier is answered from the instance's memory
  * (room_cache.h); the rest on the pool, over one script call each
- * (lua/room_join.lua, lua/room_poll.lua). */
+ * (lua/room_poll.lua), joins one call a batch (room_joins.h,
+ * lua/room_join.lua). */
 #ifndef SECKILL_ROOM_H
 #define SECKILL_ROOM_H
 

@@ -106,18 +106,25 @@ int room_store_master(pool_session *s, unsigned char *master)
     if (room_store_draw(drawn) < 0)
         return -1;
     const char *p[] = {drawn};
-    /* The first server's draw wins; every later one reads it. */
-    PGresult *res =
-        pool_session_pg(s,
-                        "WITH ins AS (INSERT INTO room_master (one, secret) VALUES (true, $1) "
-                        "  ON CONFLICT (one) DO NOTHING RETURNING secret) "
-                        "SELECT secret FROM ins UNION ALL SELECT secret FROM room_master LIMIT 1",
-                        1, p, PGRES_TUPLES_OK, NULL);
-    if (!res)
-        return -1;
-    int bad = PQntuples(res) != 1 || room_unhex(PQgetvalue(res, 0, 0), master, ROOM_SECRET_LEN) < 0;
-    PQclear(res);
-    return bad ? -1 : 0;
+    /* The first server's draw wins; every later one reads it. A statement
+     * that waited for another's insert to commit does not see its row (its
+     * snapshot is older: no row at all), and is run again, which does. */
+    for (int attempt = 0; attempt < 2; attempt++) {
+        PGresult *res = pool_session_pg(
+            s,
+            "WITH ins AS (INSERT INTO room_master (one, secret) VALUES (true, $1) "
+            "  ON CONFLICT (one) DO NOTHING RETURNING secret) "
+            "SELECT secret FROM ins UNION ALL SELECT secret FROM room_master LIMIT 1",
+            1, p, PGRES_TUPLES_OK, NULL);
+        if (!res)
+            return -1;
+        int rows = PQntuples(res);
+        int bad = rows == 1 && room_unhex(PQgetvalue(res, 0, 0), master, ROOM_SECRET_LEN) < 0;
+        PQclear(res);
+        if (rows == 1)
+            return bad ? -1 : 0;
+    }
+    return -1;
 }
 
 /* Starts item's room again from its items row (Redis lost it). */

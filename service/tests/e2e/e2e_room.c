@@ -4,7 +4,8 @@
  * joiners behind every pre-start joiner in arrival order, the metering
  * never above its formula, every wrong token refused with nothing sold,
  * and two instances polled by 16 threads a buyer: one admission each, the
- * same token everywhere, the stock sold exactly. */
+ * same token everywhere, the stock sold exactly; and joins at once (group
+ * committed, room_joins.h) each counted once and placed exactly. */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -567,4 +568,100 @@ Test(room, a_redis_that_lost_everything_keeps_the_room_its_secret_and_its_refusa
     wait_admitted(item, 1, tok, sizeof(tok), 5000);
     cr_assert_eq(buy_on(sys.port, item, 1, tok, &o), 202);
     json_decref(o);
+}
+
+/* A thread's joins: buyers first.. first+n-1, then the first again. */
+typedef struct joiner {
+    int64_t item, first;
+    int n;
+    int status[26];
+    char entrant[26][ROOM_HEX_LEN + 1];
+    int64_t place[26]; /* 0: null */
+    char state[26][16];
+} joiner;
+
+static void *join_many(void *arg)
+{
+    joiner *jn = arg;
+    for (int i = 0; i <= jn->n; i++) {
+        json_t *o;
+        jn->status[i] = join_on(sys.port, jn->item, jn->first + (i < jn->n ? i : 0), &o);
+        json_t *place = json_object_get(o, "place");
+        jn->place[i] = json_is_integer(place) ? json_integer_value(place) : 0;
+        snprintf(jn->entrant[i], sizeof(jn->entrant[i]), "%s",
+                 json_string_value(json_object_get(o, "entrant")) ?: "");
+        snprintf(jn->state[i], sizeof(jn->state[i]), "%s",
+                 json_string_value(json_object_get(o, "state")) ?: "");
+        json_decref(o);
+    }
+    return NULL;
+}
+
+/* Runs threads joiners of each buyers at once (so that they share the
+ * batches of room_joins.h), buyers from base + 1000 * thread + 1. */
+static void join_at_once(int64_t item, joiner *jn, int threads, int each, int64_t base)
+{
+    pthread_t t[16];
+    for (int i = 0; i < threads; i++) {
+        jn[i] = (joiner){.item = item, .first = base + 1000 * i + 1, .n = each};
+        cr_assert_eq(pthread_create(&t[i], NULL, join_many, &jn[i]), 0);
+    }
+    for (int i = 0; i < threads; i++)
+        pthread_join(t[i], NULL);
+    for (int i = 0; i < threads; i++)
+        for (int k = 0; k <= each; k++)
+            cr_assert_eq(jn[i].status[k], 200, "join %d of thread %d", k, i);
+}
+
+Test(room, joins_at_once_are_counted_once_and_placed_exactly)
+{
+    enum { THREADS = 16, EACH = 25, LATE = 5 };
+    int64_t item = create_room(10, 5000, "\"admit_per_s\":0.001,\"admit_burst\":0");
+    static joiner jn[THREADS];
+    join_at_once(item, jn, THREADS, EACH, 0);
+    json_t *v = item_view(item);
+    cr_assert_gt(num(v, "starts_in_ms"), 0, "the joins took until the start: a machine too busy");
+    cr_assert_eq(num(json_object_get(v, "room"), "joined"), THREADS * EACH);
+    json_decref(v);
+    for (int i = 0; i < THREADS; i++) {
+        cr_assert_str_eq(jn[i].entrant[EACH], jn[i].entrant[0], "joining again: the same entrant");
+        for (int k = 0; k <= EACH; k++)
+            cr_assert_str_eq(jn[i].state[k], "prequeue");
+    }
+
+    /* The published order holds every pre-start joiner once, in score order. */
+    wait_until_started(item);
+    char path[128];
+    json_t *o;
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/queue/audit?limit=1000", item);
+    cr_assert_eq(call(sys.port, "GET", path, NULL, &o), 200);
+    unsigned char k[ROOM_SECRET_LEN];
+    cr_assert_eq(room_unhex(str(o, "secret"), k, sizeof(k)), 0);
+    json_t *list = json_object_get(o, "entrants");
+    cr_assert_eq(json_array_size(list), THREADS * EACH);
+    double last = -1;
+    for (size_t i = 0; i < json_array_size(list); i++) {
+        double score = room_score(k, str(json_array_get(list, i), "entrant"));
+        cr_assert_gt(score, last, "each entrant once, in the scores' order");
+        last = score;
+    }
+    json_decref(o);
+
+    /* Late joiners at once: each a place of its own behind them all, kept
+     * when joining again. */
+    static joiner late[THREADS];
+    join_at_once(item, late, THREADS, LATE, 500);
+    char seen[THREADS * LATE + 1] = {0};
+    for (int i = 0; i < THREADS; i++) {
+        cr_assert_eq(late[i].place[LATE], late[i].place[0], "joining again: the same place");
+        for (int j = 0; j < LATE; j++) {
+            int64_t behind = late[i].place[j] - THREADS * EACH;
+            cr_assert(behind >= 1 && behind <= THREADS * LATE, "place %" PRId64, late[i].place[j]);
+            cr_assert_not(seen[behind], "place %" PRId64 " given twice", late[i].place[j]);
+            seen[behind] = 1;
+        }
+    }
+    v = item_view(item);
+    cr_assert_eq(num(json_object_get(v, "room"), "joined"), THREADS * (EACH + LATE));
+    json_decref(v);
 }
