@@ -160,7 +160,10 @@ static sk_status join(room_job *const *jobs, int n, pool_session *s, const room_
     keys_room(places, sizeof(places), jobs[0]->item, "places");
     snprintf(round_s, sizeof(round_s), "%" PRId64, info->round);
     for (int i = 0; i < n; i++) {
-        snprintf(score_s[i], sizeof(score_s[i]), "%.0f", room_score(info->k, e[i]));
+        double score = room_score(info->k, e[i]);
+        if (score < 0) /* libcrypto failed: never a place at the front */
+            return SK_INTERNAL;
+        snprintf(score_s[i], sizeof(score_s[i]), "%.0f", score);
         keys_args[3 + 2 * i] = e[i];
         keys_args[4 + 2 * i] = score_s[i];
     }
