@@ -9,13 +9,14 @@ mkdir -p "$out/corpus"
 scripts/deps.sh clang libclang-rt-14-dev
 cmake -S . -B build >/dev/null # the generated scripts_embedded.c and version.h
 cmake --build build --target seckill_common >/dev/null
-# All of common (the library is one unit: its files call each other), the server's parsers only.
-common=service/common server=service/server
+# All of common (the library is one unit: its files call each other), the server's parsers only,
+# and the laboratory's route table (linked into every build of the server: the router reads it).
+common=service/common server=service/server lab=service/lab
 # shellcheck disable=SC2046  # pkg-config prints several flags on purpose
 clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
-    -fno-sanitize-recover=all -I"$common" -I"$server" -Ibuild/generated \
+    -fno-sanitize-recover=all -I"$common" -I"$server" -I"$lab" -Ibuild/generated \
     service/tests/fuzz/fuzz_request.c \
-    "$common"/*.c "$server"/{events,http_framing,router,gate}.c \
+    "$common"/*.c "$server"/{events,http_framing,router,gate}.c "$lab"/lab_routes.c \
     build/generated/scripts_embedded.c \
     $(pkg-config --cflags --libs hiredis jansson libpq libcrypto libmicrohttpd) -lpthread \
     -o "$out/fuzz_request"
