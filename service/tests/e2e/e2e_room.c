@@ -250,17 +250,6 @@ Test(room, late_joiners_go_behind_every_pre_start_joiner_in_arrival_order)
     cr_assert(all, "every buyer admitted at 4 a second within 6 s");
 }
 
-/* Redis's clock in Unix ms: the room's authority. */
-static int64_t redis_ms(redisContext *r)
-{
-    redisReply *t = redisCommand(r, "TIME");
-    cr_assert(t && t->type == REDIS_REPLY_ARRAY && t->elements == 2);
-    int64_t ms =
-        strtoll(t->element[0]->str, NULL, 10) * 1000 + strtoll(t->element[1]->str, NULL, 10) / 1000;
-    freeReplyObject(t);
-    return ms;
-}
-
 Test(room, admitted_never_passes_the_metering_formula)
 {
     enum { BURST = 5, PER_S = 40, N = 300 };
@@ -283,7 +272,7 @@ Test(room, admitted_never_passes_the_metering_formula)
         json_t *v = item_view(item);
         int64_t admitted = num(json_object_get(v, "room"), "admitted");
         json_decref(v);
-        int64_t now = redis_ms(r);
+        int64_t now = harness_redis_now_ms(r);
         int64_t bound = room_admit_target(N, BURST, PER_S, starts_ms, now);
         cr_assert_leq(admitted, bound, "admitted %" PRId64 " above %" PRId64, admitted, bound);
         cr_assert_geq(admitted, last, "the frontier never moves back");
@@ -294,10 +283,10 @@ Test(room, admitted_never_passes_the_metering_formula)
     /* While people wait the room admits at admit_per_s, not slower: once the instance's frontier
      * is due for its refresh (500 ms), a poll brings it to the formula of the poll's moment. */
     usleep(600 * 1000);
-    int64_t before = redis_ms(r);
+    int64_t before = harness_redis_now_ms(r);
     cr_assert_eq(poll_on(sys.port, item, 1, &o), 200);
     json_decref(o);
-    int64_t after = redis_ms(r);
+    int64_t after = harness_redis_now_ms(r);
     json_t *v = item_view(item);
     int64_t admitted = num(json_object_get(v, "room"), "admitted");
     json_decref(v);

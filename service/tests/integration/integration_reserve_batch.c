@@ -50,17 +50,6 @@ static void item_reset(int64_t item, long long stock, long long round)
     harness_item_reset(redis, &sc, item, stock, round);
 }
 
-/* Redis's clock, Unix ms. */
-static int64_t redis_now(void)
-{
-    redisReply *r = redisCommand(redis, "TIME");
-    cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2);
-    int64_t ms =
-        strtoll(r->element[0]->str, NULL, 10) * 1000 + strtoll(r->element[1]->str, NULL, 10) / 1000;
-    freeReplyObject(r);
-    return ms;
-}
-
 /* Sends the batch b of n buyers and frees it; their answers in out, the
  * item's in *it (may be NULL). */
 static void send_batch(reserve_batch *b, int n, reserve_answer *out, reserve_item *it)
@@ -130,9 +119,9 @@ Test(reserve_batch, a_batch_of_new_buyers_sells_to_each_in_order_and_queues_each
     reserve_answer a[3];
     reserve_item it;
     item_reset(ITEM, 10, 4);
-    int64_t before = redis_now();
+    int64_t before = harness_redis_now_ms(redis);
     call_batch_q(ITEM, users, NULL, 3, 5000, 0, a, &it);
-    int64_t after = redis_now();
+    int64_t after = harness_redis_now_ms(redis);
     cr_assert_eq(it.round, 4);
     cr_assert(it.now_ms >= before && it.now_ms <= after, "the reply carries Redis's clock");
     cr_assert_eq(it.per_buyer_limit, 1);
@@ -247,7 +236,7 @@ Test(reserve_batch, nothing_is_taken_before_the_start_or_from_the_end_by_redis_c
     int64_t users[] = {1, 2};
     reserve_answer a[2];
     reserve_item it;
-    int64_t now = redis_now();
+    int64_t now = harness_redis_now_ms(redis);
     harness_item_round(redis, &sc, ITEM, 10, 1, now + 60000, now + 120000, 2);
     call_batch_q(ITEM, users, NULL, 2, 100, 0, a, &it);
     cr_expect_eq(a[0].outcome, RESERVE_NOT_STARTED);

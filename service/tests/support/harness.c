@@ -22,6 +22,7 @@
 #include "backend.h"
 #include "clock.h"
 #include "keys.h"
+#include "redis_reply.h"
 #include "order.h"
 #include "registry.h"
 
@@ -47,6 +48,18 @@ redisContext *harness_redis(void)
     config_free(&cfg);
     cr_assert_not_null(c, "%s", err);
     return c;
+}
+
+int64_t harness_redis_now_ms(redisContext *c)
+{
+    redisReply *r = redisCommand(c, "TIME");
+    int64_t secs, us;
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+                  redis_reply_number(r->element[0], &secs) == 0 &&
+                  redis_reply_number(r->element[1], &us) == 0,
+              "Redis's TIME did not answer");
+    freeReplyObject(r);
+    return secs * 1000 + us / 1000;
 }
 
 PGconn *harness_pg(void)

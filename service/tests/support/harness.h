@@ -25,6 +25,10 @@ void harness_config(config *cfg);
 redisContext *harness_redis(void);
 PGconn *harness_pg(void);
 
+/* Redis's clock (TIME) on c, in Unix ms. Aborts the test when it does not
+ * answer. */
+int64_t harness_redis_now_ms(redisContext *c);
+
 /* Empties Redis (FLUSHALL) and the tables (TRUNCATE items, orders). */
 void harness_reset_backends(void);
 
