@@ -23,7 +23,7 @@ done
 
 # A clean slate, as harness_reset_backends() gives the C tests: the page lists every item.
 redis-cli -h "${SECKILL_REDIS_HOST:-127.0.0.1}" -p "$SECKILL_REDIS_PORT" FLUSHALL >/dev/null
-psql -q -v ON_ERROR_STOP=1 "$SECKILL_PG_CONNINFO" -c 'TRUNCATE orders, items RESTART IDENTITY' >/dev/null
+psql -q -v ON_ERROR_STOP=1 "$SECKILL_PG_CONNINFO" -c 'TRUNCATE orders, draw_entries, items RESTART IDENTITY' >/dev/null
 
 # SECKILL_BROWSER_TEST names another test of this folder (ctest browser_cors: cors.js).
 exec node "$here/${SECKILL_BROWSER_TEST:-pages.js}" "$@"

@@ -95,8 +95,8 @@ void harness_reset_backends(void)
     flush_redis(c);
     redisFree(c);
     PGconn *pg = harness_pg();
-    PGresult *res = PQexec(pg, "TRUNCATE orders, items, order_events, webhook_deliveries, "
-                               "webhook_endpoints RESTART IDENTITY");
+    PGresult *res = PQexec(pg, "TRUNCATE orders, draw_entries, items, order_events, "
+                               "webhook_deliveries, webhook_endpoints RESTART IDENTITY");
     cr_assert_eq(PQresultStatus(res), PGRES_COMMAND_OK, "TRUNCATE: %s", PQerrorMessage(pg));
     PQclear(res);
     PQfinish(pg);
