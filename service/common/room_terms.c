@@ -99,14 +99,13 @@ static json_t *time_or_null(int64_t ms)
     return ms > 0 && rfc3339_format(ms, when, sizeof(when)) > 0 ? json_string(when) : json_null();
 }
 
-int room_terms_json(json_t *item, const room_terms *r, const room_counts *c, int64_t starts_ms,
-                    int64_t now_ms)
+int room_terms_json(json_t *item, const room_terms *r, const room_counts *c)
 {
     if (json_object_set_new(item, "admission", json_string(r->room ? "room" : "race")) < 0)
         return -1;
     if (!r->room)
         return 0;
-    int revealed = starts_ms > 0 && now_ms >= starts_ms && c->secret[0];
+    int revealed = c->started && c->secret[0];
     json_t *room =
         json_pack("{s:s, s:o, s:I, s:I, s:I, s:I}", "commitment", c->commitment, "secret",
                   revealed ? json_string(c->secret) : json_null(), "joined", (json_int_t)c->joined,

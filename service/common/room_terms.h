@@ -30,7 +30,8 @@ typedef struct room_terms {
 /* The room's counts and secret as the item's view shows them. */
 typedef struct room_counts {
     char commitment[ROOM_HEX_LEN + 1]; /* hex SHA-256(K) */
-    char secret[ROOM_HEX_LEN + 1];     /* hex K: shown from starts_at only */
+    char secret[ROOM_HEX_LEN + 1];     /* hex K: shown once started only */
+    int started;                       /* the room's flag: no join counts as pre-start any more */
     int64_t joined, admitted, active, expired_unused;
 } room_counts;
 
@@ -42,10 +43,9 @@ sk_status room_terms_parse(json_t *root, int64_t starts_ms, int starts_named, ro
                            const char **why);
 
 /* Sets the admission members of an item's JSON object: "admission", and for
- * a room its terms and "room": {commitment, secret (null before starts_at:
- * now_ms < starts_ms), joined, admitted, active, expired_unused}. Returns 0,
- * or -1 when out of memory. */
-int room_terms_json(json_t *item, const room_terms *r, const room_counts *c, int64_t starts_ms,
-                    int64_t now_ms);
+ * a room its terms and "room": {commitment, secret (null until c->started),
+ * joined, admitted, active, expired_unused}. Returns 0, or -1 when out of
+ * memory. */
+int room_terms_json(json_t *item, const room_terms *r, const room_counts *c);
 
 #endif
