@@ -65,11 +65,8 @@ static int poll_from_memory(app *a, http_exchange *ex, int64_t item, int64_t use
     room_info info;
     room_frontier f;
     int64_t place, mono = clock_mono_ms();
-    int claimed;
-    if (!room_cache_info(a->rooms, item, &info) ||
-        !room_cache_place(a->rooms, item, info.round, user, &place) ||
-        !room_cache_frontier(a->rooms, item, info.round, mono, &f, &claimed) ||
-        place <= f.admitted || f.sold_out)
+    if (!room_cache_waiting(a->rooms, item, user, mono, &info, &place, &f) || place <= f.admitted ||
+        f.sold_out)
         return 0;
     room_seen seen = {.now_ms = f.redis_ms + (mono - f.mono_ms),
                       .starts_ms = info.starts_ms,
