@@ -1,0 +1,162 @@
+/* integration_waitlist.c: the units that come back to a drawn item go to its
+ * waitlist, each once (issue 28), against the run's Redis and PostgreSQL: a
+ * draw order returned before its grant gives nothing back and is never
+ * granted afterwards. */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "draw_grant.h"
+#include "drawn.h"
+#include "harness.h"
+#include "keys.h"
+#include "order_return.h"
+#include "redis_nodes.h"
+
+#define ITEM 7
+#define ROUND 3
+#define LIMIT 3
+#define TIMEOUT_S 600
+
+static redisContext *redis;
+static PGconn *pg;
+static scripts sc;
+static config cfg;
+static redis_nodes *nodes;
+
+static void setup(void)
+{
+    harness_reset_backends();
+    redis = harness_redis_with_scripts(&sc);
+    harness_config(&cfg);
+    nodes = redis_nodes_create(&cfg, "test");
+    cr_assert_not_null(nodes);
+    pg = harness_pg();
+}
+
+static void teardown(void)
+{
+    redis_nodes_free(nodes);
+    nodes = NULL;
+    config_free(&cfg);
+    if (redis)
+        redisFree(redis);
+    redis = NULL;
+    PQfinish(pg);
+    pg = NULL;
+}
+
+TestSuite(waitlist, .init = setup, .fini = teardown, .timeout = 60);
+
+static void sql(const char *fmt, ...)
+{
+    char text[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    PGresult *res = PQexec(pg, text);
+    cr_assert(PQresultStatus(res) == PGRES_COMMAND_OK || PQresultStatus(res) == PGRES_TUPLES_OK,
+              "%s: %s", text, PQerrorMessage(pg));
+    PQclear(res);
+}
+
+/* The item with `units` units in Redis and PostgreSQL, drawn over n
+ * entrants of quantities q (NULL: 1 each); returns the winners. */
+static int drawn(long long units, int n, const int *q)
+{
+    sql("INSERT INTO items (id, name, initial_stock, round, per_buyer_limit,"
+        " payment_timeout_s) VALUES (%d, 'drawn', %lld, %d, %d, %d)",
+        ITEM, units, ROUND, LIMIT, TIMEOUT_S);
+    harness_item_round(redis, &sc, ITEM, units, ROUND, 0, 0, LIMIT);
+    return drawn_item_make(pg, ITEM, n, q, units);
+}
+
+static long long stock(void)
+{
+    return harness_item_field(redis, ITEM, "stock");
+}
+
+/* A field of one of the item's hashes (keyfn's), 0 when absent. */
+static long long hash_field(int (*keyfn)(char *, size_t, int64_t), int64_t field)
+{
+    char key[KEYS_MAX];
+    keyfn(key, sizeof(key), ITEM);
+    redisReply *r = redisCommand(redis, "HGET %s %lld", key, (long long)field);
+    cr_assert(r && (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_NIL));
+    long long v = r->type == REDIS_REPLY_STRING ? strtoll(r->str, NULL, 10) : 0;
+    freeReplyObject(r);
+    return v;
+}
+
+static int64_t count(const char *fmt, ...)
+{
+    char text[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    return harness_pg_int(pg, text);
+}
+
+/* The ref of winner p's order, as the returns read it. */
+static order_ref ref_of(int p)
+{
+    order_ref o;
+    cr_assert_eq(order_ref_load(pg, drawn_order_id(ITEM, p), &o, "test"), 1);
+    cr_assert_eq(o.draw_position, p, "the ref carries the draw position");
+    return o;
+}
+
+/* Cancels winner p's order in PostgreSQL and gives its units back, as a
+ * cancellation does; asserts Redis confirmed it. */
+static void cancel(int p)
+{
+    sql("UPDATE orders SET status = 'cancelled', ended_at = now() WHERE id = %" PRId64,
+        drawn_order_id(ITEM, p));
+    order_ref o = ref_of(p);
+    unsigned char done = 0;
+    cr_assert_eq(order_return_units(nodes, pg, &sc, &o, 1, &done, "test"), 0);
+    cr_assert_eq(done, 1, "the return is confirmed");
+}
+
+Test(waitlist, a_draw_order_returned_before_its_grant_gives_nothing_and_is_never_granted)
+{
+    cr_assert_eq(drawn(3, 5, NULL), 3);
+    cancel(1);
+    cr_assert_eq(stock(), 3, "its unit never left: nothing came back");
+    cr_assert_eq(hash_field(keys_item_granted, drawn_order_id(ITEM, 1)), 0);
+    cr_assert_eq(count("SELECT count(*) FROM orders WHERE id = %" PRId64
+                       " AND returned_at IS NOT NULL",
+                       drawn_order_id(ITEM, 1)),
+                 1, "the return is noted: nothing is owed");
+    order_ref o[3] = {ref_of(1), ref_of(2), ref_of(3)};
+    unsigned char done[3];
+    cr_assert_eq(draw_grant_units(nodes, pg, &sc, o, 3, done, "test"), 0);
+    cr_assert_eq(stock(), 1, "the two others' grants took their units, the returned one none");
+    cr_assert_eq(hash_field(keys_item_buyers, DRAWN_USER + 1), 0, "the returned one holds none");
+    cr_assert_eq(hash_field(keys_item_buyers, DRAWN_USER + 2), 1);
+    cancel(1); /* a retried return */
+    cr_assert_eq(stock(), 1, "and gives nothing when retried");
+    cr_assert_eq(harness_item_field(redis, ITEM, "returned"), 0);
+}
+
+Test(waitlist, a_granted_draw_order_gives_its_units_back_once)
+{
+    int q[] = {2, 1};
+    cr_assert_eq(drawn(3, 2, q), 2);
+    order_ref o[2] = {ref_of(1), ref_of(2)};
+    unsigned char done[2];
+    cr_assert_eq(draw_grant_units(nodes, pg, &sc, o, 2, done, "test"), 0);
+    cr_assert_eq(stock(), 0);
+    cancel(1);
+    cr_assert_eq(stock(), 2, "its two units are back");
+    cr_assert_eq(hash_field(keys_item_buyers, DRAWN_USER + 1), 0);
+    cancel(1);
+    cr_assert_eq(stock(), 2, "once");
+    cr_assert_eq(harness_item_field(redis, ITEM, "returned"), 2);
+}
