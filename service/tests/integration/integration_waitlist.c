@@ -1,7 +1,10 @@
 /* integration_waitlist.c: the units that come back to a drawn item go to its
  * waitlist, each once (issue 28), against the run's Redis and PostgreSQL: a
  * draw order returned before its grant gives nothing back and is never
- * granted afterwards. */
+ * granted afterwards; the worker's draw chore (waitlist.h) finishes the
+ * grants owed before it counts the free units, serves the waitlist by the
+ * draw's rule, and a crash between its commit and its grant is finished by
+ * the next visit without a unit served twice. */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,6 +19,7 @@
 #include "keys.h"
 #include "order_return.h"
 #include "redis_nodes.h"
+#include "waitlist.h"
 
 #define ITEM 7
 #define ROUND 3
@@ -124,6 +128,19 @@ static void cancel(int p)
     cr_assert_eq(done, 1, "the return is confirmed");
 }
 
+/* One pass of the draw chore; its result. */
+static waitlist_result chore(void)
+{
+    static waitlist wl;
+    static int ready;
+    if (!ready)
+        waitlist_init(&wl);
+    ready = 1;
+    waitlist_result res;
+    cr_assert_eq(waitlist_run(&wl, nodes, pg, &sc, &res), 0, "the chore's pass");
+    return res;
+}
+
 Test(waitlist, a_draw_order_returned_before_its_grant_gives_nothing_and_is_never_granted)
 {
     cr_assert_eq(drawn(3, 5, NULL), 3);
@@ -159,4 +176,99 @@ Test(waitlist, a_granted_draw_order_gives_its_units_back_once)
     cancel(1);
     cr_assert_eq(stock(), 2, "once");
     cr_assert_eq(harness_item_field(redis, ITEM, "returned"), 2);
+}
+
+Test(waitlist, the_chore_grants_what_is_owed_then_serves_the_waitlist_by_the_draws_rule)
+{
+    /* Over 4 units: 1 (2) wins, 2 (1) wins, 3 (3) is skipped, 4 (1) wins;
+     * 5.. are waitlisted. */
+    int q[] = {2, 1, 3, 1, 2, 1, 1, 3};
+    cr_assert_eq(drawn(4, 8, q), 3);
+    cr_assert_str_eq(drawn_outcome(pg, ITEM, 3, NULL), "skipped");
+    waitlist_result res = chore();
+    cr_assert_eq(res.granted, 3, "the draw's grants owed, finished first");
+    cr_assert_eq(res.served, 0, "no unit is free");
+    cr_assert_eq(stock(), 0);
+    cr_assert_eq(count("SELECT count(*) FROM orders WHERE granted_at IS NULL"), 0);
+
+    cancel(1); /* 2 units back: 3 (3) does not fit, 5 (2) does */
+    res = chore();
+    cr_assert_eq(res.served, 1);
+    cr_assert_eq(res.units, 2);
+    int64_t order5 = 0;
+    cr_assert_str_eq(drawn_outcome(pg, ITEM, 5, &order5), "won_from_waitlist");
+    cr_assert_str_eq(drawn_outcome(pg, ITEM, 3, NULL), "skipped", "still on the waitlist");
+    cr_assert_str_eq(drawn_outcome(pg, ITEM, 6, NULL), "waitlisted");
+    cr_assert_eq(count("SELECT count(*) FROM orders WHERE id = %" PRId64 " AND user_id = %d"
+                       " AND quantity = 2 AND draw_position = 5 AND status = 'persisted'"
+                       " AND granted_at IS NOT NULL AND pay_by > now() + interval '590 s'",
+                       order5, DRAWN_USER + 5),
+                 1, "its order: granted, a fresh payment window");
+    cr_assert_eq(hash_field(keys_item_granted, order5), 2);
+    cr_assert_eq(hash_field(keys_item_buyers, DRAWN_USER + 5), 2);
+    cr_assert_eq(stock(), 0);
+    cr_assert_eq(count("SELECT count(*) FROM order_events WHERE type = 'order.won'"
+                       " AND order_id = %" PRId64,
+                       order5),
+                 1, "announced as won");
+
+    /* Three units more (as a restock adds them): 3 (3) comes first. */
+    char state[KEYS_MAX];
+    keys_item_state(state, sizeof(state), ITEM);
+    freeReplyObject(redisCommand(redis, "HINCRBY %s stock 3", state));
+    res = chore();
+    cr_assert_eq(res.served, 1);
+    cr_assert_str_eq(drawn_outcome(pg, ITEM, 3, NULL), "won_from_waitlist");
+    res = chore();
+    cr_assert_eq(res.served + res.granted, 0, "served once: a pass again does nothing");
+    cr_assert_eq(stock(), 0);
+    cr_assert_eq(count("SELECT count(*) FROM orders WHERE item_id = %d", ITEM), 5);
+    cr_assert_eq(count("SELECT count(*) FROM draw_entries WHERE item_id = %d"
+                       " AND outcome = 'won_from_waitlist' AND order_id IS NOT NULL",
+                       ITEM),
+                 2);
+}
+
+Test(waitlist, a_crash_between_the_commit_and_the_grant_is_finished_by_the_next_visit)
+{
+    cr_assert_eq(drawn(2, 6, NULL), 2);
+    chore();
+    cancel(1);
+    cancel(2);
+    cr_assert_eq(chore().served, 2, "3 and 4 served");
+    int64_t order3 = 0, order4 = 0;
+    drawn_outcome(pg, ITEM, 3, &order3);
+    drawn_outcome(pg, ITEM, 4, &order4);
+    /* Undo 4's grant: the state a worker killed after its commit leaves
+     * (the order committed, its units still in the stock). */
+    char state[KEYS_MAX], granted[KEYS_MAX], buyers[KEYS_MAX];
+    keys_item_state(state, sizeof(state), ITEM);
+    keys_item_granted(granted, sizeof(granted), ITEM);
+    keys_item_buyers(buyers, sizeof(buyers), ITEM);
+    freeReplyObject(redisCommand(redis, "HDEL %s %lld", granted, (long long)order4));
+    freeReplyObject(redisCommand(redis, "HINCRBY %s stock 1", state));
+    freeReplyObject(redisCommand(redis, "HINCRBY %s %d -1", buyers, DRAWN_USER + 4));
+    sql("UPDATE orders SET granted_at = NULL WHERE id IN (%" PRId64 ", %" PRId64 ")", order3,
+        order4);
+    cr_assert_eq(stock(), 1, "a unit looks free");
+
+    waitlist_result res = chore();
+    cr_assert_eq(res.granted, 2, "the next visit grants both first");
+    cr_assert_eq(res.served, 0, "and finds no unit free: 5 is not served with 4's unit");
+    cr_assert_eq(stock(), 0);
+    cr_assert_str_eq(drawn_outcome(pg, ITEM, 5, NULL), "waitlisted");
+    cr_assert_eq(hash_field(keys_item_buyers, DRAWN_USER + 4), 1);
+    cr_assert_eq(count("SELECT count(*) FROM orders WHERE granted_at IS NULL"), 0);
+}
+
+Test(waitlist, a_waitlist_of_another_round_or_an_archived_item_is_not_served)
+{
+    cr_assert_eq(drawn(1, 3, NULL), 1);
+    chore();
+    cancel(1);
+    sql("UPDATE items SET archived_at = now() WHERE id = %d", ITEM);
+    cr_assert_eq(chore().served, 0);
+    sql("UPDATE items SET archived_at = NULL, round = round + 1 WHERE id = %d", ITEM);
+    cr_assert_eq(chore().served, 0, "the waitlist serves only its round");
+    cr_assert_eq(stock(), 1, "the unit stays with the item");
 }
