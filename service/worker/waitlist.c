@@ -70,21 +70,21 @@ void waitlist_init(waitlist *wl)
     memset(wl, 0, sizeof(*wl));
 }
 
-/* sql with n text parameters, expecting want; NULL on failure (logged). */
-static PGresult *exec(PGconn *pg, const char *sql, int n, const char *const *p, ExecStatusType want)
+/* Runs sql with n text parameters. Its result, when its status is want,
+ * lands in *out (the caller PQclear()s it; out NULL: cleared here) and 0 is
+ * returned; else -1 (logged), or -2 when the connection is gone. */
+static int run(PGconn *pg, const char *sql, int n, const char *const *p, ExecStatusType want,
+               PGresult **out)
 {
     PGresult *res = PQexecParams(pg, sql, n, NULL, p, NULL, NULL, 0);
-    if (PQresultStatus(res) == want)
-        return res;
-    log_msg(LOG_WARN, COMPONENT, "postgresql: %s", PQresultErrorMessage(res));
-    PQclear(res);
-    return NULL;
-}
-
-/* A PostgreSQL failure: -2 when the connection is gone, else -1. */
-static int pg_failed(PGconn *pg)
-{
-    return PQstatus(pg) == CONNECTION_OK ? -1 : -2;
+    int ok = PQresultStatus(res) == want;
+    if (!ok)
+        log_msg(LOG_WARN, COMPONENT, "postgresql: %s", PQresultErrorMessage(res));
+    if (ok && out)
+        *out = res;
+    else
+        PQclear(res);
+    return ok ? 0 : PQstatus(pg) == CONNECTION_OK ? -1 : -2;
 }
 
 /* The item's free units and round in Redis: 0, or -1 (no state, or Redis
@@ -133,8 +133,10 @@ static int insert_orders(waitlist *wl, PGconn *pg, const char *item_s, const cha
     int rc = -1;
     if (pos_s && ids_s) {
         const char *p[] = {item_s, round_s, pos_s, ids_s};
-        PGresult *res = exec(pg, serve_sql, 4, p, PGRES_TUPLES_OK);
-        rc = res ? order_refs_read(res, o, n, COMPONENT) : -1;
+        PGresult *res = NULL;
+        rc = run(pg, serve_sql, 4, p, PGRES_TUPLES_OK, &res) == 0
+                 ? order_refs_read(res, o, n, COMPONENT)
+                 : -1;
         PQclear(res);
     }
     free(pos_s);
@@ -153,8 +155,8 @@ static int serve(waitlist *wl, PGconn *pg, const char *item_s, const char *round
     char units_s[24];
     snprintf(units_s, sizeof(units_s), "%" PRId64, units);
     const char *p[] = {item_s, round_s, units_s};
-    PGresult *res = exec(pg, waiting_sql, 3, p, PGRES_TUPLES_OK);
-    if (!res)
+    PGresult *res = NULL;
+    if (run(pg, waiting_sql, 3, p, PGRES_TUPLES_OK, &res) < 0)
         return -1;
     size_t n = (size_t)PQntuples(res), won = 0;
     draw_entrant *v = calloc(n + 1, sizeof(*v));
@@ -204,20 +206,20 @@ static int visit(waitlist *wl, redis_nodes *rn, PGconn *pg, const scripts *sc, i
     char item_s[24], round_s[24];
     snprintf(item_s, sizeof(item_s), "%" PRId64, item);
     const char *p[] = {item_s};
-    PGresult *res = exec(pg, "BEGIN", 0, NULL, PGRES_COMMAND_OK);
-    if (!res)
-        return pg_failed(pg);
-    PQclear(res);
-    if (!(res = exec(pg, lock_sql, 1, p, PGRES_TUPLES_OK))) {
+    PGresult *res = NULL;
+    int rc = run(pg, "BEGIN", 0, NULL, PGRES_COMMAND_OK, NULL);
+    if (rc < 0)
+        return rc;
+    if ((rc = run(pg, lock_sql, 1, p, PGRES_TUPLES_OK, &res)) < 0) {
         PQclear(PQexec(pg, "ROLLBACK"));
-        return pg_failed(pg);
+        return rc;
     }
     int locked = PQntuples(res) == 1;
     pg_row r = pg_row_at(res, 0);
     int64_t round = locked ? pg_row_i64(&r, 0) : 0;
     int drawn = locked && pg_row_bool(&r, 1);
     PQclear(res);
-    int rc = locked ? pg_row_check(&r, COMPONENT, "a drawn item") : 0;
+    rc = locked ? pg_row_check(&r, COMPONENT, "a drawn item") : 0;
     snprintf(round_s, sizeof(round_s), "%" PRId64, round);
     /* (a) Every draw order so far takes its units before any are counted. */
     int64_t granted = locked && rc == 0 ? draw_grant_owed(rn, pg, sc, item, COMPONENT) : 0;
@@ -232,10 +234,8 @@ static int visit(waitlist *wl, redis_nodes *rn, PGconn *pg, const scripts *sc, i
         n = take_node(wl, rn) == 0 ? serve(wl, pg, item_s, round_s, stock, &o) : -1;
         rc = n < 0 ? -1 : 0;
     }
-    res = exec(pg, rc == 0 ? "COMMIT" : "ROLLBACK", 0, NULL, PGRES_COMMAND_OK);
-    if (!res)
-        rc = pg_failed(pg) == -2 ? -2 : -1;
-    PQclear(res);
+    int ended = run(pg, rc == 0 ? "COMMIT" : "ROLLBACK", 0, NULL, PGRES_COMMAND_OK, NULL);
+    rc = ended < 0 ? ended : rc;
     out->items += locked;
     out->granted += granted > 0 ? granted : 0;
     if (rc == 0 && n > 0) {
@@ -255,10 +255,11 @@ static int visit(waitlist *wl, redis_nodes *rn, PGconn *pg, const scripts *sc, i
 int waitlist_run(waitlist *wl, redis_nodes *rn, PGconn *pg, const scripts *sc, waitlist_result *out)
 {
     memset(out, 0, sizeof(*out));
-    PGresult *res = exec(pg, items_sql, 0, NULL, PGRES_TUPLES_OK);
-    if (!res)
-        return pg_failed(pg) == -2 ? -2 : -1;
-    int n = PQntuples(res), rc = 0;
+    PGresult *res = NULL;
+    int rc = run(pg, items_sql, 0, NULL, PGRES_TUPLES_OK, &res);
+    if (rc < 0)
+        return rc;
+    int n = PQntuples(res);
     for (int i = 0; i < n && rc != -2; i++) {
         pg_row r = pg_row_at(res, i);
         int64_t item = pg_row_i64(&r, 0), stock = 0, round = 0;

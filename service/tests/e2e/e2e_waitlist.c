@@ -11,7 +11,6 @@
  * grants leaves them, and the workers' chore finishes them. */
 #include <inttypes.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,24 +42,15 @@ TestSuite(waitlist, .init = harness_reset_backends, .fini = kill_leftovers, .tim
 static PGconn *pg;
 static int64_t item;
 
-static int64_t sql_int(const char *fmt, ...)
-{
-    char text[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof(text), fmt, ap);
-    va_end(ap);
-    return harness_pg_int(pg, text);
-}
-
 /* Polls until the entrants served from the waitlist are at least want. */
 static void wait_served(int64_t want, int timeout_ms)
 {
     int64_t have = -1;
     for (int waited = 0; waited <= timeout_ms; waited += 50) {
-        have = sql_int("SELECT count(*) FROM draw_entries WHERE item_id = %" PRId64
-                       " AND outcome = 'won_from_waitlist'",
-                       item);
+        have = drawn_sql_int(pg,
+                             "SELECT count(*) FROM draw_entries WHERE item_id = %" PRId64
+                             " AND outcome = 'won_from_waitlist'",
+                             item);
         if (have >= want)
             return;
         harness_sleep_ms(50);
@@ -76,16 +66,10 @@ static void cancel(int port, int p)
     cr_assert_eq(status, 200, "cancel of winner %d: %d %s", p, status, resp);
 }
 
-/* A field of one of the item's hashes (keyfn's); 0 when absent. */
+/* A field of one of the item's hashes (keyfn's); -1 when absent. */
 static long long hash_field(redisContext *c, int (*keyfn)(char *, size_t, int64_t), int64_t f)
 {
-    char key[KEYS_MAX];
-    keyfn(key, sizeof(key), item);
-    redisReply *r = redisCommand(c, "HGET %s %lld", key, (long long)f);
-    cr_assert(r && (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_NIL));
-    long long v = r->type == REDIS_REPLY_STRING ? strtoll(r->str, NULL, 10) : -1;
-    freeReplyObject(r);
-    return v;
+    return drawn_hash_field(c, keyfn, item, f, -1);
 }
 
 /* The highest units any buyer holds in Redis's count. */
@@ -109,36 +93,44 @@ static long long most_held(redisContext *c)
  * limit. */
 static void assert_books(redisContext *c, int last, int64_t restocked)
 {
-    cr_assert_eq(sql_int("SELECT count(*) FROM draw_entries WHERE item_id = %" PRId64
-                         " AND outcome = 'won_from_waitlist'"
-                         " AND position BETWEEN %d AND %d",
-                         item, UNITS + 1, last),
+    cr_assert_eq(drawn_sql_int(pg,
+                               "SELECT count(*) FROM draw_entries WHERE item_id = %" PRId64
+                               " AND outcome = 'won_from_waitlist'"
+                               " AND position BETWEEN %d AND %d",
+                               item, UNITS + 1, last),
                  last - UNITS, "the next entrants in ticket order");
-    cr_assert_eq(sql_int("SELECT count(*) FROM draw_entries WHERE item_id = %" PRId64
-                         " AND outcome = 'waitlisted' AND position > %d",
-                         item, last),
+    cr_assert_eq(drawn_sql_int(pg,
+                               "SELECT count(*) FROM draw_entries WHERE item_id = %" PRId64
+                               " AND outcome = 'waitlisted' AND position > %d",
+                               item, last),
                  ENTRANTS - last, "the rest still wait");
-    cr_assert_eq(sql_int("SELECT count(*) FROM draw_entries e JOIN orders o ON o.id = e.order_id"
-                         " AND o.user_id = e.user_id AND o.draw_position = e.position"
-                         " WHERE e.item_id = %" PRId64 " AND e.outcome = 'won_from_waitlist'"
-                         " AND o.granted_at IS NOT NULL",
-                         item),
-                 last - UNITS, "each with its order, granted");
-    cr_assert_eq(sql_int("SELECT count(*) FROM orders WHERE item_id = %" PRId64, item), last,
-                 "one order per winner and per served entrant, none twice");
-    int64_t held = sql_int("SELECT coalesce(sum(quantity), 0) FROM orders WHERE item_id = %" PRId64
-                           " AND status IN ('persisted', 'paid')",
-                           item);
+    cr_assert_eq(
+        drawn_sql_int(pg,
+                      "SELECT count(*) FROM draw_entries e JOIN orders o ON o.id = e.order_id"
+                      " AND o.user_id = e.user_id AND o.draw_position = e.position"
+                      " WHERE e.item_id = %" PRId64 " AND e.outcome = 'won_from_waitlist'"
+                      " AND o.granted_at IS NOT NULL",
+                      item),
+        last - UNITS, "each with its order, granted");
+    cr_assert_eq(drawn_sql_int(pg, "SELECT count(*) FROM orders WHERE item_id = %" PRId64, item),
+                 last, "one order per winner and per served entrant, none twice");
+    int64_t held =
+        drawn_sql_int(pg,
+                      "SELECT coalesce(sum(quantity), 0) FROM orders WHERE item_id = %" PRId64
+                      " AND status IN ('persisted', 'paid')",
+                      item);
     long long remaining = harness_item_field(c, item, "stock");
     cr_assert_eq(remaining + held, UNITS + restocked,
                  "remaining %lld + held %" PRId64 " != stock %d + restocked %" PRId64, remaining,
                  held, UNITS, restocked);
     cr_assert_eq(remaining, 0, "every unit that came back went to the waitlist");
-    cr_assert_eq(sql_int("SELECT coalesce(max(h), 0) FROM (SELECT sum(quantity) AS h FROM orders"
-                         " WHERE item_id = %" PRId64 " AND status IN ('persisted', 'paid')"
-                         " GROUP BY user_id) x",
-                         item),
-                 1);
+    cr_assert_eq(
+        drawn_sql_int(pg,
+                      "SELECT coalesce(max(h), 0) FROM (SELECT sum(quantity) AS h FROM orders"
+                      " WHERE item_id = %" PRId64 " AND status IN ('persisted', 'paid')"
+                      " GROUP BY user_id) x",
+                      item),
+        1);
     cr_assert_leq(most_held(c), LIMIT);
 }
 
@@ -181,10 +173,11 @@ Test(waitlist, returned_units_go_to_the_next_entrants_once_with_a_worker_killed_
     procs[W3] = harness_start_worker(w3_env, "e2e-waitlist-worker-3.log");
     wait_served(UNITS, 15000);
     harness_sleep_ms(1200); /* further passes, should one serve anything twice */
-    cr_assert_eq(sql_int("SELECT count(*) FROM orders WHERE item_id = %" PRId64
-                         " AND draw_position <= %d AND status IN ('cancelled', 'expired')"
-                         " AND returned_at IS NOT NULL",
-                         item, UNITS),
+    cr_assert_eq(drawn_sql_int(pg,
+                               "SELECT count(*) FROM orders WHERE item_id = %" PRId64
+                               " AND draw_position <= %d AND status IN ('cancelled', 'expired')"
+                               " AND returned_at IS NOT NULL",
+                               item, UNITS),
                  UNITS, "every winner's order ended and its return settled");
     assert_books(c, 2 * UNITS, 0);
     cr_assert_eq(hash_field(c, keys_item_granted, drawn_order_id(item, 1)), 0);

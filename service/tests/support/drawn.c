@@ -2,6 +2,7 @@
 #include "drawn.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,8 @@
 #include <criterion/criterion.h>
 
 #include "draw_order.h"
+#include "harness.h"
+#include "keys.h"
 
 int64_t drawn_order_id(int64_t item, int p)
 {
@@ -92,4 +95,69 @@ const char *drawn_outcome(PGconn *pg, int64_t item, int p, int64_t *order)
         *order = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
     PQclear(res);
     return outcome;
+}
+
+void drawn_env_open(drawn_env *env)
+{
+    harness_reset_backends();
+    env->redis = harness_redis_with_scripts(&env->sc);
+    env->pg = harness_pg();
+    harness_config(&env->cfg);
+    env->nodes = redis_nodes_create(&env->cfg, "test");
+    cr_assert_not_null(env->nodes);
+}
+
+void drawn_env_close(drawn_env *env)
+{
+    redis_nodes_free(env->nodes);
+    config_free(&env->cfg);
+    PQfinish(env->pg);
+    if (env->redis)
+        redisFree(env->redis);
+    memset(env, 0, sizeof(*env));
+}
+
+/* The statement fmt and ap format, run on pg: its result (the caller
+ * PQclear()s it); aborts the test on a failure. */
+static PGresult *vquery(PGconn *pg, const char *fmt, va_list ap)
+{
+    char text[2048];
+    vsnprintf(text, sizeof(text), fmt, ap);
+    PGresult *res = PQexec(pg, text);
+    ExecStatusType st = PQresultStatus(res);
+    cr_assert(st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK, "%s: %s", text,
+              PQresultErrorMessage(res));
+    return res;
+}
+
+void drawn_sql(PGconn *pg, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    PQclear(vquery(pg, fmt, ap));
+    va_end(ap);
+}
+
+int64_t drawn_sql_int(PGconn *pg, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    PGresult *res = vquery(pg, fmt, ap);
+    va_end(ap);
+    cr_assert(PQntuples(res) == 1 && !PQgetisnull(res, 0, 0), "no number answered");
+    int64_t v = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+    PQclear(res);
+    return v;
+}
+
+long long drawn_hash_field(redisContext *c, int (*keyfn)(char *, size_t, int64_t), int64_t item,
+                           int64_t field, long long absent)
+{
+    char key[KEYS_MAX];
+    keyfn(key, sizeof(key), item);
+    redisReply *r = redisCommand(c, "HGET %s %lld", key, (long long)field);
+    cr_assert(r && (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_NIL));
+    long long v = r->type == REDIS_REPLY_STRING ? strtoll(r->str, NULL, 10) : absent;
+    freeReplyObject(r);
+    return v;
 }

@@ -9,7 +9,12 @@
 
 #include <stdint.h>
 
+#include <hiredis/hiredis.h>
 #include <libpq-fe.h>
+
+#include "config.h"
+#include "redis_nodes.h"
+#include "scripts.h"
 
 /* Entrant at position p is buyer DRAWN_USER + p. */
 #define DRAWN_USER 1000000
@@ -28,5 +33,31 @@ int64_t drawn_order_id(int64_t item, int p);
 /* The position's outcome now ("won", "waitlisted", ...) and its order id
  * (0: none) into *order (may be NULL). Aborts the test on a failure. */
 const char *drawn_outcome(PGconn *pg, int64_t item, int p, int64_t *order);
+
+/* What an integration test of the draw's Redis side holds: the run's Redis
+ * with every script loaded, PostgreSQL, and nodes, the way the server and
+ * the worker reach Redis. */
+typedef struct drawn_env {
+    redisContext *redis;
+    PGconn *pg;
+    scripts sc;
+    config cfg;
+    redis_nodes *nodes;
+} drawn_env;
+
+/* Empties the backends and opens all of env; aborts the test on a failure. */
+void drawn_env_open(drawn_env *env);
+/* Closes all of it. */
+void drawn_env_close(drawn_env *env);
+
+/* Runs the statement fmt formats (printf) on pg; aborts the test on a
+ * failure. drawn_sql_int returns its first column of its first row. */
+void drawn_sql(PGconn *pg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int64_t drawn_sql_int(PGconn *pg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Field of item's hash that keyfn names (keys.h: buyers, granted...), as an
+ * integer; absent when it has no such field. */
+long long drawn_hash_field(redisContext *c, int (*keyfn)(char *, size_t, int64_t), int64_t item,
+                           int64_t field, long long absent);
 
 #endif
