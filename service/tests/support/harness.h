@@ -334,6 +334,16 @@ typedef struct harness_system {
     pid_t server, worker;
 } harness_system;
 
+/* How a system starts its server and its worker (harness_start_server and
+ * harness_start_worker, or their cluster twins). */
+typedef pid_t (*harness_server_start)(int *port, char *const extra_env[], const char *log_name);
+typedef pid_t (*harness_worker_start)(char *const extra_env[], const char *log_name);
+
+/* Starts s's server and worker through server and worker with extra_env,
+ * logging to <name>-server.log and <name>-worker.log. */
+void harness_system_start_with(harness_system *s, char *const extra_env[], const char *name,
+                               harness_server_start server, harness_worker_start worker);
+
 /* Empties the backends (harness_reset_backends) and starts a server and a
  * worker with extra_env (as harness_start_server), logging to
  * <name>-server.log and <name>-worker.log. */

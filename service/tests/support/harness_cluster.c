@@ -178,12 +178,9 @@ pid_t harness_cluster_start_worker(char *const extra_env[], const char *log_name
 
 void harness_cluster_system_start(harness_system *s, char *const extra_env[], const char *name)
 {
-    char log[128];
     harness_cluster_reset();
-    snprintf(log, sizeof(log), "%s-server.log", name);
-    s->server = harness_cluster_start_server(&s->port, extra_env, log);
-    snprintf(log, sizeof(log), "%s-worker.log", name);
-    s->worker = harness_cluster_start_worker(extra_env, log);
+    harness_system_start_with(s, extra_env, name, harness_cluster_start_server,
+                              harness_cluster_start_worker);
 }
 
 /* --- faults: a slot moved, a master killed --------------------------------- */

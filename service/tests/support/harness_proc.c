@@ -397,14 +397,20 @@ void harness_kill_leftover(pid_t *pid)
     *pid = 0;
 }
 
-void harness_system_start(harness_system *s, char *const extra_env[], const char *name)
+void harness_system_start_with(harness_system *s, char *const extra_env[], const char *name,
+                               harness_server_start server, harness_worker_start worker)
 {
     char log[128];
-    harness_reset_backends();
     snprintf(log, sizeof(log), "%s-server.log", name);
-    s->server = harness_start_server(&s->port, extra_env, log);
+    s->server = server(&s->port, extra_env, log);
     snprintf(log, sizeof(log), "%s-worker.log", name);
-    s->worker = harness_start_worker(extra_env, log);
+    s->worker = worker(extra_env, log);
+}
+
+void harness_system_start(harness_system *s, char *const extra_env[], const char *name)
+{
+    harness_reset_backends();
+    harness_system_start_with(s, extra_env, name, harness_start_server, harness_start_worker);
 }
 
 void harness_system_stop(harness_system *s)
