@@ -169,13 +169,17 @@ int harness_raw(int port, const char *bytes, size_t len, int timeout_ms, char *r
  * (why, of cap bytes, says why). ctx is the start's. */
 typedef int (*harness_ready_fn)(void *ctx, char *why, size_t cap);
 
-/* How long a start waits for its process to be up. */
+/* How long a start waits for its process to be up, and how often it asks.
+ * Not more often: each probe of a server's /ready is a connection from
+ * 127.0.0.1 that the server may count a moment after it closed (its
+ * per-IP limit, e2e_connection_limit). */
 #define HARNESS_START_TIMEOUT_MS 15000
+#define HARNESS_START_POLL_MS 50
 
 /* The one start of a long-running binary the tests use: bin (argv[0] its
  * base name) through harness_spawn with extra_env, logging to
- * harness_path(log_name), then ready(ctx) asked every 20 ms until it says
- * up. Returns the pid. A process that exits first, says never, or is not up
+ * harness_path(log_name), then ready(ctx) asked every HARNESS_START_POLL_MS
+ * until it says up. Returns the pid. A process that exits first, says never, or is not up
  * within HARNESS_START_TIMEOUT_MS aborts the test, and one still running is
  * killed first (its log's end shown): a failed start leaves nothing behind. */
 pid_t harness_start(const char *bin, char *const extra_env[], const char *log_name,

@@ -280,7 +280,7 @@ pid_t harness_start(const char *bin, char *const extra_env[], const char *log_na
             cr_assert_fail("%s %s, stopped: see %s", name, why, harness_path(log_name));
         }
         if (up == 0)
-            usleep(20 * 1000);
+            usleep(HARNESS_START_POLL_MS * 1000);
     }
     return pid;
 }
