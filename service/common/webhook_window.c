@@ -9,8 +9,11 @@ int webhook_window_init(webhook_window *w, size_t cap, int64_t cursor)
 {
     memset(w, 0, sizeof(*w));
     w->slots = calloc(cap, sizeof(*w->slots));
-    if (!w->slots)
+    w->orders = calloc(cap, sizeof(*w->orders));
+    if (!w->slots || !w->orders) {
+        webhook_window_close(w);
         return -1;
+    }
     w->cap = cap;
     webhook_window_reset(w, cursor);
     return 0;
@@ -19,6 +22,7 @@ int webhook_window_init(webhook_window *w, size_t cap, int64_t cursor)
 void webhook_window_close(webhook_window *w)
 {
     free(w->slots);
+    free(w->orders);
     memset(w, 0, sizeof(*w));
 }
 
@@ -53,19 +57,33 @@ int64_t webhook_window_push(webhook_window *w, const outbox_event *ev, int has_r
     s->state = WEBHOOK_PENDING;
     s->must_park = has_row;
     s->prev = 0;
-    /* The window is small (a few hundred events): a scan back costs less
-     * than keeping a map of orders in step with it. */
+    /* The window is small (a thousand events): a scan back over their
+     * packed order ids costs less than keeping a map of orders in step. */
+    size_t i = (size_t)(seq % w->cap);
     for (uint64_t k = seq; k > w->head; k--) {
-        const webhook_slot *p = slot_at(w, k - 1);
-        if (p->ev.order.o.id == ev->order.o.id) {
+        i = i == 0 ? w->cap - 1 : i - 1; /* slot k - 1 */
+        if (w->orders[i] == ev->order.o.id) {
+            const webhook_slot *p = slot_at(w, k - 1);
             s->prev = k;
             s->must_park |= p->state == WEBHOOK_PARKED || p->must_park;
             break;
         }
     }
+    w->orders[seq % w->cap] = ev->order.o.id;
     w->tail++;
     w->read_upto = ev->id;
     return (int64_t)seq;
+}
+
+size_t webhook_window_take(webhook_window *w, int64_t after, const outbox_event *page,
+                           const uint32_t *has_row, size_t n, unsigned bit)
+{
+    size_t took = 0;
+    for (size_t k = 0; k < n && w->read_upto >= after && webhook_window_room(w) > 0; k++)
+        if (page[k].id > w->read_upto &&
+            webhook_window_push(w, &page[k], (int)((has_row[k] >> bit) & 1u)) >= 0)
+            took++;
+    return took;
 }
 
 webhook_action webhook_window_next(const webhook_window *w, uint64_t *pos, uint64_t *seq)
@@ -97,11 +115,9 @@ void webhook_window_mark(webhook_window *w, uint64_t seq, webhook_slot_state sta
     webhook_slot *s = webhook_window_at(w, seq);
     s->state = state;
     if (state == WEBHOOK_PARKED)
-        for (uint64_t k = seq + 1; k < w->tail; k++) {
-            webhook_slot *later = webhook_window_at(w, k);
-            if (later->ev.order.o.id == s->ev.order.o.id)
-                later->must_park = 1;
-        }
+        for (uint64_t k = seq + 1; k < w->tail; k++)
+            if (w->orders[k % w->cap] == s->ev.order.o.id)
+                webhook_window_at(w, k)->must_park = 1;
     while (w->pending < w->tail && slot_at(w, w->pending)->state != WEBHOOK_PENDING)
         w->pending++;
     while (w->resolved < w->tail) {

@@ -46,6 +46,7 @@ typedef struct webhook_slot {
  * held, [head, resolved) are done or parked. */
 typedef struct webhook_window {
     webhook_slot *slots;
+    int64_t *orders; /* each slot's order id, packed: the scan for an order's last event */
     size_t cap;
     uint64_t head, resolved, tail;
     uint64_t pending;  /* no pending event before it */
@@ -65,6 +66,14 @@ size_t webhook_window_room(const webhook_window *w);
 /* Reads in the next event (ids must grow); has_row: its order has a row at
  * this endpoint. Returns its seq, or -1 when full or out of order. */
 int64_t webhook_window_push(webhook_window *w, const outbox_event *ev, int has_row);
+
+/* Reads in what it lacks of a page: the n events page holds, every event
+ * after the id after up to the last of them. Only when the page reaches
+ * the window (after <= read_upto): one that starts further on would leave
+ * a gap. has_row[k] >> bit & 1: the order of page[k] has a row. Returns how
+ * many it took. */
+size_t webhook_window_take(webhook_window *w, int64_t after, const outbox_event *page,
+                           const uint32_t *has_row, size_t n, unsigned bit);
 
 /* The next pending event from *pos on that can do something (sending or
  * parking; those waiting are passed over): *seq is it, *pos moves past it.

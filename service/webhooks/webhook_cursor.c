@@ -26,20 +26,30 @@ int webhook_cursor_park(webhooks *w, size_t ep, uint64_t seq, const webhook_deli
     return 0;
 }
 
-/* Reads the feed after the windows with room into them: one page for all
- * (the endpoints mostly stand at the same place), from the one furthest
- * behind; an endpoint takes the events past its own last. */
-void webhook_cursor_read(webhooks *w)
+int webhook_cursor_wants_page(const webhooks *w)
+{
+    for (size_t i = 0; i < w->nendpoints; i++)
+        if (webhook_window_room(&w->endpoints[i].win) >= WINDOW_EVENTS / 2)
+            return 1;
+    return 0;
+}
+
+/* Reads the feed into the windows with at least min_room free: one page
+ * for all (the endpoints mostly stand at the same place), from the one of
+ * them furthest behind; every window the page reaches takes the events
+ * past its own last. */
+void webhook_cursor_read(webhooks *w, size_t min_room)
 {
     int64_t after = INT64_MAX, ids[WEBHOOK_ENDPOINTS_MAX];
     size_t room = 0;
     for (size_t i = 0; i < w->nendpoints; i++) {
         const webhook_window *win = &w->endpoints[i].win;
+        size_t free_slots = webhook_window_room(win);
         ids[i] = w->endpoints[i].id;
-        if (webhook_window_room(win) > 0 && win->read_upto < after)
+        if (free_slots >= min_room && free_slots > 0 && win->read_upto < after)
             after = win->read_upto;
-        if (webhook_window_room(win) > room)
-            room = webhook_window_room(win);
+        if (free_slots >= min_room && free_slots > room)
+            room = free_slots;
     }
     w->more = 0;
     if (room == 0)
@@ -50,12 +60,9 @@ void webhook_cursor_read(webhooks *w)
         webhooks_drop_pg(w);
         return;
     }
-    for (size_t i = 0; i < w->nendpoints; i++) {
-        webhook_window *win = &w->endpoints[i].win;
-        for (int k = 0; k < n && webhook_window_room(win) > 0; k++)
-            if (w->page[k].id > win->read_upto)
-                webhook_window_push(win, &w->page[k], (int)((w->has_row[k] >> i) & 1u));
-    }
+    for (size_t i = 0; i < w->nendpoints; i++)
+        webhook_window_take(&w->endpoints[i].win, after, w->page, w->has_row, (size_t)n,
+                            (unsigned)i);
     w->more = n == limit;
 }
 
@@ -79,12 +86,12 @@ void webhook_cursor_send(webhooks *w)
 }
 
 /* Writes down the cursors that may move, all in one statement: at once
- * when nothing is in flight, else FLUSH_MS after the first could. */
+ * when nothing is in flight, else CURSOR_MS after the first could. */
 void webhook_cursor_move(webhooks *w, int64_t now)
 {
     int64_t ids[WEBHOOK_ENDPOINTS_MAX], cursors[WEBHOOK_ENDPOINTS_MAX];
     size_t n = 0;
-    if (w->first_movable_ms == 0 || (w->nin_flight > 0 && now < w->first_movable_ms + FLUSH_MS))
+    if (w->first_movable_ms == 0 || (w->nin_flight > 0 && now < w->first_movable_ms + CURSOR_MS))
         return;
     for (size_t i = 0; i < w->nendpoints; i++) {
         const webhook_window *win = &w->endpoints[i].win;

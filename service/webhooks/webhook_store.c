@@ -125,21 +125,28 @@ int webhook_store_due(PGconn *pg, const int64_t *ids, const int64_t *room, size_
     return got;
 }
 
-int webhook_store_delivered(PGconn *pg, const webhook_key *done, size_t n)
+/* Runs the command sql with two bigint[] parameters: n integers each, read
+ * every stride bytes from a and from b. 0 or -1. */
+static int run_pairs(PGconn *pg, const char *sql, const int64_t *a, const int64_t *b, size_t n,
+                     size_t stride)
 {
-    char *p[2] = {array_text(&done[0].endpoint_id, n, sizeof(*done)),
-                  array_text(&done[0].event_id, n, sizeof(*done))};
+    char *p[2] = {array_text(a, n, stride), array_text(b, n, stride)};
     PGresult *res = NULL;
     if (p[0] && p[1])
-        res = run(pg,
-                  "DELETE FROM webhook_deliveries d"
-                  " USING unnest($1::bigint[], $2::bigint[]) AS x (endpoint_id, event_id)"
-                  " WHERE d.endpoint_id = x.endpoint_id AND d.event_id = x.event_id",
-                  2, (const char *const *)p, PGRES_COMMAND_OK);
+        res = run(pg, sql, 2, (const char *const *)p, PGRES_COMMAND_OK);
     free(p[0]);
     free(p[1]);
     PQclear(res);
     return res ? 0 : -1;
+}
+
+int webhook_store_delivered(PGconn *pg, const webhook_key *done, size_t n)
+{
+    return run_pairs(pg,
+                     "DELETE FROM webhook_deliveries d"
+                     " USING unnest($1::bigint[], $2::bigint[]) AS x (endpoint_id, event_id)"
+                     " WHERE d.endpoint_id = x.endpoint_id AND d.event_id = x.event_id",
+                     &done[0].endpoint_id, &done[0].event_id, n, sizeof(*done));
 }
 
 /* The delivery's endpoint and event as text parameters. */
@@ -206,18 +213,11 @@ int webhook_store_page(PGconn *pg, int64_t after, int limit, const int64_t *ids,
 
 int webhook_store_move(PGconn *pg, const int64_t *ids, const int64_t *cursors, size_t n)
 {
-    char *p[2] = {array_text(ids, n, sizeof(*ids)), array_text(cursors, n, sizeof(*cursors))};
-    PGresult *res = NULL;
-    if (p[0] && p[1])
-        res = run(pg,
-                  "UPDATE webhook_endpoints w SET after_event = x.cursor"
-                  " FROM unnest($1::bigint[], $2::bigint[]) AS x (id, cursor)"
-                  " WHERE w.id = x.id AND w.after_event < x.cursor",
-                  2, (const char *const *)p, PGRES_COMMAND_OK);
-    free(p[0]);
-    free(p[1]);
-    PQclear(res);
-    return res ? 0 : -1;
+    return run_pairs(pg,
+                     "UPDATE webhook_endpoints w SET after_event = x.cursor"
+                     " FROM unnest($1::bigint[], $2::bigint[]) AS x (id, cursor)"
+                     " WHERE w.id = x.id AND w.after_event < x.cursor",
+                     ids, cursors, n, sizeof(*ids));
 }
 
 int webhook_store_park(PGconn *pg, const webhook_delivery *d, const char *error, int64_t delay_ms,

@@ -381,9 +381,14 @@ static void lead(webhooks *w)
     for (PGnotify *n; (n = PQnotifies(w->pg)); PQfreemem(n))
         woken = 1;
     webhook_cursor_move(w, now);
-    if (w->pg && (woken || w->more || now >= w->next_read_ms)) {
-        webhook_cursor_read(w);
+    /* After a full page, the next is read once a window is half empty, so
+     * that a page is worth its statement; a NOTIFY or the tick reads into
+     * any room. */
+    if (w->pg && (woken || now >= w->next_read_ms)) {
+        webhook_cursor_read(w, 1);
         w->next_read_ms = now + SLOW_TICK_MS;
+    } else if (w->pg && w->more && webhook_cursor_wants_page(w)) {
+        webhook_cursor_read(w, WINDOW_EVENTS / 2);
     }
     if (w->pg)
         analyze_rows(w);
@@ -410,12 +415,12 @@ static int nap_ms(const webhooks *w)
     if (!w->pg || !w->leader)
         return SLOW_TICK_MS;
     int64_t nap = TICK_MS, now = clock_mono_ms();
-    if (w->more)
+    if (w->more && webhook_cursor_wants_page(w))
         return 0;
     if (w->ndone > 0 && w->first_done_ms + FLUSH_MS - now < nap)
         nap = w->first_done_ms + FLUSH_MS - now;
-    if (w->first_movable_ms > 0 && w->first_movable_ms + FLUSH_MS - now < nap)
-        nap = w->first_movable_ms + FLUSH_MS - now;
+    if (w->first_movable_ms > 0 && w->first_movable_ms + CURSOR_MS - now < nap)
+        nap = w->first_movable_ms + CURSOR_MS - now;
     return nap < 0 ? 0 : (int)nap;
 }
 

@@ -31,6 +31,12 @@ typedef struct webhooks webhooks;
  * PostgreSQL is told once of many deliveries while the endpoints answer
  * many at once, and at once when nothing else is in flight. */
 #define FLUSH_MS 10
+/* The longest a cursor that may move waits to be written down, while
+ * deliveries are in flight: one UPDATE for the answers of this long. Longer
+ * than FLUSH_MS: the only ones waiting on it are an order's next events in
+ * the window (a pay soon after its order), and every UPDATE costs
+ * PostgreSQL about as much as reading a page of events. */
+#define CURSOR_MS 50
 /* Events held per endpoint between its cursor and the last read. */
 #define WINDOW_EVENTS 1024
 /* The deliveries' statistics are refreshed when this many rows were
@@ -94,10 +100,15 @@ int webhooks_start(webhooks *w, const webhook_delivery *d, int64_t seq);
  * the next leader, whoever it is. */
 void webhooks_drop_pg(webhooks *w);
 
-/* The windows' part of a turn (webhook_cursor.c). */
+/* The windows' part of a turn (webhook_cursor.c): a row made of the
+ * window's event at seq of endpoint ep (webhook_store_park; 0, or -1 with
+ * the session dropped); the feed read into the windows with min_room free;
+ * whether a window is half empty; the events that may go posted (or parked
+ * behind their order's row); the cursors written down. */
 int webhook_cursor_park(webhooks *w, size_t ep, uint64_t seq, const webhook_delivery *d,
                         const char *error, int64_t delay_ms, int dead);
-void webhook_cursor_read(webhooks *w);
+void webhook_cursor_read(webhooks *w, size_t min_room);
+int webhook_cursor_wants_page(const webhooks *w);
 void webhook_cursor_send(webhooks *w);
 void webhook_cursor_move(webhooks *w, int64_t now);
 

@@ -406,17 +406,24 @@ Test(webhooks, the_worker_and_the_deliverer_killed_during_a_sale_lose_no_event)
     harness_system_stop(&sys);
 }
 
+/* Sells a new item's units to buyers 1..units over connections, every one
+ * accepted and persisted. The caller sale_free()s s. */
+static void sell_all(sale *s, size_t units, size_t connections)
+{
+    int64_t item = create_item((int64_t)units);
+    sale_init(s, sys.port, item, units, connections, 1, units);
+    cr_assert_eq(sale_run(s), 0);
+    cr_assert_eq(s->naccepted, units);
+    sale_wait_drained(30000);
+}
+
 /* A sale of UNITS with pays, cancels and expiries (a third each), while the
  * deliverer is down: every order's events, as the orders table says they
  * must be. */
 static void sell_pay_cancel_expire(size_t units)
 {
-    int64_t item = create_item((int64_t)units);
     sale s;
-    sale_init(&s, sys.port, item, units, 50, 1, units);
-    cr_assert_eq(sale_run(&s), 0);
-    cr_assert_eq(s.naccepted, units);
-    sale_wait_drained(30000);
+    sell_all(&s, units, 50);
     for (size_t i = 0; i < s.naccepted; i++) {
         char path[96], resp[2048];
         if (i % 3 == 2)
@@ -551,12 +558,8 @@ Test(webhooks, a_failing_orders_later_events_wait_behind_it_while_other_orders_f
     int pa = one_endpoint("wh-order.jsonl", "ok", endpoints, sizeof(endpoints));
     set_fail_user(pa, "7");
     deliverer = start_deliverer(endpoints, "50", "200", 0);
-    int64_t item = create_item(BUYERS);
     sale s;
-    sale_init(&s, sys.port, item, BUYERS, 10, 1, BUYERS);
-    cr_assert_eq(sale_run(&s), 0);
-    cr_assert_eq(s.naccepted, BUYERS);
-    sale_wait_drained(30000);
+    sell_all(&s, BUYERS, 10);
     for (size_t i = 0; i < s.naccepted; i++) {
         char path[96], resp[2048];
         snprintf(path, sizeof(path), "/api/v1/orders/%" PRId64 "/pay", s.accepted[i]);

@@ -135,3 +135,38 @@ Test(webhook_window, a_full_window_or_an_id_not_above_the_last_is_refused)
     act_all(acts, sizeof(acts));
     cr_assert_str_eq(acts, "", "forgotten: read again from the cursor");
 }
+
+Test(webhook_window, an_orders_events_are_found_across_the_rings_end)
+{
+    char acts[128];
+    for (int64_t id = 101; id <= 106; id++) { /* six events go and are let go */
+        uint64_t seq = push(id, id, 0);
+        act_all(acts, sizeof(acts));
+        webhook_window_mark(&win, seq, WEBHOOK_DONE);
+        webhook_window_moved(&win, id);
+    }
+    push(107, 50, 0); /* slots 6 and 7 of 8 */
+    push(108, 51, 0);
+    push(109, 50, 0); /* slot 0: its order's event is at slot 6 */
+    push(110, 51, 0);
+    act_all(acts, sizeof(acts));
+    cr_assert_str_eq(acts, "s107 s108", "109 and 110 wait behind 107 and 108 across the wrap");
+}
+
+Test(webhook_window, a_page_that_starts_past_the_window_is_not_taken_it_would_leave_a_gap)
+{
+    outbox_event page[3] = {{.id = 121}, {.id = 122}, {.id = 123}};
+    uint32_t has_row[3] = {0, 1u << 2, 0};
+    for (int k = 0; k < 3; k++)
+        page[k].order.o.id = 10 + k;
+    cr_assert_eq(webhook_window_take(&win, 120, page, has_row, 3, 2), 0,
+                 "the window stands at 100: events 101 to 120 are not in this page");
+    cr_assert_eq(win.read_upto, 100);
+    push(101, 1, 0);
+    cr_assert_eq(webhook_window_take(&win, 100, page, has_row, 3, 2), 3,
+                 "a page after 100 (ids skip where transactions rolled back): 101 it has, the rest "
+                 "it takes");
+    char acts[128];
+    act_all(acts, sizeof(acts));
+    cr_assert_str_eq(acts, "s101 s121 p122 s123", "122's order has a row at endpoint bit 2");
+}
