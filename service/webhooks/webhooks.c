@@ -424,9 +424,24 @@ static int nap_ms(const webhooks *w)
     return nap < 0 ? 0 : (int)nap;
 }
 
+/* Waits out the rest of the millisecond of the last turn (a stop request
+ * cuts it short). Answers come one at a time: a turn for each cost a poll
+ * over every connection (a third of the deliverer's CPU); a turn a
+ * millisecond at most gathers those of the millisecond, and 32 requests in
+ * flight still go out at up to 32,000 a second. Returns 1 when asked to stop. */
+static int gather(int stop_fd, int64_t *last_turn_ms)
+{
+    struct pollfd stop = {.fd = stop_fd, .events = POLLIN};
+    if (clock_mono_ms() == *last_turn_ms && poll(&stop, 1, 1) > 0)
+        return 1;
+    *last_turn_ms = clock_mono_ms();
+    return 0;
+}
+
 int webhooks_run(webhooks *w, int stop_fd)
 {
-    for (;;) {
+    int64_t last_turn_ms = 0;
+    while (!gather(stop_fd, &last_turn_ms)) {
         if (!w->pg && clock_mono_ms() >= w->next_connect_ms)
             connect_pg(w);
         if (w->pg && !w->leader)
