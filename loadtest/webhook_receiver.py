@@ -11,7 +11,8 @@ handler skips an id it handled) and appends one JSON line per request it verifie
 
 What it answers is switched at run time, for the tests of retries: GET /control?mode=ok|fail|hang
 (fail: 500 to every verified delivery; hang: no answer for --hang-s seconds, past the sender's
-timeout). Standard library only.
+timeout), and GET /control?fail_user=<user id> (500 to the events of that buyer's orders alone;
+fail_user= ends it). Standard library only.
 
   WEBHOOK_SECRET=... loadtest/webhook_receiver.py --port 9000 --record events.jsonl
 (the secret from the environment: a command line is readable by every local user; --secret too).
@@ -51,6 +52,7 @@ class Receiver:
         self.tolerance = args.tolerance
         self.hang_s = args.hang_s
         self.mode = args.mode
+        self.fail_user = None
         self.record = open(args.record, "a", buffering=1) if args.record else None
         self.seen = {}  # event id -> times it came
         self.lock = threading.Lock()
@@ -88,10 +90,14 @@ def handler_for(rx: Receiver):
 
         def do_GET(self):
             url = urlparse(self.path)
-            mode = parse_qs(url.query).get("mode", [""])[0]
+            query = parse_qs(url.query, keep_blank_values=True)
+            mode = query.get("mode", [""])[0]
             if url.path == "/control" and mode in ("ok", "fail", "hang"):
                 rx.mode = mode
                 return self.answer(200, mode)
+            if url.path == "/control" and "fail_user" in query:
+                rx.fail_user = query["fail_user"][0] or None
+                return self.answer(200, "fail_user")
             if url.path == "/health":
                 return self.answer(200, "ok")
             self.answer(404, "no such path")
@@ -112,7 +118,8 @@ def handler_for(rx: Receiver):
                 rx.note(event, 0, body)  # noted as it arrived: records stay in arrival order
                 time.sleep(rx.hang_s)
                 return self.answer(503, "late")
-            status = 500 if mode == "fail" else 200
+            failing = rx.fail_user is not None and str(event["order"].get("user_id")) == rx.fail_user
+            status = 500 if mode == "fail" or failing else 200
             rx.note(event, status, body)
             self.answer(status, "failed" if status == 500 else "received")
 

@@ -48,37 +48,6 @@ int64_t webhook_store_endpoint(PGconn *pg, const char *url)
                      -1);
 }
 
-int64_t webhook_store_fan_out(PGconn *pg, int64_t endpoint_id)
-{
-    char id[24];
-    snprintf(id, sizeof(id), "%" PRId64, endpoint_id);
-    const char *p[] = {id};
-    PGresult *res = run(pg,
-                        "WITH ev AS (SELECT e.id, e.order_id FROM order_events e"
-                        "   WHERE e.id > (SELECT after_event FROM webhook_endpoints WHERE id = $1)"
-                        "   ORDER BY e.id LIMIT " TEXT(
-                            WEBHOOK_FAN_OUT_MAX) "),"
-                                                 " ins AS (INSERT INTO webhook_deliveries "
-                                                 "(endpoint_id, event_id, order_id, dead_at,"
-                                                 "   last_error)"
-                                                 "   SELECT $1, ev.id, ev.order_id, CASE WHEN "
-                                                 "q.dead THEN now() END,"
-                                                 "     CASE WHEN q.dead THEN 'an earlier event of "
-                                                 "its order is in the dead-letter' END"
-                                                 "   FROM ev CROSS JOIN LATERAL (SELECT EXISTS "
-                                                 "(SELECT 1 FROM webhook_deliveries p"
-                                                 "     WHERE p.endpoint_id = $1 AND p.order_id = "
-                                                 "ev.order_id AND p.dead_at IS NOT NULL)"
-                                                 "     AS dead) q"
-                                                 "   ON CONFLICT DO NOTHING)"
-                                                 " UPDATE webhook_endpoints SET after_event = "
-                                                 "(SELECT max(id) FROM ev)"
-                                                 " WHERE id = $1 AND EXISTS (SELECT 1 FROM ev) "
-                                                 "RETURNING (SELECT count(*) FROM ev)",
-                        1, p, PGRES_TUPLES_OK);
-    return res ? first_int(res, 0) : -1;
-}
-
 /* "{v0,v1,...}": n integers read every stride bytes from first (an
  * array parameter). Malloc'd; NULL when out of memory. */
 static char *array_text(const void *first, size_t n, size_t stride)
@@ -156,21 +125,28 @@ int webhook_store_due(PGconn *pg, const int64_t *ids, const int64_t *room, size_
     return got;
 }
 
-int webhook_store_delivered(PGconn *pg, const webhook_key *done, size_t n)
+/* Runs the command sql with two bigint[] parameters: n integers each, read
+ * every stride bytes from a and from b. 0 or -1. */
+static int run_pairs(PGconn *pg, const char *sql, const int64_t *a, const int64_t *b, size_t n,
+                     size_t stride)
 {
-    char *p[2] = {array_text(&done[0].endpoint_id, n, sizeof(*done)),
-                  array_text(&done[0].event_id, n, sizeof(*done))};
+    char *p[2] = {array_text(a, n, stride), array_text(b, n, stride)};
     PGresult *res = NULL;
     if (p[0] && p[1])
-        res = run(pg,
-                  "DELETE FROM webhook_deliveries d"
-                  " USING unnest($1::bigint[], $2::bigint[]) AS x (endpoint_id, event_id)"
-                  " WHERE d.endpoint_id = x.endpoint_id AND d.event_id = x.event_id",
-                  2, (const char *const *)p, PGRES_COMMAND_OK);
+        res = run(pg, sql, 2, (const char *const *)p, PGRES_COMMAND_OK);
     free(p[0]);
     free(p[1]);
     PQclear(res);
     return res ? 0 : -1;
+}
+
+int webhook_store_delivered(PGconn *pg, const webhook_key *done, size_t n)
+{
+    return run_pairs(pg,
+                     "DELETE FROM webhook_deliveries d"
+                     " USING unnest($1::bigint[], $2::bigint[]) AS x (endpoint_id, event_id)"
+                     " WHERE d.endpoint_id = x.endpoint_id AND d.event_id = x.event_id",
+                     &done[0].endpoint_id, &done[0].event_id, n, sizeof(*done));
 }
 
 /* The delivery's endpoint and event as text parameters. */
@@ -183,6 +159,91 @@ static void keys_of(const webhook_delivery *d, delivery_keys *k)
     snprintf(k->endpoint, sizeof(k->endpoint), "%" PRId64, d->endpoint_id);
     snprintf(k->event, sizeof(k->event), "%" PRId64, d->ev.id);
     snprintf(k->order, sizeof(k->order), "%" PRId64, d->ev.order.o.id);
+}
+
+int64_t webhook_store_cursor(PGconn *pg, int64_t endpoint_id)
+{
+    char id[24];
+    snprintf(id, sizeof(id), "%" PRId64, endpoint_id);
+    const char *p[] = {id};
+    return first_int(
+        run(pg, "SELECT after_event FROM webhook_endpoints WHERE id = $1", 1, p, PGRES_TUPLES_OK),
+        -1);
+}
+
+int webhook_store_page(PGconn *pg, int64_t after, int limit, const int64_t *ids, size_t n,
+                       outbox_event *out, uint32_t *has_row)
+{
+    char after_s[24], limit_s[12];
+    snprintf(after_s, sizeof(after_s), "%" PRId64, after);
+    snprintf(limit_s, sizeof(limit_s), "%d", limit);
+    char *list = array_text(ids, n, sizeof(*ids));
+    const char *p[] = {after_s, limit_s, list};
+    /* has_row: bit i when endpoint ids[i] has a row of the event's order. The
+     * rows are only the failures and the events behind them: the uncorrelated
+     * EXISTS runs once, so a page costs no probe at all while none fails. */
+    PGresult *res =
+        list ? run(pg,
+                   "SELECT " OUTBOX_EVENT_COLUMNS ", has_row FROM (SELECT " OUTBOX_EVENT_INNER
+                   ", CASE WHEN EXISTS (SELECT 1 FROM webhook_deliveries) THEN"
+                   "   (SELECT coalesce(bit_or(1::bigint << (i.ord - 1)::int), 0)"
+                   "    FROM unnest($3::bigint[]) WITH ORDINALITY AS i (id, ord)"
+                   "    WHERE EXISTS (SELECT 1 FROM webhook_deliveries d"
+                   "      WHERE d.endpoint_id = i.id AND d.order_id = e.order_id))"
+                   "   ELSE 0 END AS has_row"
+                   " FROM order_events e " OUTBOX_EVENT_ORDER
+                   " WHERE e.id > $1::bigint ORDER BY e.id LIMIT $2::int) x ORDER BY ev_id",
+                   3, p, PGRES_TUPLES_OK)
+             : NULL;
+    free(list);
+    if (!res)
+        return -1;
+    int got = PQntuples(res) < limit ? PQntuples(res) : limit;
+    if (outbox_events_read(res, out, got) < 0)
+        got = -1;
+    for (int i = 0; i < got; i++) {
+        pg_row f = pg_row_at(res, i);
+        has_row[i] = (uint32_t)pg_row_i64(&f, OUTBOX_EVENT_NCOLUMNS);
+        if (pg_row_check(&f, COMPONENT, "an event's rows") < 0)
+            got = -1;
+    }
+    PQclear(res);
+    return got;
+}
+
+int webhook_store_move(PGconn *pg, const int64_t *ids, const int64_t *cursors, size_t n)
+{
+    return run_pairs(pg,
+                     "UPDATE webhook_endpoints w SET after_event = x.cursor"
+                     " FROM unnest($1::bigint[], $2::bigint[]) AS x (id, cursor)"
+                     " WHERE w.id = x.id AND w.after_event < x.cursor",
+                     ids, cursors, n, sizeof(*ids));
+}
+
+int webhook_store_park(PGconn *pg, const webhook_delivery *d, const char *error, int64_t delay_ms,
+                       int dead)
+{
+    delivery_keys k;
+    keys_of(d, &k);
+    char delay[24], attempts[12];
+    snprintf(delay, sizeof(delay), "%" PRId64, delay_ms);
+    snprintf(attempts, sizeof(attempts), "%d", d->attempts);
+    const char *p[] = {k.endpoint, k.event, k.order, attempts, error, delay, dead ? "t" : "f"};
+    /* Behind a dead event of its order, it joins it in the dead-letter (its
+     * order's events stay in order), as its own last try would. */
+    PGresult *res =
+        run(pg,
+            "INSERT INTO webhook_deliveries (endpoint_id, event_id, order_id, attempts, next_at,"
+            "   last_error, dead_at)"
+            " SELECT $1, $2, $3, $4::int, now() + make_interval(secs => $6::bigint / 1000.0),"
+            "   CASE WHEN q.joined THEN 'an earlier event of its order is in the dead-letter'"
+            "     ELSE $5 END, CASE WHEN $7::boolean OR q.joined THEN now() END"
+            " FROM (SELECT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE p.endpoint_id = $1"
+            "   AND p.order_id = $3 AND p.dead_at IS NOT NULL) AS joined) q"
+            " ON CONFLICT DO NOTHING",
+            7, p, PGRES_COMMAND_OK);
+    PQclear(res);
+    return res ? 0 : -1;
 }
 
 int webhook_store_failed(PGconn *pg, const webhook_delivery *d, const char *error, int64_t delay_ms,

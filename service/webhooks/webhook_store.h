@@ -1,8 +1,10 @@
-/* webhook_store.h: seckill-webhooks' state in PostgreSQL (sql/011_webhooks.sql):
- * the endpoints and their cursors, the deliveries owed, their attempts and
- * the dead-letter. Every call is one statement, so each change is whole:
- * a deliverer killed between two calls leaves nothing half done, at worst a
- * delivery sent again (at least once). */
+/* webhook_store.h: seckill-webhooks' state in PostgreSQL (sql/011_webhooks.sql,
+ * sql/015_webhook_cursor.sql): the endpoints and their cursors (the last
+ * event each is done with), the events read after them in pages, and the
+ * deliveries that failed or wait behind one (a row each: attempts, next
+ * try, the dead-letter). Every call is one statement, so each change is
+ * whole: a deliverer killed between two calls leaves nothing half done, at
+ * worst a delivery sent again (at least once). */
 #ifndef SECKILL_WEBHOOK_STORE_H
 #define SECKILL_WEBHOOK_STORE_H
 
@@ -12,9 +14,6 @@
 #include <libpq-fe.h>
 
 #include "outbox.h"
-
-/* Events one fan-out takes at most. */
-#define WEBHOOK_FAN_OUT_MAX 1000
 
 /* A delivery owed: the event, its endpoint, the attempts made so far. */
 typedef struct webhook_delivery {
@@ -27,11 +26,27 @@ typedef struct webhook_delivery {
  * id, or -1. */
 int64_t webhook_store_endpoint(PGconn *pg, const char *url);
 
-/* Takes the events after the endpoint's cursor into its deliveries (at most
- * WEBHOOK_FAN_OUT_MAX) and moves the cursor, in one statement. An event of
- * an order with a delivery in the dead-letter joins it there: its order's
- * events stay in order. Returns how many, or -1. */
-int64_t webhook_store_fan_out(PGconn *pg, int64_t endpoint_id);
+/* The endpoint's cursor: the last event id it is done with (answered
+ * 2xx, or a row here). -1 when PostgreSQL failed. */
+int64_t webhook_store_cursor(PGconn *pg, int64_t endpoint_id);
+
+/* The events after the event id after, at most limit, in id order, into out;
+ * has_row[i]: bit k set when endpoint ids[k] (n of them, at most 32) has a
+ * row of that event's order. Returns how many, or -1. */
+int webhook_store_page(PGconn *pg, int64_t after, int limit, const int64_t *ids, size_t n,
+                       outbox_event *out, uint32_t *has_row);
+
+/* Moves the cursors of the n endpoints ids to cursors (never back), in one
+ * statement. 0 or -1. */
+int webhook_store_move(PGconn *pg, const int64_t *ids, const int64_t *cursors, size_t n);
+
+/* Makes d (not yet a row) a row: after a failed first attempt (d->attempts
+ * 1, error: why, the next try in delay_ms, dead: it was the last), or to
+ * wait behind its order's row (attempts 0, error NULL, due now). Behind a
+ * dead event of its order it joins the dead-letter. A row already there is
+ * kept. 0 or -1. */
+int webhook_store_park(PGconn *pg, const webhook_delivery *d, const char *error, int64_t delay_ms,
+                       int dead);
 
 /* A delivery's key: its endpoint and its event. */
 typedef struct webhook_key {
@@ -56,11 +71,11 @@ int webhook_store_delivered(PGconn *pg, const webhook_key *done, size_t n);
 int webhook_store_failed(PGconn *pg, const webhook_delivery *d, const char *error, int64_t delay_ms,
                          int dead);
 
-/* Refreshes the planner's statistics of the deliveries. A storm grows
- * them from none to tens of thousands in seconds, long before autovacuum
- * looks: with the statistics of an empty table the due query read every
- * delivery and sorted them (0.4 s a turn) instead of walking its index to
- * the first few. 0 or -1. */
+/* Refreshes the planner's statistics of the deliveries. An endpoint that
+ * fails during a storm grows them from none to tens of thousands in
+ * seconds, long before autovacuum looks: with the statistics of an empty table the due query read
+ * every delivery and sorted them (0.4 s a turn) instead of walking its index to the first few. 0 or
+ * -1. */
 int webhook_store_analyze(PGconn *pg);
 
 /* Seconds since the oldest event the endpoint has not had (0: none waits;

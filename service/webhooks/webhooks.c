@@ -1,12 +1,19 @@
 /* webhooks.c: the deliverer's loop. One thread: PostgreSQL is asked in
  * short statements (webhook_store.c) between turns of libcurl's multi
  * handle, and one poll waits on the transfers' sockets, PostgreSQL's (for
- * the trigger's NOTIFY) and the stop signals at once. */
+ * the trigger's NOTIFY) and the stop signals at once.
+ *
+ * Each endpoint has a cursor in PostgreSQL, the last event it is done with,
+ * and a window in memory (webhook_window.h) of the events read after it: a
+ * page of the feed read once for every endpoint, the events posted, the
+ * cursors moved once for many deliveries. A delivery that went well costs
+ * PostgreSQL no write of its own. Only a failed delivery, and an event of an
+ * order that has one, becomes a row of webhook_deliveries, retried from
+ * there on the back-off as before (the due query, the dead-letter). */
 #include "webhooks.h"
 
 #include <inttypes.h>
 #include <poll.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,65 +29,7 @@
 #include "version.h"
 #include "webhook_endpoints.h"
 #include "webhook_sign.h"
-#include "webhook_store.h"
-
-#define COMPONENT "webhooks"
-/* Deliveries in flight at most, and per endpoint. */
-#define IN_FLIGHT_MAX (WEBHOOK_ENDPOINTS_MAX * IN_FLIGHT_PER_ENDPOINT)
-#define IN_FLIGHT_PER_ENDPOINT 16
-/* The longest nap between turns: retries fall due on PostgreSQL's clock,
- * and the fan-out and lag are looked at about this often without a NOTIFY. */
-#define TICK_MS 200
-#define SLOW_TICK_MS 1000
-/* The longest a delivery answered 2xx waits to be forgotten with others in
- * one statement (a group commit): PostgreSQL is asked once for many
- * deliveries while the endpoints answer many at once, and at once when
- * nothing else is in flight. */
-#define FLUSH_MS 10
-/* The deliveries' statistics are refreshed when the fan-outs took this
- * many since the last time, and then twice as many (webhook_store_analyze). */
-#define ANALYZE_FIRST 1000
-/* The leader's session lock: "webhook" in ASCII. */
-#define LEADER_KEY "33609237160847211"
-
-typedef struct endpoint_state {
-    webhook_endpoint conf;
-    int64_t id; /* in webhook_endpoints; 0 until registered */
-    int in_flight;
-    atomic_llong delivered, failed, dead, lag_ms;
-} endpoint_state;
-
-typedef struct transfer {
-    size_t ep; /* index into endpoints */
-    webhook_delivery d;
-    CURL *easy;
-    struct curl_slist *headers;
-    char *body;
-    char error[CURL_ERROR_SIZE];
-} transfer;
-
-struct webhooks {
-    const config *cfg;
-    endpoint_state *endpoints;
-    size_t nendpoints;
-    PGconn *pg;
-    int leader;
-    atomic_int leading; /* the metrics' copy of leader */
-    CURLM *multi;
-    transfer *in_flight[IN_FLIGHT_MAX];
-    int nin_flight;
-    /* Answered 2xx, not yet forgotten in PostgreSQL (they are owed until
-     * then: a crash sends them again), since first_done_ms. */
-    webhook_key done[IN_FLIGHT_MAX];
-    int ndone;
-    int64_t first_done_ms;
-    /* Something changed what is due (a delivery forgotten or failed, events
-     * taken in): ask at once, else at next_due_ms (retries fall due). */
-    int due_changed;
-    int64_t taken, analyze_at; /* fanned out; the next ANALYZE at */
-    int64_t next_due_ms, next_fan_out_ms, next_lag_ms, next_connect_ms;
-};
-
+#include "webhooks_state.h"
 webhooks *webhooks_create(const config *cfg, char *err, size_t errlen)
 {
     webhooks *w = calloc(1, sizeof(*w));
@@ -103,8 +52,13 @@ webhooks *webhooks_create(const config *cfg, char *err, size_t errlen)
         goto fail;
     }
     w->nendpoints = (size_t)n;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         w->endpoints[i].conf = list[i];
+        if (webhook_window_init(&w->endpoints[i].win, WINDOW_EVENTS, 0) < 0) {
+            snprintf(err, errlen, "out of memory");
+            goto fail;
+        }
+    }
     curl_multi_setopt(w->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)IN_FLIGHT_PER_ENDPOINT);
     memset(list, 0, WEBHOOK_ENDPOINTS_MAX * sizeof(*list));
     free(list);
@@ -131,9 +85,7 @@ static void transfer_free(webhooks *w, transfer *t)
     free(t);
 }
 
-/* The session ended: the deliveries in flight stay owed and go again from
- * the next leader, whoever it is. */
-static void drop_pg(webhooks *w)
+void webhooks_drop_pg(webhooks *w)
 {
     while (w->nin_flight > 0)
         transfer_free(w, w->in_flight[0]);
@@ -150,8 +102,10 @@ void webhooks_free(webhooks *w)
     if (!w)
         return;
     if (w->pg)
-        drop_pg(w);
+        webhooks_drop_pg(w);
     curl_multi_cleanup(w->multi);
+    for (size_t i = 0; w->endpoints && i < w->nendpoints; i++)
+        webhook_window_close(&w->endpoints[i].win);
     if (w->endpoints)
         memset(w->endpoints, 0, w->nendpoints * sizeof(*w->endpoints));
     free(w->endpoints);
@@ -174,8 +128,20 @@ static int connect_pg(webhooks *w)
         ok = (w->endpoints[i].id = webhook_store_endpoint(w->pg, w->endpoints[i].conf.url)) > 0;
     if (!ok) {
         log_msg(LOG_WARN, COMPONENT, "postgresql: %s", PQerrorMessage(w->pg));
-        drop_pg(w);
+        webhooks_drop_pg(w);
         return -1;
+    }
+    return 0;
+}
+
+/* The leader's windows start at the cursors PostgreSQL has. 0 or -1. */
+static int load_cursors(webhooks *w)
+{
+    for (size_t i = 0; i < w->nendpoints; i++) {
+        int64_t cursor = webhook_store_cursor(w->pg, w->endpoints[i].id);
+        if (cursor < 0)
+            return -1;
+        webhook_window_reset(&w->endpoints[i].win, cursor);
     }
     return 0;
 }
@@ -186,19 +152,24 @@ static void try_lead(webhooks *w)
     PGresult *res = PQexec(w->pg, "SELECT pg_try_advisory_lock(" LEADER_KEY ")");
     if (PQresultStatus(res) != PGRES_TUPLES_OK) {
         PQclear(res);
-        drop_pg(w);
+        webhooks_drop_pg(w);
         return;
     }
     int lead = 0;
     if (pg_value_bool(res, 0, 0, &lead) < 0)
         log_msg(LOG_WARN, COMPONENT, "postgresql: pg_try_advisory_lock answered no boolean");
-    w->leader = lead;
     PQclear(res);
+    if (lead && load_cursors(w) < 0) {
+        webhooks_drop_pg(w);
+        return;
+    }
+    w->leader = lead;
     if (w->leader) {
         atomic_store(&w->leading, 1);
-        w->next_fan_out_ms = 0;
+        w->next_read_ms = 0;
         w->due_changed = 1;
-        w->taken = 0;
+        w->rows = 0;
+        w->first_movable_ms = 0;
         w->analyze_at = ANALYZE_FIRST;
         log_msg(LOG_INFO, COMPONENT, "leading: delivering to %zu endpoints", w->nendpoints);
     }
@@ -245,8 +216,7 @@ static int prepare(webhooks *w, transfer *t)
     return curl_multi_add_handle(w->multi, t->easy) == CURLM_OK ? 0 : -1;
 }
 
-/* Starts delivery d, due now. */
-static void start(webhooks *w, const webhook_delivery *d)
+int webhooks_start(webhooks *w, const webhook_delivery *d, int64_t seq)
 {
     size_t ep = 0;
     while (ep < w->nendpoints && w->endpoints[ep].id != d->endpoint_id)
@@ -254,17 +224,21 @@ static void start(webhooks *w, const webhook_delivery *d)
     transfer *t =
         ep < w->nendpoints && w->nin_flight < IN_FLIGHT_MAX ? calloc(1, sizeof(*t)) : NULL;
     if (!t)
-        return;
+        return -1;
     t->ep = ep;
     t->d = *d;
+    t->seq = seq;
     w->in_flight[w->nin_flight++] = t;
     w->endpoints[ep].in_flight++;
     if (prepare(w, t) < 0) {
         log_msg(LOG_WARN, COMPONENT, "event %" PRId64 ": cannot make its request", t->d.ev.id);
         transfer_free(w, t);
+        return -1;
     }
+    if (seq >= 0)
+        webhook_window_mark(&w->endpoints[ep].win, (uint64_t)seq, WEBHOOK_IN_FLIGHT);
+    return 0;
 }
-
 /* Starts the deliveries due, as many as each endpoint has room for, asked
  * in one statement for all of them (those in flight left out). */
 static void start_due(webhooks *w)
@@ -285,10 +259,10 @@ static void start_due(webhooks *w)
     int n =
         webhook_store_due(w->pg, ids, room, w->nendpoints, busy, (size_t)w->nin_flight, due, total);
     for (int i = 0; i < n; i++)
-        start(w, &due[i]);
+        webhooks_start(w, &due[i], -1);
     free(due);
     if (n < 0)
-        drop_pg(w);
+        webhooks_drop_pg(w);
 }
 
 /* Forgets the deliveries answered 2xx, in one statement. */
@@ -297,7 +271,7 @@ static void flush_done(webhooks *w)
     if (w->ndone == 0)
         return;
     if (webhook_store_delivered(w->pg, w->done, (size_t)w->ndone) < 0) {
-        drop_pg(w);
+        webhooks_drop_pg(w);
         return;
     }
     w->ndone = 0;
@@ -310,12 +284,17 @@ static void finish(webhooks *w, transfer *t, CURLcode rc)
     long status = 0;
     curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
     endpoint_state *ep = &w->endpoints[t->ep];
-    int stored;
+    int stored = 0;
     if (rc == CURLE_OK && status >= 200 && status < 300) {
-        if (w->ndone == 0)
-            w->first_done_ms = clock_mono_ms();
-        w->done[w->ndone++] = (webhook_key){t->d.endpoint_id, t->d.ev.id};
-        stored = 0;
+        if (t->seq >= 0) {
+            webhook_window_mark(&ep->win, (uint64_t)t->seq, WEBHOOK_DONE);
+            if (w->first_movable_ms == 0)
+                w->first_movable_ms = clock_mono_ms();
+        } else {
+            if (w->ndone == 0)
+                w->first_done_ms = clock_mono_ms();
+            w->done[w->ndone++] = (webhook_key){t->d.endpoint_id, t->d.ev.id};
+        }
         atomic_fetch_add(&ep->delivered, 1);
     } else {
         char why[CURL_ERROR_SIZE + 32];
@@ -327,8 +306,15 @@ static void finish(webhooks *w, transfer *t, CURLcode rc)
         int dead = attempts >= w->cfg->webhook_max_attempts;
         int64_t delay =
             backoff_after(attempts, w->cfg->webhook_retry_first_ms, w->cfg->webhook_retry_max_ms);
-        stored = webhook_store_failed(w->pg, &t->d, why, delay, dead);
-        w->due_changed = 1;
+        if (t->seq < 0) {
+            stored = webhook_store_failed(w->pg, &t->d, why, delay, dead);
+            w->due_changed = 1;
+        } else {
+            /* Its first attempt: it becomes a row, and its order's later
+             * events wait behind it as rows too. */
+            t->d.attempts = attempts;
+            stored = webhook_cursor_park(w, t->ep, (uint64_t)t->seq, &t->d, why, delay, dead);
+        }
         atomic_fetch_add(&ep->failed, 1);
         if (dead) {
             atomic_fetch_add(&ep->dead, 1);
@@ -344,8 +330,8 @@ static void finish(webhooks *w, transfer *t, CURLcode rc)
         }
     }
     transfer_free(w, t);
-    if (stored < 0)
-        drop_pg(w);
+    if (stored < 0 && w->pg)
+        webhooks_drop_pg(w);
 }
 
 static void collect(webhooks *w)
@@ -362,8 +348,31 @@ static void collect(webhooks *w)
     }
 }
 
-/* The leader's chores of a turn: wake-ups read, new events taken, the lag
- * measured, the deliveries answered forgotten, those due started. */
+/* Refreshes the rows' statistics once enough were written. */
+static void analyze_rows(webhooks *w)
+{
+    if (w->rows < w->analyze_at)
+        return;
+    if (webhook_store_analyze(w->pg) < 0)
+        webhooks_drop_pg(w);
+    w->analyze_at = 2 * w->rows;
+}
+
+/* Measures each endpoint's lag. */
+static void measure_lag(webhooks *w)
+{
+    for (size_t i = 0; w->pg && i < w->nendpoints; i++) {
+        double lag = webhook_store_lag_s(w->pg, w->endpoints[i].id);
+        if (lag < 0)
+            webhooks_drop_pg(w);
+        else
+            atomic_store(&w->endpoints[i].lag_ms, (long long)(lag * 1000));
+    }
+}
+
+/* The leader's chores of a turn: wake-ups read, the cursors written down,
+ * new events read, the lag measured, the rows answered forgotten, the rows
+ * due and the events that may go started. */
 static void lead(webhooks *w)
 {
     int64_t now = clock_mono_ms();
@@ -371,44 +380,32 @@ static void lead(webhooks *w)
     PQconsumeInput(w->pg);
     for (PGnotify *n; (n = PQnotifies(w->pg)); PQfreemem(n))
         woken = 1;
-    if (woken || now >= w->next_fan_out_ms) {
-        for (size_t i = 0; w->pg && i < w->nendpoints; i++) {
-            int64_t got;
-            do {
-                if ((got = webhook_store_fan_out(w->pg, w->endpoints[i].id)) > 0) {
-                    w->taken += got;
-                    w->due_changed = 1;
-                }
-            } while (got == WEBHOOK_FAN_OUT_MAX);
-            if (got < 0)
-                drop_pg(w);
-        }
-        w->next_fan_out_ms = now + SLOW_TICK_MS;
-        if (w->pg && w->taken >= w->analyze_at) {
-            if (webhook_store_analyze(w->pg) < 0)
-                drop_pg(w);
-            w->analyze_at = 2 * w->taken;
-        }
+    webhook_cursor_move(w, now);
+    /* After a full page, the next is read once a window is half empty, so
+     * that a page is worth its statement; a NOTIFY or the tick reads into
+     * any room. */
+    if (w->pg && (woken || now >= w->next_read_ms)) {
+        webhook_cursor_read(w, 1);
+        w->next_read_ms = now + SLOW_TICK_MS;
+    } else if (w->pg && w->more && webhook_cursor_wants_page(w)) {
+        webhook_cursor_read(w, WINDOW_EVENTS / 2);
     }
+    if (w->pg)
+        analyze_rows(w);
     if (w->pg && now >= w->next_lag_ms) {
-        for (size_t i = 0; w->pg && i < w->nendpoints; i++) {
-            double lag = webhook_store_lag_s(w->pg, w->endpoints[i].id);
-            if (lag < 0)
-                drop_pg(w);
-            else
-                atomic_store(&w->endpoints[i].lag_ms, (long long)(lag * 1000));
-        }
+        measure_lag(w);
         w->next_lag_ms = now + SLOW_TICK_MS;
     }
     if (w->pg && w->ndone > 0 && (w->ndone >= w->nin_flight || now >= w->first_done_ms + FLUSH_MS))
         flush_done(w);
-    /* Asked only after the flush: a delivery answered but not yet forgotten
+    /* Asked only after the flush: a row answered but not yet forgotten
      * still holds back the next event of its order. */
     if (w->pg && w->ndone == 0 && (w->due_changed || now >= w->next_due_ms)) {
         w->due_changed = 0;
         w->next_due_ms = now + TICK_MS;
         start_due(w);
     }
+    webhook_cursor_send(w);
 }
 
 /* How long the turn's poll may wait: a tick, less while answered
@@ -417,17 +414,34 @@ static int nap_ms(const webhooks *w)
 {
     if (!w->pg || !w->leader)
         return SLOW_TICK_MS;
-    int64_t nap = TICK_MS;
-    if (w->ndone > 0) {
-        int64_t left = w->first_done_ms + FLUSH_MS - clock_mono_ms();
-        nap = left < 0 ? 0 : left < nap ? left : nap;
-    }
-    return (int)nap;
+    int64_t nap = TICK_MS, now = clock_mono_ms();
+    if (w->more && webhook_cursor_wants_page(w))
+        return 0;
+    if (w->ndone > 0 && w->first_done_ms + FLUSH_MS - now < nap)
+        nap = w->first_done_ms + FLUSH_MS - now;
+    if (w->first_movable_ms > 0 && w->first_movable_ms + CURSOR_MS - now < nap)
+        nap = w->first_movable_ms + CURSOR_MS - now;
+    return nap < 0 ? 0 : (int)nap;
+}
+
+/* Waits out the rest of the millisecond of the last turn (a stop request
+ * cuts it short). Answers come one at a time: a turn for each cost a poll
+ * over every connection (a third of the deliverer's CPU); a turn a
+ * millisecond at most gathers those of the millisecond, and 32 requests in
+ * flight still go out at up to 32,000 a second. Returns 1 when asked to stop. */
+static int gather(int stop_fd, int64_t *last_turn_ms)
+{
+    struct pollfd stop = {.fd = stop_fd, .events = POLLIN};
+    if (clock_mono_ms() == *last_turn_ms && poll(&stop, 1, 1) > 0)
+        return 1;
+    *last_turn_ms = clock_mono_ms();
+    return 0;
 }
 
 int webhooks_run(webhooks *w, int stop_fd)
 {
-    for (;;) {
+    int64_t last_turn_ms = 0;
+    while (!gather(stop_fd, &last_turn_ms)) {
         if (!w->pg && clock_mono_ms() >= w->next_connect_ms)
             connect_pg(w);
         if (w->pg && !w->leader)

@@ -1,14 +1,15 @@
-/* webhooks.h: seckill-webhooks' deliverer. It takes the orders' events into
- * each configured endpoint's deliveries (webhook_store.h) and posts them,
- * signed (webhook_sign.h), with libcurl's multi interface: many deliveries
- * in flight on one thread, each endpoint's connections kept alive, a slow
- * endpoint costing a slot, not a thread. At least once: a delivery is
- * forgotten only after a 2xx, so a crash sends it again, with the same
- * event id. In order per order: an event leaves only when no earlier one of
- * its order waits for that endpoint. Failures retry on the back-off
- * webhook_retry_first_ms doubling to webhook_retry_max_ms, and after
- * webhook_max_attempts go to the endpoint's dead-letter, which the admin
- * lists and replays (GET /api/v1/webhooks/dead, POST .../replay).
+/* webhooks.h: seckill-webhooks' deliverer. It reads the orders' events
+ * after each configured endpoint's cursor (webhook_store.h, webhook_window.h)
+ * and posts them, signed (webhook_sign.h), with libcurl's multi interface:
+ * many deliveries in flight on one thread, each endpoint's connections kept
+ * alive, a slow endpoint costing a slot, not a thread. At least once: the
+ * cursor passes an event only after a 2xx (or once it is a row to retry),
+ * so a crash sends it again, with the same event id. In order per order: an
+ * event leaves only when the earlier ones of its order are done and written
+ * down at that endpoint. A failed delivery becomes a row: it retries on
+ * the back-off webhook_retry_first_ms doubling to webhook_retry_max_ms, and
+ * after webhook_max_attempts goes to the endpoint's dead-letter, which the
+ * admin lists and replays (GET /api/v1/webhooks/dead, POST .../replay).
  *
  * One deliverer leads at a time (a PostgreSQL session lock); another one
  * started waits as a standby and takes over when the leader's session ends.

@@ -1,0 +1,111 @@
+/* webhook_cursor.c: the deliverer's windows (webhook_window.h) and
+ * PostgreSQL: the feed read in pages for every endpoint at once, the events
+ * that may go posted, those behind a row of their order parked as rows, and
+ * the cursors written down once for many deliveries. */
+#include <inttypes.h>
+#include <stdint.h>
+
+#include "clock.h"
+#include "webhooks_state.h"
+
+/* Makes the window's event at seq of endpoint ep a row (webhook_store_park:
+ * error NULL, to wait behind its order's row). 0 or -1 (the session is
+ * dropped). */
+int webhook_cursor_park(webhooks *w, size_t ep, uint64_t seq, const webhook_delivery *d,
+                        const char *error, int64_t delay_ms, int dead)
+{
+    if (webhook_store_park(w->pg, d, error, delay_ms, dead) < 0) {
+        webhooks_drop_pg(w);
+        return -1;
+    }
+    webhook_window_mark(&w->endpoints[ep].win, seq, WEBHOOK_PARKED);
+    w->rows++;
+    w->due_changed = 1;
+    if (w->first_movable_ms == 0)
+        w->first_movable_ms = clock_mono_ms();
+    return 0;
+}
+
+int webhook_cursor_wants_page(const webhooks *w)
+{
+    for (size_t i = 0; i < w->nendpoints; i++)
+        if (webhook_window_room(&w->endpoints[i].win) >= WINDOW_EVENTS / 2)
+            return 1;
+    return 0;
+}
+
+/* Reads the feed into the windows with at least min_room free: one page
+ * for all (the endpoints mostly stand at the same place), from the one of
+ * them furthest behind; every window the page reaches takes the events
+ * past its own last. */
+void webhook_cursor_read(webhooks *w, size_t min_room)
+{
+    int64_t after = INT64_MAX, ids[WEBHOOK_ENDPOINTS_MAX];
+    size_t room = 0;
+    for (size_t i = 0; i < w->nendpoints; i++) {
+        const webhook_window *win = &w->endpoints[i].win;
+        size_t free_slots = webhook_window_room(win);
+        ids[i] = w->endpoints[i].id;
+        if (free_slots >= min_room && free_slots > 0 && win->read_upto < after)
+            after = win->read_upto;
+        if (free_slots >= min_room && free_slots > room)
+            room = free_slots;
+    }
+    w->more = 0;
+    if (room == 0)
+        return;
+    int limit = room < OUTBOX_PAGE_MAX ? (int)room : OUTBOX_PAGE_MAX;
+    int n = webhook_store_page(w->pg, after, limit, ids, w->nendpoints, w->page, w->has_row);
+    if (n < 0) {
+        webhooks_drop_pg(w);
+        return;
+    }
+    for (size_t i = 0; i < w->nendpoints; i++)
+        webhook_window_take(&w->endpoints[i].win, after, w->page, w->has_row, (size_t)n,
+                            (unsigned)i);
+    w->more = n == limit;
+}
+
+/* Posts the windows' events that may go now, and parks those that wait
+ * behind a row of their order. */
+void webhook_cursor_send(webhooks *w)
+{
+    for (size_t i = 0; w->pg && i < w->nendpoints; i++) {
+        endpoint_state *ep = &w->endpoints[i];
+        uint64_t pos = 0, seq;
+        webhook_action act;
+        while (w->pg && ep->in_flight < IN_FLIGHT_PER_ENDPOINT &&
+               (act = webhook_window_next(&ep->win, &pos, &seq)) != WEBHOOK_WAIT) {
+            webhook_delivery d = {webhook_window_at(&ep->win, seq)->ev, ep->id, 0};
+            if (act == WEBHOOK_SEND)
+                webhooks_start(w, &d, (int64_t)seq);
+            else
+                webhook_cursor_park(w, i, seq, &d, NULL, 0, 0);
+        }
+    }
+}
+
+/* Writes down the cursors that may move, all in one statement: at once
+ * when nothing is in flight, else CURSOR_MS after the first could. */
+void webhook_cursor_move(webhooks *w, int64_t now)
+{
+    int64_t ids[WEBHOOK_ENDPOINTS_MAX], cursors[WEBHOOK_ENDPOINTS_MAX];
+    size_t n = 0;
+    if (w->first_movable_ms == 0 || (w->nin_flight > 0 && now < w->first_movable_ms + CURSOR_MS))
+        return;
+    for (size_t i = 0; i < w->nendpoints; i++) {
+        const webhook_window *win = &w->endpoints[i].win;
+        if (webhook_window_movable(win) > win->cursor) {
+            ids[n] = w->endpoints[i].id;
+            cursors[n++] = webhook_window_movable(win);
+        }
+    }
+    if (n > 0 && webhook_store_move(w->pg, ids, cursors, n) < 0) {
+        webhooks_drop_pg(w);
+        return;
+    }
+    for (size_t i = 0, k = 0; i < w->nendpoints && k < n; i++)
+        if (w->endpoints[i].id == ids[k])
+            webhook_window_moved(&w->endpoints[i].win, cursors[k++]);
+    w->first_movable_ms = 0;
+}

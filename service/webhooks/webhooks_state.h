@@ -1,0 +1,115 @@
+/* webhooks_state.h: the deliverer's state, shared by its loop (webhooks.c)
+ * and its windows' reads, sends and cursors (webhook_cursor.c). Inside
+ * seckill-webhooks only. */
+#ifndef SECKILL_WEBHOOKS_STATE_H
+#define SECKILL_WEBHOOKS_STATE_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include <curl/curl.h>
+#include <libpq-fe.h>
+
+#include "config.h"
+#include "outbox.h"
+#include "webhook_endpoints.h"
+#include "webhook_store.h"
+#include "webhook_window.h"
+
+typedef struct webhooks webhooks;
+
+#define COMPONENT "webhooks"
+/* Deliveries in flight at most, and per endpoint. */
+#define IN_FLIGHT_MAX (WEBHOOK_ENDPOINTS_MAX * IN_FLIGHT_PER_ENDPOINT)
+#define IN_FLIGHT_PER_ENDPOINT 16
+/* The longest nap between turns: retries fall due on PostgreSQL's clock,
+ * and the feed and lag are looked at about this often without a NOTIFY. */
+#define TICK_MS 200
+#define SLOW_TICK_MS 1000
+/* The longest a delivery answered 2xx waits to be written down with others
+ * in one statement (a group commit: a row's DELETE, a cursor's UPDATE):
+ * PostgreSQL is told once of many deliveries while the endpoints answer
+ * many at once, and at once when nothing else is in flight. */
+#define FLUSH_MS 10
+/* The longest a cursor that may move waits to be written down, while
+ * deliveries are in flight: one UPDATE for the answers of this long. Longer
+ * than FLUSH_MS: the only ones waiting on it are an order's next events in
+ * the window (a pay soon after its order), and every UPDATE costs
+ * PostgreSQL about as much as reading a page of events. */
+#define CURSOR_MS 50
+/* Events held per endpoint between its cursor and the last read. */
+#define WINDOW_EVENTS 1024
+/* The deliveries' statistics are refreshed when this many rows were
+ * written since the last time, and then twice as many
+ * (webhook_store_analyze). */
+#define ANALYZE_FIRST 1000
+/* The leader's session lock: "webhook" in ASCII. */
+#define LEADER_KEY "33609237160847211"
+
+typedef struct endpoint_state {
+    webhook_endpoint conf;
+    int64_t id; /* in webhook_endpoints; 0 until registered */
+    int in_flight;
+    webhook_window win;
+    atomic_llong delivered, failed, dead, lag_ms;
+} endpoint_state;
+
+typedef struct transfer {
+    size_t ep; /* index into endpoints */
+    webhook_delivery d;
+    int64_t seq; /* in its endpoint's window; -1: a row's retry */
+    CURL *easy;
+    struct curl_slist *headers;
+    char *body;
+    char error[CURL_ERROR_SIZE];
+} transfer;
+
+struct webhooks {
+    const config *cfg;
+    endpoint_state *endpoints;
+    size_t nendpoints;
+    PGconn *pg;
+    int leader;
+    atomic_int leading; /* the metrics' copy of leader */
+    CURLM *multi;
+    transfer *in_flight[IN_FLIGHT_MAX];
+    int nin_flight;
+    /* Answered 2xx, not yet forgotten in PostgreSQL (they are owed until
+     * then: a crash sends them again), since first_done_ms. */
+    webhook_key done[IN_FLIGHT_MAX];
+    int ndone;
+    int64_t first_done_ms;
+    /* Something changed what is due (a row forgotten, failed or written):
+     * ask at once, else at next_due_ms (retries fall due). */
+    int due_changed;
+    int64_t rows, analyze_at; /* rows written; the next ANALYZE at */
+    /* A cursor may move since first_movable_ms (0: none may). */
+    int64_t first_movable_ms;
+    /* The last page was full: read again without waiting for a NOTIFY. */
+    int more;
+    outbox_event page[OUTBOX_PAGE_MAX];
+    uint32_t has_row[OUTBOX_PAGE_MAX];
+    int64_t next_due_ms, next_read_ms, next_lag_ms, next_connect_ms;
+};
+
+/* Starts delivery d, due now: seq in its endpoint's window, or -1 for a
+ * row. 0, or -1 when it could not (it stays owed). */
+int webhooks_start(webhooks *w, const webhook_delivery *d, int64_t seq);
+
+/* The session ended: the deliveries in flight stay owed and go again from
+ * the next leader, whoever it is. */
+void webhooks_drop_pg(webhooks *w);
+
+/* The windows' part of a turn (webhook_cursor.c): a row made of the
+ * window's event at seq of endpoint ep (webhook_store_park; 0, or -1 with
+ * the session dropped); the feed read into the windows with min_room free;
+ * whether a window is half empty; the events that may go posted (or parked
+ * behind their order's row); the cursors written down. */
+int webhook_cursor_park(webhooks *w, size_t ep, uint64_t seq, const webhook_delivery *d,
+                        const char *error, int64_t delay_ms, int dead);
+void webhook_cursor_read(webhooks *w, size_t min_room);
+int webhook_cursor_wants_page(const webhooks *w);
+void webhook_cursor_send(webhooks *w);
+void webhook_cursor_move(webhooks *w, int64_t now);
+
+#endif
