@@ -53,7 +53,9 @@ sk_status draw_store_item(pool_session *s, int64_t item, const char *lock, draw_
     return pg_row_check(&f, COMPONENT, "a draw's item") < 0 ? SK_INTERNAL : SK_OK;
 }
 
-sk_status draw_store_entries_refusal(const draw_item *it)
+/* Why it takes no entry now: SK_OK when it does, SK_ARCHIVED, SK_NOT_A_DRAW,
+ * SK_ENTRIES_NOT_OPEN or SK_ENTRIES_CLOSED. */
+static sk_status entries_refusal(const draw_item *it)
 {
     if (it->archived)
         return SK_ARCHIVED;
@@ -128,7 +130,7 @@ sk_status draw_store_enter(pool_session *s, int64_t item, int64_t user, int quan
     for (int attempt = 0; attempt < 2; attempt++) {
         sk_status st = draw_store_item(s, item, "", it);
         if (st == SK_OK)
-            st = draw_store_entries_refusal(it);
+            st = entries_refusal(it);
         if (st == SK_OK && quantity > it->per_buyer_limit) {
             *why = "quantity must be from 1 to the item's per_buyer_limit";
             st = SK_INVALID;

@@ -41,10 +41,6 @@ typedef struct draw_item {
  * SK_BACKEND_DOWN. */
 sk_status draw_store_item(pool_session *s, int64_t item, const char *lock, draw_item *it);
 
-/* Why it takes no entry now: SK_OK when it does, SK_ARCHIVED, SK_NOT_A_DRAW,
- * SK_ENTRIES_NOT_OPEN or SK_ENTRIES_CLOSED (its window is in *it). */
-sk_status draw_store_entries_refusal(const draw_item *it);
-
 /* Enters user in item's draw with quantity units (1..per_buyer_limit):
  * SK_CREATED with *out the new entry, SK_OK with *out the one stored before
  * (entering again changes nothing), or a refusal with *it read (its
