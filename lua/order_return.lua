@@ -8,15 +8,23 @@
 -- nothing twice. An order of another round gives nothing back: its units
 -- went with its round (a reset set the stock anew).
 --
+-- A draw's order (issue 28) took its units by its grant (lua/draw_grant.lua),
+-- after PostgreSQL committed it: one returned before its grant gives nothing
+-- back. Its return first marks it 0 in the granted orders; if that mark is
+-- new (or is the 0 of an earlier return) its units never left the stock, and
+-- the grant, should it run later, takes nothing.
+--
 -- KEYS[1] item state hash, KEYS[2] item buyers hash {user -> units held},
 -- KEYS[3] returned orders {order id -> units}, KEYS[4] units the buyers
--- gave back {user -> units}
+-- gave back {user -> units}, KEYS[5] granted draw orders {order id ->
+-- units, 0: returned before its grant} (needed only for a part draw)
 -- ARGV: five per order: order id, round, user id, quantity, and the part of
 -- the return these keys take: all (the order's units came from these keys
 -- and its buyer is counted here), stock (only its units: the buyer is
--- counted on another segment, keys.h) or buyer (only the buyer's count: the
--- units came from another segment). Each part is marked in KEYS[3] of its
--- own keys, so each happens once.
+-- counted on another segment, keys.h), buyer (only the buyer's count: the
+-- units came from another segment) or draw (all of a draw order's: a draw
+-- item has one segment). Each part is marked in KEYS[3] of its own keys, so
+-- each happens once.
 --
 -- Returns {round, changes, remaining, units}: the item's round, its stock
 -- changes of the round (restocks and returns: the stock version's low part),
@@ -32,10 +40,15 @@ local units = 0
 local stock = tonumber(s[1])
 for a = 1, #ARGV, 5 do
     local order_id, user, quantity, part = ARGV[a], ARGV[a + 2], tonumber(ARGV[a + 3]), ARGV[a + 4]
+    local taken = ARGV[a + 1] == round
+    if taken and part == 'draw' then
+        redis.call('HSETNX', KEYS[5], order_id, 0)
+        taken = redis.call('HGET', KEYS[5], order_id) ~= '0'
+    end
     -- The order is marked and its units added together: should a later
     -- command fail (Redis keeps a script's writes before an error), no order
     -- is marked returned without its units.
-    if ARGV[a + 1] == round and redis.call('HSETNX', KEYS[3], order_id, quantity) == 1 then
+    if taken and redis.call('HSETNX', KEYS[3], order_id, quantity) == 1 then
         if part ~= 'buyer' then
             stock = redis.call('HINCRBY', KEYS[1], 'stock', quantity)
             units = units + quantity

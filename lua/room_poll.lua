@@ -6,7 +6,9 @@
 -- expiry leave first, counted as expired_unused; a purchase takes its
 -- buyer's out, server side). A place let in gets its admission, an expiry
 -- written once (HSETNX): every later call, on any server, reads the same.
--- At most ARGV[4] places are let in a call; the next call goes on.
+-- At most ARGV[4] places are let in a call; the next call goes on. The
+-- first call at or after the start sets the room's `started`, as a join's
+-- does (lua/room_join.lua).
 --
 -- KEYS[1] the room's hash, KEYS[2] places (ZSET entrant -> score),
 -- KEYS[3] admissions (hash entrant -> expiry ms), KEYS[4] active admissions
@@ -22,7 +24,7 @@
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local r = redis.call('HMGET', KEYS[1], 'round', 'starts', 'ends', 'per_s', 'burst',
-    'max_active', 'ttl', 'joined', 'admitted')
+    'max_active', 'ttl', 'joined', 'admitted', 'started')
 if not r[1] then
     return {'not_a_room', now, 0, 0, 0, -1, 0, 0, 0}
 elseif r[1] ~= ARGV[1] then
@@ -32,6 +34,9 @@ local starts, ends = tonumber(r[2]) or 0, tonumber(r[3]) or 0
 local per_s, burst = tonumber(r[4]) or 1, tonumber(r[5]) or 0
 local max_active, ttl = tonumber(r[6]) or 0, tonumber(r[7]) or 120
 local joined, admitted = tonumber(r[8]) or 0, tonumber(r[9]) or 0
+if r[10] ~= '1' and now >= starts then
+    redis.call('HSET', KEYS[1], 'started', 1)
+end
 local gone = redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
 if gone > 0 then
     redis.call('HINCRBY', KEYS[1], 'expired_unused', gone)

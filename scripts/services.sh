@@ -71,16 +71,22 @@ port_free() {
     ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
 
-# free_port [EXCEPT]: a random port in 10000-31999 that nothing listens on. Below the kernel's
-# ephemeral range (32768-60999 by default): a port there can be taken at any moment as the local
-# end of some client connection, and the server would fail to bind it.
+# free_port [EXCEPT]: a random port in 10000-65535 that nothing listens on, outside the kernel's
+# ephemeral range (/proc/sys/net/ipv4/ip_local_port_range, 32768-60999 by default): a port there
+# can be taken at any moment as the local end of some client connection, and the server would
+# fail to bind it. The C tests' harness (harness_port_pick) chooses by the same rule.
 free_port() {
-    local p i
-    for ((i = 0; i < 100; i++)); do
-        p=$((10000 + RANDOM % 22000))
+    local p i k lo=32768 hi=60999 range below above
+    range=$(cat /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null) || true
+    [[ $range =~ ^([0-9]+)[[:space:]]+([0-9]+)$ ]] && lo=${BASH_REMATCH[1]} hi=${BASH_REMATCH[2]}
+    below=$((lo > 10000 ? lo - 10000 : 0))
+    above=$((hi < 65535 ? 65535 - (hi > 9999 ? hi : 9999) : 0))
+    for ((i = 0; below + above > 0 && i < 100; i++)); do
+        k=$(((RANDOM * 32768 + RANDOM) % (below + above)))
+        if ((k < below)); then p=$((10000 + k)); else p=$((65535 - (k - below))); fi
         [[ $p != "${1:-}" ]] && port_free "$p" && echo "$p" && return 0
     done
-    die "no free TCP port found in 10000-31999"
+    die "no free TCP port found in 10000-65535 outside the ephemeral range $lo-$hi"
 }
 
 pg_bin() {
@@ -291,8 +297,8 @@ redlock_stop() {
 # cluster_start DIR: a Redis Cluster of 3 masters, each with a replica (Debian's redis-server and
 # `redis-cli --cluster create`), under DIR/cluster: node-1 .. node-6, each with its own folder,
 # config, pid file and log, fresh at every start, on free ports (client ports and cluster bus
-# ports, all in 10000-31999). Returns once every node says cluster_state:ok with all 16384 slots
-# assigned and all six nodes known, and every replica is in sync with its master; prints the
+# ports, all outside the ephemeral range: see free_port). Returns once every node says
+# cluster_state:ok with all 16384 slots assigned and all six nodes known, and every replica is in sync with its master; prints the
 # seeds (all six nodes, "127.0.0.1:<port>,...") and writes them to DIR/cluster/env
 # (SECKILL_REDIS_CLUSTER). SECKILL_CLUSTER_NODE_TIMEOUT_MS sets cluster-node-timeout (default
 # 2000: how long a master may be unreachable before its replica takes over; it also bounds the

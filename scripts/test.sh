@@ -35,7 +35,12 @@ finish() {
     # they would start after the stop and be left running.
     for pid in "${starting[@]}"; do wait "$pid" 2>/dev/null || true; done
     for ((k = 0; k < sets; k++)); do
-        cluster_stop "$dir/b$k" # a Redis Cluster a test suite left behind (by its pid files)
+        # What a test suite killed midway left behind there (by its pid files): the seckill
+        # processes die with their test (harness_launch), the daemons services.sh starts do not.
+        cluster_stop "$dir/b$k"
+        redlock_stop "$dir/b$k"
+        zk_stop "$dir/b$k"
+        nginx_stop "$dir/b$k"
         services_stop "$dir/b$k"
     done
     # realpath: the folder may be a link to one under /tmp (see reachable_dir).

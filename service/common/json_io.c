@@ -428,7 +428,7 @@ static json_t *item_json(const item_view *v)
         json_decref(item);
         item = NULL;
     }
-    if (item && room_terms_json(item, &v->room, &v->counts, v->starts_ms, v->now_ms) < 0) {
+    if (item && room_terms_json(item, &v->room, &v->counts) < 0) {
         json_decref(item);
         item = NULL;
     }

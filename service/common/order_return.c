@@ -19,7 +19,7 @@ int order_refs_read(const PGresult *res, order_ref *out, size_t cap, const char 
         pg_row r = pg_row_at(res, (int)i);
         out[i] =
             (order_ref){pg_row_i64(&r, 0), pg_row_i64(&r, 1), pg_row_i64(&r, 2), pg_row_i64(&r, 3),
-                        pg_row_int(&r, 4), pg_row_i64(&r, 5), pg_row_i64(&r, 6)};
+                        pg_row_int(&r, 4), pg_row_i64(&r, 5), pg_row_i64(&r, 6), pg_row_i64(&r, 7)};
         if (pg_row_check(&r, component, "an order to give back") < 0)
             return -1;
     }
@@ -36,6 +36,23 @@ void order_ref_args(const order_ref *o, char text[4][24], const char **args)
         args[k] = text[k];
 }
 
+int order_ref_load(PGconn *pg, int64_t id, order_ref *out, const char *component)
+{
+    char id_s[24];
+    snprintf(id_s, sizeof(id_s), "%" PRId64, id);
+    const char *p[] = {id_s};
+    PGresult *res = PQexecParams(pg, "SELECT " ORDER_REF_COLUMNS " FROM orders WHERE id = $1", 1,
+                                 NULL, p, NULL, NULL, 0);
+    int rc = -1;
+    if (PQresultStatus(res) == PGRES_TUPLES_OK)
+        rc = order_refs_read(res, out, 1, component);
+    else
+        log_msg(LOG_WARN, component, "postgresql: reading order %" PRId64 ": %s", id,
+                PQresultErrorMessage(res));
+    PQclear(res);
+    return rc;
+}
+
 /* The key id of the segment an order's units came from, and of its
  * buyer's home (keys.h): the item's own keys unless it is segmented. */
 static int64_t stock_key(const order_ref *o)
@@ -50,24 +67,26 @@ static int64_t home_key(const order_ref *o)
 
 /* One script call for the orders o[0..n) on the keys of key (an item's, or
  * a segment's), for the part of their return those keys take ("all",
- * "stock" or "buyer": lua/order_return.lua). 0, or -1. */
+ * "stock" or "buyer": lua/order_return.lua; "draw" for all of a draw
+ * order's, whose item has one segment). 0, or -1. */
 static int return_call(redis_nodes *rn, const scripts *sc, const order_ref *o, size_t n,
                        int64_t key, const char *part, const char *component)
 {
-    char keys[4][KEYS_MAX], args[ORDER_RETURN_BATCH][4][24];
-    const char *ka[4 + 5 * ORDER_RETURN_BATCH];
+    char keys[5][KEYS_MAX], args[ORDER_RETURN_BATCH][4][24];
+    const char *ka[5 + 5 * ORDER_RETURN_BATCH];
     keys_item_state(keys[0], KEYS_MAX, key);
     keys_item_buyers(keys[1], KEYS_MAX, key);
     keys_item_returned(keys[2], KEYS_MAX, key);
     keys_item_given_back(keys[3], KEYS_MAX, key);
-    for (int k = 0; k < 4; k++)
+    keys_item_granted(keys[4], KEYS_MAX, key);
+    for (int k = 0; k < 5; k++)
         ka[k] = keys[k];
     for (size_t i = 0; i < n; i++) {
-        order_ref_args(&o[i], args[i], &ka[4 + 5 * i]);
-        ka[4 + 5 * i + 4] = part;
+        order_ref_args(&o[i], args[i], &ka[5 + 5 * i]);
+        ka[5 + 5 * i + 4] = o[i].draw_position > 0 && strcmp(part, "all") == 0 ? "draw" : part;
     }
     /* The keys share their slot: the call goes to their node. */
-    redisReply *r = redis_nodes_script(rn, &sc->s[SCRIPT_ORDER_RETURN], 4, (int)(5 * n), ka);
+    redisReply *r = redis_nodes_script(rn, &sc->s[SCRIPT_ORDER_RETURN], 5, (int)(5 * n), ka);
     /* An error reply was logged and is NULL here (redis_nodes_reply). */
     if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 4) {
         if (r)

@@ -33,11 +33,16 @@ typedef struct order_ref {
      * unless the item is segmented (order_row.h). */
     int64_t stock_key;
     int64_t home_key;
+    /* A draw's order (issue 28): the entrant's position, 0 for a purchase.
+     * Its units left Redis by its grant (draw_grant.h), not at acceptance:
+     * one returned before its grant gives nothing back. */
+    int64_t draw_position;
 } order_ref;
 
 /* The columns order_refs_read reads, in its order, for a SELECT or a
  * RETURNING. */
-#define ORDER_REF_COLUMNS "id, item_id, round, user_id, quantity, " ORDER_ROW_KEY_COLUMNS
+#define ORDER_REF_COLUMNS                                                                          \
+    "id, item_id, round, user_id, quantity, " ORDER_ROW_KEY_COLUMNS ", coalesce(draw_position, 0)"
 
 /* Orders one script call gives back at most. */
 #define ORDER_RETURN_BATCH 16
@@ -73,12 +78,18 @@ int order_refs_steps(const order_refs_step *step, redis_nodes *rn, PGconn *pg, c
 int order_refs_mark(PGconn *pg, const order_ref *o, const unsigned char *done, size_t n,
                     const char *sql, const char *what, const char *component);
 
+/* Reads order id's ref from PostgreSQL into *out. Returns 1, 0 when there
+ * is no such order, or -1 (logged for component). */
+int order_ref_load(PGconn *pg, int64_t id, order_ref *out, const char *component);
+
 /* Gives the units of n orders back in Redis through rn, the orders of one
  * item in one call on the item's node (consecutive orders of an item share
  * calls: sort them by item for fewer calls), and announces each item whose
  * stock grew on KEYS_EVENTS ("return <item> <round> <changes>") so that
  * every server clears its sold-out flag. done[i] is set to 1 for each order
- * Redis confirmed (given back now or before, or of a round that is over);
+ * Redis confirmed (given back now or before, or of a round that is over;
+ * a draw order returned before its grant gives nothing and is confirmed,
+ * and its grant, should it run later, takes nothing);
  * a failed call leaves its orders owed and the next item is tried. Returns
  * 0 when Redis confirmed all, -1 otherwise (logged). */
 int order_return_redis(redis_nodes *rn, const scripts *sc, const order_ref *o, size_t n,

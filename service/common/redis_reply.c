@@ -36,6 +36,16 @@ int redis_reply_number_or(const redisReply *r, int64_t absent, int64_t *out)
     return redis_reply_number(r, out);
 }
 
+int redis_reply_numbers(const redisReply *r, size_t from, size_t n, int64_t *out)
+{
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements < from + n)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if (redis_reply_number(r->element[from + i], &out[i]) < 0)
+            return -1;
+    return 0;
+}
+
 int redis_reply_real(const redisReply *r, double *out)
 {
     if (r && r->type == REDIS_REPLY_INTEGER) {

@@ -19,6 +19,12 @@ int redis_reply_number(const redisReply *r, int64_t *out);
  * key that is not there: HMGET's, GET's). Returns 0 with *out, or -1. */
 int redis_reply_number_or(const redisReply *r, int64_t absent, int64_t *out);
 
+/* The entries [from, from + n) of the array reply r as numbers
+ * (redis_reply_number) into out[0..n). Returns 0, or -1 when r is not an
+ * array of that many entries or one of them is not a number (out is then
+ * partly written). Does not free r. */
+int redis_reply_numbers(const redisReply *r, size_t from, size_t n, int64_t *out);
+
 /* r as a real number: an integer reply, or a string whose whole text is a
  * finite decimal number ("2.5", "1e-3"). Returns 0 with *out, or -1. */
 int redis_reply_real(const redisReply *r, double *out);

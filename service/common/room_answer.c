@@ -1,9 +1,11 @@
 /* room_answer.c: a buyer's standing in a waiting room, and its JSON. */
 #include "room_answer.h"
 
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-
-#include <jansson.h>
 
 #include "rfc3339.h"
 
@@ -51,29 +53,45 @@ void room_answer_standing(const room_seen *seen, double jitter01, room_standing 
     out->refresh_after_ms = (int64_t)((double)refresh * (0.8 + 0.4 * jitter01));
 }
 
-static json_t *count_or_null(int64_t v, int shown)
+/* Whether text goes into JSON as it is: letters, digits, '.', '_' and '-'
+ * only (the states, hex handles and tokens of this module's answers). */
+static int plain(const char *text)
 {
-    return shown ? json_integer(v) : json_null();
+    for (const char *c = text; *c; c++)
+        if (!isalnum((unsigned char)*c) && *c != '.' && *c != '_' && *c != '-')
+            return 0;
+    return 1;
+}
+
+/* v, or null when not shown, into buf (24). */
+static const char *count_or_null(int64_t v, int shown, char *buf)
+{
+    if (!shown)
+        return "null";
+    snprintf(buf, 24, "%" PRId64, v);
+    return buf;
 }
 
 char *room_answer_json(const room_standing *st)
 {
-    json_t *o =
-        json_pack("{s:s, s:o, s:o, s:I, s:I, s:s}", "state", st->state, "place",
-                  count_or_null(st->place, st->place > 0), "ahead",
-                  count_or_null(st->ahead, st->ahead >= 0), "wait_ms", (json_int_t)st->wait_ms,
-                  "refresh_after_ms", (json_int_t)st->refresh_after_ms, "entrant", st->entrant);
-    char when[RFC3339_MAX];
-    if (o && st->admission[0] &&
+    /* A template, not jansson: this is the answer of every poll answered
+     * from memory, and none of its strings needs escaping (checked). */
+    char place[24], ahead[24], when[RFC3339_MAX], more[ROOM_TOKEN_MAX + RFC3339_MAX + 96] = "";
+    if (!plain(st->state) || !plain(st->entrant) || !plain(st->admission))
+        return NULL;
+    if (st->admission[0] &&
         (rfc3339_format(st->admission_expires_ms, when, sizeof(when)) < 0 ||
-         json_object_set_new(o, "admission", json_string(st->admission)) < 0 ||
-         json_object_set_new(o, "admission_expires_at", json_string(when)) < 0 ||
-         json_object_set_new(o, "admission_expires_in_ms", json_integer(st->admission_left_ms)) <
-             0)) {
-        json_decref(o);
-        o = NULL;
-    }
-    char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
-    json_decref(o);
-    return text;
+         snprintf(more, sizeof(more),
+                  ",\"admission\":\"%s\",\"admission_expires_at\":\"%s\","
+                  "\"admission_expires_in_ms\":%" PRId64,
+                  st->admission, when, st->admission_left_ms) >= (int)sizeof(more)))
+        return NULL;
+    char text[ROOM_ANSWER_MAX];
+    int n = snprintf(text, sizeof(text),
+                     "{\"state\":\"%s\",\"place\":%s,\"ahead\":%s,\"wait_ms\":%" PRId64
+                     ",\"refresh_after_ms\":%" PRId64 ",\"entrant\":\"%s\"%s}",
+                     st->state, count_or_null(st->place, st->place > 0, place),
+                     count_or_null(st->ahead, st->ahead >= 0, ahead), st->wait_ms,
+                     st->refresh_after_ms, st->entrant, more);
+    return n < 0 || (size_t)n >= sizeof(text) ? NULL : strdup(text);
 }

@@ -40,9 +40,13 @@ typedef struct room_standing {
  * the polls do not synchronise. */
 void room_answer_standing(const room_seen *seen, double jitter01, room_standing *out);
 
+/* The longest answer room_answer_json makes, with its '\0'. */
+#define ROOM_ANSWER_MAX 512
+
 /* {"state","place","ahead","wait_ms","refresh_after_ms","entrant"[,
  *  "admission","admission_expires_at","admission_expires_in_ms"]}; the caller frees it, NULL when
- * out of memory. */
+ * out of memory or when a string of st would need escaping (state, entrant
+ * and admission are letters, digits, '.', '_' and '-'). */
 char *room_answer_json(const room_standing *st);
 
 #endif

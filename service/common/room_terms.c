@@ -166,8 +166,7 @@ static int draw_json(json_t *item, const room_terms *r, const room_counts *c)
     return 0;
 }
 
-int room_terms_json(json_t *item, const room_terms *r, const room_counts *c, int64_t starts_ms,
-                    int64_t now_ms)
+int room_terms_json(json_t *item, const room_terms *r, const room_counts *c)
 {
     const char *kind = r->draw ? "draw" : r->room ? "room" : "race";
     if (json_object_set_new(item, "admission", json_string(kind)) < 0)
@@ -176,7 +175,7 @@ int room_terms_json(json_t *item, const room_terms *r, const room_counts *c, int
         return draw_json(item, r, c);
     if (!r->room)
         return 0;
-    int revealed = starts_ms > 0 && now_ms >= starts_ms && c->secret[0];
+    int revealed = c->started && c->secret[0];
     json_t *room =
         json_pack("{s:s, s:o, s:I, s:I, s:I, s:I}", "commitment", c->commitment, "secret",
                   revealed ? json_string(c->secret) : json_null(), "joined", (json_int_t)c->joined,

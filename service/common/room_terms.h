@@ -43,7 +43,8 @@ typedef struct draw_counts {
 /* The room's counts and secret as the item's view shows them. */
 typedef struct room_counts {
     char commitment[ROOM_HEX_LEN + 1]; /* hex SHA-256(K) */
-    char secret[ROOM_HEX_LEN + 1];     /* hex K: shown from starts_at only */
+    char secret[ROOM_HEX_LEN + 1];     /* hex K: shown once started only */
+    int started;                       /* the room's flag: no join counts as pre-start any more */
     int64_t joined, admitted, active, expired_unused;
     draw_counts draw; /* a draw item's (commitment and secret above are its K's) */
 } room_counts;
@@ -58,12 +59,11 @@ sk_status room_terms_parse(json_t *root, int64_t starts_ms, int starts_named, ro
                            const char **why);
 
 /* Sets the admission members of an item's JSON object: "admission", and for
- * a room its terms and "room": {commitment, secret (null before starts_at:
- * now_ms < starts_ms), joined, admitted, active, expired_unused}; for a
- * draw entries_open_at, entries_close_at and "draw" (room_terms_draw_json).
- * Returns 0, or -1 when out of memory. */
-int room_terms_json(json_t *item, const room_terms *r, const room_counts *c, int64_t starts_ms,
-                    int64_t now_ms);
+ * a room its terms and "room": {commitment, secret (null until c->started),
+ * joined, admitted, active, expired_unused}; for a draw entries_open_at,
+ * entries_close_at and "draw" (room_terms_draw_json). Returns 0, or -1 when
+ * out of memory. */
+int room_terms_json(json_t *item, const room_terms *r, const room_counts *c);
 
 /* A time as JSON: its RFC 3339 text, or null for 0 (NULL when out of
  * memory). */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "keys.h"
+#include "order_node.h"
 #include "redis_nodes.h"
 #include "reserve.h"
 #include "room_store.h"
@@ -29,19 +30,6 @@ static int load_scripts(scripts *sc, redis_nodes *rn)
             return -1;
     }
     return n > 0 ? 0 : -1;
-}
-
-/* Each server instance takes a node number for its order ids from Redis, so
- * that several instances behind a load balancer never make the same id. */
-static int take_node_number(redis_nodes *rn, unsigned *node)
-{
-    const char *argv[] = {"INCR", KEYS_NODE_SEQ};
-    redisReply *r = redis_nodes_command(rn, KEYS_NODE_SEQ, 2, argv, NULL);
-    int ok = r && r->type == REDIS_REPLY_INTEGER;
-    if (ok)
-        *node = (unsigned)(r->integer % (ORDER_NODE_MAX + 1));
-    freeReplyObject(r);
-    return ok ? 0 : -1;
 }
 
 static void *make_session(void *arg)
@@ -164,8 +152,10 @@ app *app_create(const config *cfg, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
+    /* Each server instance takes a node number for its order ids, so that
+     * several instances behind a load balancer never make the same id. */
     unsigned node = 0;
-    int loaded = load_scripts(&a->scripts, rn) == 0 && take_node_number(rn, &node) == 0;
+    int loaded = load_scripts(&a->scripts, rn) == 0 && order_node_take(rn, &node) == 0;
     redis_nodes_free(rn);
     if (!loaded) {
         snprintf(err, errlen, "redis: cannot load the scripts or take a node number");

@@ -229,10 +229,8 @@ sk_status orders_settle(pool_session *s, int64_t order_id, order_action action, 
     /* Units owed back: given now, or again for a repeat whose first return
      * Redis never confirmed (the return happens once all the same). */
     if ((m.to == ORDER_CANCELLED || m.to == ORDER_EXPIRED) && !out->returned) {
-        order_ref ref = {out->o.id,       out->o.item_id,    out->o.round,  out->o.user_id,
-                         out->o.quantity, out->o.segment_id, out->o.home_id};
         order_record now;
-        if (pool_session_return_units(s, &ref) == 0)
+        if (pool_session_return_order(s, order_id) == 0)
             /* The mark says whether the round was over (no unit back). */
             *out = read_row(s, order_id, 0, &now, NULL) == SK_OK ? now : *out;
         else

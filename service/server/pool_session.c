@@ -146,13 +146,14 @@ sk_status pool_session_ready(pool_session *s)
     return res ? SK_OK : SK_BACKEND_DOWN;
 }
 
-int pool_session_return_units(pool_session *s, const order_ref *o)
+int pool_session_return_order(pool_session *s, int64_t order_id)
 {
     unsigned char done;
+    order_ref o;
     PGconn *pg = pg_session_conn(s->pg);
-    if (!pg)
+    if (!pg || order_ref_load(pg, order_id, &o, COMPONENT) != 1)
         return -1;
-    return order_return_units(s->redis, pg, s->sc, o, 1, &done, COMPONENT) == 0 ? 0 : -1;
+    return order_return_units(s->redis, pg, s->sc, &o, 1, &done, COMPONENT) == 0 ? 0 : -1;
 }
 
 int64_t pool_session_grant_owed(pool_session *s, int64_t item)

@@ -65,11 +65,8 @@ static int poll_from_memory(app *a, http_exchange *ex, int64_t item, int64_t use
     room_info info;
     room_frontier f;
     int64_t place, mono = clock_mono_ms();
-    int claimed;
-    if (!room_cache_info(a->rooms, item, &info) ||
-        !room_cache_place(a->rooms, item, info.round, user, &place) ||
-        !room_cache_frontier(a->rooms, item, info.round, mono, &f, &claimed) ||
-        place <= f.admitted || f.sold_out)
+    if (!room_cache_waiting(a->rooms, item, user, mono, &info, &place, &f) || place <= f.admitted ||
+        f.sold_out)
         return 0;
     room_seen seen = {.now_ms = f.redis_ms + (mono - f.mono_ms),
                       .starts_ms = info.starts_ms,
@@ -128,31 +125,29 @@ static void reply_times(http_exchange *ex, sk_status st, const room_info *info, 
     http_exchange_reply(ex, sk_status_http(st), body, n < 0 ? 0 : (size_t)n, NULL);
 }
 
-/* An integer entry of a script's reply (0 when it is not one). */
-static int64_t entry(const redisReply *r, size_t i)
-{
-    int64_t v = 0;
-    return redis_reply_number(r->element[i], &v) == 0 ? v : 0;
-}
-
-/* A script's reply of n entries, its outcome first: the outcome, or NULL
- * (and the reply freed) when it is not one. */
-static const char *outcome_of(redisReply **r, size_t n)
+/* A script's reply of n entries, its outcome first and numbers after it
+ * (into nums[0..n-1)): the outcome, or NULL (logged, and the reply freed)
+ * when it is not such a reply. */
+static const char *outcome_of(redisReply **r, size_t n, int64_t *nums, const char *what)
 {
     if (*r && (*r)->type == REDIS_REPLY_ARRAY && (*r)->elements == n &&
-        (*r)->element[0]->type == REDIS_REPLY_STRING)
+        (*r)->element[0]->type == REDIS_REPLY_STRING &&
+        redis_reply_numbers(*r, 1, n - 1, nums) == 0)
         return (*r)->element[0]->str;
-    freeReplyObject(*r);
+    if (*r)
+        redis_reply_unexpected(*r, "room", what);
     *r = NULL;
     return NULL;
 }
 
 /* Joins the n buyers of jobs[0..n) (of one item; e[i]: job i's entrant)
- * in one script call; *now_ms gets Redis's clock, *stale is set when the
- * room is of another round than info's. SK_OK, or the refusal of them all
- * (SK_NOT_STARTED and SK_ENDED: outside the queue's times). */
+ * in one script call; *now_ms gets Redis's clock, *started whether they
+ * were placed after the pre-start joiners (the room's started flag,
+ * lua/room_join.lua), *stale is set when the room is of another round than
+ * info's. SK_OK, or the refusal of them all (SK_NOT_STARTED and SK_ENDED:
+ * outside the queue's times). */
 static sk_status join(room_job *const *jobs, int n, pool_session *s, const room_info *info,
-                      char (*e)[ROOM_HEX_LEN + 1], int64_t *now_ms, int *stale)
+                      char (*e)[ROOM_HEX_LEN + 1], int64_t *now_ms, int *started, int *stale)
 {
     char room[KEYS_MAX], places[KEYS_MAX], round_s[24], score_s[ROOM_JOINS_BATCH][32];
     const char *keys_args[3 + 2 * ROOM_JOINS_BATCH] = {room, places, round_s};
@@ -168,10 +163,12 @@ static sk_status join(room_job *const *jobs, int n, pool_session *s, const room_
         keys_args[4 + 2 * i] = score_s[i];
     }
     redisReply *r = pool_session_script(s, SCRIPT_ROOM_JOIN, 2, 1 + 2 * n, keys_args);
-    const char *outcome = outcome_of(&r, 3);
+    int64_t v[3]; /* now, added, started */
+    const char *outcome = outcome_of(&r, 4, v, "room_join");
     if (!outcome)
         return SK_BACKEND_DOWN;
-    *now_ms = entry(r, 1);
+    *now_ms = v[0];
+    *started = v[2] != 0;
     *stale = strcmp(outcome, "stale") == 0;
     sk_status st = strcmp(outcome, "joined") == 0 || *stale ? SK_OK
                    : strcmp(outcome, "not_a_room") == 0     ? SK_NOT_A_ROOM
@@ -205,20 +202,21 @@ static sk_status poll(app *a, pool_session *s, const room_info *info, const char
     const char *keys_args[] = {room,    places, admitted,    active, state,
                                round_s, e,      remaining_s, cap_s};
     redisReply *r = pool_session_script(s, SCRIPT_ROOM_POLL, 5, 4, keys_args);
-    const char *outcome = outcome_of(&r, 9);
+    int64_t v[8]; /* now, admitted, joined, active, rank, expiry, sold_out, prestart */
+    const char *outcome = outcome_of(&r, 9, v, "room_poll");
     if (!outcome)
         return SK_BACKEND_DOWN;
     *stale = strcmp(outcome, "stale") == 0;
     sk_status st = strcmp(outcome, "ok") == 0 || *stale ? SK_OK : SK_NOT_A_ROOM;
-    *seen = (room_seen){.now_ms = entry(r, 1),
+    *seen = (room_seen){.now_ms = v[0],
                         .starts_ms = info->starts_ms,
                         .ends_ms = info->ends_ms,
                         .per_s = info->per_s,
-                        .admitted = entry(r, 2),
-                        .rank = entry(r, 5),
-                        .expiry_ms = entry(r, 6),
-                        .sold_out = entry(r, 7) != 0};
-    room_frontier f = {info->round,    seen->admitted, entry(r, 3),
+                        .admitted = v[1],
+                        .rank = v[4],
+                        .expiry_ms = v[5],
+                        .sold_out = v[6] != 0};
+    room_frontier f = {info->round,    seen->admitted, v[2],
                        seen->sold_out, seen->now_ms,   clock_mono_ms()};
     freeReplyObject(r);
     if (st != SK_OK || *stale)
@@ -248,11 +246,12 @@ static void answer(room_job *j, const room_info *info, const unsigned char *mast
 }
 
 /* Answers j after its join (or, for a poll, at once) of outcome st at
- * Redis's now: the times of a refusal, a pre-start joiner's standing, or
- * the standing a poll reads. Returns 0 when the room turned out to be of
- * another round than info's (not answered), else 1. */
+ * Redis's now (started: the join was placed after the pre-start joiners):
+ * the times of a refusal, a pre-start joiner's standing, or the standing a
+ * poll reads. Returns 0 when the room turned out to be of another round
+ * than info's (not answered), else 1. */
 static int settle(room_job *j, pool_session *s, const room_info *info, const unsigned char *master,
-                  const char *e, sk_status st, int64_t now, int stale)
+                  const char *e, sk_status st, int64_t now, int started, int stale)
 {
     room_seen seen;
     if (st == SK_ENDED || st == SK_NOT_STARTED) {
@@ -261,7 +260,7 @@ static int settle(room_job *j, pool_session *s, const room_info *info, const uns
                                    : "the queue opens at prequeue_opens_at");
         return 1;
     }
-    if (st == SK_OK && !stale && j->route == ROUTE_QUEUE_JOIN && now < info->starts_ms) {
+    if (st == SK_OK && !stale && j->route == ROUTE_QUEUE_JOIN && !started) {
         seen = (room_seen){.now_ms = now,
                            .starts_ms = info->starts_ms,
                            .ends_ms = info->ends_ms,
@@ -287,14 +286,14 @@ static void run_queue(room_job *j, pool_session *s)
     room_info info;
     char e[1][ROOM_HEX_LEN + 1];
     for (int again = 0; again < 2; again++) {
-        int stale = 0;
+        int stale = 0, started = 1;
         int64_t now = 0;
         sk_status st = room_of(j->a, s, j->item, master, &info, again);
         if (st == SK_OK && room_entrant(j->item, info.round, j->user, e[0]) < 0)
             st = SK_INTERNAL;
         if (st == SK_OK && j->route == ROUTE_QUEUE_JOIN)
-            st = join(&j, 1, s, &info, e, &now, &stale);
-        if (settle(j, s, &info, master, e[0], st, now, stale))
+            st = join(&j, 1, s, &info, e, &now, &started, &stale);
+        if (settle(j, s, &info, master, e[0], st, now, started, stale))
             return;
     }
     http_exchange_reply_error(j->ex, SK_BACKEND_DOWN, "the room began a new round; ask again");
@@ -308,16 +307,16 @@ static void join_item(pool_session *s, room_job **jobs, int n)
     unsigned char master[ROOM_SECRET_LEN];
     room_info info;
     char e[ROOM_JOINS_BATCH][ROOM_HEX_LEN + 1];
-    int stale = 0;
+    int stale = 0, started = 1;
     int64_t now = 0;
     sk_status st = room_of(jobs[0]->a, s, jobs[0]->item, master, &info, 0);
     for (int i = 0; st == SK_OK && i < n; i++)
         if (room_entrant(jobs[i]->item, info.round, jobs[i]->user, e[i]) < 0)
             st = SK_INTERNAL;
     if (st == SK_OK)
-        st = join(jobs, n, s, &info, e, &now, &stale);
+        st = join(jobs, n, s, &info, e, &now, &started, &stale);
     for (int i = 0; i < n; i++) {
-        if (!settle(jobs[i], s, &info, master, e[i], st, now, stale))
+        if (!settle(jobs[i], s, &info, master, e[i], st, now, started, stale))
             run_queue(jobs[i], s);
         free(jobs[i]);
     }
@@ -389,12 +388,14 @@ static void run_audit(room_job *j, pool_session *s)
     /* Read again, not from memory: after a reset made through another
      * instance, memory's round (and its starts_at) may be the last one's. */
     sk_status st = room_of(j->a, s, j->item, master, &info, 1);
-    int64_t now = st == SK_OK ? pool_session_redis_now_ms(s) : 0;
-    if (st == SK_OK && now < 0)
+    /* Started as the item's node sees it: the room's flag, set now if due
+     * (room_store_started), never by another node's clock. */
+    int started = st == SK_OK ? room_store_started(s, j->item, info.round) : 0;
+    if (started < 0)
         st = SK_BACKEND_DOWN;
     if (st != SK_OK) {
         http_exchange_reply_error(j->ex, st, NULL);
-    } else if (now < info.starts_ms) {
+    } else if (!started) {
         reply_times(j->ex, SK_NOT_STARTED, &info,
                     "the order is published at starts_at, with the secret that made it");
     } else {

@@ -116,11 +116,12 @@ void room_cache_set_info(room_cache *c, const room_info *in)
     pthread_mutex_unlock(&c->mu);
 }
 
-int room_cache_frontier(room_cache *c, int64_t item, int64_t round, int64_t mono_ms,
-                        room_frontier *out, int *claimed)
+/* The frontier of item's round into *out, as room_cache_waiting reads it;
+ * under c->mu. */
+static int frontier_of(room_cache *c, int64_t item, int64_t round, int64_t mono_ms,
+                       room_frontier *out, int *claimed)
 {
     *claimed = 0;
-    pthread_mutex_lock(&c->mu);
     room_slot *s = slot_of(c, item);
     int known =
         s->has_info && s->info.item == item && s->has_frontier && s->frontier.round == round;
@@ -133,7 +134,6 @@ int room_cache_frontier(room_cache *c, int64_t item, int64_t round, int64_t mono
         s->refreshing = 1;
         *claimed = 1;
     }
-    pthread_mutex_unlock(&c->mu);
     return known && (fresh || !*claimed);
 }
 
@@ -156,15 +156,21 @@ static place_slot *place_of(room_cache *c, int64_t item, int64_t round, int64_t 
     return &c->places[h & (PLACES - 1)];
 }
 
-int room_cache_place(room_cache *c, int64_t item, int64_t round, int64_t user, int64_t *place)
+int room_cache_waiting(room_cache *c, int64_t item, int64_t user, int64_t mono_ms, room_info *info,
+                       int64_t *place, room_frontier *f)
 {
-    pthread_mutex_lock(&c->mu);
-    place_slot *p = place_of(c, item, round, user);
-    int has = p->place > 0 && p->item == item && p->round == round && p->user == user;
-    if (has)
+    int claimed, known = 0;
+    pthread_mutex_lock(&c->mu); /* once a poll: two loops polling share it */
+    room_slot *s = slot_of(c, item);
+    if (s->has_info && s->info.item == item) {
+        *info = s->info;
+        place_slot *p = place_of(c, item, info->round, user);
+        known = p->place > 0 && p->item == item && p->round == info->round && p->user == user;
         *place = p->place;
+    }
+    known = known && frontier_of(c, item, info->round, mono_ms, f, &claimed);
     pthread_mutex_unlock(&c->mu);
-    return has;
+    return known;
 }
 
 void room_cache_set_place(room_cache *c, int64_t item, int64_t round, int64_t user, int64_t place)

@@ -51,16 +51,18 @@ int room_cache_claim_master(room_cache *c);
 int room_cache_info(room_cache *c, int64_t item, room_info *out);
 void room_cache_set_info(room_cache *c, const room_info *in);
 
-/* item's frontier of round into *out: 1 when fresh at mono_ms; 0 when
- * unknown or stale (then *claimed is 1 for the one caller that should read
- * it from Redis while the others are still answered from the stale one,
- * which *out then holds: 1 is returned for those). */
-int room_cache_frontier(room_cache *c, int64_t item, int64_t round, int64_t mono_ms,
-                        room_frontier *out, int *claimed);
+/* item's frontier as a poll read it from Redis (ending the read that
+ * room_cache_waiting claimed). */
 void room_cache_set_frontier(room_cache *c, int64_t item, const room_frontier *f);
 
-/* A buyer's place (1-based) in item's round: 1 with *place, or 0. */
-int room_cache_place(room_cache *c, int64_t item, int64_t round, int64_t user, int64_t *place);
+/* What a poll from memory needs, under one lock: item's room into *info,
+ * user's place (1-based) in its round into *place, and its frontier into
+ * *f. 1 when all three are known and the frontier is fresh at mono_ms, or
+ * stale while another poll reads it again (one caller is answered 0
+ * instead: it should read it from Redis, room_cache_set_frontier); else 0. */
+int room_cache_waiting(room_cache *c, int64_t item, int64_t user, int64_t mono_ms, room_info *info,
+                       int64_t *place, room_frontier *f);
+/* A buyer's place (1-based) in item's round, final once the sale started. */
 void room_cache_set_place(room_cache *c, int64_t item, int64_t round, int64_t user, int64_t place);
 
 /* A new round of item began (or all is stale: item 0): forgets its room. */

@@ -64,11 +64,47 @@ int room_store_start(pool_session *s, int64_t item, int64_t round, int64_t start
     return reply ? 0 : -1;
 }
 
-/* An integer of a reply (a number or its text), 0 when neither. */
-static int64_t reply_i64(const redisReply *r)
+int room_store_started(pool_session *s, int64_t item, int64_t round)
 {
-    int64_t v = 0;
-    return redis_reply_number(r, &v) == 0 ? v : 0;
+    char room[KEYS_MAX], places[KEYS_MAX], round_s[24];
+    keys_room(room, sizeof(room), item, NULL);
+    keys_room(places, sizeof(places), item, "places");
+    snprintf(round_s, sizeof(round_s), "%" PRId64, round);
+    const char *keys_args[] = {room, places, round_s}; /* a join of nobody */
+    redisReply *r = pool_session_script(s, SCRIPT_ROOM_JOIN, 2, 1, keys_args);
+    int64_t v[3]; /* now, added, started */
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 4 ||
+        redis_reply_numbers(r, 1, 3, v) < 0)
+        return redis_reply_unexpected(r, "room", "room_join of nobody");
+    freeReplyObject(r);
+    return v[2] != 0;
+}
+
+/* The room's flag and counts of v (an HMGET's reply r of 4 fields) into
+ * v->counts; the flag set now if the start is near by this node's clock.
+ * Takes r. SK_OK, SK_INTERNAL or SK_BACKEND_DOWN. */
+static sk_status read_counts(pool_session *s, item_view *v, redisReply *r)
+{
+    int64_t started = 0;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 4 ||
+        redis_reply_number_or(r->element[0], 0, &v->counts.joined) < 0 ||
+        redis_reply_number_or(r->element[1], 0, &v->counts.admitted) < 0 ||
+        redis_reply_number_or(r->element[2], 0, &v->counts.expired_unused) < 0 ||
+        redis_reply_number_or(r->element[3], 0, &started) < 0) {
+        redis_reply_unexpected(r, "room", "HMGET of a room's counts");
+        return SK_INTERNAL;
+    }
+    freeReplyObject(r);
+    /* Not set yet: nobody joined nor polled since the start as the item's
+     * node sees it. Near the start by this node's clock (any node's), the
+     * item's node is asked (a join of nobody), so that the reveal does not
+     * wait for a buyer; it alone decides. */
+    if (!started && v->now_ms >= v->starts_ms - ROOM_STORE_REVEAL_EARLY_MS)
+        started = room_store_started(s, v->id, v->round);
+    if (started < 0)
+        return SK_BACKEND_DOWN;
+    v->counts.started = started != 0;
+    return SK_OK;
 }
 
 sk_status room_store_counts(pool_session *s, item_view *v)
@@ -83,22 +119,22 @@ sk_status room_store_counts(pool_session *s, item_view *v)
     keys_room(room, sizeof(room), v->id, NULL);
     keys_room(active, sizeof(active), v->id, "active");
     snprintf(now_s, sizeof(now_s), "(%" PRId64, v->now_ms);
-    const char *hmget[] = {"HMGET", room, "joined", "admitted", "expired_unused"};
-    redisReply *r = pool_session_redis(s, 5, hmget);
+    const char *hmget[] = {"HMGET", room, "joined", "admitted", "expired_unused", "started"};
+    redisReply *r = pool_session_redis(s, 6, hmget);
     if (!r)
         return SK_BACKEND_DOWN;
-    if (r->type == REDIS_REPLY_ARRAY && r->elements == 3) {
-        v->counts.joined = reply_i64(r->element[0]);
-        v->counts.admitted = reply_i64(r->element[1]);
-        v->counts.expired_unused = reply_i64(r->element[2]);
-    }
-    freeReplyObject(r);
+    sk_status st = read_counts(s, v, r);
+    if (st != SK_OK)
+        return st;
     /* Those past their expiry not trimmed yet are not active. */
     const char *zcount[] = {"ZCOUNT", active, now_s, "+inf"};
     r = pool_session_redis(s, 4, zcount);
     if (!r)
         return SK_BACKEND_DOWN;
-    v->counts.active = reply_i64(r);
+    if (redis_reply_number(r, &v->counts.active) < 0) {
+        redis_reply_unexpected(r, "room", "ZCOUNT of a room's active");
+        return SK_INTERNAL;
+    }
     freeReplyObject(r);
     return SK_OK;
 }
@@ -187,13 +223,10 @@ static int read_info(pool_session *s, int64_t item, room_info *out)
     if (!found)
         return 0;
     const char *hget[] = {"HGET", state, "segments"};
-    r = pool_session_redis(s, 3, hget);
-    if (!r)
+    int64_t segments;
+    if (redis_reply_int(pool_session_redis(s, 3, hget), "room", "HGET of segments", &segments) < 0)
         return -1;
-    out->segments = (int)reply_i64(r);
-    if (out->segments < 1 || out->segments > KEYS_SEGMENTS_MAX)
-        out->segments = 1;
-    freeReplyObject(r);
+    out->segments = segments >= 1 && segments <= KEYS_SEGMENTS_MAX ? (int)segments : 1;
     return 1;
 }
 
@@ -223,12 +256,18 @@ int64_t room_store_remaining(pool_session *s, int64_t item, int segments)
     }
     if (pool_session_redis_pipeline(s, (size_t)segments, 3, argv, replies) < 0)
         return -1;
-    int64_t remaining = 0;
+    int64_t remaining = 0, stock;
+    int bad = 0;
     for (int j = 0; j < segments; j++) {
-        remaining += replies[j] ? reply_i64(replies[j]) : 0;
+        if (redis_reply_number_or(replies[j], 0, &stock) < 0)
+            bad = 1; /* no stock at all is 0: a Redis that lost its data */
+        else
+            remaining += stock;
         freeReplyObject(replies[j]);
     }
-    return remaining;
+    if (bad)
+        log_msg(LOG_WARN, "room", "redis HGET of a segment's stock: unexpected reply");
+    return bad ? -1 : remaining;
 }
 
 void room_store_used(pool_session *s, int64_t item, const char *e)
@@ -300,24 +339,29 @@ static int read_gauges(pool_session *s, const int64_t *items, size_t n, int64_t 
     }
     if (pool_session_redis_pipeline(s, n, 5, argv, replies) < 0)
         return -1;
+    int bad = 0;
     for (size_t i = 0; i < n; i++) {
         redisReply *r = replies[i];
         int room = r && r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
                    r->element[0]->type == REDIS_REPLY_STRING;
-        for (int g = 0; g < 3; g++)
-            values[i][g] = room ? reply_i64(r->element[g]) : -1;
+        values[i][0] = -1;
+        if (room && redis_reply_numbers(r, 0, 3, values[i]) < 0)
+            bad = 1;
         freeReplyObject(r);
+        replies[i] = NULL;
         keys_room(keys[i], KEYS_MAX, items[i], "active");
         argv[2 * i] = "ZCARD";
         argv[2 * i + 1] = keys[i];
     }
-    if (pool_session_redis_pipeline(s, n, 2, argv, replies) < 0)
+    if (!bad && pool_session_redis_pipeline(s, n, 2, argv, replies) < 0)
         return -1;
-    for (size_t i = 0; i < n; i++) {
-        values[i][3] = reply_i64(replies[i]);
+    for (size_t i = 0; !bad && i < n; i++)
+        bad = redis_reply_number(replies[i], &values[i][3]) < 0;
+    for (size_t i = 0; i < n; i++)
         freeReplyObject(replies[i]);
-    }
-    return 0;
+    if (bad)
+        log_msg(LOG_WARN, "room", "redis gauges of the rooms: unexpected reply");
+    return bad ? -1 : 0;
 }
 
 char *room_store_metrics(pool_session *s)

@@ -43,11 +43,26 @@ int room_store_draw(char *k_hex);
 int room_store_start(pool_session *s, int64_t item, int64_t round, int64_t starts_ms,
                      int64_t ends_ms, const room_terms *r, const char *k_hex, int if_missing);
 
+/* How long before starts_at (by the clock of whichever node the view read
+ * it from) a view asks the item's node whether the room started: Redis
+ * Cluster's nodes' clocks may differ by this much without the reveal
+ * waiting for a buyer's call. */
+#define ROOM_STORE_REVEAL_EARLY_MS 2000
+
 /* Completes a room item's view (its K's hex in v->counts.secret, as
- * room_store_read left it) with its commitment and its counts from Redis.
- * SK_OK, SK_INTERNAL (no K) or SK_BACKEND_DOWN; a race item's is left as
- * it is. */
+ * room_store_read left it) with its commitment, its counts from Redis and
+ * whether it started (v->counts.started: the room's flag, set by the first
+ * script call at or after the start on the item's node; from
+ * ROOM_STORE_REVEAL_EARLY_MS before v->now_ms reaches starts_at, asked of
+ * that node through room_store_started). SK_OK, SK_INTERNAL (no K, or an
+ * unexpected reply) or SK_BACKEND_DOWN; a race item's is left as it is. */
 sk_status room_store_counts(pool_session *s, item_view *v);
+
+/* Whether item's room of round started as its own node's clock sees it:
+ * its flag, set now when due (lua/room_join.lua with no joiner). From then
+ * on no join counts as pre-start, so K may be shown. Returns 1, 0 (not yet,
+ * or the room is of another round or missing), or -1 when Redis failed. */
+int room_store_started(pool_session *s, int64_t item, int64_t round);
 
 /* The admission tokens' master key (room_order.h) into master: drawn and
  * kept in PostgreSQL by the first server that needs it, the same for all.

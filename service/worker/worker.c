@@ -263,6 +263,7 @@ worker *worker_create(const config *cfg, char *err, size_t errlen)
     w->cfg = cfg;
     sweep_token(w->token, sizeof(w->token), cfg->worker_id);
     worker_items_init(&w->items, cfg->worker_id, w->token);
+    waitlist_init(&w->wl);
     w->beat_ms = cfg->worker_sweep_ms ? cfg->worker_sweep_ms : WORKER_HEARTBEAT_DEFAULT_MS;
     /* A turn of the loop, hence a refresh and an expiry, at least once per
      * period. */

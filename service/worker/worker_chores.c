@@ -1,4 +1,5 @@
-/* worker_chores.c: the heartbeat, the sweep and the expiry, each when due. */
+/* worker_chores.c: the heartbeat, the sweep, the expiry and the draw chore,
+ * each when due. */
 #include "worker_chores.h"
 
 #include <inttypes.h>
@@ -8,6 +9,7 @@
 #include "keys.h"
 #include "log.h"
 #include "sweep.h"
+#include "waitlist.h"
 #include "worker_conn.h"
 
 #define COMPONENT "worker"
@@ -45,6 +47,29 @@ static int worker_expire(worker *w, int64_t now)
     return 0;
 }
 
+/* Every WAITLIST_PERIOD_MS, the draw chore (waitlist.h), on every worker:
+ * each item's row lock, not an election, keeps two workers from serving a
+ * unit twice. A PostgreSQL failure drops the connection; what Redis failed
+ * waits for the next period (the grants owed stay in PostgreSQL). */
+static void worker_waitlist(worker *w, int64_t now)
+{
+    if (now < w->next_waitlist)
+        return;
+    w->next_waitlist = now + WAITLIST_PERIOD_MS;
+    if (!w->pg && worker_conn_pg_connect(w) < 0) {
+        w->stats.pg_errors++;
+        return;
+    }
+    waitlist_result res;
+    int rc = waitlist_run(&w->wl, w->redis, w->pg, &w->sc, &res);
+    w->stats.drawn_served += res.served;
+    w->stats.drawn_units += res.units;
+    if (rc == -2) {
+        w->stats.pg_errors++;
+        worker_conn_pg_drop(w);
+    }
+}
+
 /* The times of the sweep's election are logged so that a test can check
  * that no two sweeps shared a period. */
 int worker_chores_run(worker *w)
@@ -57,6 +82,7 @@ int worker_chores_run(worker *w)
     }
     if (worker_expire(w, now) < 0)
         return -1;
+    worker_waitlist(w, now);
     if (w->cfg->worker_sweep_ms == 0 || now < w->next_sweep)
         return 0;
     w->next_sweep = now + w->cfg->worker_sweep_ms;

@@ -16,6 +16,7 @@
 #include "redis_nodes.h"
 #include "scripts.h"
 #include "sweep.h"
+#include "waitlist.h"
 #include "worker_batch.h"
 #include "worker_items.h"
 #include "worker_queue.h"
@@ -42,6 +43,8 @@ typedef struct worker_stats {
     _Atomic int64_t expiries;     /* expiry passes this worker was elected to run */
     _Atomic int64_t expired;      /* unpaid orders it expired */
     _Atomic int64_t returned;     /* units it gave back (expired, and owed returns finished) */
+    _Atomic int64_t drawn_served; /* waitlisted entrants of drawn items it served (waitlist.h) */
+    _Atomic int64_t drawn_units;  /* their units */
 } worker_stats;
 
 /* The same typedef as worker.h's (C11 allows the repeat), so that the
@@ -59,6 +62,8 @@ struct worker {
     int64_t next_beat;           /* monotonic ms of the next refresh */
     int64_t next_sweep;          /* monotonic ms of the next try for the sweep lock */
     int64_t next_expiry;         /* monotonic ms of the next try for the expiry lock */
+    int64_t next_waitlist;       /* monotonic ms of the next draw chore (waitlist.h) */
+    waitlist wl;                 /* the draw chore's order ids */
     int id_taken;                /* another live worker holds the id: stop */
     scripts sc;                  /* digests learnt at each connect (SCRIPT LOAD) */
     redis_nodes *redis;          /* made at each connect, every master set up (worker_conn.h) */

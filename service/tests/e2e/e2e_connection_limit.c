@@ -2,8 +2,6 @@
  * the limit a client's next connection is refused while the connections it
  * already holds are served. (The default, 0, sets no limit, so that load
  * tests, which all come from 127.0.0.1, are not hindered.) */
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
@@ -38,11 +36,8 @@ TestSuite(connection_limit, .init = start_server, .fini = kill_leftover, .timeou
  * decides whether to keep it). */
 static int open_connection(void)
 {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    cr_assert(fd >= 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    int fd = harness_connect(port);
+    cr_assert(fd >= 0, "connect to port %d", port);
     return fd;
 }
 

@@ -1,9 +1,7 @@
 /* e2e_hostile.c: hostile and broken input against a real server: every bad
  * request gets a clear 4xx (or is cut), the server keeps serving real
  * buyers, and nothing is sold by any of it. */
-#include <arpa/inet.h>
 #include <inttypes.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -199,11 +197,8 @@ Test(hostile, negative_zero_and_overflowing_buyers_in_the_query_get_400)
 /* Opens a connection and sends half a request head, never the rest. */
 static int half_open(void)
 {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET,
-                            .sin_port = htons((uint16_t)port),
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    cr_assert(fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
+    int fd = harness_connect(port);
+    cr_assert(fd >= 0, "connect to port %d", port);
     static const char part[] = "POST /api/v1/items/1/purchase HTTP/1.1\r\nHost: slow\r\nX-A: ";
     cr_assert_eq(send(fd, part, sizeof(part) - 1, MSG_NOSIGNAL), (ssize_t)sizeof(part) - 1);
     return fd;

@@ -529,7 +529,7 @@ Test(orders, a_worker_killed_between_the_expiry_and_the_return_gives_the_units_b
     snprintf(round_sql, sizeof(round_sql), "SELECT round FROM items WHERE id = %" PRId64, item);
     int64_t round = harness_pg_int(pg, round_sql);
     for (size_t i = 0; i < ORDERS / 2; i++)
-        half[i] = (order_ref){o[i][0], item, round, o[i][1], 1, item, item};
+        half[i] = (order_ref){o[i][0], item, round, o[i][1], 1, item, item, 0};
     unsigned char done[ORDERS / 2];
     config cfg;
     harness_config(&cfg);

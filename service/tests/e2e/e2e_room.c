@@ -4,8 +4,9 @@
  * joiners behind every pre-start joiner in arrival order, the metering
  * never above its formula, every wrong token refused with nothing sold,
  * and two instances polled by 16 threads a buyer: one admission each, the
- * same token everywhere, the stock sold exactly; and joins at once (group
- * committed, room_joins.h) each counted once and placed exactly. */
+ * same token everywhere, the stock sold exactly; joins at once (group
+ * committed, room_joins.h) each counted once and placed exactly; and the
+ * secret shown only once the room's own node counts the start. */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include "clock.h"
 #include "harness.h"
 #include "harness_suite.h"
+#include "keys.h"
 #include "rfc3339.h"
 #include "room_order.h"
 #include "sale.h"
@@ -653,4 +655,147 @@ Test(room, joins_at_once_are_counted_once_and_placed_exactly)
     v = item_view(item);
     cr_assert_eq(num(json_object_get(v, "room"), "joined"), THREADS * (EACH + LATE));
     json_decref(v);
+}
+
+/* Joins racing the reveal: fresh buyers joined one after another until
+ * *stop, each with the time it was sent and whether it was placed before
+ * the start (state "prequeue"). */
+typedef struct racer {
+    int64_t item, first;
+    const volatile int *stop;
+    int n;
+    int64_t sent_ms[2000];
+    int prestart[2000];
+} racer;
+
+static void *race_joins(void *arg)
+{
+    racer *r = arg;
+    for (r->n = 0; r->n < 2000 && !*r->stop; r->n++) {
+        json_t *o;
+        usleep(2000); /* a few hundred before the start, and more after */
+        r->sent_ms[r->n] = clock_mono_ms();
+        cr_assert_eq(join_on(sys.port, r->item, r->first + r->n, &o), 200);
+        r->prestart[r->n] = strcmp(str(o, "state"), "prequeue") == 0;
+        json_decref(o);
+    }
+    return NULL;
+}
+
+/* Polls the item's view until it shows the secret; when it was received. */
+static int64_t wait_revealed(int64_t item)
+{
+    for (int64_t until = clock_mono_ms() + 8000; clock_mono_ms() < until; usleep(10 * 1000)) {
+        json_t *v = item_view(item);
+        int shown = json_is_string(json_object_get(json_object_get(v, "room"), "secret"));
+        json_decref(v);
+        if (shown)
+            return clock_mono_ms();
+    }
+    cr_assert_fail("the secret was never shown");
+    return 0;
+}
+
+/* The entrants the audit lists, over its pages. */
+static int64_t audit_size(int64_t item)
+{
+    int64_t n = 0;
+    for (json_t *next = NULL;;) {
+        char path[128];
+        json_t *o;
+        snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/queue/audit?after=%" PRId64, item,
+                 n);
+        cr_assert_eq(call(sys.port, "GET", path, NULL, &o), 200);
+        n += (int64_t)json_array_size(json_object_get(o, "entrants"));
+        next = json_object_get(o, "next_after");
+        int more = json_is_integer(next);
+        json_decref(o);
+        if (!more)
+            return n;
+    }
+}
+
+Test(room, the_secret_shows_once_the_rooms_node_started_and_no_join_is_pre_start_after)
+{
+    enum { RACERS = 3 };
+    int64_t item = create_room(10, 1200, "\"admit_per_s\":0.001,\"admit_burst\":0");
+    redisContext *c = harness_redis();
+    char room[KEYS_MAX];
+    keys_room(room, sizeof(room), item, NULL);
+    cr_assert_eq(harness_redis_int(c, "EXISTS", room), 1);
+
+    /* Buyers join through the start while the view is watched: no join sent
+     * after the secret was seen is placed before the start, and the audit
+     * lists exactly those that were. */
+    volatile int stop = 0;
+    static racer rc[RACERS];
+    pthread_t t[RACERS];
+    for (int i = 0; i < RACERS; i++) {
+        rc[i] = (racer){.item = item, .first = 1000 * (i + 1), .stop = &stop};
+        cr_assert_eq(pthread_create(&t[i], NULL, race_joins, &rc[i]), 0);
+    }
+    int64_t revealed = wait_revealed(item);
+    usleep(300 * 1000);
+    stop = 1;
+    int64_t prestart = 0, after = 0;
+    for (int i = 0; i < RACERS; i++) {
+        pthread_join(t[i], NULL);
+        for (int k = 0; k < rc[i].n; k++) {
+            prestart += rc[i].prestart[k];
+            if (rc[i].sent_ms[k] >= revealed) {
+                after++;
+                cr_assert_not(rc[i].prestart[k], "a join sent after the reveal placed pre-start");
+            }
+        }
+    }
+    cr_assert_gt(prestart, 0, "no join before the start: a machine too busy");
+    cr_assert_gt(after, 0, "no join after the reveal");
+    cr_assert_eq(audit_size(item), prestart);
+    redisReply *r = redisCommand(c, "HGET %s started", room);
+    cr_assert(r && r->type == REDIS_REPLY_STRING && strcmp(r->str, "1") == 0);
+    freeReplyObject(r);
+
+    /* The flag decides, not the clock: with the room's start moved an hour
+     * ahead (as a node whose clock runs behind would see it), a join is
+     * still placed behind everyone, and the secret stays shown. */
+    r = redisCommand(c, "HGET %s starts", room);
+    cr_assert(r && r->type == REDIS_REPLY_STRING);
+    char starts[32];
+    snprintf(starts, sizeof(starts), "%s", r->str);
+    freeReplyObject(r);
+    freeReplyObject(redisCommand(c, "HSET %s starts %lld", room,
+                                 (long long)harness_redis_now_ms(c) + 3600 * 1000));
+    json_t *o;
+    cr_assert_eq(join_on(sys.port, item, 99, &o), 200);
+    json_decref(o);
+    char places[KEYS_MAX], e[ROOM_HEX_LEN + 1];
+    keys_room(places, sizeof(places), item, "places");
+    json_t *v = item_view(item);
+    cr_assert_eq(room_entrant(item, num(v, "round"), 99, e), 0);
+    cr_assert(json_is_string(json_object_get(json_object_get(v, "room"), "secret")));
+    json_decref(v);
+    r = redisCommand(c, "ZSCORE %s %s", places, e);
+    cr_assert(r && r->type == REDIS_REPLY_STRING, "the join was placed");
+    cr_assert_geq(strtod(r->str, NULL), ROOM_LATE_SCORE, "placed after the pre-start joiners");
+    freeReplyObject(r);
+    cr_assert_eq(audit_size(item), prestart, "the published order unchanged");
+    freeReplyObject(redisCommand(c, "HSET %s starts %s", room, starts));
+    redisFree(c);
+}
+
+Test(room, the_secret_shows_at_the_start_without_any_buyer)
+{
+    int64_t item = create_room(10, 1000, "\"admit_per_s\":1");
+    json_t *v = item_view(item);
+    cr_assert(json_is_null(json_object_get(json_object_get(v, "room"), "secret")));
+    json_decref(v);
+    char path[96];
+    json_t *o;
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/queue/audit", item);
+    cr_assert_eq(call(sys.port, "GET", path, NULL, &o), 409, "no audit before the start");
+    cr_assert_str_eq(str(o, "error"), "not_started");
+    json_decref(o);
+    wait_revealed(item); /* by the view alone: nobody joined nor polled */
+    cr_assert_eq(call(sys.port, "GET", path, NULL, &o), 200, "the audit answers");
+    json_decref(o);
 }

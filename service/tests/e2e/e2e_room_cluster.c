@@ -3,7 +3,8 @@
  * keeps one room, in its own slot (every room key on segment 0's master);
  * its buyers join, are admitted, and buy with their tokens from whichever
  * segment the route reaches, never past the stock, and a segment's buyer
- * without a token is refused. */
+ * without a token is refused; the secret is shown once the room's own
+ * master counts the start (its started flag), not before. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,6 +89,11 @@ Test(room_cluster, a_segmented_item_keeps_one_room_and_sells_exactly_through_it)
     cr_assert_eq(redis_cluster_slot(places, strlen(places)),
                  redis_cluster_slot(state, strlen(state)));
     cr_assert_eq(harness_cluster_int(map, "ZCARD", places), BUYERS);
+    char path[64];
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64, item);
+    json_t *v = call("GET", path, NULL, &status);
+    cr_assert(json_is_null(json_object_get(json_object_get(v, "room"), "secret")), "not before");
+    json_decref(v);
 
     usleep(1700 * 1000);
     char tok[BUYERS + 1][ROOM_TOKEN_MAX];
@@ -111,10 +117,9 @@ Test(room_cluster, a_segmented_item_keeps_one_room_and_sells_exactly_through_it)
     for (int64_t u = 1; u <= BUYERS; u++)
         sold += buy(item, u, tok[u]) == 202;
     cr_assert_eq(sold, STOCK);
-    char path[64];
-    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64, item);
-    json_t *v = call("GET", path, NULL, &status);
+    v = call("GET", path, NULL, &status);
     cr_assert_eq(json_integer_value(json_object_get(v, "sold")), STOCK);
+    cr_assert(json_is_string(json_object_get(json_object_get(v, "room"), "secret")));
     cr_assert_eq(json_integer_value(json_object_get(json_object_get(v, "room"), "joined")), BUYERS);
     json_decref(v);
     redis_cluster_map_free(map);

@@ -98,7 +98,11 @@ Test(room_verify, finds_the_published_order_to_be_the_secrets_and_fails_on_a_tam
 
     char args[1024], saved[512], tampered[512];
     snprintf(args, sizeof(args), "--url http://127.0.0.1:%d %" PRId64, sys.port, item);
-    cr_expect_eq(verify(args), 2, "before the start there is no secret to check: %s", out);
+    int64_t left_ms = starts_ms - clock_wall_ms();
+    cr_expect_eq(verify(args), 2,
+                 "before the start there is no secret to check (%" PRId64
+                 " ms before the start when asked): %s",
+                 left_ms, out);
 
     while (clock_wall_ms() < starts_ms + 300)
         usleep(50000);

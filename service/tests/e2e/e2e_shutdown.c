@@ -1,9 +1,7 @@
 /* e2e_shutdown.c: SIGTERM under load. The server stops accepting, answers
  * what is in flight and exits 0; the worker commits or keeps its batch and
  * exits 0; afterwards the books balance and every 202 is persisted once. */
-#include <arpa/inet.h>
 #include <inttypes.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -97,10 +95,8 @@ static int read_response(int fd, char *buf, size_t cap)
 Test(shutdown, a_request_on_an_idle_keepalive_connection_is_answered_while_stopping)
 {
     static const char req[] = "GET /health HTTP/1.1\r\nHost: x\r\n\r\n";
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)sys.port)};
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    cr_assert_eq(connect(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+    int fd = harness_connect(sys.port);
+    cr_assert(fd >= 0, "connect to port %d", sys.port);
     cr_assert_eq(write(fd, req, sizeof(req) - 1), (ssize_t)sizeof(req) - 1);
     cr_assert_eq(read_response(fd, resp, sizeof(resp)), 200, "%s", resp);
 

@@ -18,16 +18,17 @@
 
 /* What run.sh does around supervise, for a server and a worker: start
  * NAME records the pid (and NAME.pid, which the test reads), and SIGTERM
- * stops both. $1: the folder of the logs and pid files. */
+ * stops both. $1: the folder of the logs and pid files. The supervisor dies
+ * with the test (harness_launch) and each process it starts dies with it
+ * (setpriv --pdeathsig), so a test killed midway leaves nothing running. */
 static const char supervised[] =
     "set -u\n"
     "source \"$SECKILL_SOURCE_DIR/scripts/supervise.sh\"\n"
     "dir=$1\n"
     "declare -A pid_of since\n"
     "start() {\n"
-    "    if [[ $1 == server ]]; then \"$SERVER_BIN\" >>\"$dir/$1.log\" 2>&1 &\n"
-    "    else \"$WORKER_BIN\" >>\"$dir/$1.log\" 2>&1 &\n"
-    "    fi\n"
+    "    if [[ $1 == server ]]; then bin=$SERVER_BIN; else bin=$WORKER_BIN; fi\n"
+    "    setpriv --pdeathsig KILL \"$bin\" >>\"$dir/$1.log\" 2>&1 &\n"
     "    pid_of[$1]=$! since[$1]=$SECONDS\n"
     "    echo $! >\"$dir/$1.pid\"\n"
     "}\n"
@@ -111,17 +112,16 @@ Test(supervise, a_server_killed_during_the_workers_back_off_is_started_again_and
     int port = harness_free_port();
     char port_env[32];
     snprintf(port_env, sizeof(port_env), "SECKILL_PORT=%d", port);
-    supervisor = fork();
-    cr_assert(supervisor >= 0);
-    if (supervisor == 0) {
-        setenv("SECKILL_SOURCE_DIR", SECKILL_SOURCE_DIR, 1);
-        setenv("SERVER_BIN", SECKILL_SERVER_BIN, 1);
-        setenv("WORKER_BIN", SECKILL_WORKER_BIN, 1);
-        setenv("SECKILL_WORKER_ID", "supervised", 1);
-        putenv(port_env);
-        execlp("bash", "bash", "-c", supervised, "supervise-test", dir, (char *)NULL);
-        _exit(127);
-    }
+    char *argv[] = {"bash", "-c", (char *)supervised, "supervise-test", dir, NULL};
+    char *env[] = {"SECKILL_SOURCE_DIR=" SECKILL_SOURCE_DIR,
+                   "SERVER_BIN=" SECKILL_SERVER_BIN,
+                   "WORKER_BIN=" SECKILL_WORKER_BIN,
+                   "SECKILL_WORKER_ID=supervised",
+                   port_env,
+                   "SECKILL_TEST_VALGRIND",
+                   NULL};
+    supervisor = harness_launch("/bin/bash", argv, env, -1);
+    cr_assert(supervisor > 0, "fork: %s", strerror(errno));
     cr_assert_eq(harness_wait_http(port, "/health", 30000), 0, "the server never answered");
     pid_t server = pid_of("server"), worker = wait_restarted("worker", 0, 10000);
     cr_assert(server > 0 && worker > 0);

@@ -473,7 +473,7 @@ Test(reserve_batch, a_return_gives_the_units_back_once_however_often_it_runs)
     cr_assert_eq(a[1].outcome, RESERVE_QUEUED);
     cr_assert_eq(harness_item_field(redis, ITEM, "stock"), 0);
 
-    order_ref o = {100, ITEM, 3, 7, 2, ITEM, ITEM};
+    order_ref o = {100, ITEM, 3, 7, 2, ITEM, ITEM, 0};
     give_back(&o, 1);
     cr_assert_eq(harness_item_field(redis, ITEM, "stock"), 2,
                  "the order's units are on sale again");
@@ -503,7 +503,7 @@ Test(reserve_batch, a_return_of_an_older_round_gives_nothing_back)
     reserve_answer a[1];
     call_batch(ITEM, users, 1, 100, 0, a);
     item_reset(ITEM, 4, 4); /* a reset: the round's stock is set anew */
-    order_ref o = {100, ITEM, 3, 7, 1, ITEM, ITEM};
+    order_ref o = {100, ITEM, 3, 7, 1, ITEM, ITEM, 0};
     give_back(&o, 1);
     cr_assert_eq(harness_item_field(redis, ITEM, "stock"), 4,
                  "the old round's unit went with its round");
@@ -526,7 +526,7 @@ Test(reserve_batch, a_buyer_who_gave_units_back_buys_again_numbering_after_every
     call_batch(ITEM, user, 1, 103, 0, a);
     cr_assert_eq(a[0].outcome, RESERVE_LIMIT_REACHED);
 
-    order_ref back = {o1.id, ITEM, 3, 7, 1, ITEM, ITEM};
+    order_ref back = {o1.id, ITEM, 3, 7, 1, ITEM, ITEM, 0};
     give_back(&back, 1);
     cr_assert_eq(buyer_units(ITEM, 7), 2);
     call_batch(ITEM, user, 1, 104, 0, a);
@@ -548,9 +548,9 @@ Test(reserve_batch, returns_of_several_items_are_sent_item_by_item)
     reserve_answer a[2];
     call_batch(ITEM, users, 2, 100, 0, a);
     call_batch(ITEM + 1, users, 2, 200, 0, a);
-    order_ref o[] = {{100, ITEM, 3, 7, 1, ITEM, ITEM},
-                     {101, ITEM, 3, 8, 1, ITEM, ITEM},
-                     {200, ITEM + 1, 3, 7, 1, ITEM + 1, ITEM + 1}};
+    order_ref o[] = {{100, ITEM, 3, 7, 1, ITEM, ITEM, 0},
+                     {101, ITEM, 3, 8, 1, ITEM, ITEM, 0},
+                     {200, ITEM + 1, 3, 7, 1, ITEM + 1, ITEM + 1, 0}};
     give_back(o, 3);
     cr_assert_eq(harness_item_field(redis, ITEM, "stock"), 2);
     cr_assert_eq(harness_item_field(redis, ITEM + 1, "stock"), 1);

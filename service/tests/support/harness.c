@@ -1,19 +1,15 @@
 /* harness.c: the shared plumbing of the tests that need live servers. */
 #include "harness.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
-#include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,8 +21,6 @@
 #include "redis_reply.h"
 #include "order.h"
 #include "registry.h"
-
-extern char **environ;
 
 void harness_config(config *cfg)
 {
@@ -237,127 +231,6 @@ int64_t harness_pg_int(PGconn *pg, const char *sql)
     return n;
 }
 
-int harness_free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    cr_assert(fd >= 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof(a);
-    cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-    cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
-/* Which log each spawned process writes, so that a process that did not
- * stop cleanly can be shown with the end of its log. */
-#define HARNESS_LOGS 16
-static struct {
-    pid_t pid;
-    char path[512];
-} spawned_logs[HARNESS_LOGS];
-
-static void remember_log(pid_t pid, const char *path)
-{
-    static unsigned next;
-    unsigned i = next++ % HARNESS_LOGS;
-    spawned_logs[i].pid = pid;
-    snprintf(spawned_logs[i].path, sizeof(spawned_logs[i].path), "%s", path);
-}
-
-/* Prints the last lines of pid's log to stderr (ctest shows them on a
- * failure). */
-static void print_log_tail(pid_t pid)
-{
-    const char *path = NULL;
-    for (unsigned i = 0; i < HARNESS_LOGS; i++)
-        if (spawned_logs[i].pid == pid)
-            path = spawned_logs[i].path;
-    FILE *f = path ? fopen(path, "r") : NULL;
-    if (!f)
-        return;
-    enum { KEEP = 20, WIDTH = 400 };
-    static char lines[KEEP][WIDTH];
-    unsigned n = 0;
-    while (fgets(lines[n % KEEP], WIDTH, f))
-        n++;
-    fclose(f);
-    fprintf(stderr, "---- last lines of %s ----\n", path);
-    for (unsigned i = n > KEEP ? n - KEEP : 0; i < n; i++)
-        fputs(lines[i % KEEP], stderr);
-    fprintf(stderr, "----\n");
-}
-
-pid_t harness_spawn(const char *bin, char *const argv[], char *const extra_env[],
-                    const char *log_path)
-{
-    pid_t pid = fork();
-    cr_assert(pid >= 0, "fork: %s", strerror(errno));
-    if (pid == 0) {
-        int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
-        if (fd >= 0) {
-            dup2(fd, STDOUT_FILENO);
-            dup2(fd, STDERR_FILENO);
-            close(fd);
-        }
-        for (char *const *e = extra_env; e && *e; e++) {
-            if (strchr(*e, '='))
-                putenv(*e);
-            else
-                unsetenv(*e); /* a name alone: the child goes without it */
-        }
-        if (getenv("SECKILL_TEST_VALGRIND") && *getenv("SECKILL_TEST_VALGRIND") == '1') {
-            /* Any error or definite leak ends the child with 99, which the
-             * tests' clean-exit checks turn into a failure. */
-            char *vargv[32] = {"valgrind",
-                               "--quiet",
-                               "--error-exitcode=99",
-                               "--leak-check=full",
-                               "--errors-for-leak-kinds=definite",
-                               "--show-leak-kinds=definite",
-                               "--trace-children=no",
-                               (char *)bin};
-            int n = 8;
-            for (int i = 1; argv[i] && n < 31; i++)
-                vargv[n++] = argv[i];
-            vargv[n] = NULL;
-            execvp("valgrind", vargv);
-            _exit(127);
-        }
-        execv(bin, argv);
-        _exit(127);
-    }
-    remember_log(pid, log_path);
-    return pid;
-}
-
-int harness_wait_http(int port, const char *path, int timeout_ms)
-{
-    int64_t deadline = clock_mono_ms() + timeout_ms;
-    char req[256];
-    int reqlen =
-        snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", path);
-    while (clock_mono_ms() < deadline) {
-        int fd = socket(AF_INET, SOCK_STREAM, 0);
-        struct sockaddr_in a = {.sin_family = AF_INET,
-                                .sin_port = htons((uint16_t)port),
-                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-        if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-            write(fd, req, (size_t)reqlen) == reqlen) {
-            char buf[64] = {0};
-            ssize_t n = read(fd, buf, sizeof(buf) - 1);
-            if (n > 12 && strncmp(buf + 9, "200", 3) == 0) {
-                close(fd);
-                return 0;
-            }
-        }
-        if (fd >= 0)
-            close(fd);
-        usleep(50 * 1000);
-    }
-    return -1;
-}
-
 int harness_http(int port, const char *method, const char *path, const char *token,
                  const char *body, char *resp, size_t cap)
 {
@@ -370,15 +243,9 @@ int harness_http(int port, const char *method, const char *path, const char *tok
                      "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
                      method, path, auth, blen, body ? body : "");
     cr_assert(n > 0 && (size_t)n < sizeof(req), "request too long for harness_http");
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET,
-                            .sin_port = htons((uint16_t)port),
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
-        if (fd >= 0)
-            close(fd);
+    int fd = harness_connect(port);
+    if (fd < 0)
         return -1;
-    }
     for (int off = 0; off < n;) {
         ssize_t w = write(fd, req + off, (size_t)(n - off));
         if (w <= 0) {
@@ -456,15 +323,9 @@ int64_t harness_lab_audit(int port, const char *strategy, int64_t item, const ch
 
 int harness_raw(int port, const char *bytes, size_t len, int timeout_ms, char *resp, size_t cap)
 {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET,
-                            .sin_port = htons((uint16_t)port),
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
-        if (fd >= 0)
-            close(fd);
+    int fd = harness_connect(port);
+    if (fd < 0)
         return -1;
-    }
     /* The server may answer and close before it read everything (413, 414):
      * a failed write is no failure here, the answer is what counts. */
     for (size_t off = 0; off < len;) {
@@ -491,53 +352,6 @@ int harness_raw(int port, const char *bytes, size_t len, int timeout_ms, char *r
     if (got >= 12 && sscanf(resp, "HTTP/1.%*d %d", &status) != 1)
         status = 0;
     return status;
-}
-
-pid_t harness_start_server(int *port, char *const extra_env[], const char *log_name)
-{
-    enum { MAX_ENV = 32 };
-    static char port_env[32];
-    char *env[MAX_ENV + 2];
-    size_t n = 0;
-    *port = harness_free_port();
-    snprintf(port_env, sizeof(port_env), "SECKILL_PORT=%d", *port);
-    env[n++] = port_env;
-    for (char *const *e = extra_env; e && *e && n < MAX_ENV; e++)
-        env[n++] = *e;
-    env[n] = NULL;
-    char *argv[] = {"seckill-server", NULL};
-    pid_t pid = harness_spawn(SECKILL_SERVER_BIN, argv, env, harness_path(log_name));
-    cr_assert_eq(harness_wait_http(*port, "/ready", 15000), 0, "server not ready: see %s",
-                 harness_path(log_name));
-    return pid;
-}
-
-pid_t harness_start_worker(char *const extra_env[], const char *log_name)
-{
-    char *argv[] = {"seckill-worker", NULL};
-    const char *id = "1";
-    for (char *const *e = extra_env; e && *e; e++)
-        if (strncmp(*e, "SECKILL_WORKER_ID=", 18) == 0)
-            id = *e + 18;
-    pid_t pid = harness_spawn(SECKILL_WORKER_BIN, argv, extra_env, harness_path(log_name));
-    /* Up means connected to Redis under its name, which it does after it
-     * set up its signals: a stop from now on is a clean stop. */
-    char name[128];
-    snprintf(name, sizeof(name), "name=seckill-worker:%s ", id);
-    redisContext *c = harness_redis();
-    int64_t deadline = clock_mono_ms() + 15000;
-    for (;;) {
-        redisReply *r = redisCommand(c, "CLIENT LIST");
-        int up = r && r->type == REDIS_REPLY_STRING && strstr(r->str, name);
-        freeReplyObject(r);
-        if (up)
-            break;
-        cr_assert(clock_mono_ms() < deadline, "worker %s not up: see %s", id,
-                  harness_path(log_name));
-        usleep(20 * 1000);
-    }
-    redisFree(c);
-    return pid;
 }
 
 /* Runs `scripts/services.sh <verb> <run folder>[/<sub>] <args>` (args: words
@@ -679,95 +493,12 @@ void harness_pg_restart(void)
     cr_assert_eq(services("pg-restart", NULL, NULL, NULL, 0), 0, "services.sh pg-restart failed");
 }
 
-int harness_admin(char *const args[], char *out, size_t cap)
-{
-    int fds[2];
-    cr_assert_eq(pipe(fds), 0);
-    pid_t pid = fork();
-    cr_assert(pid >= 0);
-    if (pid == 0) {
-        char *argv[16] = {"seckill-admin"};
-        int n = 1;
-        for (char *const *a = args; *a && n < 15; a++)
-            argv[n++] = *a;
-        argv[n] = NULL;
-        dup2(fds[1], STDOUT_FILENO);
-        dup2(fds[1], STDERR_FILENO);
-        close(fds[0]);
-        close(fds[1]);
-        execv(SECKILL_ADMIN_BIN, argv);
-        _exit(127);
-    }
-    close(fds[1]);
-    size_t got = 0;
-    ssize_t r;
-    while (got + 1 < cap && (r = read(fds[0], out + got, cap - 1 - got)) > 0)
-        got += (size_t)r;
-    out[got] = '\0';
-    close(fds[0]);
-    int status;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-int harness_stop(pid_t pid, int sig)
-{
-    int status = 0;
-    kill(pid, sig);
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    return status;
-}
-
-void harness_stop_clean(pid_t *pid, const char *what)
-{
-    cr_assert_gt(*pid, 0, "%s is not running", what);
-    pid_t stopped = *pid;
-    int status = harness_stop(*pid, SIGTERM);
-    *pid = 0;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        print_log_tail(stopped);
-    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s did not stop cleanly (%s %d)",
-              what, WIFEXITED(status) ? "exit" : "signal",
-              WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-}
-
-void harness_kill_leftover(pid_t *pid)
-{
-    if (*pid > 0)
-        harness_stop(*pid, SIGKILL);
-    *pid = 0;
-}
-
 long long harness_metric(const char *text, const char *series)
 {
     char needle[256];
     snprintf(needle, sizeof(needle), "\n%s ", series);
     const char *at = strstr(text, needle);
     return at ? atoll(at + strlen(needle)) : 0;
-}
-
-void harness_system_start(harness_system *s, char *const extra_env[], const char *name)
-{
-    char log[128];
-    harness_reset_backends();
-    snprintf(log, sizeof(log), "%s-server.log", name);
-    s->server = harness_start_server(&s->port, extra_env, log);
-    snprintf(log, sizeof(log), "%s-worker.log", name);
-    s->worker = harness_start_worker(extra_env, log);
-}
-
-void harness_system_stop(harness_system *s)
-{
-    harness_stop_clean(&s->server, "server");
-    harness_stop_clean(&s->worker, "worker");
-}
-
-void harness_system_kill(harness_system *s)
-{
-    harness_kill_leftover(&s->server);
-    harness_kill_leftover(&s->worker);
 }
 
 const char *harness_path(const char *name)

@@ -1,6 +1,8 @@
 /* harness.h: what the integration and end-to-end tests share: the config of
  * the Redis and PostgreSQL that scripts/test.sh started (SECKILL_* variables),
- * clean slates, free ports, and child processes of our own binaries. */
+ * clean slates, free ports, and child processes that die with the test
+ * (harness_proc.c); the services of scripts/services.sh (harness.c), a Redis
+ * Cluster (harness_cluster.c) and a one-node one (harness_node.c). */
 #ifndef SECKILL_HARNESS_H
 #define SECKILL_HARNESS_H
 
@@ -92,17 +94,42 @@ long long harness_redis_sum(redisContext *c, const char *cmd,
  * first row as an integer; aborts the test on error. */
 int64_t harness_pg_int(PGconn *pg, const char *sql);
 
-/* A TCP port on 127.0.0.1 that nothing listens on right now. */
+/* A TCP port on 127.0.0.1 that nothing is bound to right now, chosen as
+ * scripts/services.sh's free_port chooses one: at random in 10000-65535,
+ * outside the kernel's ephemeral range (ip_local_port_range), where no
+ * client connection can take it before the server binds it. The harness's
+ * one way of choosing a port. Returns -1 when 100 tries found none;
+ * harness_free_port aborts the test instead. */
+int harness_port_pick(void);
 int harness_free_port(void);
 
-/* Starts bin with argv (argv[0] included, NULL-terminated) and the test's
- * environment plus extra "KEY=VALUE" entries (NULL-terminated, may be NULL;
- * a "KEY" alone takes KEY out of the child's environment);
- * stdout and stderr go to log_path. Returns the child's pid. With
- * SECKILL_TEST_VALGRIND=1 the child runs under valgrind and exits 99 on any
- * memory error or definite leak. */
+/* The one way the harness starts a process: forks, and in the child
+ * applies extra_env ("KEY=VALUE" entries, NULL-terminated, may be NULL; a
+ * "KEY" alone takes KEY out of the child's environment), sends stdout and
+ * stderr to out (a descriptor, when >= 0; the caller closes its own) and
+ * execs bin with argv (argv[0] included, NULL-terminated), under valgrind
+ * when the child's SECKILL_TEST_VALGRIND is 1. The child gets SIGKILL when
+ * the thread that called this ends (PR_SET_PDEATHSIG), so with the test's
+ * process, however it ends (a failed assert, kill -9, ctest's timeout):
+ * nothing a test started outlives it. Call it from a thread that lives as
+ * long as the child should (a test's main thread). Returns the child's pid, or -1 (fork
+ * failed, errno set); asserts nothing, so the runner's report hooks may call
+ * it outside any test. */
+pid_t harness_launch(const char *bin, char *const argv[], char *const extra_env[], int out);
+
+/* harness_launch with stdout and stderr appended to log_path (shown, its
+ * last lines, when the process does not stop cleanly). Returns -1 (errno
+ * set) when the log cannot be opened or fork fails; asserts nothing. */
+pid_t harness_launch_logged(const char *bin, char *const argv[], char *const extra_env[],
+                            const char *log_path);
+
+/* harness_launch_logged that aborts the test when bin cannot start. With SECKILL_TEST_VALGRIND=1
+ * the child runs under valgrind and exits 99 on any memory error or definite leak. */
 pid_t harness_spawn(const char *bin, char *const argv[], char *const extra_env[],
                     const char *log_path);
+
+/* A TCP connection to 127.0.0.1:port (blocking, close-on-exec), or -1. */
+int harness_connect(int port);
 
 /* Waits until 127.0.0.1:port answers GET path with 200, up to timeout_ms.
  * Returns 0, or -1 on timeout. */
@@ -138,14 +165,39 @@ int64_t harness_lab_audit(int port, const char *strategy, int64_t item, const ch
  * response (head and body) lands NUL-terminated in resp. */
 int harness_raw(int port, const char *bytes, size_t len, int timeout_ms, char *resp, size_t cap);
 
+/* Whether a process a start waits for is up: 1 up, 0 not yet, -1 never
+ * (why, of cap bytes, says why). ctx is the start's. */
+typedef int (*harness_ready_fn)(void *ctx, char *why, size_t cap);
+
+/* How long a start waits for its process to be up, and how often it asks.
+ * Not more often: each probe of a server's /ready is a connection from
+ * 127.0.0.1 that the server may count a moment after it closed (its
+ * per-IP limit, e2e_connection_limit). */
+#define HARNESS_START_TIMEOUT_MS 15000
+#define HARNESS_START_POLL_MS 50
+
+/* The one start of a long-running binary the tests use: bin (argv[0] its
+ * base name) through harness_spawn with extra_env, logging to
+ * harness_path(log_name), then ready(ctx) asked every HARNESS_START_POLL_MS
+ * until it says up. Returns the pid. A process that exits first, says never, or is not up
+ * within HARNESS_START_TIMEOUT_MS aborts the test, and one still running is
+ * killed first (its log's end shown): a failed start leaves nothing behind. */
+pid_t harness_start(const char *bin, char *const extra_env[], const char *log_name,
+                    harness_ready_fn ready, void *ctx);
+
+/* The worker id SECKILL_WORKER_ID gives in env ("KEY=VALUE" entries,
+ * NULL-terminated, may be NULL), "1" (the default) without it. */
+const char *harness_worker_id(char *const env[]);
+
 /* Starts seckill-server on a free port (returned in *port) with the run's
  * backends plus extra "KEY=VALUE" entries (NULL-terminated, may be NULL),
  * logging to harness_path(log_name), and waits until /ready answers 200.
- * Returns its pid; aborts the test when it does not become ready. */
+ * Returns its pid; a failed start is as harness_start's. */
 pid_t harness_start_server(int *port, char *const extra_env[], const char *log_name);
 
 /* Starts seckill-worker with the run's backends plus extra_env and waits
- * until it is connected to Redis (so that a SIGTERM is a clean stop). */
+ * until it is connected to Redis (so that a SIGTERM is a clean stop); a
+ * failed start is as harness_start's. */
 pid_t harness_start_worker(char *const extra_env[], const char *log_name);
 
 /* Crashes (SIGKILL) the run's Redis, and starts it again from its own data
@@ -285,6 +337,16 @@ typedef struct harness_system {
     int port; /* the server's */
     pid_t server, worker;
 } harness_system;
+
+/* How a system starts its server and its worker (harness_start_server and
+ * harness_start_worker, or their cluster twins). */
+typedef pid_t (*harness_server_start)(int *port, char *const extra_env[], const char *log_name);
+typedef pid_t (*harness_worker_start)(char *const extra_env[], const char *log_name);
+
+/* Starts s's server and worker through server and worker with extra_env,
+ * logging to <name>-server.log and <name>-worker.log. */
+void harness_system_start_with(harness_system *s, char *const extra_env[], const char *name,
+                               harness_server_start server, harness_worker_start worker);
 
 /* Empties the backends (harness_reset_backends) and starts a server and a
  * worker with extra_env (as harness_start_server), logging to

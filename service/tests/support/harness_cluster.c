@@ -139,52 +139,48 @@ pid_t harness_cluster_start_server(int *port, char *const extra_env[], const cha
     return harness_start_server(port, env, log_name);
 }
 
+typedef struct cluster_worker_up {
+    const char *id;
+    char alive[KEYS_MAX]; /* its heartbeat's key */
+    redis_cluster_map *map;
+    redisContext *single; /* the run's single Redis */
+} cluster_worker_up;
+
+/* Up means its heartbeat is on the cluster: it connected, after it set up
+ * its signals, so a stop from now on is a clean stop. A heartbeat on the
+ * run's single Redis instead says the worker ignored redis_cluster. */
+static int cluster_worker_ready(void *ctx, char *why, size_t cap)
+{
+    cluster_worker_up *w = ctx;
+    if (harness_cluster_int(w->map, "EXISTS", w->alive) == 1)
+        return 1;
+    if (harness_redis_int(w->single, "EXISTS", w->alive) == 0)
+        return 0;
+    snprintf(why, cap,
+             "wrote its heartbeat %s to the single Redis, not to the cluster it was given "
+             "(redis_cluster=%s): it does not use the cluster",
+             w->alive, harness_cluster_seeds());
+    return -1;
+}
+
 pid_t harness_cluster_start_worker(char *const extra_env[], const char *log_name)
 {
     char *env[32];
     cluster_env(env, 32, extra_env);
-    const char *id = "1";
-    for (char *const *e = env; *e; e++)
-        if (strncmp(*e, "SECKILL_WORKER_ID=", 18) == 0)
-            id = *e + 18;
-    char *argv[] = {"seckill-worker", NULL};
-    pid_t pid = harness_spawn(SECKILL_WORKER_BIN, argv, env, harness_path(log_name));
-    /* Up means its heartbeat is on the cluster: it connected, after it set
-     * up its signals, so a stop from now on is a clean stop. A heartbeat on
-     * the run's single Redis instead says the worker ignored redis_cluster. */
-    char alive[KEYS_MAX];
-    keys_worker_alive(alive, sizeof(alive), id);
-    redis_cluster_map *map = harness_cluster_map();
-    redisContext *single = harness_redis();
-    int64_t deadline = clock_mono_ms() + 15000;
-    while (harness_cluster_int(map, "EXISTS", alive) == 0) {
-        if (harness_redis_int(single, "EXISTS", alive) == 1) {
-            harness_stop(pid, SIGKILL);
-            cr_assert_fail("seckill-worker %s wrote its heartbeat %s to the single Redis, not to "
-                           "the cluster it was given (redis_cluster=%s): it does not use the "
-                           "cluster (see %s)",
-                           id, alive, harness_cluster_seeds(), harness_path(log_name));
-        }
-        if (clock_mono_ms() >= deadline) {
-            harness_stop(pid, SIGKILL);
-            cr_assert_fail("seckill-worker %s not up on the cluster within 15 s: see %s", id,
-                           harness_path(log_name));
-        }
-        usleep(20 * 1000);
-    }
-    redisFree(single);
-    redis_cluster_map_free(map);
+    cluster_worker_up w = {
+        .id = harness_worker_id(env), .map = harness_cluster_map(), .single = harness_redis()};
+    keys_worker_alive(w.alive, sizeof(w.alive), w.id);
+    pid_t pid = harness_start(SECKILL_WORKER_BIN, env, log_name, cluster_worker_ready, &w);
+    redisFree(w.single);
+    redis_cluster_map_free(w.map);
     return pid;
 }
 
 void harness_cluster_system_start(harness_system *s, char *const extra_env[], const char *name)
 {
-    char log[128];
     harness_cluster_reset();
-    snprintf(log, sizeof(log), "%s-server.log", name);
-    s->server = harness_cluster_start_server(&s->port, extra_env, log);
-    snprintf(log, sizeof(log), "%s-worker.log", name);
-    s->worker = harness_cluster_start_worker(extra_env, log);
+    harness_system_start_with(s, extra_env, name, harness_cluster_start_server,
+                              harness_cluster_start_worker);
 }
 
 /* --- faults: a slot moved, a master killed --------------------------------- */

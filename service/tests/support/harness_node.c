@@ -1,20 +1,17 @@
 /* harness_node.c: the one-node Redis Cluster of the suites that hold the
  * product's calls to a cluster's slot rules: one node for a whole suite,
- * started by its PRE_ALL report hook and stopped when the runner exits, each test
- * starting from an emptied node. A start costs two seconds (a new master
- * waits that long before it says cluster_state:ok), a FLUSHALL nothing. */
+ * started by its PRE_ALL report hook (through harness_launch, so it dies
+ * with the runner) and stopped when the runner exits, each test starting
+ * from an emptied node. A start costs two seconds (a new master waits that
+ * long before it says cluster_state:ok), a FLUSHALL nothing. */
 #include "harness.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -34,31 +31,6 @@
 /* The runner's node (the hooks run in the runner, the tests do not). */
 static pid_t shared_node;
 
-/* A port nothing listens on now (0 asks the kernel), or -1. */
-static int node_free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof(a);
-    int ok = fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-             getsockname(fd, (struct sockaddr *)&a, &len) == 0;
-    if (fd >= 0)
-        close(fd);
-    return ok ? ntohs(a.sin_port) : -1;
-}
-
-static int node_port_is_free(int port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET,
-                            .sin_port = htons((uint16_t)port),
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    int ok = fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
-    if (fd >= 0)
-        close(fd);
-    return ok;
-}
-
 /* Whether the node on c owns every slot and says cluster_state:ok. */
 static int node_ok(redisContext *c)
 {
@@ -75,19 +47,19 @@ static int node_ok(redisContext *c)
  * call it outside any test. */
 static pid_t node_spawn(int *port, char *err, size_t cap)
 {
-    /* A cluster node also listens on its port + 10000 (the cluster bus), so
-     * the port is at most 55535 and both must be free. */
-    for (int tries = 0;; tries++) {
-        *port = node_free_port();
-        if (*port < 0 || tries == 100) {
-            snprintf(err, cap, "no free port pair for a cluster node");
-            return -1;
-        }
-        if (*port <= 55535 && node_port_is_free(*port + 10000))
-            break;
+    /* A cluster node also listens on its cluster bus port: named, not the
+     * default port + 10000, which could fall in the ephemeral range. */
+    int bus = -1;
+    *port = harness_port_pick();
+    for (int tries = 0; *port > 0 && tries < 100 && (bus < 0 || bus == *port); tries++)
+        bus = harness_port_pick();
+    if (*port < 0 || bus < 0 || bus == *port) {
+        snprintf(err, cap, "no free port pair for a cluster node");
+        return -1;
     }
-    char port_s[16], name[64], dir[512], conf[544], log[544];
+    char port_s[16], bus_s[16], name[64], dir[512], conf[544], log[544];
     snprintf(port_s, sizeof(port_s), "%d", *port);
+    snprintf(bus_s, sizeof(bus_s), "%d", bus);
     snprintf(name, sizeof(name), "cluster-%d", *port);
     snprintf(dir, sizeof(dir), "%s", harness_path(name));
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
@@ -99,6 +71,8 @@ static pid_t node_spawn(int *port, char *err, size_t cap)
     char *argv[] = {"redis-server",
                     "--port",
                     port_s,
+                    "--cluster-port",
+                    bus_s,
                     "--bind",
                     "127.0.0.1",
                     "--cluster-enabled",
@@ -112,26 +86,12 @@ static pid_t node_spawn(int *port, char *err, size_t cap)
                     "--appendonly",
                     "no",
                     NULL};
-    pid_t parent = getpid();
-    pid_t pid = fork();
+    /* Redis is not ours to check for leaks in a valgrind run. */
+    char *env[] = {"SECKILL_TEST_VALGRIND", NULL};
+    pid_t pid = harness_launch_logged(NODE_SERVER, argv, env, log);
     if (pid < 0) {
-        snprintf(err, cap, "fork: %s", strerror(errno));
+        snprintf(err, cap, "start %s (log %s): %s", NODE_SERVER, log, strerror(errno));
         return -1;
-    }
-    if (pid == 0) {
-        /* The node ends with the process that started it, even when ctest
-         * kills that one at its timeout and no exit handler runs. */
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent)
-            _exit(127);
-        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-        if (fd >= 0) {
-            dup2(fd, STDOUT_FILENO);
-            dup2(fd, STDERR_FILENO);
-            close(fd);
-        }
-        execv(NODE_SERVER, argv);
-        _exit(127);
     }
     int64_t deadline = clock_mono_ms() + 15000;
     redisContext *c = NULL;
@@ -152,9 +112,7 @@ static pid_t node_spawn(int *port, char *err, size_t cap)
     }
     redisFree(c);
     if (!ok) {
-        kill(pid, SIGKILL);
-        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-            ;
+        harness_stop(pid, SIGKILL);
         snprintf(err, cap, "the one-node cluster on port %d was not ok within 15 s: see %s", *port,
                  log);
         return -1;

@@ -116,3 +116,36 @@ Test(redis_reply, a_real_is_an_integer_or_a_decimal_text)
     freeReplyObject(nil);
     cr_expect_eq(redis_reply_real(NULL, &v), -1);
 }
+
+/* An array reply of a script: {"ok", 5, "12", nil or 3}. */
+static redisReply *script_reply(int last_nil)
+{
+    redisReply *r = made(REDIS_REPLY_ARRAY, NULL, 0);
+    r->elements = 4;
+    r->element = calloc(4, sizeof(*r->element));
+    cr_assert_not_null(r->element);
+    r->element[0] = made(REDIS_REPLY_STRING, "ok", 0);
+    r->element[1] = made(REDIS_REPLY_INTEGER, NULL, 5);
+    r->element[2] = made(REDIS_REPLY_STRING, "12", 0);
+    r->element[3] = last_nil ? made(REDIS_REPLY_NIL, NULL, 0) : made(REDIS_REPLY_INTEGER, NULL, 3);
+    return r;
+}
+
+Test(redis_reply, numbers_reads_a_run_of_an_array_or_fails_on_any_non_number)
+{
+    int64_t v[3] = {0};
+    redisReply *r = script_reply(0);
+    cr_assert_eq(redis_reply_numbers(r, 1, 3, v), 0);
+    cr_expect(v[0] == 5 && v[1] == 12 && v[2] == 3);
+    cr_expect_eq(redis_reply_numbers(r, 0, 3, v), -1, "\"ok\" is no number");
+    cr_expect_eq(redis_reply_numbers(r, 2, 3, v), -1, "past the end");
+    cr_expect_eq(redis_reply_numbers(r, 4, 0, v), 0, "nothing to read");
+    freeReplyObject(r);
+    r = script_reply(1);
+    cr_expect_eq(redis_reply_numbers(r, 1, 3, v), -1, "nil is no number");
+    freeReplyObject(r);
+    r = made(REDIS_REPLY_INTEGER, NULL, 1);
+    cr_expect_eq(redis_reply_numbers(r, 0, 1, v), -1, "not an array");
+    freeReplyObject(r);
+    cr_expect_eq(redis_reply_numbers(NULL, 0, 1, v), -1, "no reply");
+}

@@ -1,6 +1,7 @@
 /* unit_room_answer.c: a buyer's standing in a waiting room and its JSON,
  * and the room's terms read from a body: every state, the jitter's bounds,
  * and every term refused with its field named. */
+#include <stdio.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
@@ -74,6 +75,17 @@ Test(room_answer, the_json_carries_the_admission_once_admitted)
     cr_assert(strstr(text, "\"place\":null,\"ahead\":null"), "%s", text);
     cr_assert_null(strstr(text, "admission"));
     free(text);
+    room_standing far = {"waiting", 5001, 4000, 400000, 9000, "0f", "", 0, 0};
+    text = room_answer_json(&far);
+    cr_assert_str_eq(text, "{\"state\":\"waiting\",\"place\":5001,\"ahead\":4000,\"wait_ms\":"
+                           "400000,\"refresh_after_ms\":9000,\"entrant\":\"0f\"}");
+    free(text);
+    /* The template does not escape: text that would need it is refused. */
+    room_standing quoted = {"waiting", 1, 0, 0, 250, "a\"b", "", 0, 0};
+    cr_assert_null(room_answer_json(&quoted));
+    snprintf(quoted.entrant, sizeof(quoted.entrant), "ab");
+    snprintf(quoted.admission, sizeof(quoted.admission), "1.2\\");
+    cr_assert_null(room_answer_json(&quoted));
 }
 
 /* Parses body's room terms for a sale starting at NOW. */
@@ -168,7 +180,7 @@ Test(room_terms, a_draw_shows_its_secret_and_beacon_only_once_drawn)
     room_counts c = {.commitment = "c0", .secret = "5e"};
     c.draw.entries = 3;
     json_t *item = json_object();
-    cr_assert_eq(room_terms_json(item, &r, &c, 0, 0), 0);
+    cr_assert_eq(room_terms_json(item, &r, &c), 0);
     cr_assert_str_eq(json_string_value(json_object_get(item, "admission")), "draw");
     json_t *d = json_object_get(item, "draw");
     cr_assert(json_is_null(json_object_get(d, "secret")), "K hidden before the draw");
