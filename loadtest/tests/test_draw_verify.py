@@ -4,20 +4,14 @@ fetch of every page of a draw's audit. ctest unit_seckill_lab runs it; unit_draw
 it against audits that draw_order.c computes."""
 
 import hashlib
-import io
 import json
 import os
 import tempfile
 import unittest
-from importlib.machinery import SourceFileLoader
-from importlib.util import module_from_spec, spec_from_loader
 
-from test_room_verify import K, rfc2104
+from test_room_verify import K, fetches_every_page, load_script, rfc2104, run as run_script
 
-SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "draw-verify")
-_loader = SourceFileLoader("draw_verify", SCRIPT)
-dv = module_from_spec(spec_from_loader("draw_verify", _loader))
-_loader.exec_module(dv)
+dv = load_script("draw-verify")
 
 # printf 'seckill-entrant|7|3|42' | sha256sum
 E_7_3_42 = "49a46f419dbb91be62b425e234df7e4825016eef19d276e57eac4fe1395dae06"
@@ -43,9 +37,7 @@ def honest_audit(secret, beacon, stock, quantities, item=7, round_=3):
 
 
 def run(argv, get=None):
-    out, err = io.StringIO(), io.StringIO()
-    code = dv.main(argv, out=out, err=err, **({"get": get} if get else {}))
-    return code, out.getvalue(), err.getvalue()
+    return run_script(argv, get, dv)
 
 
 class Rules(unittest.TestCase):
@@ -124,15 +116,8 @@ class Command(unittest.TestCase):
         return get, asked
 
     def test_it_fetches_every_page_and_saves_what_it_checked(self):
-        get, asked = self.server(self.audit)
-        code, out, err = run(["--save", self.file, "3", "--user", "42"], get)
-        self.assertEqual(code, 0, err)
-        self.assertEqual([u.split("?")[1] for u in asked[1:]],
-                         ["limit=1000", "limit=1000&after=1000", "limit=1000&after=2000"])
-        with open(self.file) as f:
-            self.assertEqual(json.load(f), self.audit)
         e = hashlib.sha256(b"seckill-entrant|3|1|42").hexdigest()
-        self.assertIn(f"buyer 42: entrant {e}, position ", out)
+        fetches_every_page(self, run, f"buyer 42: entrant {e}, position ")
 
     def test_a_page_with_another_stock_cannot_be_checked(self):
         get, _ = self.server(self.audit)

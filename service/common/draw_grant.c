@@ -22,14 +22,8 @@ static int grant_call(redis_nodes *rn, const scripts *sc, const order_ref *o, si
     keys_item_granted(keys[2], KEYS_MAX, o->item_id);
     for (int k = 0; k < 3; k++)
         ka[k] = keys[k];
-    for (size_t i = 0; i < n; i++) {
-        snprintf(args[i][0], 24, "%" PRId64, o[i].id);
-        snprintf(args[i][1], 24, "%" PRId64, o[i].round);
-        snprintf(args[i][2], 24, "%" PRId64, o[i].user_id);
-        snprintf(args[i][3], 24, "%d", o[i].quantity);
-        for (int k = 0; k < 4; k++)
-            ka[3 + 4 * i + (size_t)k] = args[i][k];
-    }
+    for (size_t i = 0; i < n; i++)
+        order_ref_args(&o[i], args[i], &ka[3 + 4 * i]);
     redisReply *r = redis_nodes_script(rn, &sc->s[SCRIPT_DRAW_GRANT], 3, (int)(4 * n), ka);
     /* An error reply was logged and is NULL here (redis_nodes_reply). */
     if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 3) {
@@ -78,10 +72,8 @@ int draw_grant_mark(PGconn *pg, const order_ref *o, const unsigned char *done, s
 int draw_grant_units(redis_nodes *rn, PGconn *pg, const scripts *sc, const order_ref *o, size_t n,
                      unsigned char *done, const char *component)
 {
-    int rc = draw_grant_redis(rn, sc, o, n, done, component);
-    if (draw_grant_mark(pg, o, done, n, component) < 0)
-        return -2;
-    return rc;
+    static const order_refs_step step = {draw_grant_redis, draw_grant_mark};
+    return order_refs_steps(&step, rn, pg, sc, o, n, done, component);
 }
 
 /* Owed grants read at a time. */

@@ -41,10 +41,8 @@ int draw_grant_redis(redis_nodes *rn, const scripts *sc, const order_ref *o, siz
 int draw_grant_mark(PGconn *pg, const order_ref *o, const unsigned char *done, size_t n,
                     const char *component);
 
-/* The grant's two steps for n orders: draw_grant_redis, then draw_grant_mark
- * of those Redis confirmed. Returns 0 when every order is granted and noted,
- * -1 when Redis left some owed, -2 when PostgreSQL did not note them (owed
- * too: run again, they take nothing twice). */
+/* The grant's two steps (order_refs_steps): draw_grant_redis, then
+ * draw_grant_mark. */
 int draw_grant_units(redis_nodes *rn, PGconn *pg, const scripts *sc, const order_ref *o, size_t n,
                      unsigned char *done, const char *component);
 

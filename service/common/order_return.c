@@ -26,6 +26,16 @@ int order_refs_read(const PGresult *res, order_ref *out, size_t cap, const char 
     return (int)n;
 }
 
+void order_ref_args(const order_ref *o, char text[4][24], const char **args)
+{
+    snprintf(text[0], 24, "%" PRId64, o->id);
+    snprintf(text[1], 24, "%" PRId64, o->round);
+    snprintf(text[2], 24, "%" PRId64, o->user_id);
+    snprintf(text[3], 24, "%d", o->quantity);
+    for (int k = 0; k < 4; k++)
+        args[k] = text[k];
+}
+
 int order_ref_load(PGconn *pg, int64_t id, order_ref *out, const char *component)
 {
     char id_s[24];
@@ -72,12 +82,7 @@ static int return_call(redis_nodes *rn, const scripts *sc, const order_ref *o, s
     for (int k = 0; k < 5; k++)
         ka[k] = keys[k];
     for (size_t i = 0; i < n; i++) {
-        snprintf(args[i][0], 24, "%" PRId64, o[i].id);
-        snprintf(args[i][1], 24, "%" PRId64, o[i].round);
-        snprintf(args[i][2], 24, "%" PRId64, o[i].user_id);
-        snprintf(args[i][3], 24, "%d", o[i].quantity);
-        for (int k = 0; k < 4; k++)
-            ka[5 + 5 * i + (size_t)k] = args[i][k];
+        order_ref_args(&o[i], args[i], &ka[5 + 5 * i]);
         ka[5 + 5 * i + 4] = o[i].draw_position > 0 && strcmp(part, "all") == 0 ? "draw" : part;
     }
     /* The keys share their slot: the call goes to their node. */
@@ -197,11 +202,18 @@ int order_return_mark(PGconn *pg, const order_ref *o, const unsigned char *done,
                            "returns", component);
 }
 
+int order_refs_steps(const order_refs_step *step, redis_nodes *rn, PGconn *pg, const scripts *sc,
+                     const order_ref *o, size_t n, unsigned char *done, const char *component)
+{
+    int rc = step->redis(rn, sc, o, n, done, component);
+    if (step->mark(pg, o, done, n, component) < 0)
+        return -2;
+    return rc;
+}
+
 int order_return_units(redis_nodes *rn, PGconn *pg, const scripts *sc, const order_ref *o, size_t n,
                        unsigned char *done, const char *component)
 {
-    int rc = order_return_redis(rn, sc, o, n, done, component);
-    if (order_return_mark(pg, o, done, n, component) < 0)
-        return -2;
-    return rc;
+    static const order_refs_step step = {order_return_redis, order_return_mark};
+    return order_refs_steps(&step, rn, pg, sc, o, n, done, component);
 }

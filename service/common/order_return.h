@@ -51,6 +51,27 @@ typedef struct order_ref {
  * count, or -1 (logged for component) when a row is not such an order. */
 int order_refs_read(const PGresult *res, order_ref *out, size_t cap, const char *component);
 
+/* An order's four script arguments (id, round, user id, quantity) as text
+ * into text, pointed to by args[0..4). */
+void order_ref_args(const order_ref *o, char text[4][24], const char **args);
+
+/* The two steps after PostgreSQL's decision, a return's or a draw order's
+ * grant (draw_grant.h): Redis, which sets done[i] for each order it
+ * confirmed (0, or -1 when some are left), then PostgreSQL's mark of those
+ * (0 or -1). */
+typedef struct order_refs_step {
+    int (*redis)(redis_nodes *rn, const scripts *sc, const order_ref *o, size_t n,
+                 unsigned char *done, const char *component);
+    int (*mark)(PGconn *pg, const order_ref *o, const unsigned char *done, size_t n,
+                const char *component);
+} order_refs_step;
+
+/* Runs both steps for n orders. Returns 0 when every order is confirmed and
+ * marked, -1 when Redis left some owed, -2 when PostgreSQL did not mark them
+ * (owed too: run again, nothing happens twice). */
+int order_refs_steps(const order_refs_step *step, redis_nodes *rn, PGconn *pg, const scripts *sc,
+                     const order_ref *o, size_t n, unsigned char *done, const char *component);
+
 /* Runs sql, an UPDATE of orders whose one parameter $1 is the bigint[] of
  * the ids of the orders o[i] with done[i] set (nothing when none is);
  * logged as "marking <what>" for component on failure. Returns 0 or -1. */

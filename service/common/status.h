@@ -42,6 +42,14 @@ typedef enum sk_status {
     SK_ADMISSION_WRONG_ROUND, /* another round's */
     SK_NOT_A_ROOM,            /* the queue of an item that sells as a race */
     SK_NOT_IN_QUEUE,          /* a poll of a buyer who has not joined */
+    /* The draw (issue 28): entries, the draw, its audit. */
+    SK_DRAW_ITEM,        /* a purchase of an item sold by a draw */
+    SK_NOT_A_DRAW,       /* an entry, a draw or an audit of an item that is not drawn */
+    SK_ENTRIES_NOT_OPEN, /* an entry before entries_open_at */
+    SK_ENTRIES_CLOSED,   /* an entry at or after entries_close_at, or after the draw */
+    SK_NOT_ENTERED,      /* the entry of a buyer who has not entered */
+    SK_ENTRIES_OPEN,     /* a draw before entries_close_at */
+    SK_NOT_DRAWN,        /* the audit of a draw that has not run */
     SK_STATUS_COUNT,
     /* A part plugged into the server (the laboratory: lab_status.h) numbers
      * outcomes of its own from here, and maps them to HTTP itself: the
