@@ -25,6 +25,7 @@
 #include "room.h"
 #include "router.h"
 #include "pool_session.h"
+#include "pow_gate.h"
 #include "validate.h"
 #include "web.h"
 

@@ -1,99 +1,38 @@
 /* pow_gate.c: a solution costs the server one HMAC and one SHA-256
  * (pow.h), then one SET NX in the item's slot, so that it enters once
  * however many instances it is sent to. The item's terms come from memory
- * (a direct-mapped table: an item pushed out is read again, speed only) or
- * from its items row; the key from the room master, which every instance
- * reads from PostgreSQL already (room_cache.h), derived under a label of
- * its own. */
+ * (pow_cache.h) or from its items row; the key from the room master, which
+ * every instance reads from PostgreSQL already (room_cache.h), derived
+ * under a label of its own. */
 #include "pow_gate.h"
 
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "app.h"
 #include "clock.h"
 #include "keys.h"
 #include "pg_value.h"
 #include "pow.h"
-#include "pow_terms.h"
 #include "room_store.h"
-
-#define POW_GATE_SLOTS 1024
-
-typedef struct terms_slot {
-    int64_t item; /* 0: empty */
-    int found;    /* the item exists (unarchived) */
-    int64_t maxnumber;
-    int ttl_s;
-    int64_t read_mono_ms;
-} terms_slot;
-
-struct pow_gate {
-    pthread_mutex_t mu;
-    terms_slot slots[POW_GATE_SLOTS];
-    unsigned char key[POW_KEY_LEN];
-    int have_key;
-};
-
-pow_gate *pow_gate_create(void)
-{
-    pow_gate *g = calloc(1, sizeof(*g));
-    if (g && pthread_mutex_init(&g->mu, NULL) != 0) {
-        free(g);
-        return NULL;
-    }
-    return g;
-}
-
-void pow_gate_free(pow_gate *g)
-{
-    if (!g)
-        return;
-    pthread_mutex_destroy(&g->mu);
-    free(g);
-}
-
-void pow_gate_forget(pow_gate *g, int64_t item)
-{
-    pthread_mutex_lock(&g->mu);
-    for (size_t i = 0; i < POW_GATE_SLOTS; i++)
-        if (item == 0 || g->slots[i].item == item)
-            g->slots[i].item = 0;
-    pthread_mutex_unlock(&g->mu);
-}
-
-/* item's terms into *t from memory when fresh. Returns 1, or 0. */
-static int terms_remembered(pow_gate *g, int64_t item, terms_slot *t)
-{
-    terms_slot *slot = &g->slots[(uint64_t)item % POW_GATE_SLOTS];
-    pthread_mutex_lock(&g->mu);
-    int fresh = slot->item == item && clock_mono_ms() - slot->read_mono_ms < POW_GATE_FRESH_MS;
-    if (fresh)
-        *t = *slot;
-    pthread_mutex_unlock(&g->mu);
-    return fresh;
-}
 
 /* item's terms into *t: from memory, or read from its row. SK_OK (t->found
  * 0 for no such item) or SK_BACKEND_DOWN. */
-static sk_status terms_of(pow_gate *g, pool_session *s, int64_t item, terms_slot *t)
+static sk_status terms_of(app *a, pool_session *s, int64_t item, pow_item_terms *t)
 {
-    if (terms_remembered(g, item, t))
+    int64_t mono = clock_mono_ms();
+    if (pow_cache_terms(a->pow, item, mono, t))
         return SK_OK;
     char id_s[24];
     snprintf(id_s, sizeof(id_s), "%" PRId64, item);
     const char *p[] = {id_s};
-    int64_t mono = clock_mono_ms();
     PGresult *res = pool_session_pg(s,
                                     "SELECT coalesce(pow_maxnumber, 0), pow_ttl_s FROM items "
                                     "WHERE id = $1 AND archived_at IS NULL",
                                     1, p, PGRES_TUPLES_OK, NULL);
     if (!res)
         return SK_BACKEND_DOWN;
-    *t = (terms_slot){.item = item, .found = PQntuples(res) == 1, .read_mono_ms = mono};
+    *t = (pow_item_terms){.item = item, .found = PQntuples(res) == 1, .read_mono_ms = mono};
     pg_row f = pg_row_at(res, 0);
     if (t->found) {
         t->maxnumber = pg_row_i64(&f, 0);
@@ -102,25 +41,17 @@ static sk_status terms_of(pow_gate *g, pool_session *s, int64_t item, terms_slot
     PQclear(res);
     if (t->found && pg_row_check(&f, "pow", "an item's proof-of-work terms") < 0)
         return SK_INTERNAL;
-    pthread_mutex_lock(&g->mu);
-    g->slots[(uint64_t)item % POW_GATE_SLOTS] = *t;
-    pthread_mutex_unlock(&g->mu);
+    pow_cache_set_terms(a->pow, t);
     return SK_OK;
 }
 
 /* The challenges' key into key: derived once from the room master (read
  * now if this instance has not yet). SK_OK, SK_BACKEND_DOWN or SK_INTERNAL. */
-static sk_status key_of(struct app *a, pool_session *s, unsigned char *key)
+static sk_status key_of(app *a, pool_session *s, unsigned char *key)
 {
-    pow_gate *g = a->pow;
-    pthread_mutex_lock(&g->mu);
-    int have = g->have_key;
-    if (have)
-        memcpy(key, g->key, POW_KEY_LEN);
-    pthread_mutex_unlock(&g->mu);
-    if (have)
-        return SK_OK;
     unsigned char master[ROOM_SECRET_LEN];
+    if (pow_cache_key(a->pow, key))
+        return SK_OK;
     if (!room_cache_master(a->rooms, master)) {
         if (room_store_master(s, master) < 0)
             return SK_BACKEND_DOWN;
@@ -128,10 +59,7 @@ static sk_status key_of(struct app *a, pool_session *s, unsigned char *key)
     }
     if (pow_key_derive(master, key) < 0)
         return SK_INTERNAL;
-    pthread_mutex_lock(&g->mu);
-    memcpy(g->key, key, POW_KEY_LEN);
-    g->have_key = 1;
-    pthread_mutex_unlock(&g->mu);
+    pow_cache_set_key(a->pow, key);
     return SK_OK;
 }
 
@@ -152,8 +80,7 @@ static sk_status mark_used(pool_session *s, int64_t item, const pow_solution *go
     return st;
 }
 
-sk_status pow_gate_check(struct app *a, pool_session *s, int64_t item, int64_t user,
-                         const char *altcha)
+sk_status pow_gate_check(app *a, pool_session *s, int64_t item, int64_t user, const char *altcha)
 {
     static const sk_status refused[] = {
         [POW_OK] = SK_OK,
@@ -165,9 +92,9 @@ sk_status pow_gate_check(struct app *a, pool_session *s, int64_t item, int64_t u
         [POW_WRONG_ITEM] = SK_POW_WRONG_ITEM,
         [POW_WRONG_BUYER] = SK_POW_WRONG_BUYER,
     };
-    terms_slot t;
+    pow_item_terms t;
     unsigned char key[POW_KEY_LEN];
-    sk_status st = terms_of(a->pow, s, item, &t);
+    sk_status st = terms_of(a, s, item, &t);
     if (st != SK_OK || !t.found || t.maxnumber == 0)
         return st;
     if ((st = key_of(a, s, key)) != SK_OK)
@@ -178,7 +105,7 @@ sk_status pow_gate_check(struct app *a, pool_session *s, int64_t item, int64_t u
     return r != POW_OK ? refused[r] : mark_used(s, item, &got, now_s);
 }
 
-int pow_gate_pass(struct app *a, pool_session *s, http_exchange *ex, int64_t item, int64_t user,
+int pow_gate_pass(app *a, pool_session *s, http_exchange *ex, int64_t item, int64_t user,
                   const char *altcha)
 {
     sk_status st = pow_gate_check(a, s, item, user, altcha);
@@ -190,7 +117,7 @@ int pow_gate_pass(struct app *a, pool_session *s, http_exchange *ex, int64_t ite
 /* --- the challenge route ------------------------------------------------------------ */
 
 typedef struct challenge_job {
-    struct app *a;
+    app *a;
     http_exchange *ex;
     int64_t item, user;
 } challenge_job;
@@ -198,10 +125,10 @@ typedef struct challenge_job {
 /* The challenge of j, as JSON; or the refusal. */
 static sk_status challenge_of(challenge_job *j, pool_session *s, char **text)
 {
-    terms_slot t;
+    pow_item_terms t;
     unsigned char key[POW_KEY_LEN];
     pow_challenge c;
-    sk_status st = terms_of(j->a->pow, s, j->item, &t);
+    sk_status st = terms_of(j->a, s, j->item, &t);
     if (st == SK_OK && !t.found)
         st = SK_NOT_FOUND;
     else if (st == SK_OK && t.maxnumber == 0)
@@ -233,7 +160,7 @@ static void run_challenge(void *thread_ctx, void *arg)
     free(j);
 }
 
-void pow_gate_challenge(struct app *a, http_exchange *ex, int64_t item, int64_t user)
+void pow_gate_challenge(app *a, http_exchange *ex, int64_t item, int64_t user)
 {
     challenge_job *j = malloc(sizeof(*j));
     if (!j) {

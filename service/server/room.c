@@ -20,6 +20,7 @@
 #include "keys.h"
 #include "log.h"
 #include "pool_session.h"
+#include "pow_gate.h"
 #include "redis_reply.h"
 #include "rfc3339.h"
 #include "room_answer.h"

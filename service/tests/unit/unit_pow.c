@@ -1,5 +1,6 @@
-/* unit_pow.c: proof-of-work challenges in ALTCHA's v1 shape (pow.h) and an
- * item's proof-of-work terms (pow_terms.h). The vectors were computed by
+/* unit_pow.c: proof-of-work challenges in ALTCHA's v1 shape (pow.h), an
+ * item's proof-of-work terms (pow_terms.h) and an instance's memory of them
+ * (pow_cache.h). The vectors were computed by
  * Python's hashlib and hmac, an implementation independent of ours:
  *
  *   salt = "00112233445566778899aabb?expires=1700000000&item=7&user=42"
@@ -12,6 +13,7 @@
 #include <jansson.h>
 
 #include "pow.h"
+#include "pow_cache.h"
 #include "pow_solver.h"
 #include "pow_terms.h"
 
@@ -189,4 +191,27 @@ Test(pow_terms, every_bad_term_is_refused_naming_its_field)
         cr_assert_eq(terms(ttl[i], &t, &why), SK_INVALID, "%s", ttl[i]);
         cr_assert(strstr(why, "pow_ttl_s"), "%s", why);
     }
+}
+
+Test(pow_cache, terms_are_kept_a_second_and_forgotten_at_a_new_round)
+{
+    pow_cache *c = pow_cache_create();
+    cr_assert_not_null(c);
+    pow_item_terms t = {
+        .item = 5, .found = 1, .maxnumber = 2000, .ttl_s = 60, .read_mono_ms = 1000};
+    pow_item_terms got;
+    cr_assert_eq(pow_cache_terms(c, 5, 1000, &got), 0, "nothing read yet");
+    pow_cache_set_terms(c, &t);
+    cr_assert_eq(pow_cache_terms(c, 5, 1000 + POW_CACHE_FRESH_MS - 1, &got), 1);
+    cr_assert_eq(got.maxnumber, 2000);
+    cr_assert_eq(pow_cache_terms(c, 5, 1000 + POW_CACHE_FRESH_MS, &got), 0, "stale");
+    cr_assert_eq(pow_cache_terms(c, 5 + 1024, 1000, &got), 0, "another item in the same slot");
+    pow_cache_forget(c, 5);
+    cr_assert_eq(pow_cache_terms(c, 5, 1000, &got), 0, "a new round forgets it");
+    unsigned char k[POW_KEY_LEN];
+    cr_assert_eq(pow_cache_key(c, k), 0);
+    pow_cache_set_key(c, key);
+    cr_assert_eq(pow_cache_key(c, k), 1);
+    cr_assert_eq(memcmp(k, key, POW_KEY_LEN), 0);
+    pow_cache_free(c);
 }
