@@ -106,13 +106,13 @@ class Settings:
         if self.only == "webhooks":
             return webhooks
         if self.only == "pow":
-            return [15, 10]
+            return [60, 15]
         steps = [6] + [dur + 2] * (len(WRK_CASES) * self.rounds)
         if self.strace:
             steps += [4, 4, 4]
         steps += [10, dur + 2]  # 8, 8b: the waiting room
         if self.only == "":
-            steps += [15, 10] + webhooks + [5] + drain
+            steps += [60, 15] + webhooks + [5] + drain
         return steps
 
 
