@@ -35,6 +35,10 @@ typedef enum route_id {
     ROUTE_QUEUE_JOIN,  /* POST /api/v1/items/{id}/queue: join the waiting room */
     ROUTE_QUEUE_POLL,  /* GET /api/v1/items/{id}/queue: place and admission */
     ROUTE_QUEUE_AUDIT, /* GET /api/v1/items/{id}/queue/audit: the published order */
+    ROUTE_ENTRY_ADD,   /* POST /api/v1/items/{id}/entries: enter the draw (issue 28) */
+    ROUTE_ENTRY_GET,   /* GET /api/v1/items/{id}/entries: the buyer's entry */
+    ROUTE_DRAW,        /* POST /api/v1/items/{id}/draw (admin): run the draw */
+    ROUTE_DRAW_AUDIT,  /* GET /api/v1/items/{id}/draw/audit: the draw's published order */
     /* GET /api/v1/items/{id}/challenge: a proof-of-work challenge (pow_gate.h) */
     ROUTE_POW_CHALLENGE,
     ROUTE_COUNT /* the product's routes; a part's are numbered on from here */

@@ -1,9 +1,9 @@
-/* e2e_pow.c: proof-of-work on joining a waiting room, end to end on real
- * servers (issue 28): a challenge solved by brute force (pow_maxnumber kept
- * small) joins once; replayed, expired, another buyer's, another item's, a
- * wrong number, a forged or a missing one: refused 403 with its code, and
- * nobody joined. The terms in the item's view, kept by a reset that does
- * not name them. */
+/* e2e_pow.c: proof-of-work on joining a waiting room and on entering a
+ * draw, end to end on real servers (issue 28): a challenge solved by brute
+ * force (pow_maxnumber kept small) joins (enters) once; replayed, expired,
+ * another buyer's, another item's, a wrong number, a forged or a missing
+ * one: refused 403 with its code, and nobody joined (entered). The terms
+ * in the item's view, kept by a reset that does not name them. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "clock.h"
+#include "draw_sale.h"
 #include "harness.h"
 #include "harness_suite.h"
 #include "pow.h"
@@ -62,13 +63,14 @@ static void solved(int64_t item, int64_t user, char *out, size_t cap, json_t **c
         *challenge = json_loads(resp, 0, NULL);
 }
 
-/* A join of item by user carrying altcha (NULL: none): the status, and the
- * error code of a refusal into code. */
-static int join(int64_t item, int64_t user, const char *altcha, char *code)
+/* A room's join ("queue") or a draw's entry ("entries") of item by user
+ * carrying altcha (NULL: none): the status, and the error code of a
+ * refusal into code. */
+static int join(const char *route, int64_t item, int64_t user, const char *altcha, char *code)
 {
     char path[96], body[POW_PAYLOAD_MAX + 96];
     json_t *o;
-    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/queue", item);
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/%s", item, route);
     if (altcha)
         snprintf(body, sizeof(body), "{\"user_id\":%" PRId64 ",\"altcha\":\"%s\"}", user, altcha);
     else
@@ -80,29 +82,44 @@ static int join(int64_t item, int64_t user, const char *altcha, char *code)
     return status;
 }
 
-static void refused(int64_t item, int64_t user, const char *altcha, const char *want)
+static void refused(const char *route, int64_t item, int64_t user, const char *altcha,
+                    const char *want)
 {
     char code[64];
-    cr_assert_eq(join(item, user, altcha, code), 403, "%s", want);
+    cr_assert_eq(join(route, item, user, altcha, code), 403, "%s", want);
     cr_assert_str_eq(code, want);
 }
 
-/* A number of the room's counts in the item's view. */
-static int64_t room_count(int64_t item, const char *name)
+/* The buyers let in, as the item's view counts them: the room's joined, or
+ * the draw's entries. */
+static int64_t let_in(const char *route, int64_t item)
 {
     char path[64];
     json_t *o;
     snprintf(path, sizeof(path), "/api/v1/items/%" PRId64, item);
     cr_assert_eq(call("GET", path, NULL, &o), 200);
-    int64_t n = json_integer_value(json_object_get(json_object_get(o, "room"), name));
+    int room = strcmp(route, "queue") == 0;
+    json_t *n =
+        json_object_get(json_object_get(o, room ? "room" : "draw"), room ? "joined" : "entries");
+    cr_assert(json_is_integer(n), "no count of %s", route);
+    int64_t v = json_integer_value(n);
     json_decref(o);
-    return n;
+    return v;
 }
 
-Test(pow, a_solved_challenge_joins_once_and_every_wrong_one_joins_nobody)
+/* An item that asks a proof-of-work of more terms: a room, or a draw
+ * whose entries are open. */
+static int64_t create_pow(const char *route, const char *more)
 {
-    int64_t item = create_room("\"pow_maxnumber\":1000,\"pow_ttl_s\":300");
-    int64_t other = create_room("\"pow_maxnumber\":1000");
+    return strcmp(route, "queue") == 0 ? create_room(more)
+                                       : draw_sale_create(sys.port, TOKEN, 5, -1000, 600000, more);
+}
+
+/* Every refusal, then the one solution let in once: through route. */
+static void once_and_never_wrong(const char *route, int accepted)
+{
+    int64_t item = create_pow(route, "\"pow_maxnumber\":1000,\"pow_ttl_s\":300");
+    int64_t other = create_pow(route, "\"pow_maxnumber\":1000");
     char ok[POW_PAYLOAD_MAX + 1], code[64], bad[POW_PAYLOAD_MAX + 1];
     json_t *c;
     solved(item, 1, ok, sizeof(ok), &c);
@@ -114,39 +131,55 @@ Test(pow, a_solved_challenge_joins_once_and_every_wrong_one_joins_nobody)
     cr_assert(strstr(salt, "&item=") && strstr(salt, "&user=1") && strstr(salt, "?expires="), "%s",
               salt);
 
-    refused(item, 1, NULL, "pow_missing");
-    refused(item, 1, "bm90IGEgcGF5bG9hZA==", "pow_malformed");
-    refused(item, 2, ok, "pow_wrong_buyer");
-    refused(other, 1, ok, "pow_wrong_item");
+    refused(route, item, 1, NULL, "pow_missing");
+    refused(route, item, 1, "bm90IGEgcGF5bG9hZA==", "pow_malformed");
+    refused(route, item, 2, ok, "pow_wrong_buyer");
+    refused(route, other, 1, ok, "pow_wrong_item");
     char hash[POW_HEX_LEN + 1];
     int64_t wrong = 0;
     while (pow_hash(salt, wrong, hash) == 0 && strcmp(hash, challenge) == 0)
         wrong++;
     cr_assert_eq(pow_solver_payload(challenge, wrong, salt, signature, bad, sizeof(bad)), 0);
-    refused(item, 1, bad, "pow_wrong_number");
+    refused(route, item, 1, bad, "pow_wrong_number");
     char forged[POW_HEX_LEN + 1];
     snprintf(forged, sizeof(forged), "%s", signature);
     forged[0] = forged[0] == 'a' ? 'b' : 'a';
     cr_assert_eq(pow_solver_payload(challenge, 0, salt, forged, bad, sizeof(bad)), 0);
-    refused(item, 1, bad, "pow_forged");
-    cr_assert_eq(room_count(item, "joined"), 0, "no refusal joined anybody");
+    refused(route, item, 1, bad, "pow_forged");
+    cr_assert_eq(let_in(route, item), 0, "no refusal let anybody in");
 
-    cr_assert_eq(join(item, 1, ok, code), 200, "%s", code);
-    cr_assert_eq(room_count(item, "joined"), 1);
-    refused(item, 1, ok, "pow_replayed");
-    cr_assert_eq(room_count(item, "joined"), 1);
-    cr_assert_eq(room_count(other, "joined"), 0);
+    cr_assert_eq(join(route, item, 1, ok, code), accepted, "%s", code);
+    cr_assert_eq(let_in(route, item), 1);
+    refused(route, item, 1, ok, "pow_replayed");
+    cr_assert_eq(let_in(route, item), 1);
+    cr_assert_eq(let_in(route, other), 0);
     json_decref(c);
+}
+
+Test(pow, a_solved_challenge_joins_once_and_every_wrong_one_joins_nobody)
+{
+    once_and_never_wrong("queue", 200);
+}
+
+Test(pow, a_solved_challenge_enters_a_draw_once_and_every_wrong_one_enters_nobody)
+{
+    once_and_never_wrong("entries", 201);
 }
 
 Test(pow, an_expired_challenge_is_refused)
 {
-    int64_t item = create_room("\"pow_maxnumber\":1000,\"pow_ttl_s\":1");
-    char ok[POW_PAYLOAD_MAX + 1];
-    solved(item, 7, ok, sizeof(ok), NULL);
+    static const char *const routes[] = {"queue", "entries"};
+    int64_t items[2];
+    char ok[2][POW_PAYLOAD_MAX + 1];
+    for (int i = 0; i < 2; i++) {
+        items[i] = create_pow(routes[i], "\"pow_maxnumber\":1000,\"pow_ttl_s\":1");
+        solved(items[i], 7, ok[i], sizeof(ok[i]), NULL);
+    }
     usleep(2100 * 1000);
-    refused(item, 7, ok, "pow_expired");
-    cr_assert_eq(room_count(item, "joined"), 0);
+    for (int i = 0; i < 2; i++) {
+        refused(routes[i], items[i], 7, ok[i], "pow_expired");
+        cr_assert_eq(let_in(routes[i], items[i]), 0);
+    }
 }
 
 Test(pow, the_terms_are_shown_checked_and_kept_by_a_reset)
