@@ -17,6 +17,8 @@ itself, and the JSON and the picture into loadtest/results/ and docs/: the commi
   7 webhooks     2's purchases with seckill-webhooks delivering to two endpoints, against none (bench_webhooks.py)
   8 room join    100,000 distinct buyers join a waiting room (bench_room.py; BENCH_ROOM_JOINERS)
   8b room poll   a storm of polls from buyers far back in the line
+  9 pow          room joins carrying a solved proof-of-work, against plain joins and purchases: the server's
+                 CPU a verified solution (bench_pow.py; BENCH_POW_JOINS, BENCH_POW_CLIENTS; BENCH_ONLY=pow alone)
 1-3 run in alternating rounds (BENCH_ROUNDS, default 3) so that drift on a shared machine hits all
 of them alike; medians are reported. BENCH_DURATION (10s), BENCH_CONNECTIONS (256), BENCH_THREADS
 (2), BENCH_DRAIN_ORDERS (1000000), BENCH_DRAIN_ROUNDS (3) change the sizes; BENCH_DOC=0 writes no
@@ -40,6 +42,7 @@ import time
 from . import figures, plot
 from .bench_drain import Drain
 from .bench_webhooks import Webhooks
+from .bench_pow import Pow
 from .bench_room import Room, room_rows
 from .bench_report import PROCS, WRK_CASES, guard_sentence, order_guard, render_section, render_tables, to_json
 from .progress import Progress, Quiet
@@ -84,8 +87,8 @@ class Settings:
         self.webhooks_bin = env.get("BENCH_WEBHOOKS", "build/seckill-webhooks")
         self.webhook_wait = int(env.get("BENCH_WEBHOOK_WAIT", 60))
         self.nice = [int(v) for v in env.get("BENCH_WEBHOOK_NICE", "10 19").split()]
-        if self.only not in ("", "rounds", "drain", "webhooks"):
-            raise Failure(f"BENCH_ONLY: '{self.only}' is none of drain, rounds, webhooks")
+        if self.only not in ("", "rounds", "drain", "webhooks", "pow"):
+            raise Failure(f"BENCH_ONLY: '{self.only}' is none of drain, pow, rounds, webhooks")
 
     def steps(self):
         """Each step's nominal seconds, for the progress line: a wrk round lasts its duration plus
@@ -102,16 +105,18 @@ class Settings:
         webhooks = [dur + 3, dur + 3 + self.webhook_wait] * self.rounds
         if self.only == "webhooks":
             return webhooks
+        if self.only == "pow":
+            return [60, 15]
         steps = [6] + [dur + 2] * (len(WRK_CASES) * self.rounds)
         if self.strace:
             steps += [4, 4, 4]
         steps += [10, dur + 2]  # 8, 8b: the waiting room
         if self.only == "":
-            steps += webhooks + [5] + drain
+            steps += [60, 15] + webhooks + [5] + drain
         return steps
 
 
-class Bench(Drain, Webhooks, Room):
+class Bench(Drain, Webhooks, Room, Pow):
     def __init__(self, settings):
         self.s = settings
         self.dir = os.path.join(ROOT, "run", f"bench-{os.getpid()}")
@@ -404,6 +409,10 @@ class Bench(Drain, Webhooks, Room):
             self.webhooks_all()
             self.progress.end()
             return
+        if s.only == "pow":
+            self.pow_all()
+            self.progress.end()
+            return
         self.memory()
         self.rounds()
         self.room()
@@ -424,6 +433,7 @@ class Bench(Drain, Webhooks, Room):
                 self.log(row)
             self.progress.end()
             return
+        self.pow_all()
         self.webhooks_all()
         self.ab()
         self.drain_all()

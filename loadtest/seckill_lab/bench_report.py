@@ -5,6 +5,7 @@ between the bench markers, from the figures bench.py measured."""
 import os
 
 from . import figures
+from .bench_pow import pow_rows
 from .bench_room import room_rows
 
 WRK_CASES = [  # name, label, target ratio to the ceiling
@@ -93,7 +94,7 @@ def render_tables(b):
         f"ratios); {figures.thousands(wh['delivered_per_s'])} events delivered/s, storm start to the last delivery"
         f"{'' if wh['all_delivered'] else ' (not all within ' + str(wh['wait_s']) + ' s)'} | >= 0.95 | "
         f"{yes(wh['ratio'] >= 0.95)} |",
-    ] + room_rows(b)
+    ] + room_rows(b) + pow_rows(b)
     cpu = ["| round (CPU microseconds a request, medians) | server | Redis | worker | PostgreSQL | nginx | wrk | all | "
            "syscalls a request (server; nginx for 1) |",
            "|---|---|---|---|---|---|---|---|---|"]
@@ -143,6 +144,7 @@ def to_json(b, when, commit, local):
         "memory": {**b.out["memory"], "target_kib": 65536},
         "webhooks": b.out["webhooks"],
         "room": b.out.get("room"),
+        "pow": b.out.get("pow"),
     }
 
 

@@ -26,6 +26,7 @@
 #include "room.h"
 #include "router.h"
 #include "pool_session.h"
+#include "pow_gate.h"
 #include "validate.h"
 #include "web.h"
 
@@ -479,7 +480,8 @@ void api_handle(void *ctx, http_exchange *ex)
     case ROUTE_QUEUE_JOIN:
     case ROUTE_QUEUE_POLL:
     case ROUTE_ENTRY_ADD:
-    case ROUTE_ENTRY_GET: {
+    case ROUTE_ENTRY_GET:
+    case ROUTE_POW_CHALLENGE: {
         purchase_request pr;
         int queue = m.route == ROUTE_QUEUE_JOIN || m.route == ROUTE_QUEUE_POLL;
         if ((st = purchase_request_of(a, ex, &pr, &why)) == SK_OK && pr.user_id == 0) {
@@ -490,18 +492,20 @@ void api_handle(void *ctx, http_exchange *ex)
         }
         if (st != SK_OK)
             http_exchange_reply_error(ex, st, why);
+        else if (m.route == ROUTE_POW_CHALLENGE)
+            pow_gate_challenge(a, ex, m.item_id, pr.user_id);
         else if (queue)
-            room_start(a, ex, m.route, m.item_id, pr.user_id);
+            room_start(a, ex, m.route, m.item_id, pr.user_id, pr.altcha);
         else
-            draw_start(a, ex, m.route, m.item_id, pr.user_id, pr.quantity);
+            draw_start(a, ex, m.route, m.item_id, pr.user_id, pr.quantity, pr.altcha);
         return;
     }
     case ROUTE_QUEUE_AUDIT:
-        room_start(a, ex, m.route, m.item_id, 0);
+        room_start(a, ex, m.route, m.item_id, 0, NULL);
         return;
     case ROUTE_DRAW:
     case ROUTE_DRAW_AUDIT:
-        draw_start(a, ex, m.route, m.item_id, 0, 0);
+        draw_start(a, ex, m.route, m.item_id, 0, 0, NULL);
         return;
     case ROUTE_PAGE:
         reply_page(ex);

@@ -16,6 +16,7 @@
 #include "items.h"
 #include "pool.h"
 #include "pool_session.h"
+#include "pow_gate.h"
 #include "validate.h"
 
 typedef struct draw_job {
@@ -27,6 +28,8 @@ typedef struct draw_job {
     int64_t after, limit; /* ROUTE_DRAW_AUDIT */
     char beacon[DRAW_BEACON_MAX + 1];
     size_t beacon_len; /* ROUTE_DRAW */
+    /* An entry's proof-of-work (pow_gate.h): "" for none. */
+    char altcha[POW_PAYLOAD_MAX + 1];
 } draw_job;
 
 /* A JSON value of an entry: n, or null for 0. */
@@ -79,6 +82,9 @@ static void run_entry(draw_job *j, pool_session *s)
     draw_entry e;
     draw_item it;
     const char *why = NULL;
+    /* Proof-of-work before anything else (pow_gate.h): a refusal is answered. */
+    if (j->route == ROUTE_ENTRY_ADD && !pow_gate_pass(j->a, s, j->ex, j->item, j->user, j->altcha))
+        return;
     sk_status st = j->route == ROUTE_ENTRY_ADD
                        ? draw_store_enter(s, j->item, j->user, j->quantity, &e, &it, &why)
                        : draw_store_entry(s, j->item, j->user, &e);
@@ -174,7 +180,8 @@ static int audit_query(http_exchange *ex, draw_job *j)
                : 0;
 }
 
-void draw_start(app *a, http_exchange *ex, route_id route, int64_t item, int64_t user, int quantity)
+void draw_start(app *a, http_exchange *ex, route_id route, int64_t item, int64_t user, int quantity,
+                const char *altcha)
 {
     draw_job *j = calloc(1, sizeof(*j));
     const char *why = NULL;
@@ -184,6 +191,7 @@ void draw_start(app *a, http_exchange *ex, route_id route, int64_t item, int64_t
     }
     *j = (draw_job){
         .a = a, .ex = ex, .route = route, .item = item, .user = user, .quantity = quantity};
+    snprintf(j->altcha, sizeof(j->altcha), "%s", altcha ? altcha : "");
     if (route == ROUTE_DRAW_AUDIT && audit_query(ex, j) < 0)
         why = "after must be a position (0 or more), limit from 1 to 1000";
     else if (route == ROUTE_DRAW)

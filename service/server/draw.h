@@ -13,8 +13,10 @@
 /* Answers ex, a request of route ROUTE_ENTRY_ADD or ROUTE_ENTRY_GET (user:
  * the buyer, as identified for a purchase; quantity: the units asked for),
  * ROUTE_DRAW or ROUTE_DRAW_AUDIT (user 0) of item: its body or query read
- * here, the rest deferred to the pool. */
-void draw_start(app *a, http_exchange *ex, route_id route, int64_t item, int64_t user,
-                int quantity);
+ * here, the rest deferred to the pool. An entry of an item with
+ * pow_maxnumber carries altcha, a solution (pow_gate.h; NULL: none),
+ * checked before anything else. */
+void draw_start(app *a, http_exchange *ex, route_id route, int64_t item, int64_t user, int quantity,
+                const char *altcha);
 
 #endif

@@ -168,6 +168,16 @@ static int room_params_of(const room_terms *r, int64_t stock, room_params *b, co
     return 0;
 }
 
+/* The proof-of-work columns as text parameters p[0..1] (buffers max and
+ * ttl: 24 and 12 bytes): pow_maxnumber (NULL: none) and pow_ttl_s. */
+static void pow_params(const pow_terms *t, char *max, char *ttl, const char **p)
+{
+    snprintf(max, 24, "%" PRId64, t->maxnumber);
+    snprintf(ttl, 12, "%d", t->ttl_s);
+    p[0] = t->maxnumber > 0 ? max : NULL;
+    p[1] = ttl;
+}
+
 /* The room's terms as stored: the burst resolved. */
 static room_terms room_as_stored(const room_terms *r, int64_t stock)
 {
@@ -194,12 +204,13 @@ static void created_view(const item_spec *spec, int64_t id, int64_t round, const
     out->segments = spec->segments > 1 ? spec->segments : 1;
     out->listed = !spec->unlisted;
     out->room = *room;
+    out->pow = spec->pow;
 }
 
 sk_status items_create(pool_session *s, const item_spec *spec, item_view *out)
 {
     char id_s[24], stock_s[24], starts_s[24], ends_s[24], limit_s[12], timeout_s[12],
-        segments_s[12], state[6];
+        segments_s[12], state[6], pow_max[24], pow_ttl[12];
     room_params rb;
     const char *rp[ROOM_PARAMS];
     int segments = spec->segments > 1 ? spec->segments : 1;
@@ -213,7 +224,7 @@ sk_status items_create(pool_session *s, const item_spec *spec, item_view *out)
     snprintf(timeout_s, sizeof(timeout_s), "%d", spec->payment_timeout_s);
     /* An explicit id must also move the identity past it, or a later create
      * without id would collide with it. */
-    const char *p[10 + ROOM_PARAMS] = {
+    const char *p[12 + ROOM_PARAMS] = {
         spec->id > 0 ? id_s : NULL,
         spec->name,
         stock_s,
@@ -225,22 +236,25 @@ sk_status items_create(pool_session *s, const item_spec *spec, item_view *out)
         segments_s,
         spec->unlisted ? "false" : "true"};
     memcpy(&p[10], rp, sizeof(rp)); /* $11 to $19: the room's and the draw's */
+    pow_params(&spec->pow, pow_max, pow_ttl, &p[10 + ROOM_PARAMS]); /* $20, $21 */
     PGresult *res = pool_session_pg(
         s,
         "WITH ins AS (INSERT INTO items (id, name, initial_stock, lab, starts_at, ends_at, "
         "                                per_buyer_limit, payment_timeout_s, segments, listed, "
         "                                admission, prequeue_opens_at, admit_per_s, admit_burst, "
         "                                max_active, admission_ttl_s, room_secret, "
-        "                                entries_open_at, entries_close_at) "
+        "                                entries_open_at, entries_close_at, pow_maxnumber, "
+        "                                pow_ttl_s) "
         "  VALUES (coalesce($1::bigint, nextval(pg_get_serial_sequence('items', 'id'))), $2, $3, "
         "          $4, to_timestamp($5::bigint / 1000.0), to_timestamp($6::bigint / 1000.0), $7, "
         "          $8, $9, $10, $11, to_timestamp($12::bigint / 1000.0), $13, $14, $15, $16, $17, "
-        "          to_timestamp($18::bigint / 1000.0), to_timestamp($19::bigint / 1000.0)) "
+        "          to_timestamp($18::bigint / 1000.0), to_timestamp($19::bigint / 1000.0), $20, "
+        "          $21) "
         "  RETURNING id, round) "
         "SELECT id, round, CASE WHEN $1::bigint IS NULL THEN 0 ELSE "
         "  setval(pg_get_serial_sequence('items', 'id'), "
         "         GREATEST(id, (SELECT coalesce(max(id), 1) FROM items))) END FROM ins",
-        10 + ROOM_PARAMS, p, PGRES_TUPLES_OK, state);
+        12 + ROOM_PARAMS, p, PGRES_TUPLES_OK, state);
     if (!res)
         return strcmp(state, "23505") == 0 ? SK_ITEM_EXISTS : SK_BACKEND_DOWN;
     pg_row f = pg_row_at(res, 0);
@@ -288,14 +302,17 @@ static const char RESET_SQL[] =
     "    ELSE entries_open_at END, "
     "  entries_close_at = CASE WHEN $9 THEN to_timestamp($18::bigint / 1000.0) "
     "    ELSE entries_close_at END, "
-    "  drawn_at = NULL, draw_beacon = NULL, draw_stock = NULL "
+    "  drawn_at = NULL, draw_beacon = NULL, draw_stock = NULL, "
+    "  pow_maxnumber = CASE WHEN $19 THEN $21::integer ELSE pow_maxnumber END, "
+    "  pow_ttl_s = CASE WHEN $20 THEN $22::integer ELSE pow_ttl_s END "
     "WHERE id = $1 AND archived_at IS NULL RETURNING round, " TERMS_COLUMNS
     ", segments, " ROOM_STORE_COLUMNS;
 
 sk_status items_reset(pool_session *s, int64_t item, const item_reset *r, item_view *out,
                       const char **why)
 {
-    char id_s[24], stock_s[24], starts_s[24], ends_s[24], limit_s[12], given[3][6], state[6];
+    char id_s[24], stock_s[24], starts_s[24], ends_s[24], limit_s[12], given[3][6], state[6],
+        pow_max[24], pow_ttl[12];
     const sale_terms *t = &r->terms;
     room_params rb;
     const char *rp[ROOM_PARAMS];
@@ -308,18 +325,22 @@ sk_status items_reset(pool_session *s, int64_t item, const item_reset *r, item_v
     snprintf(given[0], sizeof(given[0]), "%s", t->given & SALE_STARTS ? "true" : "false");
     snprintf(given[1], sizeof(given[1]), "%s", t->given & SALE_ENDS ? "true" : "false");
     snprintf(given[2], sizeof(given[2]), "%s", t->given & SALE_LIMIT ? "true" : "false");
-    const char *p[9 + ROOM_PARAMS] = {id_s,
-                                      stock_s,
-                                      given[0],
-                                      time_param(t->starts_ms, starts_s, 24),
-                                      given[1],
-                                      time_param(t->ends_ms, ends_s, 24),
-                                      given[2],
-                                      limit_s,
-                                      r->room.given ? "true" : "false"};
+    const char *p[13 + ROOM_PARAMS] = {id_s,
+                                       stock_s,
+                                       given[0],
+                                       time_param(t->starts_ms, starts_s, 24),
+                                       given[1],
+                                       time_param(t->ends_ms, ends_s, 24),
+                                       given[2],
+                                       limit_s,
+                                       r->room.given ? "true" : "false"};
     memcpy(&p[9], rp, sizeof(rp)); /* $10 to $18: the room's and the draw's */
     p[15] = rb.k_hex;              /* K whatever the body said */
-    PGresult *res = pool_session_pg(s, RESET_SQL, 9 + ROOM_PARAMS, p, PGRES_TUPLES_OK, state);
+    /* $19 to $22: proof-of-work's, each kept unless named */
+    p[9 + ROOM_PARAMS] = r->pow.given_maxnumber ? "true" : "false";
+    p[10 + ROOM_PARAMS] = r->pow.given_ttl ? "true" : "false";
+    pow_params(&r->pow, pow_max, pow_ttl, &p[11 + ROOM_PARAMS]);
+    PGresult *res = pool_session_pg(s, RESET_SQL, 13 + ROOM_PARAMS, p, PGRES_TUPLES_OK, state);
     if (!res) {
         if (strcmp(state, "23514") == 0) {
             *why = "ends_at must come after starts_at, and a room's prequeue_opens_at before it; "
@@ -402,6 +423,7 @@ static sk_status item_stock(pool_session *s, item_view *out)
     "  coalesce(u.paid, 0), coalesce(u.cancelled, 0), coalesce(u.expired, 0), "                    \
     "  coalesce(u.returned, 0), i.payment_timeout_s, i.segments, i.listed, "                       \
     "  coalesce((extract(epoch FROM i.archived_at) * 1000)::bigint, 0), " ROOM_STORE_COLUMNS       \
+    ", coalesce(i.pow_maxnumber, 0), i.pow_ttl_s "                                                 \
     "FROM items i LEFT JOIN LATERAL (SELECT " UNITS_IN(                                            \
         "'persisted'") " AS persisted, "                                                           \
                        "  " UNITS_IN("'paid'") " AS paid, " UNITS_IN(                              \
@@ -440,6 +462,8 @@ static int read_view(PGresult *res, int row, item_view *v)
     v->listed = pg_row_bool(&f, 17);
     v->archived_ms = pg_row_i64(&f, 18);
     room_store_read(&f, 19, &v->room, v->counts.secret);
+    v->pow.maxnumber = pg_row_i64(&f, 19 + ROOM_STORE_NCOLUMNS);
+    v->pow.ttl_s = pg_row_int(&f, 20 + ROOM_STORE_NCOLUMNS);
     return pg_row_check(&f, COMPONENT, "an item");
 }
 

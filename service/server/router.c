@@ -30,6 +30,7 @@ static const route_def routes[] = {
     {ROUTE_QUEUE_JOIN, "POST", "/api/v1/items/{}/queue", "queue_join"},
     {ROUTE_QUEUE_POLL, "GET", "/api/v1/items/{}/queue", "queue_poll"},
     {ROUTE_QUEUE_AUDIT, "GET", "/api/v1/items/{}/queue/audit", "queue_audit"},
+    {ROUTE_POW_CHALLENGE, "GET", "/api/v1/items/{}/challenge", "pow_challenge"},
     {ROUTE_ENTRY_ADD, "POST", "/api/v1/items/{}/entries", "entry_add"},
     {ROUTE_ENTRY_GET, "GET", "/api/v1/items/{}/entries", "entry_get"},
     {ROUTE_DRAW, "POST", "/api/v1/items/{}/draw", "draw"},
@@ -159,6 +160,7 @@ sk_status router_match(const char *method, const char *path, route_match *m)
         [ROUTE_QUEUE_JOIN] = "GET, HEAD, POST",
         [ROUTE_QUEUE_POLL] = "GET, HEAD, POST",
         [ROUTE_QUEUE_AUDIT] = "GET, HEAD",
+        [ROUTE_POW_CHALLENGE] = "GET, HEAD",
         [ROUTE_ENTRY_ADD] = "GET, HEAD, POST",
         [ROUTE_ENTRY_GET] = "GET, HEAD, POST",
         [ROUTE_DRAW] = "POST",
@@ -252,6 +254,7 @@ credential_scope router_scope(route_id r, const char *method)
     case ROUTE_QUEUE_JOIN:
     case ROUTE_QUEUE_POLL:
     case ROUTE_QUEUE_AUDIT:
+    case ROUTE_POW_CHALLENGE:
     case ROUTE_ENTRY_ADD:
     case ROUTE_ENTRY_GET:
     case ROUTE_DRAW_AUDIT:
@@ -271,7 +274,8 @@ int router_cross_origin(route_id r)
     return r == ROUTE_PURCHASE || r == ROUTE_QUEUE_JOIN || r == ROUTE_QUEUE_POLL ||
            r == ROUTE_QUEUE_AUDIT || r == ROUTE_ORDER_LIST || r == ROUTE_ORDER_GET ||
            r == ROUTE_ORDER_CANCEL || r == ROUTE_ITEM_GET || r == ROUTE_ITEM_LIST ||
-           r == ROUTE_ENTRY_ADD || r == ROUTE_ENTRY_GET || r == ROUTE_DRAW_AUDIT;
+           r == ROUTE_ENTRY_ADD || r == ROUTE_ENTRY_GET || r == ROUTE_DRAW_AUDIT ||
+           r == ROUTE_POW_CHALLENGE;
 }
 
 const char *router_name(route_id r)
