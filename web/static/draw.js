@@ -100,8 +100,8 @@ function drawAudit(draw, entry, itemId) {
   return lines;
 }
 
-// The refusals that the draw (and proof-of-work) adds, as sentences; null for any other (app.js's
-// sentence says those). when(iso): a time in the buyer's words.
+// The refusals that the draw adds, as sentences; null for any other (pow.js's powSentence and
+// app.js's sentence say those). when(iso): a time in the buyer's words.
 function drawSentence(status, body, buyer, item, when) {
   const b = body || {};
   switch (b.error) {
@@ -116,8 +116,6 @@ function drawSentence(status, body, buyer, item, when) {
   case 'draw_item':
     return `“${item}” is sold by a draw: enter it, winners are drawn after the close.`;
   }
-  if (status === 403 && typeof b.error === 'string' && /^(pow|altcha|challenge)/.test(b.error))
-    return `The proof of work for “${item}” was refused (${b.error}): please try again.`;
   return null;
 }
 
@@ -265,7 +263,7 @@ async function drawEnter(card) {
   if (!res) return repaint();
   if (!res.ok || !answer || !answer.entry) {
     sayRefused(res.status, drawSentence(res.status, answer, buyer, card.name, startTime) ||
-                           sentence(res.status, answer, buyer, card.name));
+                           powSentence(answer, card.name) || sentence(res.status, answer, buyer, card.name));
     return repaint();
   }
   tokenWorked();

@@ -4,7 +4,7 @@
 // ALTCHA's widget does: body field "altcha", the base64 of the JSON {algorithm, challenge, number,
 // salt, signature}. The solver tries the numbers 0..maxnumber until hex SHA-256(salt + number) is
 // the challenge: the server checks the one number with one hash. It is our own, a few lines, so
-// that the page needs no package; the helpers up to powSolve touch no DOM and are exported under
+// that the page needs no package; the helpers up to powSentence touch no DOM and are exported under
 // node (the browser test's helpers() checks them). In the page, app.js and draw.js call powAltcha.
 'use strict';
 
@@ -55,6 +55,16 @@ function powProgress(tried, max) {
          `numbers tried (${pct}%)`;
 }
 
+// The refusals of a solution (403 pow_*, pow.h's checks) as sentences; null for any other.
+function powSentence(body, item) {
+  const code = body && typeof body.error === 'string' ? body.error : '';
+  if (code === 'pow_expired')
+    return `The proof of work for “${item}” took longer than its challenge lives: please try again.`;
+  if (code === 'pow_replayed') return `That proof of work for “${item}” was used already: please try again.`;
+  if (code.startsWith('pow_')) return `The proof of work for “${item}” was refused (${code}): please try again.`;
+  return null;
+}
+
 const POW_IN_WORKER = typeof importScripts === 'function' && typeof document === 'undefined';
 
 if (POW_IN_WORKER) {
@@ -64,7 +74,7 @@ if (POW_IN_WORKER) {
     self.postMessage({number});
   };
 } else if (typeof document === 'undefined') {
-  module.exports = {POW_PROGRESS_EVERY, powHex, powDigest, powSolve, powPayload, powProgress};
+  module.exports = {POW_PROGRESS_EVERY, powHex, powDigest, powSolve, powPayload, powProgress, powSentence};
 }
 
 // The proof-of-work strip of a card: a bar and its sentence under the card's note, hidden until

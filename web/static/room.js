@@ -212,7 +212,7 @@ async function roomJoin(card) {
   const arrived = performance.now();
   if (!res.ok || !body) {
     sayRefused(res.status, roomSentence(res.status, body, buyer, card.name) ||
-                           sentence(res.status, body, buyer, card.name));
+                           powSentence(body, card.name) || sentence(res.status, body, buyer, card.name));
     return;
   }
   tokenWorked();

@@ -57,6 +57,11 @@ async function powHelpers() {
   assert.deepEqual(Object.keys(payload), ['algorithm', 'challenge', 'number', 'salt', 'signature']);
   assert.equal(pow.powProgress(12000, 49999), 'Proof of work: 12,000 of 50,000 numbers tried (24%)');
   assert.equal(pow.powProgress(60000, 49999), 'Proof of work: 50,000 of 50,000 numbers tried (100%)');
+  assert.match(pow.powSentence({error: 'pow_expired'}, 'Lamp'), /for “Lamp” took longer than its challenge lives/);
+  assert.match(pow.powSentence({error: 'pow_replayed'}, 'Lamp'), /used already/);
+  assert.equal(pow.powSentence({error: 'pow_wrong_buyer'}, 'Lamp'),
+               'The proof of work for “Lamp” was refused (pow_wrong_buyer): please try again.');
+  assert.equal(pow.powSentence({error: 'sold_out'}, 'Lamp'), null, 'the other refusals are app.js\'s');
 }
 
 // draw.js's card: the window's countdown, enter, entered, each outcome, the audit, the refusals.
@@ -120,8 +125,7 @@ function drawHelpers() {
                'Entries to the draw of “Sneaker” are closed (since <T>).');
   assert.match(said(409, {error: 'draw_item'}), /sold by a draw: enter it/);
   assert.match(said(409, {error: 'not_a_draw'}), /not sold by a draw/);
-  assert.match(said(403, {error: 'pow_expired'}), /proof of work .* refused \(pow_expired\)/);
-  assert.equal(said(403, {error: 'forbidden'}), null, 'the other refusals are app.js\'s');
+  assert.equal(said(403, {error: 'pow_expired'}), null, 'proof-of-work\'s refusals are pow.js\'s');
 }
 
 // The console's draw terms, as the server checks them, and when it offers the Draw button.
