@@ -587,8 +587,8 @@ function page() {
     if (!res) return;
     const d = res.body.draw || {};
     say(form.querySelector('.message'), '');
-    say($('steer-message'), `Drawn: ${d.won} won (${d.units_won} units), ${d.waitlisted} waitlisted, ` +
-        `${d.skipped} skipped, of ${d.entries} entries.`, true);
+    say($('steer-message'), `Drawn: ${d.won} won, ${d.waitlisted} waitlisted, ${d.skipped} skipped of ` +
+        `${d.entries} entries; ${d.units_won} units won.`, true);
     await refreshLive();
   }
 

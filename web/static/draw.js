@@ -9,10 +9,6 @@
 // no DOM and are exported under node (the browser test's helpers() checks them).
 'use strict';
 
-// The entry is asked for again this long after a draw that left the buyer on the waitlist, while
-// units may come back to it (the item list says when the draw's counts move, at once).
-const DRAW_WAITLIST_POLL_MS = 5000;
-
 const drawUnits = (n) => (n === 1 ? '1 unit' : `${n} units`);
 
 // The item's draw object (the detail's "draw"), its terms filled from the item's own members.
@@ -140,7 +136,8 @@ function drawCard(card) {
 }
 
 // A new item view: its draw and window; the buyer's entry is asked for once (a return visit,
-// another buyer typed), and again when the draw's counts move (the draw made, a unit come back).
+// another buyer typed), and again when the draw is made or a unit comes back to the waitlist
+// (the item list, polled each second, shows both: no poll of the entry of its own).
 function drawFill(card, item, arrived) {
   const d = card.draw;
   d.item = drawOf(item);
@@ -153,10 +150,12 @@ function drawFill(card, item, arrived) {
 function drawAsk(card) {
   const d = card.draw, buyer = buyerId();
   const seen = [d.item.drawn_at, d.item.won_from_waitlist].join('|');
-  if (d.buyer !== buyer || (d.seen !== seen && d.entry)) {
+  if (d.buyer !== buyer) {
     drawForget(card);
     d.buyer = buyer;
     if (/^[1-9][0-9]{0,17}$/.test(buyer)) drawPoll(card);
+  } else if (d.seen !== seen && d.entry) {
+    drawPoll(card); // the entry stays shown until its new answer
   }
   d.seen = seen;
 }
@@ -213,8 +212,6 @@ function drawTake(card, entry) {
   d.entry = entry;
   clearTimeout(d.timer);
   if (entry.order_id && entry.order_id !== had) refreshOrders();
-  if (entry.outcome === 'waitlisted' || entry.outcome === 'skipped')
-    d.timer = setTimeout(() => drawPoll(card), DRAW_WAITLIST_POLL_MS);
   repaint();
 }
 

@@ -201,7 +201,7 @@ async function drawFromConsole(context, base, item, entries) {
     await page.locator('#draw').waitFor({state: 'visible', timeout: 15000});
     await page.fill('#draw-beacon', 'browser-draw beacon 42');
     await page.click('#draw button[type=submit]');
-    await page.locator('#steer-message.ok').filter({hasText: /^Drawn: 1 won \(1 units\), 1 waitlisted, 0 skipped, of 2 entries\.$/})
+    await page.locator('#steer-message.ok').filter({hasText: /^Drawn: 1 won, 1 waitlisted, 0 skipped of 2 entries; 1 units won\.$/})
       .waitFor();
     assert.match(asked[0], /^Draw sale \d+ \(Draw lamp\) now with the beacon “browser-draw beacon 42”\?/);
     await page.locator('#figures dd[data-figure="draw_won"]').filter({hasText: /^1$/}).waitFor();
