@@ -180,6 +180,8 @@ function drawPaint(card, now) {
   enter.disabled = !shown.enter || d.busy === true;
   node.querySelector('.quantity').disabled = enter.disabled;
   node.querySelector('.qty').hidden = card.limit <= 1 || enter.hidden;
+  const strip = node.querySelector('.pow'); // proof-of-work's bar, until the draw has spoken
+  if (strip && shown.state !== 'open' && shown.state !== 'entered') strip.hidden = true;
   const rows = drawAudit(d.item, d.entry, node.dataset.id).flatMap(([label, text]) => {
     const dt = document.createElement('dt'), dd = document.createElement('dd');
     dt.textContent = label;

@@ -37,6 +37,12 @@ async function powHelpers() {
   const pow = require(path.join(SOURCE, 'web/static/pow.js'));
   assert.equal(await pow.powDigest('abc'), sha256('abc'));
   assert.equal(pow.powHex(new Uint8Array([0, 15, 255]).buffer), '000fff');
+  // The page's own SHA-256 (no secure context, no Web Crypto) at every padding's edge.
+  for (let n = 0; n <= 200; n++) {
+    const text = n % 2 ? 'a'.repeat(n) : 'é'.repeat(n / 2); // é: two bytes of UTF-8
+    const bytes = new TextEncoder().encode(text);
+    assert.equal(pow.powHex(pow.powSha256(bytes)), sha256(text), `SHA-256 of ${bytes.length} bytes`);
+  }
   const salt = 'expires=1795442435&item=7&user=42&r=5f2b';
   const ch = {algorithm: 'SHA-256', challenge: sha256(salt + 4321), maxnumber: 10000, salt,
               signature: 'ab'.repeat(32)};
