@@ -80,8 +80,9 @@ function drawShowing(entry, draw, win, order, now, countdown, when) {
 }
 
 // How to audit the draw, as [label, text] lines: the commitment (published when the entries
-// opened), K and the beacon once drawn, the buyer's entrant handle, the audit and the script.
-function drawAudit(draw, entry, itemId) {
+// opened), K and the beacon once drawn, the buyer's entrant handle, the audit and the script's
+// command line against the shop at `origin`.
+function drawAudit(draw, entry, itemId, origin) {
   const lines = [['Commitment, SHA-256(K)', draw.commitment || 'not published yet']];
   if (draw.drawn_at) {
     lines.push(['Secret K', draw.secret || '?']);
@@ -91,8 +92,8 @@ function drawAudit(draw, entry, itemId) {
   }
   if (entry) lines.push(['Your entrant handle E', entry.entrant]);
   lines.push(['Every entrant in ticket order', `/api/v1/items/${itemId}/draw/audit`]);
-  lines.push(['Check it yourself', `scripts/draw-verify ${itemId}` +
-              (entry ? ' (your ticket: HMAC-SHA256(K, "seckill-draw-v1|<beacon>|E"))' : '')]);
+  lines.push(['Check it yourself', `scripts/draw-verify --url ${origin} ${itemId}` +
+              (entry ? ` --entrant ${entry.entrant}` : '')]);
   return lines;
 }
 
@@ -182,10 +183,16 @@ function drawPaint(card, now) {
   node.querySelector('.qty').hidden = card.limit <= 1 || enter.hidden;
   const strip = node.querySelector('.pow'); // proof-of-work's bar, until the draw has spoken
   if (strip && shown.state !== 'open' && shown.state !== 'entered') strip.hidden = true;
-  const rows = drawAudit(d.item, d.entry, node.dataset.id).flatMap(([label, text]) => {
+  const rows = drawAudit(d.item, d.entry, node.dataset.id, location.origin).flatMap(([label, text]) => {
     const dt = document.createElement('dt'), dd = document.createElement('dd');
     dt.textContent = label;
-    dd.textContent = text;
+    if (text.startsWith('/api/')) {
+      const a = document.createElement('a');
+      a.href = a.textContent = text;
+      dd.append(a);
+    } else {
+      dd.textContent = text;
+    }
     return [dt, dd];
   });
   const list = node.querySelector('.draw-audit dl');
