@@ -635,16 +635,21 @@ function actingBuyer() {
   return buyer;
 }
 
+// The units chosen on a card (1 when the item allows one); null, said, when out of bounds.
+function chosenQuantity(card) {
+  const field = card.node.querySelector('.quantity');
+  const quantity = card.limit > 1 ? Number(field.value) : 1;
+  if (Number.isInteger(quantity) && quantity >= 1 && quantity <= card.limit) return quantity;
+  say(`Choose from 1 to ${card.limit} units of “${card.name}”.`, 'error');
+  field.focus();
+  return null;
+}
+
 async function buy(card) {
   const buyer = actingBuyer();
   if (buyer === null) return;
-  const field = card.node.querySelector('.quantity');
-  const quantity = card.limit > 1 ? Number(field.value) : 1;
-  if (!Number.isInteger(quantity) || quantity < 1 || quantity > card.limit) {
-    say(`Choose from 1 to ${card.limit} units of “${card.name}”.`, 'error');
-    field.focus();
-    return;
-  }
+  const quantity = chosenQuantity(card);
+  if (quantity === null) return;
   let res, body, arrived;
   try {
     // The buyer id goes as a JSON string: no rounding through a double.

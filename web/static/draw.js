@@ -242,13 +242,8 @@ async function drawPoll(card) {
 async function drawEnter(card) {
   const buyer = actingBuyer();
   if (buyer === null) return;
-  const field = card.node.querySelector('.quantity');
-  const quantity = card.limit > 1 ? Number(field.value) : 1;
-  if (!Number.isInteger(quantity) || quantity < 1 || quantity > card.limit) {
-    say(`Choose from 1 to ${card.limit} units of “${card.name}”.`, 'error');
-    field.focus();
-    return;
-  }
+  const quantity = chosenQuantity(card);
+  if (quantity === null) return;
   const d = card.draw;
   d.busy = true;
   repaint();
