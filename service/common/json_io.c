@@ -100,13 +100,16 @@ static sk_status purchase_members(json_t *root, void *out, const char **why)
     int64_t quantity = 1;
     sk_status st = SK_INVALID;
     json_t *admission = json_object_get(root, "admission");
+    json_t *altcha = json_object_get(root, "altcha");
     req->user_id = 0;
-    req->admission[0] = '\0';
+    req->admission[0] = req->altcha[0] = '\0';
     if (get_id(root, "user_id", &req->user_id) < 0)
         *why = "user_id must be a positive integer (a number or a decimal string)";
     else if (admission &&
              (!json_is_string(admission) || json_string_length(admission) > ROOM_TOKEN_MAX))
         *why = "admission must be the admission token (a string) of the item's waiting room";
+    else if (altcha && (!json_is_string(altcha) || json_string_length(altcha) > POW_PAYLOAD_MAX))
+        *why = "altcha must be a proof-of-work solution: ALTCHA's payload, base64 text";
     else if (get_int(root, "quantity", 1, SALE_LIMIT_MAX, &quantity) < 0)
         *why = why_quantity;
     else
@@ -114,6 +117,8 @@ static sk_status purchase_members(json_t *root, void *out, const char **why)
     req->quantity = (int)quantity;
     if (st == SK_OK && admission)
         memcpy(req->admission, json_string_value(admission), json_string_length(admission) + 1);
+    if (st == SK_OK && altcha)
+        memcpy(req->altcha, json_string_value(altcha), json_string_length(altcha) + 1);
     return st;
 }
 
@@ -129,7 +134,7 @@ sk_status json_io_parse_purchase_query(const char *user, const char *quantity,
     int64_t q = 1;
     req->user_id = 0;
     req->quantity = 1;
-    req->admission[0] = '\0';
+    req->admission[0] = req->altcha[0] = '\0';
     if (user && validate_id(user, strlen(user), &req->user_id) < 0) {
         *why = "user_id must be a positive integer";
         return SK_INVALID;
@@ -226,7 +231,8 @@ static sk_status item_spec_members(json_t *root, void *out, const char **why)
     } else if (segments > 1 && json_is_true(json_object_get(root, "lab"))) {
         *why = "a laboratory item is not split into segments";
     } else if (parse_terms(root, &spec->terms, why) == SK_OK &&
-               room_terms_parse(root, spec->terms.starts_ms, 1, &spec->room, why) == SK_OK) {
+               room_terms_parse(root, spec->terms.starts_ms, 1, &spec->room, why) == SK_OK &&
+               pow_terms_parse(root, &spec->pow, why) == SK_OK) {
         spec->segments = (int)segments;
         spec->lab = json_is_true(json_object_get(root, "lab"));
         spec->payment_timeout_s = (int)timeout;
@@ -249,10 +255,10 @@ static sk_status reset_members(json_t *root, void *out, const char **why)
     sk_status st = parse_stock(root, &reset->stock, why);
     if (st == SK_OK)
         st = parse_terms(root, &reset->terms, why);
-    return st == SK_OK
-               ? room_terms_parse(root, reset->terms.starts_ms,
-                                  (reset->terms.given & SALE_STARTS) != 0, &reset->room, why)
-               : st;
+    if (st == SK_OK)
+        st = room_terms_parse(root, reset->terms.starts_ms, (reset->terms.given & SALE_STARTS) != 0,
+                              &reset->room, why);
+    return st == SK_OK ? pow_terms_parse(root, &reset->pow, why) : st;
 }
 
 sk_status json_io_parse_reset(const char *body, size_t len, item_reset *reset, const char **why)
@@ -428,7 +434,8 @@ static json_t *item_json(const item_view *v)
         json_decref(item);
         item = NULL;
     }
-    if (item && room_terms_json(item, &v->room, &v->counts, v->starts_ms, v->now_ms) < 0) {
+    if (item && (room_terms_json(item, &v->room, &v->counts, v->starts_ms, v->now_ms) < 0 ||
+                 pow_terms_json(item, &v->pow) < 0)) {
         json_decref(item);
         item = NULL;
     }

@@ -14,6 +14,8 @@
 
 #include "order.h"
 #include "order_life.h"
+#include "pow.h"
+#include "pow_terms.h"
 #include "room_terms.h"
 #include "status.h"
 
@@ -48,6 +50,7 @@ typedef struct item_spec {
     int segments;          /* the stock split over this many segments (keys.h) */
     int unlisted;          /* "listed": false: never on the lists nor the sale page */
     room_terms room;       /* "admission" and the waiting room's terms */
+    pow_terms pow;         /* pow_maxnumber, pow_ttl_s */
 } item_spec;
 
 /* The longest payment window an item may have: a week. */
@@ -58,6 +61,7 @@ typedef struct item_reset {
     int64_t stock;
     sale_terms terms; /* what the body did not name stays as it was */
     room_terms room;  /* taken whole when room.given, else kept */
+    pow_terms pow;    /* each kept unless named */
 } item_reset;
 
 /* POST /api/v1/items/{id}/purchase */
@@ -65,6 +69,7 @@ typedef struct purchase_request {
     int64_t user_id; /* 0: not given */
     int quantity;
     char admission[ROOM_TOKEN_MAX + 1]; /* a room's admission token ("admission"); "": none */
+    char altcha[POW_PAYLOAD_MAX + 1];   /* a proof-of-work solution ("altcha", pow.h); "": none */
 } purchase_request;
 
 /* GET /api/v1/items/{id}. Units of the current round unless said. */
@@ -96,6 +101,7 @@ typedef struct item_view {
     int64_t locks_held;  /* buyers' order locks standing; -1: not all counted (null) */
     room_terms room;     /* its admission terms */
     room_counts counts;  /* a room's counts and secret */
+    pow_terms pow;       /* its proof-of-work terms */
 } item_view;
 
 /* A purchase refused, with what the buyer needs to know of it. */
@@ -114,8 +120,8 @@ typedef struct purchase_refusal {
  * sentence for the error message. A body with a NUL byte is refused. */
 
 /* {"user_id": <id: integer or decimal string, optional>, "quantity": <1..1000, optional>,
- *  "admission": <a room's admission token, optional>};
- * absent fields stay 0 (user), 1 (quantity) and "" (admission). */
+ *  "admission": <a room's admission token, optional>, "altcha": <a proof-of-work
+ *  solution, optional>}; absent fields stay 0 (user), 1 (quantity) and "". */
 sk_status json_io_parse_purchase(const char *body, size_t len, purchase_request *req,
                                  const char **why);
 

@@ -48,6 +48,11 @@ int keys_room(char *buf, size_t len, int64_t item, const char *part)
                     part ? part : "");
 }
 
+int keys_pow_used(char *buf, size_t len, int64_t item, const char *challenge)
+{
+    return snprintf(buf, len, "{item:%" PRId64 "}:pow:%s", item, challenge);
+}
+
 int keys_staged(char *buf, size_t len, const char *key)
 {
     return snprintf(buf, len, "%s:staged", key);

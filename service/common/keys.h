@@ -113,6 +113,11 @@ int64_t keys_segment_share(int64_t stock, int j, int segments);
  * used, by expiry. */
 int keys_room(char *buf, size_t len, int64_t item, const char *part);
 
+/* A proof-of-work solution used (issue 28): set NX by the join or the entry
+ * it let in, expiring with its challenge, so that each solution enters
+ * once. challenge: its hex. In the item's own slot, beside its room. */
+int keys_pow_used(char *buf, size_t len, int64_t item, const char *challenge);
+
 /* A buyer's order lock on the item or segment key_id (the buyer's home):
  * holds the id of the buyer's order being created, from the reserve
  * script's acceptance until the worker persisted it (lua/reserve_batch.lua

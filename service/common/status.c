@@ -68,6 +68,22 @@ static const struct {
                        "(admission race)"},
     [SK_NOT_IN_QUEUE] = {404, "not_in_queue",
                          "this buyer has not joined the item's queue: POST to join it"},
+    [SK_POW_MISSING] = {403, "pow_missing",
+                        "this item asks a proof-of-work: solve GET /api/v1/items/{id}/challenge "
+                        "and send the solution as \"altcha\" in the body"},
+    [SK_POW_MALFORMED] = {403, "pow_malformed",
+                          "altcha is not a solution: the base64 of ALTCHA's JSON payload"},
+    [SK_POW_FORGED] = {403, "pow_forged", "the challenge of this solution is not one of ours"},
+    [SK_POW_WRONG_NUMBER] = {403, "pow_wrong_number",
+                             "the number does not solve the challenge (or the salt was changed)"},
+    [SK_POW_EXPIRED] = {403, "pow_expired", "the challenge has expired: ask for a new one"},
+    [SK_POW_WRONG_ITEM] = {403, "pow_wrong_item", "the challenge is another item's"},
+    [SK_POW_WRONG_BUYER] = {403, "pow_wrong_buyer", "the challenge is another buyer's"},
+    [SK_POW_REPLAYED] = {403, "pow_replayed",
+                         "this solution was used already: each enters once; ask for a new "
+                         "challenge"},
+    [SK_POW_OFF] = {409, "pow_not_required",
+                    "this item asks no proof-of-work: join or enter without one"},
     [SK_LAB_OFF] = {404, "lab_off",
                     "the oversell laboratory is off on this server (lab = on turns it on; never "
                     "on a production server)"},

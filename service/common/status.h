@@ -42,6 +42,16 @@ typedef enum sk_status {
     SK_ADMISSION_WRONG_ROUND, /* another round's */
     SK_NOT_A_ROOM,            /* the queue of an item that sells as a race */
     SK_NOT_IN_QUEUE,          /* a poll of a buyer who has not joined */
+    /* Proof-of-work (issue 28): a join's or an entry's solution (pow.h). */
+    SK_POW_MISSING,      /* an item with pow_maxnumber, and no "altcha" */
+    SK_POW_MALFORMED,    /* not ALTCHA's payload */
+    SK_POW_FORGED,       /* a challenge we did not sign */
+    SK_POW_WRONG_NUMBER, /* the number does not solve the challenge */
+    SK_POW_EXPIRED,      /* the challenge's pow_ttl_s is over */
+    SK_POW_WRONG_ITEM,   /* another item's challenge */
+    SK_POW_WRONG_BUYER,  /* another buyer's challenge */
+    SK_POW_REPLAYED,     /* a solution that already entered once */
+    SK_POW_OFF,          /* a challenge asked of an item without pow_maxnumber */
     SK_STATUS_COUNT,
     /* A part plugged into the server (the laboratory: lab_status.h) numbers
      * outcomes of its own from here, and maps them to HTTP itself: the

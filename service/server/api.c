@@ -476,7 +476,8 @@ void api_handle(void *ctx, http_exchange *ex)
         return;
     }
     case ROUTE_QUEUE_JOIN:
-    case ROUTE_QUEUE_POLL: {
+    case ROUTE_QUEUE_POLL:
+    case ROUTE_POW_CHALLENGE: {
         purchase_request pr;
         if ((st = purchase_request_of(a, ex, &pr, &why)) == SK_OK && pr.user_id == 0) {
             st = SK_INVALID;
@@ -484,12 +485,14 @@ void api_handle(void *ctx, http_exchange *ex)
         }
         if (st != SK_OK)
             http_exchange_reply_error(ex, st, why);
+        else if (m.route == ROUTE_POW_CHALLENGE)
+            pow_gate_challenge(a, ex, m.item_id, pr.user_id);
         else
-            room_start(a, ex, m.route, m.item_id, pr.user_id);
+            room_start(a, ex, m.route, m.item_id, pr.user_id, pr.altcha);
         return;
     }
     case ROUTE_QUEUE_AUDIT:
-        room_start(a, ex, m.route, m.item_id, 0);
+        room_start(a, ex, m.route, m.item_id, 0, NULL);
         return;
     case ROUTE_PAGE:
         reply_page(ex);

@@ -86,8 +86,10 @@ static void on_message(void *ctx, const events_message *m)
         return;
     }
     gate_new_version(a->gate, m->item, reserve_stock_version(m->round, m->changes));
-    if (m->kind == EVENTS_ROUND)
+    if (m->kind == EVENTS_ROUND) {
         room_cache_forget(a->rooms, keys_segment_item(m->item));
+        pow_gate_forget(a->pow, keys_segment_item(m->item));
+    }
     if (m->kind == EVENTS_ROUND && a->plugin.new_round)
         a->plugin.new_round(a->plugin.ctx, m->item, m->round);
 }
@@ -97,6 +99,7 @@ static void on_resync(void *ctx)
     app *a = ctx;
     gate_clear_all(a->gate);
     room_cache_forget(a->rooms, 0);
+    pow_gate_forget(a->pow, 0);
     if (a->plugin.resync)
         a->plugin.resync(a->plugin.ctx);
 }
@@ -191,9 +194,10 @@ app *app_create(const config *cfg, char *err, size_t errlen)
     }
     a->gate = gate_create(65536);
     a->rooms = room_cache_create();
+    a->pow = pow_gate_create();
     a->nconns = http_server_loop_count(cfg);
     a->conns = calloc((size_t)a->nconns, sizeof(*a->conns));
-    if (!a->gate || !a->rooms || !a->conns) {
+    if (!a->gate || !a->rooms || !a->pow || !a->conns) {
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
@@ -296,6 +300,7 @@ void app_free(app *a)
     http_server_free(a->http);
     gate_free(a->gate);
     room_cache_free(a->rooms);
+    pow_gate_free(a->pow);
     redis_clock_close(&a->clock);
     metrics_free(a->metrics);
     ratelimit_free(a->ratelimit);

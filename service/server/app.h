@@ -23,6 +23,7 @@
 #include "metrics_http.h"
 #include "order.h"
 #include "pool.h"
+#include "pow_gate.h"
 #include "ratelimit.h"
 #include "redis_clock.h"
 #include "redis_conn.h"
@@ -62,6 +63,7 @@ typedef struct app {
     order_id_gen ids;
     gate *gate;
     room_cache *rooms; /* the waiting rooms as this instance last read them (room.h) */
+    pow_gate *pow;     /* the items' proof-of-work terms and key (pow_gate.h) */
     redis_clock clock; /* bounds on Redis's clock, from the reserve calls */
     /* One Redis connection of the purchase path per HTTP loop, made on the
      * loop's base when the server starts (app_start) and used only on that

@@ -156,6 +156,16 @@ static int room_params_of(const room_terms *r, int64_t stock, room_params *b, co
     return 0;
 }
 
+/* The proof-of-work columns as text parameters p[0..1] (buffers max and
+ * ttl: 24 and 12 bytes): pow_maxnumber (NULL: none) and pow_ttl_s. */
+static void pow_params(const pow_terms *t, char *max, char *ttl, const char **p)
+{
+    snprintf(max, 24, "%" PRId64, t->maxnumber);
+    snprintf(ttl, 12, "%d", t->ttl_s);
+    p[0] = t->maxnumber > 0 ? max : NULL;
+    p[1] = ttl;
+}
+
 /* The room's terms as stored: the burst resolved. */
 static room_terms room_as_stored(const room_terms *r, int64_t stock)
 {
@@ -182,12 +192,13 @@ static void created_view(const item_spec *spec, int64_t id, int64_t round, const
     out->segments = spec->segments > 1 ? spec->segments : 1;
     out->listed = !spec->unlisted;
     out->room = *room;
+    out->pow = spec->pow;
 }
 
 sk_status items_create(pool_session *s, const item_spec *spec, item_view *out)
 {
     char id_s[24], stock_s[24], starts_s[24], ends_s[24], limit_s[12], timeout_s[12],
-        segments_s[12], state[6];
+        segments_s[12], state[6], pow_max[24], pow_ttl[12];
     room_params rb;
     const char *rp[7];
     int segments = spec->segments > 1 ? spec->segments : 1;
@@ -201,7 +212,7 @@ sk_status items_create(pool_session *s, const item_spec *spec, item_view *out)
     snprintf(timeout_s, sizeof(timeout_s), "%d", spec->payment_timeout_s);
     /* An explicit id must also move the identity past it, or a later create
      * without id would collide with it. */
-    const char *p[17] = {spec->id > 0 ? id_s : NULL,
+    const char *p[19] = {spec->id > 0 ? id_s : NULL,
                          spec->name,
                          stock_s,
                          spec->lab ? "true" : "false",
@@ -212,20 +223,23 @@ sk_status items_create(pool_session *s, const item_spec *spec, item_view *out)
                          segments_s,
                          spec->unlisted ? "false" : "true"};
     memcpy(&p[10], rp, sizeof(rp)); /* $11 to $17: the room's */
+    pow_params(&spec->pow, pow_max, pow_ttl, &p[17]);
     PGresult *res = pool_session_pg(
         s,
         "WITH ins AS (INSERT INTO items (id, name, initial_stock, lab, starts_at, ends_at, "
         "                                per_buyer_limit, payment_timeout_s, segments, listed, "
         "                                admission, prequeue_opens_at, admit_per_s, admit_burst, "
-        "                                max_active, admission_ttl_s, room_secret) "
+        "                                max_active, admission_ttl_s, room_secret, "
+        "                                pow_maxnumber, pow_ttl_s) "
         "  VALUES (coalesce($1::bigint, nextval(pg_get_serial_sequence('items', 'id'))), $2, $3, "
         "          $4, to_timestamp($5::bigint / 1000.0), to_timestamp($6::bigint / 1000.0), $7, "
-        "          $8, $9, $10, $11, to_timestamp($12::bigint / 1000.0), $13, $14, $15, $16, $17) "
+        "          $8, $9, $10, $11, to_timestamp($12::bigint / 1000.0), $13, $14, $15, $16, $17, "
+        "          $18, $19) "
         "  RETURNING id, round) "
         "SELECT id, round, CASE WHEN $1::bigint IS NULL THEN 0 ELSE "
         "  setval(pg_get_serial_sequence('items', 'id'), "
         "         GREATEST(id, (SELECT coalesce(max(id), 1) FROM items))) END FROM ins",
-        17, p, PGRES_TUPLES_OK, state);
+        19, p, PGRES_TUPLES_OK, state);
     if (!res)
         return strcmp(state, "23505") == 0 ? SK_ITEM_EXISTS : SK_BACKEND_DOWN;
     pg_row f = pg_row_at(res, 0);
@@ -266,14 +280,17 @@ static const char RESET_SQL[] =
     "  max_active = CASE WHEN $9 THEN $14::bigint ELSE max_active END, "
     "  admission_ttl_s = CASE WHEN $9 THEN $15::integer ELSE admission_ttl_s END, "
     "  room_secret = CASE WHEN (CASE WHEN $9 THEN $10 ELSE admission END) = 'room' "
-    "    THEN $16 END "
+    "    THEN $16 END, "
+    "  pow_maxnumber = CASE WHEN $17 THEN $19::integer ELSE pow_maxnumber END, "
+    "  pow_ttl_s = CASE WHEN $18 THEN $20::integer ELSE pow_ttl_s END "
     "WHERE id = $1 AND archived_at IS NULL RETURNING round, " TERMS_COLUMNS
     ", segments, " ROOM_STORE_COLUMNS;
 
 sk_status items_reset(pool_session *s, int64_t item, const item_reset *r, item_view *out,
                       const char **why)
 {
-    char id_s[24], stock_s[24], starts_s[24], ends_s[24], limit_s[12], given[3][6], state[6];
+    char id_s[24], stock_s[24], starts_s[24], ends_s[24], limit_s[12], given[3][6], state[6],
+        pow_max[24], pow_ttl[12];
     const sale_terms *t = &r->terms;
     room_params rb;
     const char *rp[7];
@@ -286,7 +303,7 @@ sk_status items_reset(pool_session *s, int64_t item, const item_reset *r, item_v
     snprintf(given[0], sizeof(given[0]), "%s", t->given & SALE_STARTS ? "true" : "false");
     snprintf(given[1], sizeof(given[1]), "%s", t->given & SALE_ENDS ? "true" : "false");
     snprintf(given[2], sizeof(given[2]), "%s", t->given & SALE_LIMIT ? "true" : "false");
-    const char *p[16] = {id_s,
+    const char *p[20] = {id_s,
                          stock_s,
                          given[0],
                          time_param(t->starts_ms, starts_s, 24),
@@ -297,7 +314,10 @@ sk_status items_reset(pool_session *s, int64_t item, const item_reset *r, item_v
                          r->room.given ? "true" : "false"};
     memcpy(&p[9], rp, sizeof(rp)); /* $10 to $16: the room's, and K whatever the body said */
     p[15] = rb.k_hex;
-    PGresult *res = pool_session_pg(s, RESET_SQL, 16, p, PGRES_TUPLES_OK, state);
+    p[16] = r->pow.given_maxnumber ? "true" : "false"; /* $17 to $20: proof-of-work's */
+    p[17] = r->pow.given_ttl ? "true" : "false";
+    pow_params(&r->pow, pow_max, pow_ttl, &p[18]);
+    PGresult *res = pool_session_pg(s, RESET_SQL, 20, p, PGRES_TUPLES_OK, state);
     if (!res) {
         if (strcmp(state, "23514") == 0) {
             *why = "ends_at must come after starts_at, and a room's prequeue_opens_at before it "
@@ -380,6 +400,7 @@ static sk_status item_stock(pool_session *s, item_view *out)
     "  coalesce(u.paid, 0), coalesce(u.cancelled, 0), coalesce(u.expired, 0), "                    \
     "  coalesce(u.returned, 0), i.payment_timeout_s, i.segments, i.listed, "                       \
     "  coalesce((extract(epoch FROM i.archived_at) * 1000)::bigint, 0), " ROOM_STORE_COLUMNS       \
+    ", coalesce(i.pow_maxnumber, 0), i.pow_ttl_s "                                                 \
     "FROM items i LEFT JOIN LATERAL (SELECT " UNITS_IN(                                            \
         "'persisted'") " AS persisted, "                                                           \
                        "  " UNITS_IN("'paid'") " AS paid, " UNITS_IN(                              \
@@ -418,6 +439,8 @@ static int read_view(PGresult *res, int row, item_view *v)
     v->listed = pg_row_bool(&f, 17);
     v->archived_ms = pg_row_i64(&f, 18);
     room_store_read(&f, 19, &v->room, v->counts.secret);
+    v->pow.maxnumber = pg_row_i64(&f, 19 + ROOM_STORE_NCOLUMNS);
+    v->pow.ttl_s = pg_row_int(&f, 20 + ROOM_STORE_NCOLUMNS);
     return pg_row_check(&f, COMPONENT, "an item");
 }
 

@@ -40,6 +40,8 @@ typedef struct room_job {
     route_id route;
     int64_t item, user;
     int64_t after, limit; /* ROUTE_QUEUE_AUDIT */
+    /* A join's proof-of-work (pow_gate.h): "" for none. */
+    char altcha[POW_PAYLOAD_MAX + 1];
 } room_job;
 
 /* A jitter in [0, 1) from the buyer and the clock. */
@@ -332,14 +334,17 @@ static void join_batch(void *thread_ctx, void **jobs, int n)
         int64_t item = ((room_job *)jobs[0])->item;
         int k = 0, kept = 0;
         for (int i = 0; i < left; i++) {
-            room_job *j = jobs[i];
-            if (j->item == item)
+            room_job *j = jobs[i]; /* proof-of-work before anything else: a refusal answered */
+            if (j->item != item)
+                jobs[kept++] = j;
+            else if (!thread_ctx ||
+                     pow_gate_pass(j->a, thread_ctx, j->ex, item, j->user, j->altcha))
                 same[k++] = j;
             else
-                jobs[kept++] = j;
+                free(j);
         }
         left = kept;
-        if (thread_ctx) {
+        if (thread_ctx && k > 0) {
             join_item(thread_ctx, same, k);
             continue;
         }
@@ -448,7 +453,8 @@ static room_joins *joins_of(app *a)
     return made;
 }
 
-void room_start(app *a, http_exchange *ex, route_id route, int64_t item, int64_t user)
+void room_start(app *a, http_exchange *ex, route_id route, int64_t item, int64_t user,
+                const char *altcha)
 {
     if (route == ROUTE_QUEUE_POLL && poll_from_memory(a, ex, item, user))
         return;
@@ -457,7 +463,8 @@ void room_start(app *a, http_exchange *ex, route_id route, int64_t item, int64_t
         http_exchange_reply_error(ex, SK_INTERNAL, "out of memory");
         return;
     }
-    *j = (room_job){a, ex, route, item, user, 0, 0};
+    *j = (room_job){a, ex, route, item, user, 0, 0, {0}};
+    snprintf(j->altcha, sizeof(j->altcha), "%s", altcha ? altcha : "");
     if (route == ROUTE_QUEUE_AUDIT && audit_query(ex, j) < 0) {
         free(j);
         http_exchange_reply_error(ex, SK_INVALID,

@@ -15,8 +15,11 @@
 
 /* Answers ex, a request of route ROUTE_QUEUE_JOIN, ROUTE_QUEUE_POLL (user:
  * the buyer, as identified for a purchase) or ROUTE_QUEUE_AUDIT (user 0) of
- * item: inline when memory knows, else deferred to the pool. */
-void room_start(app *a, http_exchange *ex, route_id route, int64_t item, int64_t user);
+ * item: inline when memory knows, else deferred to the pool. A join of an
+ * item with pow_maxnumber carries altcha, a solution (pow_gate.h; NULL:
+ * none), checked before anything else. */
+void room_start(app *a, http_exchange *ex, route_id route, int64_t item, int64_t user,
+                const char *altcha);
 
 /* The admission a purchase of item by user carries (token: NULL or "" for
  * none), checked in memory (room_order.h): SK_OK with *round and *expiry_ms

@@ -30,6 +30,7 @@ static const route_def routes[] = {
     {ROUTE_QUEUE_JOIN, "POST", "/api/v1/items/{}/queue", "queue_join"},
     {ROUTE_QUEUE_POLL, "GET", "/api/v1/items/{}/queue", "queue_poll"},
     {ROUTE_QUEUE_AUDIT, "GET", "/api/v1/items/{}/queue/audit", "queue_audit"},
+    {ROUTE_POW_CHALLENGE, "GET", "/api/v1/items/{}/challenge", "pow_challenge"},
     {ROUTE_ORDER_LIST, "GET", "/api/v1/orders", "order_list"},
     {ROUTE_ORDER_GET, "GET", "/api/v1/orders/{}", "order_get"},
     {ROUTE_ORDER_PAY, "POST", "/api/v1/orders/{}/pay", "order_pay"},
@@ -155,6 +156,7 @@ sk_status router_match(const char *method, const char *path, route_match *m)
         [ROUTE_QUEUE_JOIN] = "GET, HEAD, POST",
         [ROUTE_QUEUE_POLL] = "GET, HEAD, POST",
         [ROUTE_QUEUE_AUDIT] = "GET, HEAD",
+        [ROUTE_POW_CHALLENGE] = "GET, HEAD",
     };
     int path_known = 0;
     const char *allow = NULL;
@@ -243,6 +245,7 @@ credential_scope router_scope(route_id r, const char *method)
     case ROUTE_QUEUE_JOIN:
     case ROUTE_QUEUE_POLL:
     case ROUTE_QUEUE_AUDIT:
+    case ROUTE_POW_CHALLENGE:
     case ROUTE_ORDER_GET:  /* a buyer's own; any with orders:read (api.c) */
     case ROUTE_ORDER_LIST: /* the same */
     case ROUTE_ORDER_CANCEL:
@@ -257,8 +260,9 @@ credential_scope router_scope(route_id r, const char *method)
 int router_cross_origin(route_id r)
 {
     return r == ROUTE_PURCHASE || r == ROUTE_QUEUE_JOIN || r == ROUTE_QUEUE_POLL ||
-           r == ROUTE_QUEUE_AUDIT || r == ROUTE_ORDER_LIST || r == ROUTE_ORDER_GET ||
-           r == ROUTE_ORDER_CANCEL || r == ROUTE_ITEM_GET || r == ROUTE_ITEM_LIST;
+           r == ROUTE_QUEUE_AUDIT || r == ROUTE_POW_CHALLENGE || r == ROUTE_ORDER_LIST ||
+           r == ROUTE_ORDER_GET || r == ROUTE_ORDER_CANCEL || r == ROUTE_ITEM_GET ||
+           r == ROUTE_ITEM_LIST;
 }
 
 const char *router_name(route_id r)

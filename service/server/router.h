@@ -35,7 +35,9 @@ typedef enum route_id {
     ROUTE_QUEUE_JOIN,  /* POST /api/v1/items/{id}/queue: join the waiting room */
     ROUTE_QUEUE_POLL,  /* GET /api/v1/items/{id}/queue: place and admission */
     ROUTE_QUEUE_AUDIT, /* GET /api/v1/items/{id}/queue/audit: the published order */
-    ROUTE_COUNT        /* the product's routes; a part's are numbered on from here */
+    /* GET /api/v1/items/{id}/challenge: a proof-of-work challenge (pow_gate.h) */
+    ROUTE_POW_CHALLENGE,
+    ROUTE_COUNT /* the product's routes; a part's are numbered on from here */
 } route_id;
 
 /* A part plugged into the server (app.h's app_plugin) numbers its routes

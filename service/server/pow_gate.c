@@ -1,0 +1,249 @@
+/* pow_gate.c: a solution costs the server one HMAC and one SHA-256
+ * (pow.h), then one SET NX in the item's slot, so that it enters once
+ * however many instances it is sent to. The item's terms come from memory
+ * (a direct-mapped table: an item pushed out is read again, speed only) or
+ * from its items row; the key from the room master, which every instance
+ * reads from PostgreSQL already (room_cache.h), derived under a label of
+ * its own. */
+#include "pow_gate.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "clock.h"
+#include "keys.h"
+#include "pg_value.h"
+#include "pow.h"
+#include "pow_terms.h"
+#include "room_store.h"
+
+#define POW_GATE_SLOTS 1024
+
+typedef struct terms_slot {
+    int64_t item; /* 0: empty */
+    int found;    /* the item exists (unarchived) */
+    int64_t maxnumber;
+    int ttl_s;
+    int64_t read_mono_ms;
+} terms_slot;
+
+struct pow_gate {
+    pthread_mutex_t mu;
+    terms_slot slots[POW_GATE_SLOTS];
+    unsigned char key[POW_KEY_LEN];
+    int have_key;
+};
+
+pow_gate *pow_gate_create(void)
+{
+    pow_gate *g = calloc(1, sizeof(*g));
+    if (g && pthread_mutex_init(&g->mu, NULL) != 0) {
+        free(g);
+        return NULL;
+    }
+    return g;
+}
+
+void pow_gate_free(pow_gate *g)
+{
+    if (!g)
+        return;
+    pthread_mutex_destroy(&g->mu);
+    free(g);
+}
+
+void pow_gate_forget(pow_gate *g, int64_t item)
+{
+    pthread_mutex_lock(&g->mu);
+    for (size_t i = 0; i < POW_GATE_SLOTS; i++)
+        if (item == 0 || g->slots[i].item == item)
+            g->slots[i].item = 0;
+    pthread_mutex_unlock(&g->mu);
+}
+
+/* item's terms into *t from memory when fresh. Returns 1, or 0. */
+static int terms_remembered(pow_gate *g, int64_t item, terms_slot *t)
+{
+    terms_slot *slot = &g->slots[(uint64_t)item % POW_GATE_SLOTS];
+    pthread_mutex_lock(&g->mu);
+    int fresh = slot->item == item && clock_mono_ms() - slot->read_mono_ms < POW_GATE_FRESH_MS;
+    if (fresh)
+        *t = *slot;
+    pthread_mutex_unlock(&g->mu);
+    return fresh;
+}
+
+/* item's terms into *t: from memory, or read from its row. SK_OK (t->found
+ * 0 for no such item) or SK_BACKEND_DOWN. */
+static sk_status terms_of(pow_gate *g, pool_session *s, int64_t item, terms_slot *t)
+{
+    if (terms_remembered(g, item, t))
+        return SK_OK;
+    char id_s[24];
+    snprintf(id_s, sizeof(id_s), "%" PRId64, item);
+    const char *p[] = {id_s};
+    int64_t mono = clock_mono_ms();
+    PGresult *res = pool_session_pg(s,
+                                    "SELECT coalesce(pow_maxnumber, 0), pow_ttl_s FROM items "
+                                    "WHERE id = $1 AND archived_at IS NULL",
+                                    1, p, PGRES_TUPLES_OK, NULL);
+    if (!res)
+        return SK_BACKEND_DOWN;
+    *t = (terms_slot){.item = item, .found = PQntuples(res) == 1, .read_mono_ms = mono};
+    pg_row f = pg_row_at(res, 0);
+    if (t->found) {
+        t->maxnumber = pg_row_i64(&f, 0);
+        t->ttl_s = pg_row_int(&f, 1);
+    }
+    PQclear(res);
+    if (t->found && pg_row_check(&f, "pow", "an item's proof-of-work terms") < 0)
+        return SK_INTERNAL;
+    pthread_mutex_lock(&g->mu);
+    g->slots[(uint64_t)item % POW_GATE_SLOTS] = *t;
+    pthread_mutex_unlock(&g->mu);
+    return SK_OK;
+}
+
+/* The challenges' key into key: derived once from the room master (read
+ * now if this instance has not yet). SK_OK, SK_BACKEND_DOWN or SK_INTERNAL. */
+static sk_status key_of(struct app *a, pool_session *s, unsigned char *key)
+{
+    pow_gate *g = a->pow;
+    pthread_mutex_lock(&g->mu);
+    int have = g->have_key;
+    if (have)
+        memcpy(key, g->key, POW_KEY_LEN);
+    pthread_mutex_unlock(&g->mu);
+    if (have)
+        return SK_OK;
+    unsigned char master[ROOM_SECRET_LEN];
+    if (!room_cache_master(a->rooms, master)) {
+        if (room_store_master(s, master) < 0)
+            return SK_BACKEND_DOWN;
+        room_cache_set_master(a->rooms, master);
+    }
+    if (pow_key_derive(master, key) < 0)
+        return SK_INTERNAL;
+    pthread_mutex_lock(&g->mu);
+    memcpy(g->key, key, POW_KEY_LEN);
+    g->have_key = 1;
+    pthread_mutex_unlock(&g->mu);
+    return SK_OK;
+}
+
+/* Marks the solution's challenge used until it expires: SK_OK the first
+ * time, SK_POW_REPLAYED after, SK_BACKEND_DOWN when Redis failed. */
+static sk_status mark_used(pool_session *s, int64_t item, const pow_solution *got, int64_t now_s)
+{
+    char key[KEYS_MAX], ttl[24];
+    keys_pow_used(key, sizeof(key), item, got->challenge);
+    /* A second past the expiry: a solution is refused as expired by then. */
+    snprintf(ttl, sizeof(ttl), "%" PRId64, got->expires_s - now_s + 1);
+    const char *argv[] = {"SET", key, "1", "NX", "EX", ttl};
+    redisReply *r = pool_session_redis(s, 6, argv);
+    if (!r)
+        return SK_BACKEND_DOWN;
+    sk_status st = r->type == REDIS_REPLY_NIL ? SK_POW_REPLAYED : SK_OK;
+    freeReplyObject(r);
+    return st;
+}
+
+sk_status pow_gate_check(struct app *a, pool_session *s, int64_t item, int64_t user,
+                         const char *altcha)
+{
+    static const sk_status refused[] = {
+        [POW_OK] = SK_OK,
+        [POW_MISSING] = SK_POW_MISSING,
+        [POW_MALFORMED] = SK_POW_MALFORMED,
+        [POW_FORGED] = SK_POW_FORGED,
+        [POW_WRONG_NUMBER] = SK_POW_WRONG_NUMBER,
+        [POW_EXPIRED] = SK_POW_EXPIRED,
+        [POW_WRONG_ITEM] = SK_POW_WRONG_ITEM,
+        [POW_WRONG_BUYER] = SK_POW_WRONG_BUYER,
+    };
+    terms_slot t;
+    unsigned char key[POW_KEY_LEN];
+    sk_status st = terms_of(a->pow, s, item, &t);
+    if (st != SK_OK || !t.found || t.maxnumber == 0)
+        return st;
+    if ((st = key_of(a, s, key)) != SK_OK)
+        return st;
+    pow_solution got;
+    int64_t now_s = clock_wall_ms() / 1000;
+    pow_result r = pow_verify(key, altcha, item, user, now_s, &got);
+    return r != POW_OK ? refused[r] : mark_used(s, item, &got, now_s);
+}
+
+int pow_gate_pass(struct app *a, pool_session *s, http_exchange *ex, int64_t item, int64_t user,
+                  const char *altcha)
+{
+    sk_status st = pow_gate_check(a, s, item, user, altcha);
+    if (st != SK_OK)
+        http_exchange_reply_error(ex, st, NULL);
+    return st == SK_OK;
+}
+
+/* --- the challenge route ------------------------------------------------------------ */
+
+typedef struct challenge_job {
+    struct app *a;
+    http_exchange *ex;
+    int64_t item, user;
+} challenge_job;
+
+/* The challenge of j, as JSON; or the refusal. */
+static sk_status challenge_of(challenge_job *j, pool_session *s, char **text)
+{
+    terms_slot t;
+    unsigned char key[POW_KEY_LEN];
+    pow_challenge c;
+    sk_status st = terms_of(j->a->pow, s, j->item, &t);
+    if (st == SK_OK && !t.found)
+        st = SK_NOT_FOUND;
+    else if (st == SK_OK && t.maxnumber == 0)
+        st = SK_POW_OFF;
+    if (st == SK_OK)
+        st = key_of(j->a, s, key);
+    if (st != SK_OK)
+        return st;
+    int64_t expires_s = clock_wall_ms() / 1000 + t.ttl_s;
+    if (pow_challenge_make(key, t.maxnumber, j->item, j->user, expires_s, &c) < 0)
+        return SK_INTERNAL;
+    json_t *o =
+        json_pack("{s:s, s:s, s:I, s:s, s:s}", "algorithm", "SHA-256", "challenge", c.challenge,
+                  "maxnumber", (json_int_t)c.maxnumber, "salt", c.salt, "signature", c.signature);
+    *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    return *text ? SK_OK : SK_INTERNAL;
+}
+
+static void run_challenge(void *thread_ctx, void *arg)
+{
+    challenge_job *j = arg;
+    char *text = NULL;
+    sk_status st = thread_ctx ? challenge_of(j, thread_ctx, &text) : SK_BACKEND_DOWN;
+    if (st == SK_OK)
+        http_exchange_reply_new(j->ex, 200, text);
+    else
+        http_exchange_reply_error(j->ex, st, NULL);
+    free(j);
+}
+
+void pow_gate_challenge(struct app *a, http_exchange *ex, int64_t item, int64_t user)
+{
+    challenge_job *j = malloc(sizeof(*j));
+    if (!j) {
+        http_exchange_reply_error(ex, SK_INTERNAL, "out of memory");
+        return;
+    }
+    *j = (challenge_job){a, ex, item, user};
+    http_exchange_defer(ex);
+    if (pool_submit(a->pool, run_challenge, j) < 0) {
+        free(j);
+        http_exchange_reply_error(ex, SK_BACKEND_DOWN, "the server is stopping");
+    }
+}

@@ -1,0 +1,196 @@
+/* e2e_pow.c: proof-of-work on joining a waiting room, end to end on real
+ * servers (issue 28): a challenge solved by brute force (pow_maxnumber kept
+ * small) joins once; replayed, expired, another buyer's, another item's, a
+ * wrong number, a forged or a missing one: refused 403 with its code, and
+ * nobody joined. The terms in the item's view, kept by a reset that does
+ * not name them. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+#include <jansson.h>
+
+#include "clock.h"
+#include "harness.h"
+#include "harness_suite.h"
+#include "pow.h"
+#include "pow_solver.h"
+#include "rfc3339.h"
+#include "sale.h"
+
+#define TOKEN "e2e-admin-token"
+
+static harness_system sys;
+static char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=e2e-pow", NULL};
+
+HARNESS_SYSTEM_SUITE(pow, harness_system_start, sys, env, "e2e-pow", .timeout = 60);
+
+/* A room item starting in a minute (joins wait before the start), with
+ * more terms. */
+static int64_t create_room(const char *more)
+{
+    char view[4096], starts[RFC3339_MAX];
+    cr_assert_gt(rfc3339_format(clock_wall_ms() + 60000, starts, sizeof(starts)), 0);
+    return sale_create_item_view(
+        sys.port, TOKEN, view, sizeof(view), "pow", 5,
+        "\"admission\":\"room\",\"starts_at\":\"%s\",\"admit_per_s\":1%s%s", starts,
+        more[0] ? "," : "", more);
+}
+
+/* One call; its JSON answer into *out (the caller decrefs). */
+static int call(const char *method, const char *path, const char *body, json_t **out)
+{
+    static char resp[65536];
+    int status = harness_http(sys.port, method, path, NULL, body, resp, sizeof(resp));
+    *out = json_loads(resp, 0, NULL);
+    cr_assert_not_null(*out, "%s %s: %d %s", method, path, status, resp);
+    return status;
+}
+
+/* A challenge of item for user, solved: the payload into out. */
+static void solved(int64_t item, int64_t user, char *out, size_t cap, json_t **challenge)
+{
+    char path[128], resp[2048];
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/challenge?user_id=%" PRId64, item,
+             user);
+    int status = harness_http(sys.port, "GET", path, NULL, NULL, resp, sizeof(resp));
+    cr_assert_eq(status, 200, "%s", resp);
+    cr_assert_eq(pow_solver_solve(resp, out, cap, NULL), 0, "no number solves %s", resp);
+    if (challenge)
+        *challenge = json_loads(resp, 0, NULL);
+}
+
+/* A join of item by user carrying altcha (NULL: none): the status, and the
+ * error code of a refusal into code. */
+static int join(int64_t item, int64_t user, const char *altcha, char *code)
+{
+    char path[96], body[POW_PAYLOAD_MAX + 96];
+    json_t *o;
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/queue", item);
+    if (altcha)
+        snprintf(body, sizeof(body), "{\"user_id\":%" PRId64 ",\"altcha\":\"%s\"}", user, altcha);
+    else
+        snprintf(body, sizeof(body), "{\"user_id\":%" PRId64 "}", user);
+    int status = call("POST", path, body, &o);
+    json_t *e = json_object_get(o, "error");
+    snprintf(code, 64, "%s", json_is_string(e) ? json_string_value(e) : "");
+    json_decref(o);
+    return status;
+}
+
+static void refused(int64_t item, int64_t user, const char *altcha, const char *want)
+{
+    char code[64];
+    cr_assert_eq(join(item, user, altcha, code), 403, "%s", want);
+    cr_assert_str_eq(code, want);
+}
+
+/* A number of the room's counts in the item's view. */
+static int64_t room_count(int64_t item, const char *name)
+{
+    char path[64];
+    json_t *o;
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64, item);
+    cr_assert_eq(call("GET", path, NULL, &o), 200);
+    int64_t n = json_integer_value(json_object_get(json_object_get(o, "room"), name));
+    json_decref(o);
+    return n;
+}
+
+Test(pow, a_solved_challenge_joins_once_and_every_wrong_one_joins_nobody)
+{
+    int64_t item = create_room("\"pow_maxnumber\":1000,\"pow_ttl_s\":300");
+    int64_t other = create_room("\"pow_maxnumber\":1000");
+    char ok[POW_PAYLOAD_MAX + 1], code[64], bad[POW_PAYLOAD_MAX + 1];
+    json_t *c;
+    solved(item, 1, ok, sizeof(ok), &c);
+    cr_assert_str_eq(json_string_value(json_object_get(c, "algorithm")), "SHA-256");
+    cr_assert_eq(json_integer_value(json_object_get(c, "maxnumber")), 1000);
+    const char *challenge = json_string_value(json_object_get(c, "challenge"));
+    const char *salt = json_string_value(json_object_get(c, "salt"));
+    const char *signature = json_string_value(json_object_get(c, "signature"));
+    cr_assert(strstr(salt, "&item=") && strstr(salt, "&user=1") && strstr(salt, "?expires="), "%s",
+              salt);
+
+    refused(item, 1, NULL, "pow_missing");
+    refused(item, 1, "bm90IGEgcGF5bG9hZA==", "pow_malformed");
+    refused(item, 2, ok, "pow_wrong_buyer");
+    refused(other, 1, ok, "pow_wrong_item");
+    char hash[POW_HEX_LEN + 1];
+    int64_t wrong = 0;
+    while (pow_hash(salt, wrong, hash) == 0 && strcmp(hash, challenge) == 0)
+        wrong++;
+    cr_assert_eq(pow_solver_payload(challenge, wrong, salt, signature, bad, sizeof(bad)), 0);
+    refused(item, 1, bad, "pow_wrong_number");
+    char forged[POW_HEX_LEN + 1];
+    snprintf(forged, sizeof(forged), "%s", signature);
+    forged[0] = forged[0] == 'a' ? 'b' : 'a';
+    cr_assert_eq(pow_solver_payload(challenge, 0, salt, forged, bad, sizeof(bad)), 0);
+    refused(item, 1, bad, "pow_forged");
+    cr_assert_eq(room_count(item, "joined"), 0, "no refusal joined anybody");
+
+    cr_assert_eq(join(item, 1, ok, code), 200, "%s", code);
+    cr_assert_eq(room_count(item, "joined"), 1);
+    refused(item, 1, ok, "pow_replayed");
+    cr_assert_eq(room_count(item, "joined"), 1);
+    cr_assert_eq(room_count(other, "joined"), 0);
+    json_decref(c);
+}
+
+Test(pow, an_expired_challenge_is_refused)
+{
+    int64_t item = create_room("\"pow_maxnumber\":1000,\"pow_ttl_s\":1");
+    char ok[POW_PAYLOAD_MAX + 1];
+    solved(item, 7, ok, sizeof(ok), NULL);
+    usleep(2100 * 1000);
+    refused(item, 7, ok, "pow_expired");
+    cr_assert_eq(room_count(item, "joined"), 0);
+}
+
+Test(pow, the_terms_are_shown_checked_and_kept_by_a_reset)
+{
+    json_t *o;
+    char path[96], resp[1024], starts[RFC3339_MAX], body[256];
+    int64_t item = create_room("\"pow_maxnumber\":5000,\"pow_ttl_s\":60");
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64, item);
+    cr_assert_eq(call("GET", path, NULL, &o), 200);
+    cr_assert_eq(json_integer_value(json_object_get(o, "pow_maxnumber")), 5000);
+    cr_assert_eq(json_integer_value(json_object_get(o, "pow_ttl_s")), 60);
+    json_decref(o);
+    /* A reset that names other terms keeps them. */
+    cr_assert_gt(rfc3339_format(clock_wall_ms() + 60000, starts, sizeof(starts)), 0);
+    snprintf(body, sizeof(body), "{\"stock\":3,\"starts_at\":\"%s\"}", starts);
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/reset", item);
+    int status = harness_http(sys.port, "POST", path, TOKEN, body, resp, sizeof(resp));
+    cr_assert_eq(status, 200, "%s", resp);
+    o = json_loads(resp, 0, NULL);
+    cr_assert_eq(json_integer_value(json_object_get(o, "pow_maxnumber")), 5000, "%s", resp);
+    cr_assert_eq(json_integer_value(json_object_get(o, "pow_ttl_s")), 60);
+    json_decref(o);
+    /* ... and one that names them changes them: null turns the work off. */
+    snprintf(body, sizeof(body), "{\"stock\":3,\"pow_maxnumber\":null}");
+    status = harness_http(sys.port, "POST", path, TOKEN, body, resp, sizeof(resp));
+    cr_assert_eq(status, 200, "%s", resp);
+    o = json_loads(resp, 0, NULL);
+    cr_assert(json_is_null(json_object_get(o, "pow_maxnumber")), "%s", resp);
+    json_decref(o);
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/challenge?user_id=1", item);
+    cr_assert_eq(call("GET", path, NULL, &o), 409);
+    cr_assert_str_eq(json_string_value(json_object_get(o, "error")), "pow_not_required");
+    json_decref(o);
+    cr_assert_eq(call("GET", "/api/v1/items/999999999/challenge?user_id=1", NULL, &o), 404);
+    json_decref(o);
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/challenge", item);
+    cr_assert_eq(call("GET", path, NULL, &o), 400, "a challenge is a buyer's");
+    json_decref(o);
+    const char *bad[] = {"{\"name\":\"p\",\"stock\":1,\"pow_maxnumber\":10}",
+                         "{\"name\":\"p\",\"stock\":1,\"pow_ttl_s\":0}"};
+    const char *field[] = {"pow_maxnumber", "pow_ttl_s"};
+    for (size_t i = 0; i < 2; i++) {
+        status = harness_http(sys.port, "POST", "/api/v1/items", TOKEN, bad[i], resp, sizeof(resp));
+        cr_assert_eq(status, 400, "%s: %s", bad[i], resp);
+        cr_assert(strstr(resp, field[i]), "%s", resp);
+    }
+}
