@@ -3,9 +3,9 @@
 // it when it opens (one unit in stock) and see "Entered"; a reload finds the entry again. After
 // the close the admin draws from the console (the Draw button, a beacon, confirmed) and sees the
 // draw's counts; one page says "You won: ... pay by", the other "On the waitlist (position 2)",
-// as the entries say; the winner pays (demo) and the card says paid. On a draw item with
-// proof-of-work the page solves the challenge in a Web Worker, shows the numbers tried, and the
-// entry goes in with the solution. Saves run/screenshots/screenshot-draw.png (`make screenshots`
+// as the entries say; the winner pays (demo) and the card says paid. On a room item and a draw
+// item with proof-of-work the page solves the challenge in a Web Worker, shows the numbers tried,
+// and the join or the entry goes in with the solution (one without is refused). Saves run/screenshots/screenshot-draw.png (`make screenshots`
 // copies it to docs/).
 // Usage: node draw.js SERVER_BIN WORKER_BIN (see run.sh, SECKILL_BROWSER_TEST=draw.js); with no
 // arguments it checks only the pure helpers of web/static/draw.js, pow.js and the console's
@@ -287,37 +287,59 @@ async function wonAndWaitlisted(context, base) {
   return pages;
 }
 
-// A draw item with proof-of-work: Enter fetches a challenge, the worker's numbers tried show as
-// they go, and the entry goes in with the solution.
+// Clicks `button` of `card` on an item with proof-of-work (pow_maxnumber 30,000) and waits for the
+// worker's solution: every sentence the strip showed, in order (the first "0 of 30,001", then
+// numbers tried as they go, the last "solved").
+async function solvedBy(page, card, button) {
+  await page.evaluate(() => {
+    window.powSeen = [];
+    new MutationObserver(() => {
+      const note = document.querySelector('.pow:not([hidden]) .pow-note');
+      if (note && note.textContent !== window.powSeen[window.powSeen.length - 1]) window.powSeen.push(note.textContent);
+    }).observe(document.getElementById('items'), {subtree: true, childList: true, characterData: true});
+  });
+  await card.locator(button).click();
+  await card.locator('.pow-note').filter({hasText: /: solved\.$/}).waitFor({timeout: 30000});
+  const seen = await page.evaluate(() => window.powSeen);
+  assert.match(seen[0], /^Proof of work: 0 of 30,001 numbers tried \(0%\)$/, JSON.stringify(seen));
+  assert.ok(seen.some(s => /^Proof of work: [1-9][\d,]* of 30,001 numbers tried \(\d+%\)$/.test(s)), JSON.stringify(seen));
+  assert.match(seen[seen.length - 1], /: solved\.$/);
+  assert.equal(await card.locator('.pow').getAttribute('data-state'), 'solved');
+  return seen;
+}
+
+// A room item with proof-of-work: Join fetches a challenge, the page solves it with its progress
+// shown, and the join goes in with the solution; one without it is refused.
+async function powJoin(page, base) {
+  const item = await createItem(base, {name: 'Work room', stock: 3, admission: 'room', admit_per_s: 1,
+                                       starts_at: rfc3339(wholeSecond(Date.now() + 120000)), pow_maxnumber: 30000});
+  assert.equal(item.pow_maxnumber, 30000, JSON.stringify(item));
+  const card = page.locator(`.item[data-id="${item.id}"]`);
+  await card.locator('button.join').waitFor();
+  const seen = await solvedBy(page, card, 'button.join');
+  await card.locator('.note').filter({hasText: /^You are in\. Places are drawn at random at the start/}).waitFor();
+  const bare = await fetch(`${base}/api/v1/items/${item.id}/queue`, {method: 'POST',
+    headers: {'Content-Type': 'application/json'}, body: JSON.stringify({user_id: '3999'})});
+  assert.equal(bare.status, 403, 'a join without proof-of-work is refused');
+  assert.equal((await bare.json()).error, 'pow_missing');
+  console.log(`browser_draw: a room join's proof-of-work solved in the page (${seen.length} steps shown)`);
+}
+
+// A draw item with proof-of-work: the same before an entry, which goes in with the solution.
 async function powEntry(page, base) {
   const now = Date.now();
   const item = await createItem(base, {name: 'Work lamp', stock: 5, admission: 'draw', pow_maxnumber: 30000,
                                        entries_open_at: rfc3339(now - 1000), entries_close_at: rfc3339(now + 120000)});
-  assert.equal(item.pow_maxnumber, 30000, JSON.stringify(item));
   const card = page.locator(`.item[data-id="${item.id}"]`);
   await card.locator('button.enter').filter({hasText: 'Enter the draw'}).waitFor();
-  // Every sentence the strip shows, kept as it shows them.
-  await page.evaluate(() => {
-    window.powSeen = [];
-    new MutationObserver(() => {
-      const note = document.querySelector('.pow-note');
-      if (note) window.powSeen.push(note.textContent);
-    }).observe(document.getElementById('items'), {subtree: true, childList: true, characterData: true});
-  });
-  await card.locator('button.enter').click();
-  await card.locator('.pow-note').filter({hasText: /: solved\.$/}).waitFor({timeout: 30000});
+  const seen = await solvedBy(page, card, 'button.enter');
   await card.locator('.note').filter({hasText: /^Entered: 1 unit; /}).waitFor();
-  const seen = await page.evaluate(() => window.powSeen);
-  assert.match(seen[0], /^Proof of work: 0 of 30,001 numbers tried \(0%\)$/, JSON.stringify(seen));
-  assert.ok(seen.some(s => /^Proof of work: [1-9][\d,]* of 30,001 numbers tried/.test(s)), JSON.stringify(seen));
-  assert.equal(await card.locator('.pow').getAttribute('data-state'), 'solved');
   const entered = await fetch(`${base}/api/v1/items/${item.id}/entries?user_id=${await page.inputValue('#buyer')}`);
   assert.equal(entered.status, 200, 'the entry with its solution is stored');
-  // Without a solution the server refuses the entry.
   const bare = await fetch(`${base}/api/v1/items/${item.id}/entries`, {method: 'POST',
     headers: {'Content-Type': 'application/json'}, body: JSON.stringify({user_id: '3999', quantity: 1})});
   assert.equal(bare.status, 403, 'an entry without proof-of-work is refused');
-  console.log(`browser_draw: proof-of-work solved in the page (${seen.length} progress steps shown), entered`);
+  console.log(`browser_draw: a draw entry's proof-of-work solved in the page (${seen.length} steps shown), entered`);
 }
 
 async function main() {
@@ -333,8 +355,11 @@ async function main() {
   const context = await support.chromium(DIR, {timezoneId: 'UTC', locale: 'en-GB',
                                                viewport: {width: 1100, height: 900}});
   try {
+    const powPage = await salePage(context, base, '3003');
+    await powJoin(powPage, base);
     const pages = await wonAndWaitlisted(context, base);
-    await powEntry(pages[1], base);
+    await powEntry(powPage, base);
+    pages.push(powPage);
     for (const p of pages) assert.deepEqual(p.errors, [], 'the sale page raised no JavaScript error');
   } finally {
     await context.close();
