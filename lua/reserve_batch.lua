@@ -59,6 +59,8 @@
 -- and without it the outcome is admission_missing, of another round
 -- admission_wrong_round, past its expiry by Redis's clock admission_expired
 -- (after the window's refusals, before the stock's).
+-- A buyer of an item whose state says admission = draw (issue 28) is
+-- refused draw_item, whoever it is: its units go to the draw's winners.
 --
 -- Returns seven entries about the item, then three per buyer:
 --   {now_ms, round, changes, starts_ms, ends_ms, per_buyer_limit, segments,
@@ -111,6 +113,8 @@ local segments = tonumber(s[8] or '1') or 1
 out[2], out[3], out[4], out[5], out[6], out[7] = round, changes, starts, ends, limit, segments
 local archived = s[12] ~= false
 local room = s[13] == 'room'
+-- A draw's units go to its winners (lua/draw_grant.lua), never to a purchase.
+local draw = s[13] == 'draw'
 -- The round's units over every segment, restocks included: an item of one
 -- segment has them in its own fields; a segment keeps the whole in `total`
 -- (the server writes it at each round and restock), and without it (a state
@@ -252,7 +256,9 @@ for i = 1, n do
         end
         -- For a plain buyer an empty stock comes first; a buyer held at
         -- home needs the limit's room first, the stock may be elsewhere.
-        if anonymous and limit < units then
+        if draw then
+            outcome = 'draw_item'
+        elseif anonymous and limit < units then
             outcome = 'buyer_required'
         elseif window then
             outcome = window

@@ -10,7 +10,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/deps.sh shellcheck clang-format docker-compose python3 python3-pyflakes systemd
 shellcheck scripts/*.sh loadtest/*.sh .ci/run service/tests/browser/run.sh service/tests/records/run.sh \
     service/tests/support/on_backends.sh
-python_files=(loadtest/seckill-lab scripts/room-verify loadtest/seckill_lab/*.py loadtest/tests/*.py)
+python_files=(loadtest/seckill-lab scripts/room-verify scripts/draw-verify scripts/seckill_audit.py loadtest/seckill_lab/*.py loadtest/tests/*.py)
 PYTHONDONTWRITEBYTECODE=1 python3 -c 'import sys; [compile(open(f).read(), f, "exec") for f in sys.argv[1:]]' "${python_files[@]}"
 pyflakes3 "${python_files[@]}"
 find service -name '*.[ch]' -print0 | xargs -0 clang-format --dry-run --Werror

@@ -12,10 +12,18 @@ import unittest.mock
 from importlib.machinery import SourceFileLoader
 from importlib.util import module_from_spec, spec_from_loader
 
-SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "room-verify")
-_loader = SourceFileLoader("room_verify", SCRIPT)
-rv = module_from_spec(spec_from_loader("room_verify", _loader))
-_loader.exec_module(rv)
+
+
+def load_script(name):
+    """scripts/<name> (a Python script without .py) as a module."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", name)
+    loader = SourceFileLoader(name.replace("-", "_"), path)
+    module = module_from_spec(spec_from_loader(loader.name, loader))
+    loader.exec_module(module)
+    return module
+
+
+rv = load_script("room-verify")
 
 K = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
 # printf 'seckill-entrant|7|2|42' | sha256sum
@@ -42,9 +50,10 @@ def honest_audit(secret, users, item=7, round_=2):
             "secret": secret, "entrants": [{"entrant": e, "place": i + 1} for i, e in enumerate(ranked)]}
 
 
-def run(argv, get=None):
+def run(argv, get=None, script=None):
+    """(exit code, stdout, stderr) of script's main (room-verify's by default) on argv."""
     out, err = io.StringIO(), io.StringIO()
-    code = rv.main(argv, out=out, err=err, **({"get": get} if get else {}))
+    code = (script or rv).main(argv, out=out, err=err, **({"get": get} if get else {}))
     return code, out.getvalue(), err.getvalue()
 
 
@@ -111,6 +120,19 @@ class Verdicts(unittest.TestCase):
         self.assertEqual(self.audit["entrants"][place - 1]["entrant"], e)
 
 
+def fetches_every_page(test, run, said):
+    """Asserts that run (a verifier's) fetches test.audit of item 3 (2,500 lines) in its three
+    pages from test.server, saves it whole to test.file, and says said about buyer 42."""
+    get, asked = test.server(test.audit)
+    code, out, err = run(["--save", test.file, "3", "--user", "42"], get)
+    test.assertEqual(code, 0, err)
+    test.assertEqual([u.split("?")[1] for u in asked[1:]],
+                     ["limit=1000", "limit=1000&after=1000", "limit=1000&after=2000"])
+    with open(test.file) as f:
+        test.assertEqual(json.load(f), test.audit)
+    test.assertIn(said, out)
+
+
 class Command(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.TemporaryDirectory()
@@ -155,14 +177,7 @@ class Command(unittest.TestCase):
         self.assertIn("place 1:", err)
 
     def test_it_fetches_every_page_and_saves_what_it_checked(self):
-        get, asked = self.server(self.audit)
-        code, out, err = run(["--save", self.file, "3", "--user", "42"], get)
-        self.assertEqual(code, 0, err)
-        self.assertEqual([u.split("?")[1] for u in asked[1:]],
-                         ["limit=1000", "limit=1000&after=1000", "limit=1000&after=2000"])
-        with open(self.file) as f:
-            self.assertEqual(json.load(f), self.audit)
-        self.assertIn(f"buyer 42: entrant {rv.entrant_of(3, 1, 42)}, place ", out)
+        fetches_every_page(self, run, f"buyer 42: entrant {rv.entrant_of(3, 1, 42)}, place ")
 
     def test_an_item_without_a_room_or_an_unreadable_file_exits_2(self):
         get, _ = self.server(self.audit, room=False)

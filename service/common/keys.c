@@ -37,6 +37,11 @@ int keys_item_returned(char *buf, size_t len, int64_t item)
     return item_key(buf, len, "", item, "returned", "");
 }
 
+int keys_item_granted(char *buf, size_t len, int64_t item)
+{
+    return item_key(buf, len, "", item, "granted", "");
+}
+
 int keys_item_given_back(char *buf, size_t len, int64_t item)
 {
     return item_key(buf, len, "", item, "given_back", "");

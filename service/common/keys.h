@@ -41,6 +41,10 @@ int keys_item_buyers(char *buf, size_t len, int64_t item);
  * whose units went back on sale (lua/order_return.lua): the return of an
  * order happens once whoever retries it. */
 int keys_item_returned(char *buf, size_t len, int64_t item);
+/* Hash {order_id -> units} of the draw orders whose units Redis took
+ * (lua/draw_grant.lua), or 0 for one returned before its grant (issue 28):
+ * a draw order's grant happens once whoever retries it. */
+int keys_item_granted(char *buf, size_t len, int64_t item);
 /* Hash {user_id -> units} the buyer gave back this round (returned orders,
  * released holds): the buyer's next order numbers its units after every
  * unit the buyer ever held. */

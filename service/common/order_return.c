@@ -140,8 +140,8 @@ int order_return_redis(redis_nodes *rn, const scripts *sc, const order_ref *o, s
     return rc;
 }
 
-int order_return_mark(PGconn *pg, const order_ref *o, const unsigned char *done, size_t n,
-                      const char *component)
+int order_refs_mark(PGconn *pg, const order_ref *o, const unsigned char *done, size_t n,
+                    const char *sql, const char *what, const char *component)
 {
     /* {id,id,...}: at most 20 digits and a comma each. */
     char *ids = malloc(n * 22 + 3);
@@ -159,18 +159,23 @@ int order_return_mark(PGconn *pg, const order_ref *o, const unsigned char *done,
         return 0;
     }
     const char *p[] = {ids};
-    PGresult *res =
-        PQexecParams(pg,
-                     "UPDATE orders o SET returned_at = now(), round_over = o.round < "
-                     "  coalesce((SELECT round FROM items WHERE id = o.item_id), o.round) "
-                     "WHERE id = ANY($1::bigint[]) AND returned_at IS NULL",
-                     1, NULL, p, NULL, NULL, 0);
+    PGresult *res = PQexecParams(pg, sql, 1, NULL, p, NULL, NULL, 0);
     int rc = PQresultStatus(res) == PGRES_COMMAND_OK ? 0 : -1;
     if (rc < 0)
-        log_msg(LOG_WARN, component, "postgresql: marking returns: %s", PQresultErrorMessage(res));
+        log_msg(LOG_WARN, component, "postgresql: marking %s: %s", what, PQresultErrorMessage(res));
     PQclear(res);
     free(ids);
     return rc;
+}
+
+int order_return_mark(PGconn *pg, const order_ref *o, const unsigned char *done, size_t n,
+                      const char *component)
+{
+    return order_refs_mark(pg, o, done, n,
+                           "UPDATE orders o SET returned_at = now(), round_over = o.round < "
+                           "  coalesce((SELECT round FROM items WHERE id = o.item_id), o.round) "
+                           "WHERE id = ANY($1::bigint[]) AND returned_at IS NULL",
+                           "returns", component);
 }
 
 int order_return_units(redis_nodes *rn, PGconn *pg, const scripts *sc, const order_ref *o, size_t n,

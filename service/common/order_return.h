@@ -46,6 +46,12 @@ typedef struct order_ref {
  * count, or -1 (logged for component) when a row is not such an order. */
 int order_refs_read(const PGresult *res, order_ref *out, size_t cap, const char *component);
 
+/* Runs sql, an UPDATE of orders whose one parameter $1 is the bigint[] of
+ * the ids of the orders o[i] with done[i] set (nothing when none is);
+ * logged as "marking <what>" for component on failure. Returns 0 or -1. */
+int order_refs_mark(PGconn *pg, const order_ref *o, const unsigned char *done, size_t n,
+                    const char *sql, const char *what, const char *component);
+
 /* Gives the units of n orders back in Redis through rn, the orders of one
  * item in one call on the item's node (consecutive orders of an item share
  * calls: sort them by item for fewer calls), and announces each item whose

@@ -21,6 +21,7 @@ static const struct {
     [RESERVE_ADMISSION_MISSING] = {"admission_missing", SK_ADMISSION_MISSING},
     [RESERVE_ADMISSION_ROUND] = {"admission_wrong_round", SK_ADMISSION_WRONG_ROUND},
     [RESERVE_ADMISSION_EXPIRED] = {"admission_expired", SK_ADMISSION_EXPIRED},
+    [RESERVE_DRAW_ITEM] = {"draw_item", SK_DRAW_ITEM},
     [RESERVE_HELD] = {"held", SK_INTERNAL},
     [RESERVE_RELEASED] = {"released", SK_INTERNAL},
     [RESERVE_SEGMENTED] = {"segmented", SK_INTERNAL},

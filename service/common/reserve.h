@@ -27,6 +27,7 @@ typedef enum reserve_outcome {
     RESERVE_ADMISSION_MISSING, /* no admission checked by the server */
     RESERVE_ADMISSION_ROUND,   /* an admission of another round */
     RESERVE_ADMISSION_EXPIRED, /* an admission whose window is over, by Redis's clock */
+    RESERVE_DRAW_ITEM,         /* an item sold by a draw: no purchase takes its units */
     /* Segmented items only (keys.h): the path between segments. */
     RESERVE_HELD,      /* home could not supply: the units held against the limit */
     RESERVE_RELEASED,  /* a hold given back */

@@ -32,7 +32,20 @@ static int get_count(json_t *root, const char *key, int64_t min, int64_t max, in
 static const char *const room_only[] = {"prequeue_opens_at", "admit_per_s", "admit_burst",
                                         "max_active", "admission_ttl_s"};
 
-/* The kind of admission named: SK_OK with r->room and r->given set. */
+static const char *const draw_only[] = {"entries_open_at", "entries_close_at"};
+
+/* Whether root names one of the n members of names. */
+static int names_any(json_t *root, const char *const *names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (json_object_get(root, names[i]))
+            return 1;
+    return 0;
+}
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The kind of admission named: SK_OK with r->room, r->draw and r->given set. */
 static sk_status parse_kind(json_t *root, room_terms *r, const char **why)
 {
     json_t *v = json_object_get(root, "admission");
@@ -40,22 +53,48 @@ static sk_status parse_kind(json_t *root, room_terms *r, const char **why)
     r->given = v != NULL;
     if (v && (!kind || (strcmp(kind, "race") != 0 && strcmp(kind, "room") != 0 &&
                         strcmp(kind, "draw") != 0))) {
-        *why = "admission must be \"race\" (the default) or \"room\"";
-        return SK_INVALID;
-    }
-    if (kind && strcmp(kind, "draw") == 0) {
-        *why = "admission \"draw\" is not available yet: use \"race\" or \"room\"";
+        *why = "admission must be \"race\" (the default), \"room\" or \"draw\"";
         return SK_INVALID;
     }
     r->room = kind && strcmp(kind, "room") == 0;
-    for (size_t i = 0; !r->room && i < sizeof(room_only) / sizeof(room_only[0]); i++) {
-        if (json_object_get(root, room_only[i])) {
-            *why = "prequeue_opens_at, admit_per_s, admit_burst, max_active and admission_ttl_s "
-                   "are terms of \"admission\": \"room\" (name it with them)";
-            return SK_INVALID;
-        }
+    r->draw = kind && strcmp(kind, "draw") == 0;
+    if (!r->room && names_any(root, room_only, COUNT(room_only))) {
+        *why = "prequeue_opens_at, admit_per_s, admit_burst, max_active and admission_ttl_s "
+               "are terms of \"admission\": \"room\" (name it with them)";
+        return SK_INVALID;
+    }
+    if (!r->draw && names_any(root, draw_only, COUNT(draw_only))) {
+        *why = "entries_open_at and entries_close_at are terms of \"admission\": \"draw\" "
+               "(name it with them)";
+        return SK_INVALID;
     }
     return SK_OK;
+}
+
+/* An RFC 3339 time member into *ms. Returns 0, or -1 when absent or not one. */
+static int get_time(json_t *root, const char *key, int64_t *ms)
+{
+    json_t *v = json_object_get(root, key);
+    return json_is_string(v) && rfc3339_parse(json_string_value(v), json_string_length(v), ms) == 0
+               ? 0
+               : -1;
+}
+
+/* A draw's terms: its entries window, one segment. */
+static sk_status parse_draw(json_t *root, room_terms *r, const char **why)
+{
+    json_t *segments = json_object_get(root, "segments");
+    if (get_time(root, "entries_open_at", &r->entries_open_ms) < 0)
+        *why = "entries_open_at must be an RFC 3339 time: when the draw's entries open";
+    else if (get_time(root, "entries_close_at", &r->entries_close_ms) < 0)
+        *why = "entries_close_at must be an RFC 3339 time: when the draw's entries close";
+    else if (r->entries_open_ms >= r->entries_close_ms)
+        *why = "entries_close_at must come after entries_open_at";
+    else if (json_is_integer(segments) && json_integer_value(segments) > 1)
+        *why = "segments must be 1 for a draw: its units are drawn in one place";
+    else
+        return SK_OK;
+    return SK_INVALID;
 }
 
 sk_status room_terms_parse(json_t *root, int64_t starts_ms, int starts_named, room_terms *r,
@@ -66,6 +105,8 @@ sk_status room_terms_parse(json_t *root, int64_t starts_ms, int starts_named, ro
     r->admission_ttl_s = ROOM_TTL_DEFAULT_S;
     if (parse_kind(root, r, why) != SK_OK)
         return SK_INVALID;
+    if (r->draw)
+        return parse_draw(root, r, why);
     if (!r->room)
         return SK_OK;
     json_t *pq = json_object_get(root, "prequeue_opens_at");
@@ -93,17 +134,46 @@ sk_status room_terms_parse(json_t *root, int64_t starts_ms, int starts_named, ro
     return SK_INVALID;
 }
 
-static json_t *time_or_null(int64_t ms)
+json_t *room_terms_time(int64_t ms)
 {
     char when[RFC3339_MAX];
     return ms > 0 && rfc3339_format(ms, when, sizeof(when)) > 0 ? json_string(when) : json_null();
 }
 
+json_t *room_terms_draw_json(const room_terms *r, const room_counts *c)
+{
+    const draw_counts *d = &c->draw;
+    int drawn = d->drawn_ms > 0;
+    return json_pack(
+        "{s:s, s:o, s:o, s:I, s:o, s:o, s:o, s:o, s:I, s:I, s:I, s:I, s:I}", "commitment",
+        c->commitment, "entries_open_at", room_terms_time(r->entries_open_ms), "entries_close_at",
+        room_terms_time(r->entries_close_ms), "entries", (json_int_t)d->entries, "drawn_at",
+        room_terms_time(d->drawn_ms), "secret", drawn ? json_string(c->secret) : json_null(),
+        "beacon", drawn ? json_string(d->beacon) : json_null(), "stock",
+        drawn ? json_integer(d->stock) : json_null(), "won", (json_int_t)d->won, "waitlisted",
+        (json_int_t)d->waitlisted, "skipped", (json_int_t)d->skipped, "won_from_waitlist",
+        (json_int_t)d->won_from_waitlist, "units_won", (json_int_t)d->units_won);
+}
+
+/* A draw item's members. Returns 0 or -1. */
+static int draw_json(json_t *item, const room_terms *r, const room_counts *c)
+{
+    json_t *draw = room_terms_draw_json(r, c);
+    if (!draw || json_object_set_new(item, "draw", draw) < 0 ||
+        json_object_set_new(item, "entries_open_at", room_terms_time(r->entries_open_ms)) < 0 ||
+        json_object_set_new(item, "entries_close_at", room_terms_time(r->entries_close_ms)) < 0)
+        return -1;
+    return 0;
+}
+
 int room_terms_json(json_t *item, const room_terms *r, const room_counts *c, int64_t starts_ms,
                     int64_t now_ms)
 {
-    if (json_object_set_new(item, "admission", json_string(r->room ? "room" : "race")) < 0)
+    const char *kind = r->draw ? "draw" : r->room ? "room" : "race";
+    if (json_object_set_new(item, "admission", json_string(kind)) < 0)
         return -1;
+    if (r->draw)
+        return draw_json(item, r, c);
     if (!r->room)
         return 0;
     int revealed = starts_ms > 0 && now_ms >= starts_ms && c->secret[0];
@@ -113,7 +183,7 @@ int room_terms_json(json_t *item, const room_terms *r, const room_counts *c, int
                   "admitted", (json_int_t)c->admitted, "active", (json_int_t)c->active,
                   "expired_unused", (json_int_t)c->expired_unused);
     if (!room || json_object_set_new(item, "room", room) < 0 ||
-        json_object_set_new(item, "prequeue_opens_at", time_or_null(r->prequeue_ms)) < 0 ||
+        json_object_set_new(item, "prequeue_opens_at", room_terms_time(r->prequeue_ms)) < 0 ||
         json_object_set_new(item, "admit_per_s", json_real(r->admit_per_s)) < 0 ||
         json_object_set_new(item, "admit_burst", json_integer(r->admit_burst)) < 0 ||
         json_object_set_new(item, "max_active",

@@ -20,6 +20,7 @@ static const char *names[SCRIPT_COUNT] = {
     [SCRIPT_ROOM_RESET] = "room_reset",
     [SCRIPT_ROOM_JOIN] = "room_join",
     [SCRIPT_ROOM_POLL] = "room_poll",
+    [SCRIPT_DRAW_GRANT] = "draw_grant",
     [SCRIPT_LAB_FENCE_READ] = "lab_fence_read",
     [SCRIPT_LAB_FENCE_TAKE] = "lab_fence_take",
     [SCRIPT_LAB_REENTRANT_LOCK] = "lab_reentrant_lock",

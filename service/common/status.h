@@ -52,6 +52,14 @@ typedef enum sk_status {
     SK_POW_WRONG_BUYER,  /* another buyer's challenge */
     SK_POW_REPLAYED,     /* a solution that already entered once */
     SK_POW_OFF,          /* a challenge asked of an item without pow_maxnumber */
+    /* The draw (issue 28): entries, the draw, its audit. */
+    SK_DRAW_ITEM,        /* a purchase of an item sold by a draw */
+    SK_NOT_A_DRAW,       /* an entry, a draw or an audit of an item that is not drawn */
+    SK_ENTRIES_NOT_OPEN, /* an entry before entries_open_at */
+    SK_ENTRIES_CLOSED,   /* an entry at or after entries_close_at, or after the draw */
+    SK_NOT_ENTERED,      /* the entry of a buyer who has not entered */
+    SK_ENTRIES_OPEN,     /* a draw before entries_close_at */
+    SK_NOT_DRAWN,        /* the audit of a draw that has not run */
     SK_STATUS_COUNT,
     /* A part plugged into the server (the laboratory: lab_status.h) numbers
      * outcomes of its own from here, and maps them to HTTP itself: the

@@ -15,6 +15,7 @@
 #include "archive.h"
 #include "clock.h"
 #include "cross_origin.h"
+#include "draw.h"
 #include "feed.h"
 #include "identity.h"
 #include "items.h"
@@ -477,22 +478,33 @@ void api_handle(void *ctx, http_exchange *ex)
     }
     case ROUTE_QUEUE_JOIN:
     case ROUTE_QUEUE_POLL:
-    case ROUTE_POW_CHALLENGE: {
+    case ROUTE_POW_CHALLENGE:
+    case ROUTE_ENTRY_ADD:
+    case ROUTE_ENTRY_GET: {
         purchase_request pr;
+        int queue = m.route == ROUTE_QUEUE_JOIN || m.route == ROUTE_QUEUE_POLL;
         if ((st = purchase_request_of(a, ex, &pr, &why)) == SK_OK && pr.user_id == 0) {
             st = SK_INVALID;
-            why = "user_id is required (in the JSON body or the query): the buyer in the queue";
+            why = queue ? "user_id is required (in the JSON body or the query): the buyer in the "
+                          "queue"
+                        : "user_id is required (in the JSON body or the query): the entrant";
         }
         if (st != SK_OK)
             http_exchange_reply_error(ex, st, why);
         else if (m.route == ROUTE_POW_CHALLENGE)
             pow_gate_challenge(a, ex, m.item_id, pr.user_id);
-        else
+        else if (queue)
             room_start(a, ex, m.route, m.item_id, pr.user_id, pr.altcha);
+        else
+            draw_start(a, ex, m.route, m.item_id, pr.user_id, pr.quantity);
         return;
     }
     case ROUTE_QUEUE_AUDIT:
         room_start(a, ex, m.route, m.item_id, 0, NULL);
+        return;
+    case ROUTE_DRAW:
+    case ROUTE_DRAW_AUDIT:
+        draw_start(a, ex, m.route, m.item_id, 0, 0);
         return;
     case ROUTE_PAGE:
         reply_page(ex);

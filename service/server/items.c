@@ -15,6 +15,7 @@
 #include "pg_value.h"
 #include "redis_reply.h"
 #include "reserve.h"
+#include "draw_store.h"
 #include "room_store.h"
 
 #define COMPONENT "items"
@@ -56,7 +57,9 @@ static int start_segment(pool_session *s, int64_t key, int segments, int64_t sto
                                "0",
                                "0",
                                "0",
-                               room->room ? "room" : "race"};
+                               room->draw   ? "draw"
+                               : room->room ? "room"
+                                            : "race"};
     redisReply *r = pool_session_script(s, SCRIPT_ITEM_RESET, 4, 13, keys_args);
     freeReplyObject(r);
     return r ? 0 : -1;
@@ -123,26 +126,36 @@ static void read_terms(pg_row *f, int at, sale_terms *t)
     t->per_buyer_limit = pg_row_int(f, at + 2);
 }
 
-/* The room columns of a create or a reset as text parameters into p[0..6]
+/* The room columns of a create or a reset as text parameters into p[0..8]
  * (admission, prequeue ms, admit_per_s, admit_burst, max_active, ttl, K's
- * hex), NULL where SQL NULL; a burst not given is the stock. The room's K is
- * drawn here, before anyone can join. Returns 0, or -1 when the draw failed. */
+ * hex, a draw's entries_open_at and entries_close_at ms), NULL where SQL
+ * NULL; a burst not given is the stock. The round's K (a room's or a
+ * draw's) is drawn here, before anyone can join or enter. Returns 0, or -1
+ * when the draw failed. */
+#define ROOM_PARAMS 9
 typedef struct room_params {
-    char prequeue[24], per_s[40], burst[24], max_active[24], ttl[12], k_hex[ROOM_HEX_LEN + 1];
+    char prequeue[24], per_s[40], burst[24], max_active[24], ttl[12], k_hex[ROOM_HEX_LEN + 1],
+        opens[24], closes[24];
 } room_params;
 
 static int room_params_of(const room_terms *r, int64_t stock, room_params *b, const char **p)
 {
     memset(b, 0, sizeof(*b));
-    p[0] = r->room ? "room" : "race";
-    for (int i = 1; i < 7; i++)
+    p[0] = r->draw ? "draw" : r->room ? "room" : "race";
+    for (int i = 1; i < ROOM_PARAMS; i++)
         p[i] = NULL;
     snprintf(b->ttl, sizeof(b->ttl), "%d", r->room ? r->admission_ttl_s : ROOM_TTL_DEFAULT_S);
     p[5] = b->ttl;
-    if (!r->room)
+    if (!r->room && !r->draw)
         return 0;
     if (room_store_draw(b->k_hex) < 0)
         return -1;
+    p[6] = b->k_hex;
+    if (r->draw) {
+        p[7] = time_param(r->entries_open_ms, b->opens, sizeof(b->opens));
+        p[8] = time_param(r->entries_close_ms, b->closes, sizeof(b->closes));
+        return 0;
+    }
     p[1] = time_param(r->prequeue_ms, b->prequeue, sizeof(b->prequeue));
     snprintf(b->per_s, sizeof(b->per_s), "%.17g", r->admit_per_s);
     snprintf(b->burst, sizeof(b->burst), "%" PRId64, r->admit_burst >= 0 ? r->admit_burst : stock);
@@ -152,7 +165,6 @@ static int room_params_of(const room_terms *r, int64_t stock, room_params *b, co
         snprintf(b->max_active, sizeof(b->max_active), "%" PRId64, r->max_active);
         p[4] = b->max_active;
     }
-    p[6] = b->k_hex;
     return 0;
 }
 
@@ -200,7 +212,7 @@ sk_status items_create(pool_session *s, const item_spec *spec, item_view *out)
     char id_s[24], stock_s[24], starts_s[24], ends_s[24], limit_s[12], timeout_s[12],
         segments_s[12], state[6], pow_max[24], pow_ttl[12];
     room_params rb;
-    const char *rp[7];
+    const char *rp[ROOM_PARAMS];
     int segments = spec->segments > 1 ? spec->segments : 1;
     if (room_params_of(&spec->room, spec->stock, &rb, rp) < 0)
         return SK_INTERNAL;
@@ -212,34 +224,37 @@ sk_status items_create(pool_session *s, const item_spec *spec, item_view *out)
     snprintf(timeout_s, sizeof(timeout_s), "%d", spec->payment_timeout_s);
     /* An explicit id must also move the identity past it, or a later create
      * without id would collide with it. */
-    const char *p[19] = {spec->id > 0 ? id_s : NULL,
-                         spec->name,
-                         stock_s,
-                         spec->lab ? "true" : "false",
-                         time_param(spec->terms.starts_ms, starts_s, sizeof(starts_s)),
-                         time_param(spec->terms.ends_ms, ends_s, sizeof(ends_s)),
-                         limit_s,
-                         timeout_s,
-                         segments_s,
-                         spec->unlisted ? "false" : "true"};
-    memcpy(&p[10], rp, sizeof(rp)); /* $11 to $17: the room's */
-    pow_params(&spec->pow, pow_max, pow_ttl, &p[17]);
+    const char *p[12 + ROOM_PARAMS] = {
+        spec->id > 0 ? id_s : NULL,
+        spec->name,
+        stock_s,
+        spec->lab ? "true" : "false",
+        time_param(spec->terms.starts_ms, starts_s, sizeof(starts_s)),
+        time_param(spec->terms.ends_ms, ends_s, sizeof(ends_s)),
+        limit_s,
+        timeout_s,
+        segments_s,
+        spec->unlisted ? "false" : "true"};
+    memcpy(&p[10], rp, sizeof(rp)); /* $11 to $19: the room's and the draw's */
+    pow_params(&spec->pow, pow_max, pow_ttl, &p[10 + ROOM_PARAMS]); /* $20, $21: proof-of-work's */
     PGresult *res = pool_session_pg(
         s,
         "WITH ins AS (INSERT INTO items (id, name, initial_stock, lab, starts_at, ends_at, "
         "                                per_buyer_limit, payment_timeout_s, segments, listed, "
         "                                admission, prequeue_opens_at, admit_per_s, admit_burst, "
         "                                max_active, admission_ttl_s, room_secret, "
-        "                                pow_maxnumber, pow_ttl_s) "
+        "                                entries_open_at, entries_close_at, pow_maxnumber, "
+        "pow_ttl_s) "
         "  VALUES (coalesce($1::bigint, nextval(pg_get_serial_sequence('items', 'id'))), $2, $3, "
         "          $4, to_timestamp($5::bigint / 1000.0), to_timestamp($6::bigint / 1000.0), $7, "
         "          $8, $9, $10, $11, to_timestamp($12::bigint / 1000.0), $13, $14, $15, $16, $17, "
-        "          $18, $19) "
+        "          to_timestamp($18::bigint / 1000.0), to_timestamp($19::bigint / 1000.0), $20, "
+        "$21) "
         "  RETURNING id, round) "
         "SELECT id, round, CASE WHEN $1::bigint IS NULL THEN 0 ELSE "
         "  setval(pg_get_serial_sequence('items', 'id'), "
         "         GREATEST(id, (SELECT coalesce(max(id), 1) FROM items))) END FROM ins",
-        19, p, PGRES_TUPLES_OK, state);
+        12 + ROOM_PARAMS, p, PGRES_TUPLES_OK, state);
     if (!res)
         return strcmp(state, "23505") == 0 ? SK_ITEM_EXISTS : SK_BACKEND_DOWN;
     pg_row f = pg_row_at(res, 0);
@@ -264,8 +279,10 @@ sk_status items_create(pool_session *s, const item_spec *spec, item_view *out)
 }
 
 /* A new round in one statement: the orders of the old one stay (they keep
- * their round); the terms the body did not name stay as they were, the
- * room's as a whole (a new K whenever the round has a room). */
+ * their round), as do its draw's entries (they keep theirs); the terms the
+ * body did not name stay as they were, the room's and the draw's as a whole
+ * (a new K whenever the round has a room or a draw); the new round is not
+ * drawn. */
 static const char RESET_SQL[] =
     "UPDATE items AS i SET initial_stock = $2, round = round + 1, restocked = 0, "
     "  restocks = 0, "
@@ -279,10 +296,15 @@ static const char RESET_SQL[] =
     "  admit_burst = CASE WHEN $9 THEN $13::bigint ELSE admit_burst END, "
     "  max_active = CASE WHEN $9 THEN $14::bigint ELSE max_active END, "
     "  admission_ttl_s = CASE WHEN $9 THEN $15::integer ELSE admission_ttl_s END, "
-    "  room_secret = CASE WHEN (CASE WHEN $9 THEN $10 ELSE admission END) = 'room' "
+    "  room_secret = CASE WHEN (CASE WHEN $9 THEN $10 ELSE admission END) IN ('room', 'draw') "
     "    THEN $16 END, "
-    "  pow_maxnumber = CASE WHEN $17 THEN $19::integer ELSE pow_maxnumber END, "
-    "  pow_ttl_s = CASE WHEN $18 THEN $20::integer ELSE pow_ttl_s END "
+    "  entries_open_at = CASE WHEN $9 THEN to_timestamp($17::bigint / 1000.0) "
+    "    ELSE entries_open_at END, "
+    "  entries_close_at = CASE WHEN $9 THEN to_timestamp($18::bigint / 1000.0) "
+    "    ELSE entries_close_at END, "
+    "  drawn_at = NULL, draw_beacon = NULL, draw_stock = NULL, "
+    "  pow_maxnumber = CASE WHEN $19 THEN $21::integer ELSE pow_maxnumber END, "
+    "  pow_ttl_s = CASE WHEN $20 THEN $22::integer ELSE pow_ttl_s END "
     "WHERE id = $1 AND archived_at IS NULL RETURNING round, " TERMS_COLUMNS
     ", segments, " ROOM_STORE_COLUMNS;
 
@@ -293,7 +315,7 @@ sk_status items_reset(pool_session *s, int64_t item, const item_reset *r, item_v
         pow_max[24], pow_ttl[12];
     const sale_terms *t = &r->terms;
     room_params rb;
-    const char *rp[7];
+    const char *rp[ROOM_PARAMS];
     if (room_params_of(&r->room, r->stock, &rb, rp) < 0 ||
         (!rb.k_hex[0] && room_store_draw(rb.k_hex) < 0))
         return SK_INTERNAL;
@@ -303,25 +325,26 @@ sk_status items_reset(pool_session *s, int64_t item, const item_reset *r, item_v
     snprintf(given[0], sizeof(given[0]), "%s", t->given & SALE_STARTS ? "true" : "false");
     snprintf(given[1], sizeof(given[1]), "%s", t->given & SALE_ENDS ? "true" : "false");
     snprintf(given[2], sizeof(given[2]), "%s", t->given & SALE_LIMIT ? "true" : "false");
-    const char *p[20] = {id_s,
-                         stock_s,
-                         given[0],
-                         time_param(t->starts_ms, starts_s, 24),
-                         given[1],
-                         time_param(t->ends_ms, ends_s, 24),
-                         given[2],
-                         limit_s,
-                         r->room.given ? "true" : "false"};
-    memcpy(&p[9], rp, sizeof(rp)); /* $10 to $16: the room's, and K whatever the body said */
-    p[15] = rb.k_hex;
-    p[16] = r->pow.given_maxnumber ? "true" : "false"; /* $17 to $20: proof-of-work's */
-    p[17] = r->pow.given_ttl ? "true" : "false";
-    pow_params(&r->pow, pow_max, pow_ttl, &p[18]);
-    PGresult *res = pool_session_pg(s, RESET_SQL, 20, p, PGRES_TUPLES_OK, state);
+    const char *p[13 + ROOM_PARAMS] = {id_s,
+                                       stock_s,
+                                       given[0],
+                                       time_param(t->starts_ms, starts_s, 24),
+                                       given[1],
+                                       time_param(t->ends_ms, ends_s, 24),
+                                       given[2],
+                                       limit_s,
+                                       r->room.given ? "true" : "false"};
+    memcpy(&p[9], rp, sizeof(rp)); /* $10 to $18: the room's and the draw's */
+    p[15] = rb.k_hex;              /* K whatever the body said */
+    /* $19 to $22: proof-of-work's */
+    p[9 + ROOM_PARAMS] = r->pow.given_maxnumber ? "true" : "false";
+    p[10 + ROOM_PARAMS] = r->pow.given_ttl ? "true" : "false";
+    pow_params(&r->pow, pow_max, pow_ttl, &p[11 + ROOM_PARAMS]);
+    PGresult *res = pool_session_pg(s, RESET_SQL, 13 + ROOM_PARAMS, p, PGRES_TUPLES_OK, state);
     if (!res) {
         if (strcmp(state, "23514") == 0) {
-            *why = "ends_at must come after starts_at, and a room's prequeue_opens_at before it "
-                   "(with the item's other terms kept)";
+            *why = "ends_at must come after starts_at, and a room's prequeue_opens_at before it; "
+                   "a draw has one segment (with the item's other terms kept)";
             return SK_INVALID;
         }
         return SK_BACKEND_DOWN;
@@ -387,7 +410,7 @@ static sk_status item_stock(pool_session *s, item_view *out)
     out->sold = out->initial_stock + out->restocked - out->remaining;
     int64_t held = out->persisted + out->paid + out->cancelled + out->expired - out->returned;
     out->queued = out->sold > held ? out->sold - held : 0;
-    return room_store_counts(s, out);
+    return out->room.draw ? draw_store_counts(s, out) : room_store_counts(s, out);
 }
 
 /* The view's columns, read from an items row i and its orders of the round. */

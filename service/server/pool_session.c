@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "pg_session.h"
+#include "draw_grant.h"
 #include "keys.h"
 #include "log.h"
 #include "order_lock_count.h"
@@ -152,6 +153,12 @@ int pool_session_return_units(pool_session *s, const order_ref *o)
     if (!pg)
         return -1;
     return order_return_units(s->redis, pg, s->sc, o, 1, &done, COMPONENT) == 0 ? 0 : -1;
+}
+
+int64_t pool_session_grant_owed(pool_session *s, int64_t item)
+{
+    PGconn *pg = pg_session_conn(s->pg);
+    return pg ? draw_grant_owed(s->redis, pg, s->sc, item, COMPONENT) : -1;
 }
 
 /* One integer-valued command, or -1 (the gauge is then left out). */

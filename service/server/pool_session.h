@@ -77,6 +77,11 @@ int64_t pool_session_redis_now_ms(pool_session *s);
  * return owed, for the worker's expiry sweep. */
 int pool_session_return_units(pool_session *s, const order_ref *o);
 
+/* Finishes the grants owed of item's draw orders (draw_grant.h): Redis
+ * takes their units once, then granted_at. Returns the orders granted, or
+ * -1 when some stay owed (for the worker's draw chore). */
+int64_t pool_session_grant_owed(pool_session *s, int64_t item);
+
 /* The ids of the items whose queues may hold orders (registry.h), sorted,
  * into a new array (*items, the caller frees). Returns 0, or -1 when Redis
  * failed. */

@@ -17,6 +17,7 @@ static const metrics_outcome counted[] = {
     [RESERVE_ADMISSION_MISSING] = METRICS_ADMISSION_REFUSED,
     [RESERVE_ADMISSION_ROUND] = METRICS_ADMISSION_REFUSED,
     [RESERVE_ADMISSION_EXPIRED] = METRICS_ADMISSION_REFUSED,
+    [RESERVE_DRAW_ITEM] = METRICS_ADMISSION_REFUSED, /* refused by its admission: a draw */
 };
 
 /* What a buyer whose order lock stands hears in Retry-After (seconds): a
@@ -105,7 +106,7 @@ static void reply_outcome(app *a, http_exchange *ex, int64_t order_id, int quant
 void purchase_reply_answer(app *a, http_exchange *ex, int64_t order_id, int quantity,
                            const reserve_item *it, const reserve_answer *ans, int confirmed)
 {
-    if (ans->outcome == RESERVE_BAD_REPLY || (unsigned)ans->outcome > RESERVE_ADMISSION_EXPIRED)
+    if (ans->outcome == RESERVE_BAD_REPLY || (unsigned)ans->outcome > RESERVE_DRAW_ITEM)
         purchase_reply_failed(a, ex);
     else if (ans->outcome == RESERVE_QUEUED && !confirmed)
         purchase_reply_unconfirmed(a, ex, order_id);

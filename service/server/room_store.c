@@ -23,8 +23,11 @@ void room_store_read(pg_row *f, int at, room_terms *r, char *k_hex)
     r->admit_burst = pg_row_i64(f, at + 3);
     r->max_active = pg_row_i64(f, at + 4);
     r->admission_ttl_s = pg_row_int(f, at + 5);
+    r->draw = pg_row_bool(f, at + 7);
+    r->entries_open_ms = pg_row_i64(f, at + 8);
+    r->entries_close_ms = pg_row_i64(f, at + 9);
     const char *k = PQgetvalue(f->res, f->row, at + 6);
-    snprintf(k_hex, ROOM_HEX_LEN + 1, "%s", r->room && k ? k : "");
+    snprintf(k_hex, ROOM_HEX_LEN + 1, "%s", (r->room || r->draw) && k ? k : "");
 }
 
 int room_store_draw(char *k_hex)

@@ -14,14 +14,18 @@
 
 /* The items columns of a round's admission terms and secret, in the order
  * room_store_read reads them: room?, prequeue ms, admit_per_s in millionths,
- * admit_burst, max_active (0: none), admission_ttl_s, K in hex ('' when no
- * room). Needs the items row as `i`. */
+ * admit_burst, max_active (0: none), admission_ttl_s, K in hex ('' when
+ * neither room nor draw), draw?, entries_open_at and entries_close_at ms.
+ * Needs the items row as `i`. */
 #define ROOM_STORE_COLUMNS                                                                         \
     "i.admission = 'room', "                                                                       \
     "coalesce((extract(epoch FROM i.prequeue_opens_at) * 1000)::bigint, 0), "                      \
     "coalesce(i.admit_per_s, 0), coalesce(i.admit_burst, 0), "                                     \
-    "coalesce(i.max_active, 0), i.admission_ttl_s, coalesce(i.room_secret, '') "
-#define ROOM_STORE_NCOLUMNS 7
+    "coalesce(i.max_active, 0), i.admission_ttl_s, coalesce(i.room_secret, ''), "                  \
+    "i.admission = 'draw', "                                                                       \
+    "coalesce((extract(epoch FROM i.entries_open_at) * 1000)::bigint, 0), "                        \
+    "coalesce((extract(epoch FROM i.entries_close_at) * 1000)::bigint, 0) "
+#define ROOM_STORE_NCOLUMNS 10
 
 /* Reads ROOM_STORE_COLUMNS from column at of f into *r and K's hex into
  * k_hex (ROOM_HEX_LEN + 1; "" when none). */

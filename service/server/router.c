@@ -31,6 +31,10 @@ static const route_def routes[] = {
     {ROUTE_QUEUE_POLL, "GET", "/api/v1/items/{}/queue", "queue_poll"},
     {ROUTE_QUEUE_AUDIT, "GET", "/api/v1/items/{}/queue/audit", "queue_audit"},
     {ROUTE_POW_CHALLENGE, "GET", "/api/v1/items/{}/challenge", "pow_challenge"},
+    {ROUTE_ENTRY_ADD, "POST", "/api/v1/items/{}/entries", "entry_add"},
+    {ROUTE_ENTRY_GET, "GET", "/api/v1/items/{}/entries", "entry_get"},
+    {ROUTE_DRAW, "POST", "/api/v1/items/{}/draw", "draw"},
+    {ROUTE_DRAW_AUDIT, "GET", "/api/v1/items/{}/draw/audit", "draw_audit"},
     {ROUTE_ORDER_LIST, "GET", "/api/v1/orders", "order_list"},
     {ROUTE_ORDER_GET, "GET", "/api/v1/orders/{}", "order_get"},
     {ROUTE_ORDER_PAY, "POST", "/api/v1/orders/{}/pay", "order_pay"},
@@ -157,6 +161,10 @@ sk_status router_match(const char *method, const char *path, route_match *m)
         [ROUTE_QUEUE_POLL] = "GET, HEAD, POST",
         [ROUTE_QUEUE_AUDIT] = "GET, HEAD",
         [ROUTE_POW_CHALLENGE] = "GET, HEAD",
+        [ROUTE_ENTRY_ADD] = "GET, HEAD, POST",
+        [ROUTE_ENTRY_GET] = "GET, HEAD, POST",
+        [ROUTE_DRAW] = "POST",
+        [ROUTE_DRAW_AUDIT] = "GET, HEAD",
     };
     int path_known = 0;
     const char *allow = NULL;
@@ -230,6 +238,7 @@ credential_scope router_scope(route_id r, const char *method)
     case ROUTE_ITEM_ARCHIVE:
     case ROUTE_WEBHOOK_DEAD: /* its rows name the endpoints' URLs */
     case ROUTE_WEBHOOK_REPLAY:
+    case ROUTE_DRAW:
         return CREDENTIAL_ADMIN;
     case ROUTE_ORDER_PAY: /* the payment provider's word, through the shop */
         return CREDENTIAL_PAYMENTS;
@@ -246,6 +255,9 @@ credential_scope router_scope(route_id r, const char *method)
     case ROUTE_QUEUE_POLL:
     case ROUTE_QUEUE_AUDIT:
     case ROUTE_POW_CHALLENGE:
+    case ROUTE_ENTRY_ADD:
+    case ROUTE_ENTRY_GET:
+    case ROUTE_DRAW_AUDIT:
     case ROUTE_ORDER_GET:  /* a buyer's own; any with orders:read (api.c) */
     case ROUTE_ORDER_LIST: /* the same */
     case ROUTE_ORDER_CANCEL:
@@ -262,7 +274,8 @@ int router_cross_origin(route_id r)
     return r == ROUTE_PURCHASE || r == ROUTE_QUEUE_JOIN || r == ROUTE_QUEUE_POLL ||
            r == ROUTE_QUEUE_AUDIT || r == ROUTE_POW_CHALLENGE || r == ROUTE_ORDER_LIST ||
            r == ROUTE_ORDER_GET || r == ROUTE_ORDER_CANCEL || r == ROUTE_ITEM_GET ||
-           r == ROUTE_ITEM_LIST;
+           r == ROUTE_ITEM_LIST || r == ROUTE_ENTRY_ADD || r == ROUTE_ENTRY_GET ||
+           r == ROUTE_DRAW_AUDIT;
 }
 
 const char *router_name(route_id r)

@@ -37,7 +37,11 @@ typedef enum route_id {
     ROUTE_QUEUE_AUDIT, /* GET /api/v1/items/{id}/queue/audit: the published order */
     /* GET /api/v1/items/{id}/challenge: a proof-of-work challenge (pow_gate.h) */
     ROUTE_POW_CHALLENGE,
-    ROUTE_COUNT /* the product's routes; a part's are numbered on from here */
+    ROUTE_ENTRY_ADD,  /* POST /api/v1/items/{id}/entries: enter the draw (issue 28) */
+    ROUTE_ENTRY_GET,  /* GET /api/v1/items/{id}/entries: the buyer's entry */
+    ROUTE_DRAW,       /* POST /api/v1/items/{id}/draw (admin): run the draw */
+    ROUTE_DRAW_AUDIT, /* GET /api/v1/items/{id}/draw/audit: the draw's published order */
+    ROUTE_COUNT       /* the product's routes; a part's are numbered on from here */
 } route_id;
 
 /* A part plugged into the server (app.h's app_plugin) numbers its routes

@@ -248,7 +248,7 @@ Test(keys, an_order_of_one_segment_names_its_items_own_keys)
  * as the Lua scripts and the tools read them, and snprintf's length. */
 Test(keys, every_key_of_an_item_is_named_as_the_scripts_read_it)
 {
-    char b[12][KEYS_MAX];
+    char b[13][KEYS_MAX];
     const struct {
         int n;
         const char *got, *want;
@@ -265,6 +265,7 @@ Test(keys, every_key_of_an_item_is_named_as_the_scripts_read_it)
         {keys_order_lock(b[9], KEYS_MAX, 9, -77), b[9], "seckill:{item:9}:lock:-77"},
         {keys_order_locks_match(b[10], KEYS_MAX, 9), b[10], "seckill:{item:9}:lock:*"},
         {keys_worker_alive(b[11], KEYS_MAX, "w1"), b[11], "seckill:worker:w1:alive"},
+        {keys_item_granted(b[12], KEYS_MAX, 9), b[12], "{item:9}:granted"},
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         cr_expect_str_eq(names[i].got, names[i].want);

@@ -129,3 +129,56 @@ Test(room_terms, every_bad_term_is_refused_naming_its_field)
     cr_assert(strstr(why, "starts_at"));
     json_decref(root);
 }
+
+Test(room_terms, a_draw_takes_its_entries_window_and_one_segment)
+{
+    room_terms r;
+    const char *why = NULL;
+    cr_assert_eq(parse("{\"admission\":\"draw\",\"entries_open_at\":\"2026-11-26T10:00:00Z\","
+                       "\"entries_close_at\":\"2026-11-26T12:00:00Z\"}",
+                       &r, &why),
+                 SK_OK);
+    cr_assert(r.draw);
+    cr_assert_not(r.room);
+    cr_assert_eq(r.entries_close_ms - r.entries_open_ms, 2 * 3600 * 1000);
+    static const char *const bad[][2] = {
+        {"{\"admission\":\"draw\",\"entries_close_at\":\"2026-11-26T12:00:00Z\"}",
+         "entries_open_at"},
+        {"{\"admission\":\"draw\",\"entries_open_at\":\"2026-11-26T12:00:00Z\","
+         "\"entries_close_at\":\"2026-11-26T12:00:00Z\"}",
+         "entries_close_at"},
+        {"{\"admission\":\"draw\",\"entries_open_at\":\"2026-11-26T10:00:00Z\","
+         "\"entries_close_at\":\"2026-11-26T12:00:00Z\",\"segments\":2}",
+         "segments"},
+        {"{\"admission\":\"draw\",\"entries_open_at\":\"2026-11-26T10:00:00Z\","
+         "\"entries_close_at\":\"2026-11-26T12:00:00Z\",\"admit_per_s\":1}",
+         "admit_per_s"},
+        {"{\"admission\":\"room\",\"admit_per_s\":1,\"entries_open_at\":\"2026-11-26T10:00:00Z\"}",
+         "entries_open_at"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        cr_assert_eq(parse(bad[i][0], &r, &why), SK_INVALID, "%s", bad[i][0]);
+        cr_assert(strstr(why, bad[i][1]), "%s: %s", bad[i][0], why);
+    }
+}
+
+Test(room_terms, a_draw_shows_its_secret_and_beacon_only_once_drawn)
+{
+    room_terms r = {.draw = 1, .entries_open_ms = 1000, .entries_close_ms = 2000};
+    room_counts c = {.commitment = "c0", .secret = "5e"};
+    c.draw.entries = 3;
+    json_t *item = json_object();
+    cr_assert_eq(room_terms_json(item, &r, &c, 0, 0), 0);
+    cr_assert_str_eq(json_string_value(json_object_get(item, "admission")), "draw");
+    json_t *d = json_object_get(item, "draw");
+    cr_assert(json_is_null(json_object_get(d, "secret")), "K hidden before the draw");
+    cr_assert(json_is_null(json_object_get(d, "beacon")));
+    cr_assert(json_is_null(json_object_get(d, "drawn_at")));
+    cr_assert_eq(json_integer_value(json_object_get(d, "entries")), 3);
+    json_decref(item);
+    c.draw.drawn_ms = 3000;
+    json_t *drawn = room_terms_draw_json(&r, &c);
+    cr_assert_str_eq(json_string_value(json_object_get(drawn, "secret")), "5e");
+    cr_assert_str_eq(json_string_value(json_object_get(drawn, "beacon")), "");
+    json_decref(drawn);
+}

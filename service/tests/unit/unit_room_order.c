@@ -11,6 +11,7 @@
 #include <openssl/evp.h>
 
 #include "buyer_token.h"
+#include "chi_square.h"
 #include "room_order.h"
 
 #define NOW 1700000000000LL
@@ -72,32 +73,18 @@ static void places_of(const unsigned char *k, int64_t round, int n, int *place)
     free(score);
 }
 
-/* chi-square of 9 degrees of freedom whose upper tail is 0.001. */
-#define CHI2_9_P001 27.877
+/* Shuffle r of the seed list: the places of n buyers under secret r, round
+ * r + 1. */
+static void room_shuffle(int r, int n, int *place)
+{
+    unsigned char k[ROOM_SECRET_LEN];
+    secret_of(r, k);
+    places_of(k, r + 1, n, place);
+}
 
 Test(room_order, ten_buyers_over_2000_secrets_land_in_every_place_uniformly)
 {
-    enum { BUYERS = 10, ROUNDS = 2000 };
-    static int count[BUYERS][BUYERS];
-    for (int r = 0; r < ROUNDS; r++) {
-        unsigned char k[ROOM_SECRET_LEN];
-        int place[BUYERS];
-        secret_of(r, k);
-        places_of(k, r + 1, BUYERS, place);
-        for (int u = 0; u < BUYERS; u++)
-            count[u][place[u] - 1]++;
-    }
-    double expected = (double)ROUNDS / BUYERS;
-    for (int u = 0; u < BUYERS; u++) {
-        double by_buyer = 0, by_place = 0;
-        for (int p = 0; p < BUYERS; p++) {
-            double du = count[u][p] - expected, dp = count[p][u] - expected;
-            by_buyer += du * du / expected;
-            by_place += dp * dp / expected;
-        }
-        cr_assert_lt(by_buyer, CHI2_9_P001, "buyer %d: chi-square %.2f", u + 1, by_buyer);
-        cr_assert_lt(by_place, CHI2_9_P001, "place %d: chi-square %.2f", u + 1, by_place);
-    }
+    chi_square_assert_uniform_places(2000, room_shuffle);
 }
 
 Test(room_order, ten_thousand_joiners_places_do_not_follow_their_join_order)

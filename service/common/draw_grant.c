@@ -1,0 +1,129 @@
+/* draw_grant.c: a draw order's two steps after PostgreSQL's decision: its
+ * units taken in Redis, then granted_at. */
+#include "draw_grant.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "keys.h"
+#include "log.h"
+
+/* One script call for the orders o[0..n) (n <= DRAW_GRANT_BATCH) of one
+ * item, on its keys. 0 when Redis confirmed them, else -1. */
+static int grant_call(redis_nodes *rn, const scripts *sc, const order_ref *o, size_t n,
+                      const char *component)
+{
+    char keys[3][KEYS_MAX], args[DRAW_GRANT_BATCH][4][24];
+    const char *ka[3 + 4 * DRAW_GRANT_BATCH];
+    keys_item_state(keys[0], KEYS_MAX, o->item_id);
+    keys_item_buyers(keys[1], KEYS_MAX, o->item_id);
+    keys_item_granted(keys[2], KEYS_MAX, o->item_id);
+    for (int k = 0; k < 3; k++)
+        ka[k] = keys[k];
+    for (size_t i = 0; i < n; i++) {
+        snprintf(args[i][0], 24, "%" PRId64, o[i].id);
+        snprintf(args[i][1], 24, "%" PRId64, o[i].round);
+        snprintf(args[i][2], 24, "%" PRId64, o[i].user_id);
+        snprintf(args[i][3], 24, "%d", o[i].quantity);
+        for (int k = 0; k < 4; k++)
+            ka[3 + 4 * i + (size_t)k] = args[i][k];
+    }
+    redisReply *r = redis_nodes_script(rn, &sc->s[SCRIPT_DRAW_GRANT], 3, (int)(4 * n), ka);
+    /* An error reply was logged and is NULL here (redis_nodes_reply). */
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 3) {
+        if (r)
+            log_msg(LOG_WARN, component, "redis draw_grant: unexpected reply");
+        freeReplyObject(r);
+        return -1;
+    }
+    int64_t round = r->element[0]->integer;
+    freeReplyObject(r);
+    if (round == 0) {
+        log_msg(LOG_INFO, component, "item %" PRId64 " has no state in redis: grants stay owed",
+                o->item_id);
+        return -1;
+    }
+    return 0;
+}
+
+int draw_grant_redis(redis_nodes *rn, const scripts *sc, const order_ref *o, size_t n,
+                     unsigned char *done, const char *component)
+{
+    int rc = 0;
+    memset(done, 0, n);
+    for (size_t at = 0; at < n;) {
+        size_t k = 1;
+        while (at + k < n && k < DRAW_GRANT_BATCH && o[at + k].item_id == o[at].item_id)
+            k++;
+        if (grant_call(rn, sc, o + at, k, component) == 0)
+            memset(done + at, 1, k);
+        else
+            rc = -1;
+        at += k;
+    }
+    return rc;
+}
+
+int draw_grant_mark(PGconn *pg, const order_ref *o, const unsigned char *done, size_t n,
+                    const char *component)
+{
+    return order_refs_mark(pg, o, done, n,
+                           "UPDATE orders SET granted_at = now() "
+                           "WHERE id = ANY($1::bigint[]) AND granted_at IS NULL",
+                           "grants", component);
+}
+
+int draw_grant_units(redis_nodes *rn, PGconn *pg, const scripts *sc, const order_ref *o, size_t n,
+                     unsigned char *done, const char *component)
+{
+    int rc = draw_grant_redis(rn, sc, o, n, done, component);
+    if (draw_grant_mark(pg, o, done, n, component) < 0)
+        return -2;
+    return rc;
+}
+
+/* Owed grants read at a time. */
+#define OWED_BATCH 1024
+
+int64_t draw_grant_owed(redis_nodes *rn, PGconn *pg, const scripts *sc, int64_t item,
+                        const char *component)
+{
+    order_ref *o = malloc(OWED_BATCH * sizeof(*o));
+    unsigned char *done = malloc(OWED_BATCH);
+    char item_s[24];
+    snprintf(item_s, sizeof(item_s), "%" PRId64, item);
+    const char *p[] = {item_s};
+    int64_t granted = 0;
+    int rc = o && done ? 0 : -1;
+    /* Each pass grants what it read, or stops: a pass that confirms
+     * nothing would read the same rows again. */
+    while (rc == 0) {
+        PGresult *res = PQexecParams(pg,
+                                     "SELECT " ORDER_REF_COLUMNS " FROM orders "
+                                     "WHERE draw_position IS NOT NULL AND granted_at IS NULL "
+                                     "AND ($1::bigint <= 0 OR item_id = $1) "
+                                     "ORDER BY item_id, id LIMIT 1024",
+                                     1, NULL, p, NULL, NULL, 0);
+        int n = PQresultStatus(res) == PGRES_TUPLES_OK
+                    ? order_refs_read(res, o, OWED_BATCH, component)
+                    : -1;
+        if (n < 0)
+            log_msg(LOG_WARN, component, "postgresql: reading owed grants: %s",
+                    PQresultErrorMessage(res));
+        PQclear(res);
+        if (n <= 0) {
+            rc = n;
+            break;
+        }
+        rc = draw_grant_units(rn, pg, sc, o, (size_t)n, done, component) == 0 ? 0 : -1;
+        if (rc == 0)
+            granted += n;
+        if (n < OWED_BATCH)
+            break;
+    }
+    free(o);
+    free(done);
+    return rc < 0 ? -1 : granted;
+}

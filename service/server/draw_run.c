@@ -1,0 +1,252 @@
+/* draw_run.c: an item's draw (issue 28). One PostgreSQL transaction, which
+ * opens with the item row FOR UPDATE (the serializer of the draw and of the
+ * waitlist's serving, and what an entry's FOR SHARE waits for): the round's
+ * entrants read, each one's ticket computed under K and the beacon
+ * (draw_order.h), sorted, served by the rule over the round's units; then
+ * three statements whatever the number of entrants (arrays unnested, never a
+ * statement an entrant): the winners' orders, every entry's position,
+ * ticket, outcome and order, and the item marked drawn. After the commit
+ * the winners' units are taken in Redis (draw_grant.h); a crash before
+ * leaves the grants owed, which the worker's draw chore finishes. */
+#include "draw_store.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "draw_order.h"
+#include "log.h"
+#include "pg_value.h"
+#include "room_order.h"
+
+#define COMPONENT "draw"
+
+/* A growing text of an SQL array literal ("{1,2,3}"). */
+typedef struct sql_array {
+    char *text;
+    size_t len, cap;
+} sql_array;
+
+/* Appends one element (its text; "NULL" for SQL NULL). Returns 0, or -1
+ * when out of memory (the text freed). */
+static int array_add(sql_array *a, const char *element)
+{
+    size_t n = strlen(element);
+    if (a->len + n + 3 > a->cap) {
+        size_t cap = (a->cap ? 2 * a->cap : 4096) + n;
+        char *grown = realloc(a->text, cap);
+        if (!grown) {
+            free(a->text);
+            a->text = NULL;
+            return -1;
+        }
+        a->text = grown;
+        a->cap = cap;
+    }
+    char sep = a->len == 0 ? '{' : ',';
+    a->text[a->len++] = sep;
+    memcpy(a->text + a->len, element, n);
+    a->len += n;
+    a->text[a->len] = '}';
+    a->text[a->len + 1] = '\0';
+    return 0;
+}
+
+/* The array's text, "{}" when it has no element. */
+static const char *array_text(const sql_array *a)
+{
+    return a->len ? a->text : "{}";
+}
+
+/* The round's entrants, in the order PostgreSQL read them, into *out (the
+ * caller frees it). Returns their count, or -1. */
+static int64_t read_entrants(pool_session *s, const draw_item *it, draw_entrant **out)
+{
+    char id_s[24], round_s[24];
+    snprintf(id_s, sizeof(id_s), "%" PRId64, it->id);
+    snprintf(round_s, sizeof(round_s), "%" PRId64, it->round);
+    const char *p[] = {id_s, round_s};
+    PGresult *res = pool_session_pg(s,
+                                    "SELECT user_id, entrant, quantity FROM draw_entries "
+                                    "WHERE item_id = $1 AND round = $2",
+                                    2, p, PGRES_TUPLES_OK, NULL);
+    if (!res)
+        return -1;
+    int64_t n = PQntuples(res);
+    draw_entrant *v = calloc((size_t)n + 1, sizeof(*v));
+    for (int64_t i = 0; v && i < n; i++) {
+        pg_row f = pg_row_at(res, (int)i);
+        v[i].user = pg_row_i64(&f, 0);
+        snprintf(v[i].e, sizeof(v[i].e), "%s", PQgetvalue(res, (int)i, 1));
+        v[i].quantity = pg_row_int(&f, 2);
+        if (pg_row_check(&f, COMPONENT, "an entrant") < 0) {
+            free(v);
+            v = NULL;
+        }
+    }
+    PQclear(res);
+    *out = v;
+    return v ? n : -1;
+}
+
+/* Every entrant's ticket under K and the beacon, then the order and the
+ * outcomes. Returns 0, or -1 when libcrypto failed. */
+static int order_entrants(draw_entrant *v, int64_t n, const draw_item *it, const char *beacon,
+                          size_t beacon_len, int64_t stock)
+{
+    unsigned char k[ROOM_SECRET_LEN];
+    if (room_unhex(it->k_hex, k, sizeof(k)) < 0)
+        return -1;
+    for (int64_t i = 0; i < n; i++)
+        if (draw_ticket(k, beacon, beacon_len, v[i].e, v[i].ticket) < 0)
+            return -1;
+    draw_sort(v, (size_t)n);
+    draw_serve(v, (size_t)n, stock);
+    return 0;
+}
+
+/* The statements' arrays: the winners' orders, and every entry's line. */
+enum { W_ID, W_USER, W_QUANTITY, W_POSITION, E_USER, E_POSITION, E_TICKET, E_OUTCOME, E_ORDER, NA };
+
+/* Fills the arrays from the ordered entrants, a winner's order id from ids.
+ * Returns 0, or -1 when out of memory. */
+static int fill_arrays(const draw_entrant *v, int64_t n, order_id_gen *ids, sql_array *a)
+{
+    for (int64_t i = 0; i < n; i++) {
+        char num[4][24], ticket[ROOM_HEX_LEN + 1];
+        int won = v[i].outcome == DRAW_WON;
+        snprintf(num[0], 24, "%" PRId64, won ? order_id_next(ids, clock_wall_ms()) : 0);
+        snprintf(num[1], 24, "%" PRId64, v[i].user);
+        snprintf(num[2], 24, "%d", v[i].quantity);
+        snprintf(num[3], 24, "%" PRId64, i + 1);
+        room_hex(v[i].ticket, sizeof(v[i].ticket), ticket);
+        if ((won &&
+             (array_add(&a[W_ID], num[0]) < 0 || array_add(&a[W_USER], num[1]) < 0 ||
+              array_add(&a[W_QUANTITY], num[2]) < 0 || array_add(&a[W_POSITION], num[3]) < 0)) ||
+            array_add(&a[E_USER], num[1]) < 0 || array_add(&a[E_POSITION], num[3]) < 0 ||
+            array_add(&a[E_TICKET], ticket) < 0 ||
+            array_add(&a[E_OUTCOME], draw_outcome_name(v[i].outcome)) < 0 ||
+            array_add(&a[E_ORDER], won ? num[0] : "NULL") < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The winners' orders: persisted, awaiting payment for the item's
+ * payment_timeout_s (none when 0), their position in the draw, their units
+ * not yet granted; the insert emits order.won (sql/013_draw.sql). */
+static const char ORDERS_SQL[] =
+    "INSERT INTO orders (id, item_id, user_id, round, created_at, quantity, first_unit, pay_by, "
+    "                    draw_position) "
+    "SELECT o.id, $1, o.user_id, $2, now(), o.quantity, 1, "
+    "  CASE WHEN $3::integer > 0 THEN now() + make_interval(secs => $3::integer) END, o.position "
+    "FROM unnest($4::bigint[], $5::bigint[], $6::integer[], $7::bigint[]) "
+    "  AS o(id, user_id, quantity, position)";
+
+static const char ENTRIES_SQL[] =
+    "UPDATE draw_entries d SET position = u.position, ticket = u.ticket, outcome = u.outcome, "
+    "  order_id = u.order_id "
+    "FROM unnest($3::bigint[], $4::bigint[], $5::text[], $6::text[], $7::bigint[]) "
+    "  AS u(user_id, position, ticket, outcome, order_id) "
+    "WHERE d.item_id = $1 AND d.round = $2 AND d.user_id = u.user_id";
+
+static const char DRAWN_SQL[] =
+    "UPDATE items SET drawn_at = now(), draw_beacon = $2, draw_stock = $3 WHERE id = $1";
+
+/* Runs one statement of the draw's; 0, or -1 (logged by the session). */
+static int run_statement(pool_session *s, const char *sql, int n, const char *const *p)
+{
+    PGresult *res = pool_session_pg(s, sql, n, p, PGRES_COMMAND_OK, NULL);
+    PQclear(res);
+    return res ? 0 : -1;
+}
+
+/* The draw's writes, inside the transaction. 0, or -1. */
+static int write_draw(pool_session *s, const draw_item *it, const sql_array *a, const char *beacon,
+                      size_t beacon_len, int64_t stock)
+{
+    char id_s[24], round_s[24], timeout_s[12], stock_s[24], b[DRAW_BEACON_MAX + 1];
+    snprintf(id_s, sizeof(id_s), "%" PRId64, it->id);
+    snprintf(round_s, sizeof(round_s), "%" PRId64, it->round);
+    snprintf(timeout_s, sizeof(timeout_s), "%d", it->payment_timeout_s);
+    snprintf(stock_s, sizeof(stock_s), "%" PRId64, stock);
+    memcpy(b, beacon, beacon_len);
+    b[beacon_len] = '\0';
+    const char *orders[] = {id_s,
+                            round_s,
+                            timeout_s,
+                            array_text(&a[W_ID]),
+                            array_text(&a[W_USER]),
+                            array_text(&a[W_QUANTITY]),
+                            array_text(&a[W_POSITION])};
+    const char *entries[] = {id_s,
+                             round_s,
+                             array_text(&a[E_USER]),
+                             array_text(&a[E_POSITION]),
+                             array_text(&a[E_TICKET]),
+                             array_text(&a[E_OUTCOME]),
+                             array_text(&a[E_ORDER])};
+    const char *drawn[] = {id_s, b, stock_s};
+    return run_statement(s, ORDERS_SQL, 7, orders) < 0 ||
+                   run_statement(s, ENTRIES_SQL, 7, entries) < 0 ||
+                   run_statement(s, DRAWN_SQL, 3, drawn) < 0
+               ? -1
+               : 0;
+}
+
+/* The draw of a locked item row it, not drawn yet, entries closed. */
+static sk_status draw_locked(pool_session *s, order_id_gen *ids, const draw_item *it,
+                             const char *beacon, size_t beacon_len)
+{
+    draw_entrant *v = NULL;
+    sql_array a[NA] = {{0}};
+    int64_t stock = it->stock;
+    int64_t n = read_entrants(s, it, &v);
+    sk_status st = n < 0 ? SK_BACKEND_DOWN : SK_OK;
+    if (st == SK_OK && order_entrants(v, n, it, beacon, beacon_len, stock) < 0)
+        st = SK_INTERNAL;
+    if (st == SK_OK && fill_arrays(v, n, ids, a) < 0)
+        st = SK_INTERNAL;
+    if (st == SK_OK && write_draw(s, it, a, beacon, beacon_len, stock) < 0)
+        st = SK_BACKEND_DOWN;
+    free(v);
+    for (int i = 0; i < NA; i++)
+        free(a[i].text);
+    return st;
+}
+
+sk_status draw_run(pool_session *s, order_id_gen *ids, int64_t item, const char *beacon,
+                   size_t beacon_len, draw_item *it)
+{
+    if (beacon_len > DRAW_BEACON_MAX)
+        return SK_INVALID;
+    if (pool_session_pg_command(s, "BEGIN") < 0)
+        return SK_BACKEND_DOWN;
+    sk_status st = draw_store_item(s, item, " FOR UPDATE", it);
+    int run = 0;
+    if (st == SK_OK && it->archived)
+        st = SK_ARCHIVED;
+    else if (st == SK_OK && !it->draw)
+        st = SK_NOT_A_DRAW;
+    else if (st == SK_OK && !it->drawn && it->now_ms < it->closes_ms)
+        st = SK_ENTRIES_OPEN;
+    else if (st == SK_OK && !it->drawn)
+        run = 1;
+    if (run)
+        st = draw_locked(s, ids, it, beacon, beacon_len);
+    if (!run || st != SK_OK) {
+        pool_session_pg_command(s, "ROLLBACK");
+        if (st == SK_OK) /* drawn before: its grants, should a crash have left some owed */
+            pool_session_grant_owed(s, item);
+        return st;
+    }
+    if (pool_session_pg_command(s, "COMMIT") < 0)
+        return SK_BACKEND_DOWN;
+    log_msg(LOG_INFO, COMPONENT, "item %" PRId64 " round %" PRId64 " drawn", item, it->round);
+    /* Owed grants (this draw's, and any a crash left) are the worker's to
+     * finish when Redis fails now: the draw stands. */
+    pool_session_grant_owed(s, item);
+    return SK_OK;
+}
