@@ -225,12 +225,13 @@ async function drawFromConsole(context, base, item, entries) {
 // Two buyers enter a one-unit draw in their tabs; the admin draws; one wins and pays, the other
 // is waitlisted.
 async function wonAndWaitlisted(context, base) {
-  const openMs = wholeSecond(Date.now() + 4000), closeMs = openMs + 5000;
+  const buyers = ['3001', '3002'];
+  const pages = [await salePage(context, base, buyers[0]), await salePage(context, base, buyers[1])];
+  // The window after the pages are up (the page lists a new item within its second's poll).
+  const openMs = wholeSecond(Date.now() + 4000), closeMs = openMs + 8000;
   const item = await createItem(base, {name: 'Draw lamp', stock: 1, admission: 'draw', payment_timeout_s: 600,
                                        entries_open_at: rfc3339(openMs), entries_close_at: rfc3339(closeMs)});
   assert.equal(item.admission, 'draw', JSON.stringify(item));
-  const buyers = ['3001', '3002'];
-  const pages = [await salePage(context, base, buyers[0]), await salePage(context, base, buyers[1])];
   const cardOf = (page) => page.locator(`.item[data-id="${item.id}"]`);
 
   // Before the window: its countdown and a closed Enter; then Enter; then "Entered".
@@ -251,7 +252,9 @@ async function wonAndWaitlisted(context, base) {
   await first.locator('.note').filter({hasText: /^Entered: 1 unit; /}).waitFor();
   const mine = await fetch(`${base}/api/v1/items/${item.id}/entries?user_id=${buyers[0]}`).then(r => r.json());
   await first.locator('.draw-audit summary').click();
-  await first.locator('.draw-audit dd').filter({hasText: mine.entry.entrant}).waitFor();
+  await first.locator('.draw-audit dd').filter({hasText: new RegExp(`^${mine.entry.entrant}$`)}).waitFor();
+  await first.locator('.draw-audit dd').filter({hasText: new RegExp(`^scripts/draw-verify --url ${base} ${item.id} ` +
+                                                                   `--entrant ${mine.entry.entrant}$`)}).waitFor();
 
   // The close, then the admin's draw from the console.
   await first.locator('.note').filter({hasText: /^Entered: 1 unit; the draw is to come\.$/}).waitFor({timeout: 10000});
@@ -270,8 +273,8 @@ async function wonAndWaitlisted(context, base) {
     .waitFor({timeout: 15000});
   await waiting.locator('.note').filter({hasText: /^On the waitlist \(position 2\): /}).waitFor({timeout: 15000});
   assert.equal(await waiting.getAttribute('data-draw'), 'waitlisted');
-  await won.locator('.draw-audit summary').click();
-  await won.locator('.draw-audit dd').filter({hasText: 'browser-draw beacon 42'}).waitFor();
+  await won.locator('.draw-audit').evaluate(d => { d.open = true; }); // open already on the first page
+  await won.locator('.draw-audit dd').filter({hasText: /^browser-draw beacon 42$/}).waitFor();
   await pages[winner].screenshot({path: path.join(SHOTS, 'screenshot-draw.png'), fullPage: true});
 
   // Pay (demo), as for any order awaiting payment: the card says paid.
@@ -291,13 +294,16 @@ async function wonAndWaitlisted(context, base) {
 // worker's solution: every sentence the strip showed, in order (the first "0 of 30,001", then
 // numbers tried as they go, the last "solved").
 async function solvedBy(page, card, button) {
-  await page.evaluate(() => {
+  await page.evaluate((id) => {
+    if (window.powWatch) window.powWatch.disconnect();
     window.powSeen = [];
-    new MutationObserver(() => {
-      const note = document.querySelector('.pow:not([hidden]) .pow-note');
-      if (note && note.textContent !== window.powSeen[window.powSeen.length - 1]) window.powSeen.push(note.textContent);
-    }).observe(document.getElementById('items'), {subtree: true, childList: true, characterData: true});
-  });
+    window.powWatch = new MutationObserver(() => {
+      const note = document.querySelector(`.item[data-id="${id}"] .pow-note`);
+      const text = note ? note.textContent : '';
+      if (text && text !== window.powSeen[window.powSeen.length - 1]) window.powSeen.push(text);
+    });
+    window.powWatch.observe(document.getElementById('items'), {subtree: true, childList: true, characterData: true});
+  }, await card.getAttribute('data-id'));
   await card.locator(button).click();
   await card.locator('.pow-note').filter({hasText: /: solved\.$/}).waitFor({timeout: 30000});
   const seen = await page.evaluate(() => window.powSeen);
@@ -325,20 +331,26 @@ async function powJoin(page, base) {
   console.log(`browser_draw: a room join's proof-of-work solved in the page (${seen.length} steps shown)`);
 }
 
-// A draw item with proof-of-work: the same before an entry, which goes in with the solution.
+// A draw item with proof-of-work: the same before an entry, which goes in with the solution: the
+// entry's "altcha" is ALTCHA's payload of the challenge the page was given, its number solving it.
 async function powEntry(page, base) {
   const now = Date.now();
   const item = await createItem(base, {name: 'Work lamp', stock: 5, admission: 'draw', pow_maxnumber: 30000,
                                        entries_open_at: rfc3339(now - 1000), entries_close_at: rfc3339(now + 120000)});
   const card = page.locator(`.item[data-id="${item.id}"]`);
   await card.locator('button.enter').filter({hasText: 'Enter the draw'}).waitFor();
+  const challenge = page.waitForResponse(r => r.url().includes(`/api/v1/items/${item.id}/challenge?`));
+  const entry = page.waitForRequest(r => r.method() === 'POST' && r.url().endsWith(`/api/v1/items/${item.id}/entries`));
   const seen = await solvedBy(page, card, 'button.enter');
   await card.locator('.note').filter({hasText: /^Entered: 1 unit; /}).waitFor();
+  const given = await (await challenge).json();
+  const sent = JSON.parse((await entry).postData());
+  const payload = JSON.parse(Buffer.from(sent.altcha, 'base64').toString('utf8'));
+  assert.deepEqual(Object.keys(payload), ['algorithm', 'challenge', 'number', 'salt', 'signature']);
+  for (const k of ['algorithm', 'challenge', 'salt', 'signature']) assert.equal(payload[k], given[k], k);
+  assert.equal(sha256(payload.salt + payload.number), given.challenge, 'the number sent solves the challenge');
   const entered = await fetch(`${base}/api/v1/items/${item.id}/entries?user_id=${await page.inputValue('#buyer')}`);
   assert.equal(entered.status, 200, 'the entry with its solution is stored');
-  const bare = await fetch(`${base}/api/v1/items/${item.id}/entries`, {method: 'POST',
-    headers: {'Content-Type': 'application/json'}, body: JSON.stringify({user_id: '3999', quantity: 1})});
-  assert.equal(bare.status, 403, 'an entry without proof-of-work is refused');
   console.log(`browser_draw: a draw entry's proof-of-work solved in the page (${seen.length} steps shown), entered`);
 }
 
