@@ -29,8 +29,8 @@ const CREATE_FIELDS = [
   {key: 'listed', label: 'Listed on the sale page', kind: 'bool', initial: true},
   {key: 'lab', label: "The laboratory's item (experiments only)", kind: 'bool', initial: false},
   // The waiting room's terms (docs/FAIRNESS.md; room_terms.c): named with "admission": "room" only.
-  {key: 'admission', label: 'Admission', kind: 'choice', options: ['race', 'room'], initial: 'race',
-   hint: 'race: first come; room: a waiting room with a shuffled line'},
+  {key: 'admission', label: 'Admission', kind: 'choice', options: ['race', 'room', 'draw'], initial: 'race',
+   hint: 'race: first come; room: a waiting room with a shuffled line; draw: entries, then a lottery'},
   {key: 'prequeue_opens_at', label: 'Line opens at (UTC)', kind: 'time', room: true,
    hint: 'room: before the opening; empty: at the opening'},
   {key: 'admit_per_s', label: 'Places admitted a second', kind: 'rate', max: 1e9, room: true},
@@ -40,7 +40,17 @@ const CREATE_FIELDS = [
    hint: 'empty: no bound'},
   {key: 'admission_ttl_s', label: 'An admission lasts (s)', kind: 'int', min: 1, max: 86400, room: true,
    hint: 'empty: 120'},
+  // The draw's terms (issue 28; draw-contract): named with "admission": "draw" only.
+  {key: 'entries_open_at', label: 'Entries open at (UTC)', kind: 'time', draw: true,
+   hint: 'draw: the commitment is published then'},
+  {key: 'entries_close_at', label: 'Entries close at (UTC)', kind: 'time', draw: true,
+   hint: 'draw: the Draw button comes after it'},
+  // Proof-of-work on joining a room or entering a draw (sql/014_pow.sql's bounds).
+  {key: 'pow_maxnumber', label: 'Proof-of-work difficulty', kind: 'int', min: 1000, max: 10000000,
+   hint: 'the largest secret number; a buyer tries half on average; empty: no work'},
+  {key: 'pow_ttl_s', label: 'A challenge lasts (s)', kind: 'int', min: 1, max: 86400, hint: 'empty: 300'},
 ];
+const DRAW_TERMS = CREATE_FIELDS.filter(f => f.draw).map(f => f.key);
 const ROOM_TERMS = CREATE_FIELDS.filter(f => f.room).map(f => f.key);
 const RESET_FIELDS = [
   {key: 'stock', label: 'Stock of the new round', kind: 'int', min: 0, max: STOCK_MAX, required: true},
@@ -48,6 +58,11 @@ const RESET_FIELDS = [
   {key: 'ends_at', label: 'Closes at (UTC)', kind: 'time', clearable: true, hint: "empty: the item's is kept"},
   {key: 'per_buyer_limit', label: 'Units per buyer', kind: 'int', min: 1, max: 1000,
    hint: "empty: the item's is kept"},
+];
+// The draw's one input: a public random value that did not exist when the entries closed.
+const DRAW_FIELDS = [
+  {key: 'beacon', label: 'Beacon (optional)', kind: 'text', maxBytes: 256,
+   hint: "a drand round's randomness, a lottery's result; empty: none"},
 ];
 const RESTOCK_FIELDS = [
   {key: 'add', label: 'Units to add', kind: 'int', min: 1, max: STOCK_MAX, required: true},
@@ -125,10 +140,39 @@ function checkForm(fields, values, nowMs) {
     for (const key of ROOM_TERMS)
       if (body[key] !== undefined && !errors[key]) errors[key] = `${key} is a term of a room: choose Admission "room"`;
   }
+  checkDraw(body, errors);
   if (body.admission === 'race') delete body.admission;
   if (body.lab === false) delete body.lab;     // the defaults, not sent
   if (body.listed === true) delete body.listed;
   return {body, errors};
+}
+
+// The draw's terms of a create form, as the server judges them: both times, open before close,
+// one segment; a draw's term on another admission is refused.
+function checkDraw(body, errors) {
+  if (body.admission !== 'draw') {
+    for (const key of DRAW_TERMS)
+      if (body[key] !== undefined && !errors[key]) errors[key] = `${key} is a term of a draw: choose Admission "draw"`;
+    return;
+  }
+  for (const key of DRAW_TERMS)
+    if (body[key] === undefined && !errors[key]) errors[key] = `${key} is required for a draw`;
+  const open = body.entries_open_at && Date.parse(body.entries_open_at);
+  const close = body.entries_close_at && Date.parse(body.entries_close_at);
+  if (!errors.entries_close_at && open && close && close <= open)
+    errors.entries_close_at = 'entries_close_at must come after entries_open_at';
+  if (!errors.segments && body.segments > 1) errors.segments = 'a draw item has one segment';
+}
+
+// Whether the watched view (read at `at`, seen at `now` on this clock) is a draw whose entries
+// are closed or that is drawn: then the console offers the Draw button (a second draw answers
+// the first result).
+function drawReady(view, at, now) {
+  if (!view || view.admission !== 'draw') return false;
+  const d = view.draw || {};
+  if (d.drawn_at) return true;
+  const close = Date.parse(d.entries_close_at || view.entries_close_at);
+  return !Number.isNaN(close) && close <= now;
 }
 
 // The field a server's 400 message names: the key that comes first in it as a word, or null.
@@ -462,13 +506,17 @@ function page() {
 
   const FIGURES = ['remaining', 'sold', 'queued', 'persisted', 'paid', 'cancelled', 'expired', 'returned',
                    'orders', 'per_buyer_limit', 'round', 'locks_held',
-                   'room_joined', 'room_admitted', 'room_active', 'room_expired_unused'];
+                   'room_joined', 'room_admitted', 'room_active', 'room_expired_unused',
+                   'draw_entries', 'draw_won', 'draw_waitlisted', 'draw_skipped', 'draw_won_from_waitlist',
+                   'draw_units_won'];
   function drawLive() {
     const w = watching;
     if (!w || !w.view) return;
     const v = {...w.view}, now = Date.now();
     for (const [k, n] of Object.entries(w.view.room || {})) // the room's counts, as room_<count>
       if (typeof n === 'number') v['room_' + k] = n;
+    for (const [k, n] of Object.entries(w.view.draw || {})) // the draw's, as draw_<count>
+      if (typeof n === 'number') v['draw_' + k] = n;
     const live = liveState(v, w.at, now);
     $('live-name').textContent = `${v.id}: ${v.name}`;
     $('live-state').textContent = live.state.replace('_', ' ');
@@ -499,6 +547,9 @@ function page() {
       .map(([n, s]) => `${n} ${last(s).toFixed(1)}`).join(', ') +
       ' (refusals: every sale on this server, from /metrics every 5 s).';
     $('archive').disabled = Boolean(v.archived);
+    $('draw').hidden = !drawReady(v, w.at, now);
+    $('drawn').textContent = v.draw && v.draw.drawn_at
+      ? `Drawn at ${v.draw.drawn_at}: K ${v.draw.secret}, beacon ${v.draw.beacon ? `“${v.draw.beacon}”` : '(none)'}.` : '';
   }
 
   // One request a second at most: the watched sale's detail, its place taken every fifth
@@ -524,6 +575,21 @@ function page() {
     w.at = Date.now();
     drawLive();
     loadSales();
+  }
+
+  // The draw of the watched sale, with the beacon given; its answer is the draw's, the detail follows.
+  async function drawNow(form) {
+    const w = watching;
+    const res = await submit(form, DRAW_FIELDS, 'POST', `/api/v1/items/${w.id}/draw`,
+                             (b) => `Draw sale ${w.id} (${w.view.name}) now` +
+                                    (b.beacon ? ` with the beacon “${b.beacon}”` : ' without a beacon') +
+                                    '? It is made once: a second call answers the first result.');
+    if (!res) return;
+    const d = res.body.draw || {};
+    say(form.querySelector('.message'), '');
+    say($('steer-message'), `Drawn: ${d.won} won, ${d.waitlisted} waitlisted, ${d.skipped} skipped of ` +
+        `${d.entries} entries; ${d.units_won} units won.`, true);
+    await refreshLive();
   }
 
   async function archive() {
@@ -621,6 +687,7 @@ function page() {
   buildForm($('create'), 'create', CREATE_FIELDS, 'Create the sale');
   buildForm($('restock'), 'restock', RESTOCK_FIELDS, 'Restock');
   buildForm($('reset'), 'reset', RESET_FIELDS, 'Start the new round');
+  buildForm($('draw'), 'draw', DRAW_FIELDS, 'Draw');
 
   $('signin').addEventListener('submit', (e) => {
     e.preventDefault();
@@ -653,6 +720,7 @@ function page() {
           (v) => `Round ${v.round} started: ${v.remaining} units, ${v.state.replace('_', ' ')}.`);
   });
   $('archive').addEventListener('click', archive);
+  $('draw').addEventListener('submit', (e) => { e.preventDefault(); drawNow($('draw')); });
   $('by-id').addEventListener('submit', (e) => { e.preventDefault(); findOrder($('order-id').value.trim()); });
   $('by-buyer').addEventListener('submit', (e) => { e.preventDefault(); findBuyer($('buyer-id').value.trim()); });
   $('by-item').addEventListener('submit', (e) => {
@@ -669,8 +737,8 @@ function page() {
 }
 
 if (typeof module !== 'undefined' && module.exports) {
-  module.exports = {CREATE_FIELDS, RESET_FIELDS, RESTOCK_FIELDS, rfc3339Of, fieldValue, checkForm,
-                    fieldOfMessage, countdown, liveState, refusalsOf, gaugeOf, rates, chartSvg};
+  module.exports = {CREATE_FIELDS, RESET_FIELDS, RESTOCK_FIELDS, DRAW_FIELDS, rfc3339Of, fieldValue, checkForm,
+                    drawReady, fieldOfMessage, countdown, liveState, refusalsOf, gaugeOf, rates, chartSvg};
 } else {
   page();
 }

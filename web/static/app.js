@@ -7,7 +7,8 @@
 // left to pay, and pays (demo, with the admin token) or cancels them. The
 // helpers up to the page's state touch no DOM: under node (the browser test)
 // they are exported, not run. An item sold through a waiting room ("admission": "room") gets
-// room.js's Join and the buyer's line, and buys with the admission token.
+// room.js's Join and the buyer's line, and buys with the admission token; one sold by a draw
+// ("admission": "draw") gets draw.js's Enter, the entry and what the draw gave it.
 'use strict';
 
 const POLL_ITEMS_MS = 1000;
@@ -263,6 +264,7 @@ function itemCard(item) {
   const card = {node, name: item.name};
   node.querySelector('.buy').addEventListener('click', () => buy(card));
   if (item.admission === 'room') roomCard(card); // room.js: Join, the line, the admission
+  if (item.admission === 'draw') drawCard(card); // draw.js: Enter, the entry, the outcome
   return card;
 }
 
@@ -281,7 +283,9 @@ function fillCard(card, item, arrived) {
   node.querySelector('.qty').hidden = card.limit <= 1;
   quantity.max = card.limit;
   if (Number(quantity.value) > card.limit) quantity.value = card.limit;
+  card.powMax = item.pow_maxnumber || 0; // pow.js: a challenge solved before a join or entry
   if (card.room) roomFill(card);
+  if (card.draw) drawFill(card, item, arrived);
 }
 
 function showItems(items, arrived) {
@@ -331,7 +335,9 @@ function repaint() {
     button.disabled = shown.state !== 'on_sale';
     card.node.querySelector('.quantity').disabled = button.disabled;
     if (card.room) roomPaint(card, now);
-    wait = Math.min(wait, nextChange(card.sale, now), card.room ? roomNextChange(card, now) : Infinity);
+    if (card.draw) drawPaint(card, now);
+    wait = Math.min(wait, nextChange(card.sale, now), card.room ? roomNextChange(card, now) : Infinity,
+                    card.draw ? drawNextChange(card, now) : Infinity);
   }
   if (wait < Infinity) page.tick = setTimeout(tick, wait);
   return moved;
@@ -492,7 +498,10 @@ function buyerChanged() {
   page.ordersApplied = ++page.ordersAsked;
   showOrders([], 0);
   refreshOrders();
-  for (const card of page.cards.values()) if (card.room) roomFill(card);
+  for (const card of page.cards.values()) {
+    if (card.room) roomFill(card);
+    if (card.draw) drawAsk(card);
+  }
 }
 
 function tokenChanged() {
@@ -626,16 +635,21 @@ function actingBuyer() {
   return buyer;
 }
 
+// The units chosen on a card (1 when the item allows one); null, said, when out of bounds.
+function chosenQuantity(card) {
+  const field = card.node.querySelector('.quantity');
+  const quantity = card.limit > 1 ? Number(field.value) : 1;
+  if (Number.isInteger(quantity) && quantity >= 1 && quantity <= card.limit) return quantity;
+  say(`Choose from 1 to ${card.limit} units of “${card.name}”.`, 'error');
+  field.focus();
+  return null;
+}
+
 async function buy(card) {
   const buyer = actingBuyer();
   if (buyer === null) return;
-  const field = card.node.querySelector('.quantity');
-  const quantity = card.limit > 1 ? Number(field.value) : 1;
-  if (!Number.isInteger(quantity) || quantity < 1 || quantity > card.limit) {
-    say(`Choose from 1 to ${card.limit} units of “${card.name}”.`, 'error');
-    field.focus();
-    return;
-  }
+  const quantity = chosenQuantity(card);
+  if (quantity === null) return;
   let res, body, arrived;
   try {
     // The buyer id goes as a JSON string: no rounding through a double.

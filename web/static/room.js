@@ -197,11 +197,13 @@ async function roomJoin(card) {
   const buyer = actingBuyer();
   if (buyer === null) return;
   card.room.buyer = buyer;
+  const join = {user_id: buyer};
+  if (card.powMax > 0 && (join.altcha = await powAltcha(card, buyer)) === null) return; // pow.js
   let res, body;
   try {
     res = await fetch(`/api/v1/items/${card.node.dataset.id}/queue`, {
       method: 'POST', headers: buyerHeaders({'Content-Type': 'application/json'}),
-      body: JSON.stringify({user_id: buyer})});
+      body: JSON.stringify(join)});
     body = await res.json().catch(() => null);
   } catch (e) {
     say('The shop cannot be reached; please try again.', 'error');
@@ -210,7 +212,7 @@ async function roomJoin(card) {
   const arrived = performance.now();
   if (!res.ok || !body) {
     sayRefused(res.status, roomSentence(res.status, body, buyer, card.name) ||
-                           sentence(res.status, body, buyer, card.name));
+                           powSentence(body, card.name) || sentence(res.status, body, buyer, card.name));
     return;
   }
   tokenWorked();

@@ -60,7 +60,8 @@ function helpers() {
   assert.match(check({...room, admit_per_s: ''}).errors.admit_per_s, /required/);
   assert.match(check({...room, prequeue_opens_at: '2030-01-01T00:00:00'}).errors.prequeue_opens_at, /before starts_at/);
   assert.match(check({...room, admission_ttl_s: '86401'}).errors.admission_ttl_s, /1 to 86400/);
-  assert.match(check({...room, admission: 'draw'}).errors.admission, /one of "race", "room"/);
+  assert.match(check({...room, admission: 'lottery'}).errors.admission, /one of "race", "room", "draw"/);
+  assert.match(check({...room, admission: 'draw'}).errors.admit_per_s, /term of a room/, 'a draw has no room terms');
   assert.match(check({name: 'x', stock: '1', starts_at: '2026-11-22T20:00', ends_at: '2026-11-22T20:00'})
     .errors.ends_at, /after starts_at/);
   assert.match(c.checkForm(c.CREATE_FIELDS, {name: 'x', stock: '1', ends_at: '2026-11-22T20:00'},
