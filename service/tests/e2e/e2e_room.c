@@ -696,15 +696,16 @@ static int64_t wait_revealed(int64_t item)
     return 0;
 }
 
-/* The entrants the audit lists, over its pages. */
+/* The entrants the audit lists, over its pages (of 200: a page of 1,000
+ * is longer than call()'s buffer). */
 static int64_t audit_size(int64_t item)
 {
     int64_t n = 0;
     for (json_t *next = NULL;;) {
         char path[128];
         json_t *o;
-        snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/queue/audit?after=%" PRId64, item,
-                 n);
+        snprintf(path, sizeof(path),
+                 "/api/v1/items/%" PRId64 "/queue/audit?limit=200&after=%" PRId64, item, n);
         cr_assert_eq(call(sys.port, "GET", path, NULL, &o), 200);
         n += (int64_t)json_array_size(json_object_get(o, "entrants"));
         next = json_object_get(o, "next_after");
