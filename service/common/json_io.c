@@ -434,8 +434,8 @@ static json_t *item_json(const item_view *v)
         json_decref(item);
         item = NULL;
     }
-    if (item && (room_terms_json(item, &v->room, &v->counts) < 0 ||
-                 pow_terms_json(item, &v->pow) < 0)) {
+    if (item &&
+        (room_terms_json(item, &v->room, &v->counts) < 0 || pow_terms_json(item, &v->pow) < 0)) {
         json_decref(item);
         item = NULL;
     }
