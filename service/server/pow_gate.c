@@ -101,7 +101,7 @@ sk_status pow_gate_check(app *a, pool_session *s, int64_t item, int64_t user, co
         return st;
     pow_solution got;
     int64_t now_s = clock_wall_ms() / 1000;
-    pow_result r = pow_verify(key, altcha, item, user, now_s, &got);
+    pow_result r = pow_verify(key, altcha, t.maxnumber, item, user, now_s, &got);
     return r != POW_OK ? refused[r] : mark_used(s, item, &got, now_s);
 }
 
