@@ -62,9 +62,9 @@ int pow_challenge_build(const unsigned char *key, const char *nonce, int64_t num
     memset(c, 0, sizeof(*c));
     if (room_unhex(nonce, raw, sizeof(raw)) < 0 || number < 0 || number > maxnumber)
         return -1;
-    int n =
-        snprintf(c->salt, sizeof(c->salt), "%s?expires=%" PRId64 "&item=%" PRId64 "&user=%" PRId64,
-                 nonce, expires_s, item, user);
+    int n = snprintf(c->salt, sizeof(c->salt),
+                     "%s?expires=%" PRId64 "&item=%" PRId64 "&user=%" PRId64 "&", nonce, expires_s,
+                     item, user);
     if (n < 0 || (size_t)n >= sizeof(c->salt) || pow_hash(c->salt, number, c->challenge) < 0 ||
         hmac_hex(key, c->challenge, c->signature) < 0)
         return -1;
@@ -88,15 +88,20 @@ int pow_challenge_make(const unsigned char *key, int64_t maxnumber, int64_t item
 }
 
 /* The salt's parameters expires, item and user (each once, decimal) into
- * got. Returns 0, or -1 when one is missing or out of shape. */
+ * got. Returns 0, or -1 when one is missing or out of shape. Every
+ * parameter ends with '&', the last too (ALTCHA's fix): otherwise the
+ * number's first digits could be read as the last parameter's last ones
+ * ("user=12" + "345" hashes as "user=123" + "45"). */
 static int salt_params(const char *salt, pow_solution *got)
 {
     const char *p = strchr(salt, '?');
     int seen = 0;
-    while (p && *p) {
+    while (p && *p && p[1]) {
         p++;
         const char *end = strchr(p, '&');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (!end)
+            return -1;
+        size_t len = (size_t)(end - p);
         const char *eq = memchr(p, '=', len);
         if (!eq)
             return -1;
@@ -167,8 +172,8 @@ static pow_result read_payload(const char *payload, pow_solution *got, char *sal
     return ok && salt_params(salt, got) == 0 ? POW_OK : POW_MALFORMED;
 }
 
-pow_result pow_verify(const unsigned char *key, const char *payload, int64_t item, int64_t user,
-                      int64_t now_s, pow_solution *got)
+pow_result pow_verify(const unsigned char *key, const char *payload, int64_t maxnumber,
+                      int64_t item, int64_t user, int64_t now_s, pow_solution *got)
 {
     char salt[POW_SALT_MAX + 1], signature[POW_HEX_LEN + 1], expected[POW_HEX_LEN + 1];
     memset(got, 0, sizeof(*got));
@@ -180,7 +185,7 @@ pow_result pow_verify(const unsigned char *key, const char *payload, int64_t ite
     if (hmac_hex(key, got->challenge, expected) < 0 ||
         CRYPTO_memcmp(expected, signature, POW_HEX_LEN) != 0)
         return POW_FORGED;
-    if (pow_hash(salt, got->number, expected) < 0 ||
+    if (got->number > maxnumber || pow_hash(salt, got->number, expected) < 0 ||
         CRYPTO_memcmp(expected, got->challenge, POW_HEX_LEN) != 0)
         return POW_WRONG_NUMBER;
     if (now_s > got->expires_s)

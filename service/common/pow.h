@@ -1,7 +1,7 @@
 /* pow.h: proof-of-work challenges in ALTCHA's v1 shape (issue 28), pure:
  * the caller brings the key, the clock and the random parts.
  *
- *   salt      = "<24 hex digits>?expires=<unix s>&item=<id>&user=<id>"
+ *   salt      = "<24 hex digits>?expires=<unix s>&item=<id>&user=<id>&"
  *   challenge = hex SHA-256(salt + decimal number), number in [0, maxnumber]
  *   signature = hex HMAC-SHA256(key, challenge)
  *
@@ -9,7 +9,9 @@
  * {"algorithm": "SHA-256", "challenge", "number", "salt", "signature"}.
  * Checking it costs one HMAC and one SHA-256; the signature vouches for the
  * challenge, and the challenge (once the number solves it) for the salt,
- * so the expiry, item and buyer written there are the server's. */
+ * so the expiry, item and buyer written there are the server's: the salt's
+ * last parameter ends with '&', so that no digit of the number can be read
+ * as one of the salt's, and a number past maxnumber is refused. */
 #ifndef SECKILL_POW_H
 #define SECKILL_POW_H
 
@@ -48,7 +50,8 @@ typedef enum pow_result {
     POW_MISSING,      /* no solution */
     POW_MALFORMED,    /* not base64 of the JSON, or a salt without our parameters */
     POW_FORGED,       /* the signature is not ours */
-    POW_WRONG_NUMBER, /* the number does not solve the challenge (or the salt was altered) */
+    POW_WRONG_NUMBER, /* the number does not solve the challenge (or the salt was altered),
+                       * or is past maxnumber */
     POW_EXPIRED,      /* the challenge's time is over */
     POW_WRONG_ITEM,   /* another item's challenge */
     POW_WRONG_BUYER   /* another buyer's challenge */
@@ -61,10 +64,11 @@ typedef struct pow_solution {
 } pow_solution;
 
 /* Checks payload (NULL or "" for none) for user of item at now_s under
- * key: its shape, the signature, the number, then expiry, item and buyer,
- * in that order. *got is filled as far as the checks went. */
-pow_result pow_verify(const unsigned char *key, const char *payload, int64_t item, int64_t user,
-                      int64_t now_s, pow_solution *got);
+ * key: its shape, the signature, the number (at most maxnumber, the item's
+ * difficulty), then expiry, item and buyer, in that order. *got is filled
+ * as far as the checks went. */
+pow_result pow_verify(const unsigned char *key, const char *payload, int64_t maxnumber,
+                      int64_t item, int64_t user, int64_t now_s, pow_solution *got);
 
 /* The key of the challenges under a master secret (POW_KEY_LEN bytes):
  * HMAC-SHA256(master, "seckill-pow-key-v1"), never the master itself nor

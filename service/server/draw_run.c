@@ -4,8 +4,9 @@
  * entrants read, each one's ticket computed under K and the beacon
  * (draw_order.h), sorted, served by the rule over the round's units; then
  * three statements whatever the number of entrants (arrays unnested, never a
- * statement an entrant): the winners' orders, every entry's position,
- * ticket, outcome and order, and the item marked drawn. After the commit
+ * statement an entrant): every entry's position, ticket, outcome and order,
+ * the item marked drawn, and last the winners' orders (whose events take
+ * the outbox's lock to the commit). After the commit
  * the winners' units are taken in Redis (draw_grant.h); a crash before
  * leaves the grants owed, which the worker's draw chore finishes. */
 #include "draw_store.h"
@@ -189,9 +190,13 @@ static int write_draw(pool_session *s, const draw_item *it, const sql_array *a, 
                              array_text(&a[E_OUTCOME]),
                              array_text(&a[E_ORDER])};
     const char *drawn[] = {id_s, b, stock_s};
-    return run_statement(s, ORDERS_SQL, 7, orders) < 0 ||
-                   run_statement(s, ENTRIES_SQL, 7, entries) < 0 ||
-                   run_statement(s, DRAWN_SQL, 3, drawn) < 0
+    /* The orders last: their insert's trigger takes the outbox's lock,
+     * held to the commit, which every order event of the system waits
+     * for; the big update of the entries (their order ids made in C, no
+     * key to the orders) goes before it. */
+    return run_statement(s, ENTRIES_SQL, 7, entries) < 0 ||
+                   run_statement(s, DRAWN_SQL, 3, drawn) < 0 ||
+                   run_statement(s, ORDERS_SQL, 7, orders) < 0
                ? -1
                : 0;
 }

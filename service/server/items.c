@@ -280,9 +280,11 @@ sk_status items_create(pool_session *s, const item_spec *spec, item_view *out)
 
 /* A new round in one statement: the orders of the old one stay (they keep
  * their round), as do its draw's entries (they keep theirs); the terms the
- * body did not name stay as they were, the room's and the draw's as a whole
- * (a new K whenever the round has a room or a draw); the new round is not
- * drawn. */
+ * body did not name stay as they were, the room's as a whole (a new K
+ * whenever the round has a room or a draw); the new round is not drawn. A
+ * draw's entries window is never kept: the old one would leave the new
+ * round closed to entries from birth, so a draw's reset names admission
+ * with a new window, or items_draw refuses it. */
 static const char RESET_SQL[] =
     "UPDATE items AS i SET initial_stock = $2, round = round + 1, restocked = 0, "
     "  restocks = 0, "
@@ -298,10 +300,8 @@ static const char RESET_SQL[] =
     "  admission_ttl_s = CASE WHEN $9 THEN $15::integer ELSE admission_ttl_s END, "
     "  room_secret = CASE WHEN (CASE WHEN $9 THEN $10 ELSE admission END) IN ('room', 'draw') "
     "    THEN $16 END, "
-    "  entries_open_at = CASE WHEN $9 THEN to_timestamp($17::bigint / 1000.0) "
-    "    ELSE entries_open_at END, "
-    "  entries_close_at = CASE WHEN $9 THEN to_timestamp($18::bigint / 1000.0) "
-    "    ELSE entries_close_at END, "
+    "  entries_open_at = CASE WHEN $9 THEN to_timestamp($17::bigint / 1000.0) END, "
+    "  entries_close_at = CASE WHEN $9 THEN to_timestamp($18::bigint / 1000.0) END, "
     "  drawn_at = NULL, draw_beacon = NULL, draw_stock = NULL, "
     "  pow_maxnumber = CASE WHEN $19 THEN $21::integer ELSE pow_maxnumber END, "
     "  pow_ttl_s = CASE WHEN $20 THEN $22::integer ELSE pow_ttl_s END "
@@ -344,7 +344,9 @@ sk_status items_reset(pool_session *s, int64_t item, const item_reset *r, item_v
     if (!res) {
         if (strcmp(state, "23514") == 0) {
             *why = "ends_at must come after starts_at, and a room's prequeue_opens_at before it; "
-                   "a draw has one segment (with the item's other terms kept)";
+                   "a draw has one segment (with the item's other terms kept), and its new "
+                   "round names \"admission\": \"draw\" with a new entries_open_at and "
+                   "entries_close_at";
             return SK_INVALID;
         }
         return SK_BACKEND_DOWN;

@@ -80,7 +80,8 @@ static sk_status mark_used(pool_session *s, int64_t item, const pow_solution *go
     return st;
 }
 
-sk_status pow_gate_check(app *a, pool_session *s, int64_t item, int64_t user, const char *altcha)
+sk_status pow_gate_verify(app *a, pool_session *s, int64_t item, int64_t user, const char *altcha,
+                          pow_gate_mark *m)
 {
     static const sk_status refused[] = {
         [POW_OK] = SK_OK,
@@ -94,15 +95,28 @@ sk_status pow_gate_check(app *a, pool_session *s, int64_t item, int64_t user, co
     };
     pow_item_terms t;
     unsigned char key[POW_KEY_LEN];
+    *m = (pow_gate_mark){.item = item};
     sk_status st = terms_of(a, s, item, &t);
     if (st != SK_OK || !t.found || t.maxnumber == 0)
         return st;
     if ((st = key_of(a, s, key)) != SK_OK)
         return st;
-    pow_solution got;
-    int64_t now_s = clock_wall_ms() / 1000;
-    pow_result r = pow_verify(key, altcha, item, user, now_s, &got);
-    return r != POW_OK ? refused[r] : mark_used(s, item, &got, now_s);
+    m->now_s = clock_wall_ms() / 1000;
+    pow_result r = pow_verify(key, altcha, t.maxnumber, item, user, m->now_s, &m->got);
+    m->needed = r == POW_OK;
+    return refused[r];
+}
+
+sk_status pow_gate_use(pool_session *s, const pow_gate_mark *m)
+{
+    return m->needed ? mark_used(s, m->item, &m->got, m->now_s) : SK_OK;
+}
+
+sk_status pow_gate_check(app *a, pool_session *s, int64_t item, int64_t user, const char *altcha)
+{
+    pow_gate_mark m;
+    sk_status st = pow_gate_verify(a, s, item, user, altcha, &m);
+    return st != SK_OK ? st : pow_gate_use(s, &m);
 }
 
 int pow_gate_pass(app *a, pool_session *s, http_exchange *ex, int64_t item, int64_t user,

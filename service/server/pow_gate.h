@@ -11,6 +11,7 @@
 #include "app.h"
 #include "http_server.h"
 #include "pool_session.h"
+#include "pow.h"
 #include "status.h"
 
 /* GET /api/v1/items/{id}/challenge for user: deferred to the pool; 200 the
@@ -25,6 +26,24 @@ void pow_gate_challenge(app *a, http_exchange *ex, int64_t item, int64_t user);
  * had not entered before (it is marked used now, in the item's slot, until
  * its challenge expires); else SK_POW_* or SK_BACKEND_DOWN. */
 sk_status pow_gate_check(app *a, pool_session *s, int64_t item, int64_t user, const char *altcha);
+
+/* A verified solution not yet marked used (pow_gate_verify). */
+typedef struct pow_gate_mark {
+    int64_t item, now_s;
+    int needed; /* 0: the item asks no proof-of-work */
+    pow_solution got;
+} pow_gate_mark;
+
+/* pow_gate_check without the mark, which needs no Redis: the caller checks
+ * what else may refuse the request, then marks the solution used with
+ * pow_gate_use just before it acts, so that a refusal does not cost the
+ * buyer their work. */
+sk_status pow_gate_verify(app *a, pool_session *s, int64_t item, int64_t user, const char *altcha,
+                          pow_gate_mark *m);
+
+/* Marks m's solution used: SK_OK the first time (or when none is needed),
+ * SK_POW_REPLAYED after, SK_BACKEND_DOWN. */
+sk_status pow_gate_use(pool_session *s, const pow_gate_mark *m);
 
 /* pow_gate_check, answering ex with the refusal: 1 when it passed, 0 when
  * ex was answered. */

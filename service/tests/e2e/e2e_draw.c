@@ -24,6 +24,7 @@
 #include "harness.h"
 #include "harness_suite.h"
 #include "keys.h"
+#include "rfc3339.h"
 #include "sale.h"
 
 #define TOKEN "e2e-admin-token"
@@ -287,6 +288,23 @@ Test(draw, bad_terms_and_the_routes_of_items_that_are_not_draws)
     char path[96];
     snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/draw", item);
     cr_assert_eq(draw_sale_call(sys.port, "POST", path, TOKEN, "{\"beacon\":7}", &o), 400);
+    json_decref(o);
+    /* A new round keeps no entries window: the old one would close it to
+     * entries from birth. The reset names a new one, or is refused. */
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/reset", item);
+    int status = harness_http(sys.port, "POST", path, TOKEN, "{\"stock\":2}", resp, sizeof(resp));
+    cr_assert_eq(status, 400, "%s", resp);
+    cr_assert(strstr(resp, "entries_open_at"), "%s", resp);
+    char body[256], opens[RFC3339_MAX], closes[RFC3339_MAX];
+    cr_assert_gt(rfc3339_format(clock_wall_ms() - 1000, opens, sizeof(opens)), 0);
+    cr_assert_gt(rfc3339_format(clock_wall_ms() + 60000, closes, sizeof(closes)), 0);
+    snprintf(body, sizeof(body),
+             "{\"stock\":2,\"admission\":\"draw\",\"entries_open_at\":\"%s\","
+             "\"entries_close_at\":\"%s\"}",
+             opens, closes);
+    status = harness_http(sys.port, "POST", path, TOKEN, body, resp, sizeof(resp));
+    cr_assert_eq(status, 200, "%s", resp);
+    cr_assert_eq(draw_sale_enter(sys.port, item, 5, 1, &o), 201, "the new round takes entries");
     json_decref(o);
     harness_system_stop(&sys);
 }

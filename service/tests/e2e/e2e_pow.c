@@ -128,8 +128,9 @@ static void once_and_never_wrong(const char *route, int accepted)
     const char *challenge = json_string_value(json_object_get(c, "challenge"));
     const char *salt = json_string_value(json_object_get(c, "salt"));
     const char *signature = json_string_value(json_object_get(c, "signature"));
-    cr_assert(strstr(salt, "&item=") && strstr(salt, "&user=1") && strstr(salt, "?expires="), "%s",
+    cr_assert(strstr(salt, "&item=") && strstr(salt, "&user=1&") && strstr(salt, "?expires="), "%s",
               salt);
+    cr_assert_eq(salt[strlen(salt) - 1], '&', "the salt's last parameter ends with '&': %s", salt);
 
     refused(route, item, 1, NULL, "pow_missing");
     refused(route, item, 1, "bm90IGEgcGF5bG9hZA==", "pow_malformed");
@@ -164,6 +165,23 @@ Test(pow, a_solved_challenge_joins_once_and_every_wrong_one_joins_nobody)
 Test(pow, a_solved_challenge_enters_a_draw_once_and_every_wrong_one_enters_nobody)
 {
     once_and_never_wrong("entries", 201);
+}
+
+/* A draw's entry refused for its quantity (400) leaves the buyer's
+ * solution unused: the same solution then enters, once. */
+Test(pow, an_entry_refused_for_its_quantity_keeps_the_solution)
+{
+    int64_t item = create_pow("entries", "\"pow_maxnumber\":1000,\"per_buyer_limit\":1");
+    char ok[POW_PAYLOAD_MAX + 1], path[96], body[POW_PAYLOAD_MAX + 96], code[64];
+    json_t *o;
+    solved(item, 3, ok, sizeof(ok), NULL);
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/entries", item);
+    snprintf(body, sizeof(body), "{\"user_id\":3,\"quantity\":2,\"altcha\":\"%s\"}", ok);
+    cr_assert_eq(call("POST", path, body, &o), 400, "above per_buyer_limit");
+    json_decref(o);
+    cr_assert_eq(join("entries", item, 3, ok, code), 201, "%s", code);
+    refused("entries", item, 3, ok, "pow_replayed");
+    cr_assert_eq(let_in("entries", item), 1);
 }
 
 Test(pow, an_expired_challenge_is_refused)

@@ -3,7 +3,7 @@
  * (pow_cache.h). The vectors were computed by
  * Python's hashlib and hmac, an implementation independent of ours:
  *
- *   salt = "00112233445566778899aabb?expires=1700000000&item=7&user=42"
+ *   salt = "00112233445566778899aabb?expires=1700000000&item=7&user=42&"
  *   hashlib.sha256((salt + "4242").encode()).hexdigest()
  *   hmac.new(bytes(range(32)), challenge.encode(), hashlib.sha256).hexdigest()
  *   base64.b64encode(json.dumps({..., "took": 1234}).encode())   (VECTOR_PAYLOAD) */
@@ -18,16 +18,16 @@
 #include "pow_terms.h"
 
 #define NONCE "00112233445566778899aabb"
-#define SALT NONCE "?expires=1700000000&item=7&user=42"
-#define CHALLENGE "baba5e47d63bf705919a2b06db305ec9dd60ae4c5a98240f8f4cb39336250ab0"
-#define SIGNATURE "e5ce225f78c2a4e712f850e1daf21bf1b73752727ca84c04a1596eda19a11b01"
+#define SALT NONCE "?expires=1700000000&item=7&user=42&"
+#define CHALLENGE "df50982904c8121e40ed7497a3f8f95ce455d61ad6e87a55d965666bc12243b9"
+#define SIGNATURE "1053595d1549309e0880bc521a4c82621352ed9f4a70fd5dd3883ad2c3e35808"
 #define EXPIRES 1700000000
 #define VECTOR_PAYLOAD                                                                             \
-    "eyJhbGdvcml0aG0iOiAiU0hBLTI1NiIsICJjaGFsbGVuZ2UiOiAiYmFiYTVlNDdkNjNiZjcwNTkxOWEyYjA2ZGIzMD"   \
-    "VlYzlkZDYwYWU0YzVhOTgyNDBmOGY0Y2IzOTMzNjI1MGFiMCIsICJudW1iZXIiOiA0MjQyLCAic2FsdCI6ICIwMDEx"   \
-    "MjIzMzQ0NTU2Njc3ODg5OWFhYmI/ZXhwaXJlcz0xNzAwMDAwMDAwJml0ZW09NyZ1c2VyPTQyIiwgInNpZ25hdHVyZS"   \
-    "I6ICJlNWNlMjI1Zjc4YzJhNGU3MTJmODUwZTFkYWYyMWJmMWI3Mzc1MjcyN2NhODRjMDRhMTU5NmVkYTE5YTExYjAx"   \
-    "IiwgInRvb2siOiAxMjM0fQ=="
+    "eyJhbGdvcml0aG0iOiAiU0hBLTI1NiIsICJjaGFsbGVuZ2UiOiAiZGY1MDk4MjkwNGM4MTIxZTQwZWQ3NDk3YTNm"     \
+    "OGY5NWNlNDU1ZDYxYWQ2ZTg3YTU1ZDk2NTY2NmJjMTIyNDNiOSIsICJudW1iZXIiOiA0MjQyLCAic2FsdCI6ICIw"     \
+    "MDExMjIzMzQ0NTU2Njc3ODg5OWFhYmI/ZXhwaXJlcz0xNzAwMDAwMDAwJml0ZW09NyZ1c2VyPTQyJiIsICJzaWdu"     \
+    "YXR1cmUiOiAiMTA1MzU5NWQxNTQ5MzA5ZTA4ODBiYzUyMWE0YzgyNjIxMzUyZWQ5ZjRhNzBmZDVkZDM4ODNhZDJj"     \
+    "M2UzNTgwOCIsICJ0b29rIjogMTIzNH0="
 
 static unsigned char key[POW_KEY_LEN];
 
@@ -42,7 +42,7 @@ TestSuite(pow, .init = init_key);
 static pow_result verify(const char *payload, int64_t item, int64_t user, int64_t now_s)
 {
     pow_solution got;
-    return pow_verify(key, payload, item, user, now_s, &got);
+    return pow_verify(key, payload, 100000, item, user, now_s, &got);
 }
 
 /* The vector's payload with one member changed. */
@@ -79,7 +79,7 @@ Test(pow, the_key_is_derived_under_its_own_label)
 Test(pow, the_widgets_payload_verifies_with_what_its_salt_says)
 {
     pow_solution got;
-    cr_assert_eq(pow_verify(key, VECTOR_PAYLOAD, 7, 42, EXPIRES, &got), POW_OK);
+    cr_assert_eq(pow_verify(key, VECTOR_PAYLOAD, 100000, 7, 42, EXPIRES, &got), POW_OK);
     cr_assert_eq(got.number, 4242);
     cr_assert_eq(got.expires_s, EXPIRES);
     cr_assert_eq(got.item, 7);
@@ -98,7 +98,7 @@ Test(pow, every_wrong_solution_is_refused_with_the_reason)
                  POW_WRONG_NUMBER);
     /* Another buyer written into the salt: the number no longer solves it. */
     cr_assert_eq(
-        verify(altered(CHALLENGE, 4242, NONCE "?expires=1700000000&item=7&user=43", SIGNATURE), 7,
+        verify(altered(CHALLENGE, 4242, NONCE "?expires=1700000000&item=7&user=43&", SIGNATURE), 7,
                43, EXPIRES),
         POW_WRONG_NUMBER);
     char forged[] = SIGNATURE;
@@ -106,7 +106,10 @@ Test(pow, every_wrong_solution_is_refused_with_the_reason)
     cr_assert_eq(verify(altered(CHALLENGE, 4242, SALT, forged), 7, 42, EXPIRES), POW_FORGED);
     unsigned char other[POW_KEY_LEN] = {0};
     pow_solution got;
-    cr_assert_eq(pow_verify(other, VECTOR_PAYLOAD, 7, 42, EXPIRES, &got), POW_FORGED);
+    cr_assert_eq(pow_verify(other, VECTOR_PAYLOAD, 100000, 7, 42, EXPIRES, &got), POW_FORGED);
+    /* The number past the item's maxnumber, though it solves the challenge. */
+    cr_assert_eq(pow_verify(key, VECTOR_PAYLOAD, 4241, 7, 42, EXPIRES, &got), POW_WRONG_NUMBER);
+    cr_assert_eq(pow_verify(key, VECTOR_PAYLOAD, 4242, 7, 42, EXPIRES, &got), POW_OK);
 }
 
 Test(pow, what_is_not_a_payload_is_malformed)
@@ -117,15 +120,31 @@ Test(pow, what_is_not_a_payload_is_malformed)
         "W10=",     /* [] */
         "eyJhIjox", /* {"a":1 */
         altered(CHALLENGE, 4242, NONCE, SIGNATURE),
+        /* the last parameter not followed by '&' */
+        altered(CHALLENGE, 4242, NONCE "?expires=1700000000&item=7&user=42", SIGNATURE),
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         cr_assert_eq(verify(bad[i], 7, 42, EXPIRES), POW_MALFORMED, "%zu", i);
     cr_assert_eq(
-        verify(altered(CHALLENGE, 4242, NONCE "?expires=1&expires=2&item=7&user=42", SIGNATURE), 7,
+        verify(altered(CHALLENGE, 4242, NONCE "?expires=1&expires=2&item=7&user=42&", SIGNATURE), 7,
                42, 0),
         POW_MALFORMED);
     cr_assert_eq(verify(altered("BABA", 4242, SALT, SIGNATURE), 7, 42, EXPIRES), POW_MALFORMED);
     cr_assert_eq(verify(altered(CHALLENGE, -1, SALT, SIGNATURE), 7, 42, EXPIRES), POW_MALFORMED);
+}
+
+/* ALTCHA v1's salt splicing: solved as user 12 with number 345, sent as
+ * user 123 with number 45, the hash and the signature still hold. The
+ * salt's last parameter ends with '&', so the spliced salt is refused. */
+Test(pow, a_digit_moved_from_the_number_into_the_salt_is_refused)
+{
+    pow_challenge c;
+    cr_assert_eq(pow_challenge_build(key, NONCE, 345, 100000, 7, 12, EXPIRES, &c), 0);
+    cr_assert_eq(verify(altered(c.challenge, 345, c.salt, c.signature), 7, 12, EXPIRES), POW_OK);
+    char spliced[sizeof(c.salt) + 1];
+    snprintf(spliced, sizeof(spliced), "%s3", c.salt);
+    cr_assert_eq(verify(altered(c.challenge, 45, spliced, c.signature), 7, 123, EXPIRES),
+                 POW_MALFORMED);
 }
 
 Test(pow, a_made_challenge_is_solved_by_brute_force_and_verifies)
