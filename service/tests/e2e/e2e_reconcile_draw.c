@@ -5,7 +5,7 @@
  * everything keeps the item a draw item (a purchase still 409 draw_item),
  * writes the granted marks back from PostgreSQL (an owed grant then takes
  * nothing again), the books balance, and a granted order returned later
- * gives its units back once.
+ * gives its units back once. A new round clears the granted marks.
  *
  * The item is drawn directly in PostgreSQL (drawn.h); no worker runs: the
  * test finishes the grants itself (draw_grant_owed, the draw chore's step). */
@@ -143,6 +143,17 @@ Test(reconcile_draw, grants_owed_are_not_drift_and_a_rebuild_keeps_the_draw_and_
     cr_assert_eq(admin("--json"), 0, "%s", out);
     cr_expect(strstr(out, "\"drift\": 0"), "%s", out);
     cr_expect(strstr(out, "\"owed\": 0"), "%s", out);
+
+    /* A new round clears the granted hash; an order of the old round,
+     * returned then, gives nothing (its round is over). */
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/reset", item);
+    cr_assert_eq(harness_http(port, "POST", path, TOKEN, "{\"stock\":3}", resp, sizeof(resp)), 200,
+                 "%s", resp);
+    char granted_key[KEYS_MAX];
+    keys_item_granted(granted_key, sizeof(granted_key), item);
+    cr_assert_eq(harness_redis_int(c, "EXISTS", granted_key), 0, "the old round's marks are gone");
+    cancel(3);
+    cr_assert_eq(harness_item_field(c, item, "stock"), 3, "an old round's order gives nothing");
 
     redis_nodes_free(nodes);
     config_free(&cfg);
