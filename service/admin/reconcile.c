@@ -10,6 +10,7 @@
 
 #include "backend.h"
 #include "keys.h"
+#include "log.h"
 #include "order.h"
 #include "pg_value.h"
 #include "redis_reply.h"
@@ -218,6 +219,76 @@ static int read_redis_item(redis_nodes *rn, reconcile_item *it)
     return 0;
 }
 
+/* Draw orders one HMGET of the granted hash asks about. */
+#define DRAW_ORDERS_CHUNK 500
+
+/* Counts a chunk of a draw item's orders (res rows from..to: id, quantity,
+ * held, return unnoted) by their marks in the granted hash, which lists
+ * their ids after its name in argv. 0, or -1 (logged). */
+static int count_draw_chunk(redis_nodes *rn, reconcile_item *it, const PGresult *res, int from,
+                            int to, const char **argv)
+{
+    redisReply *r = redis_nodes_command(rn, argv[1], 2 + to - from, argv, NULL);
+    if (!r)
+        return -1;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != (size_t)(to - from))
+        return redis_reply_unexpected(r, COMPONENT, "HMGET");
+    for (int i = from; i < to; i++) {
+        pg_row f = pg_row_at(res, i);
+        int64_t quantity = pg_row_i64(&f, 1), granted = 0;
+        int held = pg_row_bool(&f, 2), unnoted = pg_row_bool(&f, 3);
+        const redisReply *g = r->element[i - from];
+        int known = g->type != REDIS_REPLY_NIL;
+        if (pg_row_check(&f, COMPONENT, "a draw order") < 0 ||
+            (known && redis_reply_number(g, &granted) < 0)) {
+            freeReplyObject(r);
+            return -1;
+        }
+        if (held && known)
+            it->held += quantity;
+        else if (held)
+            it->grants_owed += quantity; /* its units are still in the stock */
+        else if (granted > 0) {          /* ended, its units taken: a return is due */
+            it->ended += quantity;
+            it->unnoted += unnoted ? quantity : 0;
+        } /* ended before its grant (0) or with neither run: its units never left */
+    }
+    freeReplyObject(r);
+    return 0;
+}
+
+/* A draw item's orders of the round (issue 28), counted by their marks in
+ * the item's granted hash: an order whose grant is owed holds no unit of
+ * Redis yet, and one returned before its grant (marked 0) is owed nothing
+ * back. PostgreSQL alone cannot tell the second: the draw chore sets
+ * granted_at on it too, its grant confirmed without units. 0, or -1. */
+static int read_draw_orders(redis_nodes *rn, PGconn *pg, reconcile_item *it)
+{
+    char id_s[24], round_s[24], granted[KEYS_MAX];
+    snprintf(id_s, sizeof(id_s), "%" PRId64, it->id);
+    snprintf(round_s, sizeof(round_s), "%" PRId64, it->round);
+    keys_item_granted(granted, sizeof(granted), it->id);
+    const char *p[] = {id_s, round_s};
+    PGresult *res = PQexecParams(pg,
+                                 "SELECT id, quantity, status IN ('persisted', 'paid'), "
+                                 "returned_at IS NULL FROM orders WHERE item_id = $1 "
+                                 "AND round = $2 AND draw_position IS NOT NULL",
+                                 2, NULL, p, NULL, NULL, 0);
+    int rc = PQresultStatus(res) == PGRES_TUPLES_OK ? 0 : -1;
+    if (rc < 0)
+        log_msg(LOG_WARN, COMPONENT, "postgresql: %s", PQresultErrorMessage(res));
+    const char *argv[2 + DRAW_ORDERS_CHUNK] = {"HMGET", granted};
+    int n = rc == 0 ? PQntuples(res) : 0;
+    for (int from = 0; rc == 0 && from < n; from += DRAW_ORDERS_CHUNK) {
+        int to = from + DRAW_ORDERS_CHUNK < n ? from + DRAW_ORDERS_CHUNK : n;
+        for (int i = from; i < to; i++)
+            argv[2 + i - from] = PQgetvalue(res, i, 0);
+        rc = count_draw_chunk(rn, it, res, from, to, argv);
+    }
+    PQclear(res);
+    return rc;
+}
+
 /* keep_pending for the orders of one item's round only. */
 typedef struct round_pending {
     reconcile_report *out;
@@ -283,7 +354,10 @@ static int read_books_row(const PGresult *res, int row, reconcile_item *it)
     it->segments = pg_row_int(&f, 9);
     it->ended = pg_row_i64(&f, 10);
     it->unnoted = pg_row_i64(&f, 11);
-    it->room = pg_row_bool(&f, 12);
+    const char *admission = PQgetvalue(res, row, 12);
+    it->admission = strcmp(admission, "draw") == 0   ? "draw"
+                    : strcmp(admission, "room") == 0 ? "room"
+                                                     : "race";
     if (it->segments < 1) /* the table's check holds it to 1..64 */
         it->segments = 1;
     return pg_row_check(&f, "reconcile", "an item's books");
@@ -299,7 +373,7 @@ static int read_books(PGconn *pg, reconcile_report *out, char *err, size_t errle
         PQexec(pg, "SELECT i.id, i.round, i.initial_stock, o.held, i.restocked, i.restocks, "
                    "coalesce((extract(epoch FROM i.starts_at) * 1000)::bigint, 0), "
                    "coalesce((extract(epoch FROM i.ends_at) * 1000)::bigint, 0), "
-                   "i.per_buyer_limit, i.segments, o.ended, o.unnoted, i.admission = 'room' "
+                   "i.per_buyer_limit, i.segments, o.ended, o.unnoted, i.admission "
                    "FROM items i "
                    "CROSS JOIN LATERAL (SELECT "
                    " coalesce(sum(quantity) FILTER (WHERE status IN ('persisted', 'paid')), 0) "
@@ -308,7 +382,9 @@ static int read_books(PGconn *pg, reconcile_report *out, char *err, size_t errle
                    "  AS ended, "
                    " coalesce(sum(quantity) FILTER (WHERE status IN ('cancelled', 'expired') "
                    "  AND returned_at IS NULL), 0) AS unnoted "
-                   " FROM orders WHERE item_id = i.id AND round = i.round) o "
+                   /* A draw's orders count by their grant (read_draw_orders). */
+                   " FROM orders WHERE item_id = i.id AND round = i.round "
+                   " AND draw_position IS NULL) o "
                    /* An archived item is off sale for good: neither judged
                     * nor rebuilt, or a rebuild would put it back on sale. */
                    "WHERE i.archived_at IS NULL ORDER BY i.id");
@@ -378,8 +454,11 @@ int reconcile_scan(redis_nodes *rn, PGconn *pg, reconcile_report *out, char *err
         return -1;
     }
     int ok = 1;
-    for (size_t i = 0; i < out->nitems && ok; i++)
-        ok = read_redis_item(rn, &out->items[i]) == 0;
+    for (size_t i = 0; i < out->nitems && ok; i++) {
+        reconcile_item *it = &out->items[i];
+        ok = read_redis_item(rn, it) == 0 &&
+             (strcmp(it->admission, "draw") != 0 || read_draw_orders(rn, pg, it) == 0);
+    }
     ok = ok && read_queues(rn, out);
     if (ok && reconcile_drop_persisted(pg, out) < 0) {
         snprintf(err, errlen, "postgresql: %s", PQerrorMessage(pg));

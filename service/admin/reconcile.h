@@ -6,6 +6,9 @@
  *     initial + restocked - remaining == held + pending + owed
  * A Redis that lost writes (restarted from an older AOF or RDB) breaks this:
  * its stock is higher than the orders say, and it would sell units twice.
+ * A draw's order (issue 28) counts by its mark in the granted hash: held
+ * only once granted (a grant owed is counted apart, not as drift), ended
+ * only when it took units (one returned before its grant took none).
  * A return owed is not drift: the worker's sweep finishes those PostgreSQL
  * still owes (returned_at null); those it noted as made to another Redis (a
  * run on a Redis Cluster, a Redis restarted from an older snapshot) only a
@@ -32,7 +35,7 @@ typedef struct reconcile_item {
     int64_t starts_ms, ends_ms; /* PostgreSQL: the window, 0: no bound */
     int per_buyer_limit;        /* PostgreSQL */
     int segments;               /* PostgreSQL: its stock split over (keys.h), at least 1 */
-    int room;                   /* PostgreSQL: admission "room" (a rebuild keeps it in Redis) */
+    const char *admission;      /* PostgreSQL: "race", "room" or "draw" (a rebuild keeps it) */
     int redis_known;            /* Redis has the item's state */
     int64_t redis_round;
     int64_t redis_restocked;
@@ -42,10 +45,12 @@ typedef struct reconcile_item {
     int64_t held;  /* PostgreSQL: units the round's orders hold (persisted or paid: the item view's
                       persisted + paid) */
     int64_t ended; /* PostgreSQL: units of the round's cancelled and expired orders */
-    int64_t unnoted; /* PostgreSQL: those of them whose return is not noted (returned_at) */
-    int64_t pending; /* Redis: units of the round accepted and not yet persisted */
-    int64_t owed;    /* ended - redis_returned: returns this Redis has not had */
-    int64_t drift;   /* (initial + restocked - remaining) - (held + pending + owed) */
+    int64_t unnoted;     /* PostgreSQL: those of them whose return is not noted (returned_at) */
+    int64_t pending;     /* Redis: units of the round accepted and not yet persisted */
+    int64_t grants_owed; /* draw orders held whose units Redis has not taken yet (no mark in
+                            the granted hash): the worker's draw chore takes them; not drift */
+    int64_t owed;        /* ended - redis_returned: returns this Redis has not had */
+    int64_t drift;       /* (initial + restocked - remaining) - (held + pending + owed) */
 } reconcile_item;
 
 typedef struct reconcile_report {

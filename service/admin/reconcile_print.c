@@ -30,13 +30,14 @@ void reconcile_print(const reconcile_report *r, int json, FILE *out)
         for (size_t i = 0; i < r->nitems; i++) {
             const reconcile_item *it = &r->items[i];
             json_array_append_new(
-                items, json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s}", "id",
-                                 (json_int_t)it->id, "round", (json_int_t)it->round, "initial",
-                                 (json_int_t)it->initial, "restocked", (json_int_t)it->restocked,
-                                 "remaining", (json_int_t)it->remaining, "held",
-                                 (json_int_t)it->held, "pending", (json_int_t)it->pending, "owed",
-                                 (json_int_t)it->owed, "buyers", (json_int_t)it->buyers, "drift",
-                                 (json_int_t)it->drift, "verdict", verdict(it)));
+                items,
+                json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:I}", "id",
+                          (json_int_t)it->id, "round", (json_int_t)it->round, "initial",
+                          (json_int_t)it->initial, "restocked", (json_int_t)it->restocked,
+                          "remaining", (json_int_t)it->remaining, "held", (json_int_t)it->held,
+                          "pending", (json_int_t)it->pending, "owed", (json_int_t)it->owed,
+                          "buyers", (json_int_t)it->buyers, "drift", (json_int_t)it->drift,
+                          "verdict", verdict(it), "grants_owed", (json_int_t)it->grants_owed));
         }
         json_t *root =
             json_pack("{s:o, s:I, s:I, s:I, s:I, s:I, s:I}", "items", items, "queue",
@@ -58,6 +59,9 @@ void reconcile_print(const reconcile_report *r, int json, FILE *out)
                 " %10" PRId64 " %10" PRId64 " %10" PRId64 " %8" PRId64 "  %s\n",
                 it->id, it->round, it->initial, it->restocked, it->remaining, it->held, it->pending,
                 it->owed, it->buyers, it->drift, verdict(it));
+        if (it->grants_owed > 0) /* a draw's (issue 28): the worker's draw chore takes them */
+            fprintf(out, "%10s %" PRId64 " unit(s) of draw orders still to be granted\n", "",
+                    it->grants_owed);
     }
     fprintf(out,
             "queue %" PRId64 ", processing %" PRId64 ", pending %" PRId64 ", dead %" PRId64

@@ -63,10 +63,20 @@
 #define HELD "status IN ('persisted', 'paid')"
 #define BACK "status IN ('cancelled', 'expired')"
 #define OF_ROUND "FROM orders WHERE item_id = $1 AND round = $2 "
+/* A draw's order (issue 28) ended before its grant: its units never left
+ * the stock. PostgreSQL has no column for it, so it is told by the marks'
+ * times: each is set after its Redis step, and the draw chore confirms the
+ * grant of an order returned first (without units) after the return was
+ * noted. A crash between a step and its mark can make the guess wrong, which
+ * changes no unit: the rebuild counts every ended order's units back in the
+ * stock and marks it returned, so a later return gives nothing either way. */
+#define UNGRANTED                                                                                  \
+    "draw_position IS NOT NULL AND (granted_at IS NULL OR coalesce(returned_at < granted_at, "     \
+    "false))"
 static const char stock_sql[] =
     "SELECT coalesce(sum(quantity) FILTER (WHERE " HELD "), 0), count(*) FILTER (WHERE " BACK
-    "), coalesce(sum(quantity) FILTER (WHERE " BACK "), 0) " OF_ROUND "AND " ORDER_ROW_STOCK_KEY
-    " = $3";
+    "), coalesce(sum(quantity) FILTER (WHERE " BACK " AND NOT (" UNGRANTED ")), 0) " OF_ROUND
+    "AND " ORDER_ROW_STOCK_KEY " = $3";
 static const char buyers_sql[] =
     "DECLARE rebuild_buyers NO SCROLL CURSOR FOR SELECT user_id, held, back, last, "
     "count(*) OVER () FROM (SELECT user_id, coalesce(sum(quantity) FILTER (WHERE " HELD
@@ -76,6 +86,15 @@ static const char buyers_sql[] =
 static const char marks_sql[] =
     "DECLARE rebuild_marks NO SCROLL CURSOR FOR SELECT id::text, quantity::text " OF_ROUND
     "AND " BACK " AND $3 IN (" ORDER_ROW_STOCK_KEY ", " ORDER_ROW_HOME_KEY ")";
+/* GRANTED  a draw's orders (issue 28; a draw item has one segment): every
+ *          one granted, its units taken (a grant still owed is finished
+ *          here: the draw chore's grant then finds the mark and takes
+ *          nothing), but those ended before their grant: 0, as
+ *          lua/order_return.lua marks them. */
+static const char granted_sql[] =
+    "DECLARE rebuild_marks NO SCROLL CURSOR FOR SELECT id::text, CASE WHEN " BACK " AND " UNGRANTED
+    " THEN '0' ELSE quantity::text END " OF_ROUND "AND draw_position IS NOT NULL AND "
+    "$3 = " ORDER_ROW_STOCK_KEY;
 
 /* The key id an order's units came from, and the one its buyer counts on. */
 static int64_t taken_from(const order *o)
@@ -269,18 +288,19 @@ done:
     return rc;
 }
 
-/* Step 2 for the segment's returned marks: every cancelled or expired order
- * with a part of its return here counts as given back, so an owed return
- * the sweep finishes later adds nothing again. 0, or -1 with err set. */
-static int stage_marks(rebuild *rb, reconcile_segment *sg)
+/* Step 2 for one of the segment's hashes of order marks, read by sql (its
+ * cursor named rebuild_marks) into the staging key staged; *wrote set when
+ * it wrote any. 0, or -1 with err set. */
+static int stage_marks(rebuild *rb, reconcile_segment *sg, const char *sql, const char *staged,
+                       int *wrote)
 {
     reconcile_piece marks;
-    if (reconcile_piece_init(&marks, rb->rn, sg->staged_returned) < 0) {
+    if (reconcile_piece_init(&marks, rb->rn, staged) < 0) {
         reconcile_piece_close(&marks);
         snprintf(rb->err, rb->errlen, "out of memory");
         return -1;
     }
-    PGresult *cursor = query(rb, sg, marks_sql, PGRES_COMMAND_OK);
+    PGresult *cursor = query(rb, sg, sql, PGRES_COMMAND_OK);
     int rc = cursor ? 0 : -1;
     PQclear(cursor);
     for (int n = 1; rc == 0 && n > 0;) {
@@ -300,7 +320,7 @@ static int stage_marks(rebuild *rb, reconcile_segment *sg)
         rc = closed ? 0 : -1;
         PQclear(closed);
     }
-    sg->has_returned = marks.wrote;
+    *wrote = marks.wrote;
     reconcile_piece_close(&marks);
     return rc;
 }
@@ -326,7 +346,14 @@ static int stage_segment(rebuild *rb, reconcile_segment *sg)
         if (o->item_id == rb->it->id && o->round == rb->it->round && taken_from(o) == sg->key)
             sg->pending += o->quantity;
     }
-    return stage_buyers(rb, sg) == 0 && stage_marks(rb, sg) == 0 ? 0 : -1;
+    /* The returned marks: every cancelled or expired order with a part of
+     * its return here counts as given back, so an owed return the sweep
+     * finishes later adds nothing again. */
+    return stage_buyers(rb, sg) == 0 &&
+                   stage_marks(rb, sg, marks_sql, sg->staged_returned, &sg->has_returned) == 0 &&
+                   stage_marks(rb, sg, granted_sql, sg->staged_granted, &sg->has_granted) == 0
+               ? 0
+               : -1;
 }
 
 /* The three steps for one item: its queues back in the registry first (for

@@ -31,18 +31,21 @@ void reconcile_segment_init(reconcile_segment *sg, const reconcile_item *it, int
     keys_item_buyers(sg->buyers, sizeof(sg->buyers), sg->key);
     keys_item_returned(sg->returned, sizeof(sg->returned), sg->key);
     keys_item_given_back(sg->given_back, sizeof(sg->given_back), sg->key);
+    keys_item_granted(sg->granted, sizeof(sg->granted), sg->key);
     keys_staged(sg->staged_buyers, sizeof(sg->staged_buyers), sg->buyers);
     keys_staged(sg->staged_returned, sizeof(sg->staged_returned), sg->returned);
     keys_staged(sg->staged_given_back, sizeof(sg->staged_given_back), sg->given_back);
+    keys_staged(sg->staged_granted, sizeof(sg->staged_granted), sg->granted);
 }
 
 /* Removes the segment's state and any staging keys a crash left: off sale.
  * 0, or -1 with err set. */
 static int hold_segment(redis_nodes *rn, const reconcile_segment *sg, char *err, size_t errlen)
 {
-    const char *argv[] = {"UNLINK", sg->state, sg->staged_buyers, sg->staged_returned,
-                          sg->staged_given_back};
-    return reconcile_retried(rn, sg->state, 5, argv, err, errlen) < 0 ? -1 : 0;
+    const char *argv[] = {
+        "UNLINK",          sg->state, sg->staged_buyers, sg->staged_returned, sg->staged_given_back,
+        sg->staged_granted};
+    return reconcile_retried(rn, sg->state, 6, argv, err, errlen) < 0 ? -1 : 0;
 }
 
 int reconcile_hold_item(redis_nodes *rn, const reconcile_item *it, char *err, size_t errlen)
@@ -70,19 +73,21 @@ static void append_state(commit *c, redisContext *redis, const reconcile_segment
                                 /* the round's units over every segment */
                                 it->initial + it->restocked, initial, sg->j == 0 ? it->restocks : 0,
                                 sg->j == 0 ? it->restocked : 0, sg->settled, sg->back};
-    const char *keys_args[17] = {sg->state, sg->buyers, sg->returned, sg->given_back};
+    /* The granted orders (a draw's) go with the rest: the rebuild renames
+     * those of the books in. */
+    const char *keys_args[18] = {sg->state, sg->buyers, sg->returned, sg->given_back, sg->granted};
     for (int k = 0; k < 12; k++) {
         snprintf(v[k], sizeof(v[k]), "%lld", values[k]);
-        keys_args[4 + k] = v[k];
+        keys_args[5 + k] = v[k];
     }
     /* The admission as the books say: a Redis that lost the item's state
-     * must not sell a room's item without admissions. */
-    keys_args[16] = it->room ? "room" : "race";
-    /* EVAL, the text, the key count and the 17 entries: argc is never -1. */
-    const char *argv[3 + 17];
-    size_t lens[3 + 17];
+     * must not sell a room's item without admissions, nor a draw's at all. */
+    keys_args[17] = it->admission;
+    /* EVAL, the text, the key count and the 18 entries: argc is never -1. */
+    const char *argv[3 + 18];
+    size_t lens[3 + 18];
     int argc =
-        scripts_argv(&c->sc.s[SCRIPT_ITEM_RESET], 1, 4, 13, keys_args, argv, lens, 3 + 17, numkeys);
+        scripts_argv(&c->sc.s[SCRIPT_ITEM_RESET], 1, 5, 13, keys_args, argv, lens, 3 + 18, numkeys);
     redisAppendCommandArgv(redis, argc, argv, lens);
 }
 
@@ -100,8 +105,9 @@ static int commit_once(commit *c, const reconcile_segment *sg, int64_t remaining
     }
     const char *renames[][2] = {{sg->staged_buyers, sg->buyers},
                                 {sg->staged_returned, sg->returned},
-                                {sg->staged_given_back, sg->given_back}};
-    const int staged[] = {sg->has_buyers, sg->has_returned, sg->has_given_back};
+                                {sg->staged_given_back, sg->given_back},
+                                {sg->staged_granted, sg->granted}};
+    const int staged[] = {sg->has_buyers, sg->has_returned, sg->has_given_back, sg->has_granted};
     size_t replies = 3; /* MULTI, EVAL, EXEC */
     redisAppendCommand(redis, "MULTI");
     if (c->archived) { /* kept by the script */
@@ -109,7 +115,7 @@ static int commit_once(commit *c, const reconcile_segment *sg, int64_t remaining
         replies++;
     }
     append_state(c, redis, sg, remaining, initial);
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         if (staged[k]) {
             redisAppendCommand(redis, "RENAME %s %s", renames[k][0], renames[k][1]);
             replies++;

@@ -19,9 +19,11 @@ typedef struct reconcile_segment {
     int j;
     int64_t key;
     char state[KEYS_MAX], buyers[KEYS_MAX], returned[KEYS_MAX], given_back[KEYS_MAX];
+    char granted[KEYS_MAX]; /* a draw's granted orders (issue 28) */
     char staged_buyers[KEYS_MAX], staged_returned[KEYS_MAX], staged_given_back[KEYS_MAX];
+    char staged_granted[KEYS_MAX];
     int64_t held, settled, back, pending;
-    int has_buyers, has_returned, has_given_back; /* staging keys written */
+    int has_buyers, has_returned, has_given_back, has_granted; /* staging keys written */
 } reconcile_segment;
 
 /* Segment j of item it: its keys, nothing counted yet. */

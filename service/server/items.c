@@ -26,12 +26,14 @@
 static int start_segment(pool_session *s, int64_t key, int segments, int64_t stock, int64_t total,
                          int64_t round, const sale_terms *t, const room_terms *room)
 {
-    char state[KEYS_MAX], buyers[KEYS_MAX], returned[KEYS_MAX], given_back[KEYS_MAX], stock_s[24],
-        round_s[24], starts_s[24], ends_s[24], limit_s[12], segments_s[12], total_s[24];
+    char state[KEYS_MAX], buyers[KEYS_MAX], returned[KEYS_MAX], given_back[KEYS_MAX],
+        granted[KEYS_MAX], stock_s[24], round_s[24], starts_s[24], ends_s[24], limit_s[12],
+        segments_s[12], total_s[24];
     keys_item_state(state, sizeof(state), key);
     keys_item_buyers(buyers, sizeof(buyers), key);
     keys_item_returned(returned, sizeof(returned), key);
     keys_item_given_back(given_back, sizeof(given_back), key);
+    keys_item_granted(granted, sizeof(granted), key); /* a draw's: cleared for the new round */
     snprintf(stock_s, sizeof(stock_s), "%" PRId64, stock);
     snprintf(round_s, sizeof(round_s), "%" PRId64, round);
     snprintf(starts_s, sizeof(starts_s), "%" PRId64, t->starts_ms);
@@ -41,26 +43,14 @@ static int start_segment(pool_session *s, int64_t key, int segments, int64_t sto
     snprintf(total_s, sizeof(total_s), "%" PRId64, total);
     /* A round's rebuild fields (initial, restocks, restocked, returns,
      * returned) as a new round has them, then its admission. */
-    const char *keys_args[] = {state,
-                               buyers,
-                               returned,
-                               given_back,
-                               stock_s,
-                               round_s,
-                               starts_s,
-                               ends_s,
-                               limit_s,
-                               segments_s,
-                               total_s,
-                               stock_s,
-                               "0",
-                               "0",
-                               "0",
-                               "0",
-                               room->draw   ? "draw"
-                               : room->room ? "room"
-                                            : "race"};
-    redisReply *r = pool_session_script(s, SCRIPT_ITEM_RESET, 4, 13, keys_args);
+    const char *keys_args[] = {
+        state,      buyers,     returned,
+        given_back, granted,    stock_s,
+        round_s,    starts_s,   ends_s,
+        limit_s,    segments_s, total_s,
+        stock_s,    "0",        "0",
+        "0",        "0",        room->draw ? "draw" : room->room ? "room" : "race"};
+    redisReply *r = pool_session_script(s, SCRIPT_ITEM_RESET, 5, 13, keys_args);
     freeReplyObject(r);
     return r ? 0 : -1;
 }
