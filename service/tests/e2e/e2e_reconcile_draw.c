@@ -69,6 +69,11 @@ static void assert_books(redisContext *c, PGconn *pg)
     cr_assert_eq(harness_item_field(c, item, "stock"), left, "the books balance");
 }
 
+/* A draw item's new round: its stock and a new entries window. */
+#define NEW_ROUND                                                                                  \
+    "{\"stock\":3,\"admission\":\"draw\",\"entries_open_at\":\"2099-01-01T00:00:00Z\","            \
+    "\"entries_close_at\":\"2099-01-02T00:00:00Z\"}"
+
 Test(reconcile_draw, grants_owed_are_not_drift_and_a_rebuild_keeps_the_draw_and_its_grants)
 {
     char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, NULL};
@@ -142,11 +147,11 @@ Test(reconcile_draw, grants_owed_are_not_drift_and_a_rebuild_keeps_the_draw_and_
     cr_expect(strstr(out, "\"drift\": 0"), "%s", out);
     cr_expect(strstr(out, "\"owed\": 0"), "%s", out);
 
-    /* A new round clears the granted hash; an order of the old round,
-     * returned then, gives nothing (its round is over). */
+    /* A new round (a draw's names its entries window) clears the granted hash; an order of the old
+     * round, returned then, gives nothing (its round is over). */
     snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/reset", item);
-    cr_assert_eq(harness_http(port, "POST", path, TOKEN, "{\"stock\":3}", resp, sizeof(resp)), 200,
-                 "%s", resp);
+    cr_assert_eq(harness_http(port, "POST", path, TOKEN, NEW_ROUND, resp, sizeof(resp)), 200, "%s",
+                 resp);
     char granted_key[KEYS_MAX];
     keys_item_granted(granted_key, sizeof(granted_key), item);
     cr_assert_eq(harness_redis_int(c, "EXISTS", granted_key), 0, "the old round's marks are gone");
