@@ -94,3 +94,13 @@ int validate_visible(const char *s, size_t len)
             return 0;
     return 1;
 }
+
+int validate_page(const char *after, const char *limit, int64_t max, int64_t *after_out,
+                  int64_t *limit_out)
+{
+    *after_out = 0;
+    *limit_out = max;
+    if (after && (validate_i64(after, strlen(after), after_out) < 0 || *after_out < 0))
+        return -1;
+    return limit && (validate_id(limit, strlen(limit), limit_out) < 0 || *limit_out > max) ? -1 : 0;
+}

@@ -13,6 +13,12 @@ int validate_i64(const char *s, size_t len, int64_t *out);
 /* As validate_i64, and the number must be an id: 1 .. INT64_MAX. */
 int validate_id(const char *s, size_t len, int64_t *out);
 
+/* The page an audit asks for: ?after= (a position, 0 or more; NULL: 0)
+ * and ?limit= (1..max; NULL: max) into *after and *limit. Returns 0, or -1
+ * when either is not such a number. */
+int validate_page(const char *after, const char *limit, int64_t max, int64_t *after_out,
+                  int64_t *limit_out);
+
 /* Whether list holds nothing but spaces and tabs: a list of no entry. */
 int validate_list_blank(const char *list);
 

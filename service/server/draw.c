@@ -179,18 +179,11 @@ static int beacon_of(http_exchange *ex, draw_job *j, const char **why)
     return ok ? 0 : -1;
 }
 
-/* ?after= (0..) and ?limit= (1..DRAW_AUDIT_MAX) of an audit page. 0 or -1. */
+/* ?after= and ?limit= (1..DRAW_AUDIT_MAX) of an audit page into j. */
 static int audit_query(http_exchange *ex, draw_job *j)
 {
-    const char *after = http_exchange_query(ex, "after");
-    const char *limit = http_exchange_query(ex, "limit");
-    j->after = 0;
-    j->limit = DRAW_AUDIT_MAX;
-    if (after && (validate_i64(after, strlen(after), &j->after) < 0 || j->after < 0))
-        return -1;
-    return limit && (validate_id(limit, strlen(limit), &j->limit) < 0 || j->limit > DRAW_AUDIT_MAX)
-               ? -1
-               : 0;
+    return validate_page(http_exchange_query(ex, "after"), http_exchange_query(ex, "limit"),
+                         DRAW_AUDIT_MAX, &j->after, &j->limit);
 }
 
 void draw_start(app *a, http_exchange *ex, route_id route, int64_t item, int64_t user, int quantity,

@@ -426,18 +426,11 @@ static void run_room(void *thread_ctx, void *arg)
     free(j);
 }
 
-/* ?after= (0..) and ?limit= (1..1000) of an audit page into j. */
+/* ?after= and ?limit= (1..ROOM_AUDIT_MAX) of an audit page into j. */
 static int audit_query(http_exchange *ex, room_job *j)
 {
-    const char *after = http_exchange_query(ex, "after");
-    const char *limit = http_exchange_query(ex, "limit");
-    j->after = 0;
-    j->limit = ROOM_AUDIT_MAX;
-    if (after && (validate_i64(after, strlen(after), &j->after) < 0 || j->after < 0))
-        return -1;
-    return limit && (validate_id(limit, strlen(limit), &j->limit) < 0 || j->limit > ROOM_AUDIT_MAX)
-               ? -1
-               : 0;
+    return validate_page(http_exchange_query(ex, "after"), http_exchange_query(ex, "limit"),
+                         ROOM_AUDIT_MAX, &j->after, &j->limit);
 }
 
 /* The app's queue of joins, made by the first join. NULL when out of

@@ -180,3 +180,25 @@ Test(validate, a_real_is_a_whole_finite_decimal_number)
     cr_expect_eq(validate_real("2.5", 1, &v), 0, "only the length given is read");
     cr_expect_float_eq(v, 2.0, 1e-12);
 }
+
+Test(validate, an_audit_page_is_a_position_and_a_bounded_limit)
+{
+    int64_t after = -1, limit = -1;
+    cr_assert_eq(validate_page(NULL, NULL, 1000, &after, &limit), 0);
+    cr_assert_eq(after, 0, "no ?after=: from the first");
+    cr_assert_eq(limit, 1000, "no ?limit=: the most a page holds");
+    cr_assert_eq(validate_page("0", "1", 1000, &after, &limit), 0);
+    cr_assert_eq(after, 0);
+    cr_assert_eq(limit, 1);
+    cr_assert_eq(validate_page("250", "1000", 1000, &after, &limit), 0);
+    cr_assert_eq(after, 250);
+    cr_assert_eq(limit, 1000);
+    const char *bad_after[] = {"-1", "x", "", "1.5", " 2"};
+    for (size_t i = 0; i < sizeof(bad_after) / sizeof(bad_after[0]); i++)
+        cr_expect_eq(validate_page(bad_after[i], NULL, 1000, &after, &limit), -1, "after '%s'",
+                     bad_after[i]);
+    const char *bad_limit[] = {"0", "1001", "-5", "ten", ""};
+    for (size_t i = 0; i < sizeof(bad_limit) / sizeof(bad_limit[0]); i++)
+        cr_expect_eq(validate_page(NULL, bad_limit[i], 1000, &after, &limit), -1, "limit '%s'",
+                     bad_limit[i]);
+}
