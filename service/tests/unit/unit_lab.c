@@ -422,44 +422,42 @@ static const lab_counter made_on_first_use = {memory_read, memory_take, memory_m
 static const lab_counter never_made = {memory_read, memory_take, NULL};
 static const lab_request a_request = {.strategy = "test", .item = 1};
 
+/* lab_counter_read of m through k answers st with value (left as it was,
+ * -1, on a failure), after `reads` reads and `makes` makes. */
+static void expect_read(memory_stock *m, const lab_counter *k, sk_status st, int64_t value,
+                        int reads, int makes)
+{
+    int64_t v = -1;
+    cr_expect_eq(lab_counter_read(NULL, &a_request, k, m, &v), st, "answer");
+    cr_expect_eq(v, value, "value");
+    cr_expect_eq(m->reads, reads, "reads");
+    cr_expect_eq(m->makes, makes, "makes");
+}
+
 Test(lab_counter, a_stock_that_is_there_is_read_without_being_made)
 {
     memory_stock m = {.there = 1, .units = 7};
-    int64_t v = 0;
-    cr_expect_eq(lab_counter_read(NULL, &a_request, &made_on_first_use, &m, &v), SK_OK);
-    cr_expect_eq(v, 7);
-    cr_expect_eq(m.reads, 1);
-    cr_expect_eq(m.makes, 0);
+    expect_read(&m, &made_on_first_use, SK_OK, 7, 1, 0);
 }
 
 Test(lab_counter, a_stock_not_made_yet_is_made_from_the_initial_stock_and_read_again)
 {
     memory_stock m = {.make_answer = SK_OK, .initial = 5};
-    int64_t v = 0;
-    cr_expect_eq(lab_counter_read(NULL, &a_request, &made_on_first_use, &m, &v), SK_OK);
-    cr_expect_eq(v, 5);
-    cr_expect_eq(m.reads, 2);
-    cr_expect_eq(m.makes, 1);
+    expect_read(&m, &made_on_first_use, SK_OK, 5, 2, 1);
 }
 
 Test(lab_counter, a_make_that_fails_is_the_answer_and_nothing_is_read_after_it)
 {
-    sk_status answers[] = {SK_NOT_FOUND, SK_BACKEND_DOWN};
-    for (size_t i = 0; i < sizeof(answers) / sizeof(answers[0]); i++) {
-        memory_stock m = {.make_answer = answers[i], .initial = 5};
-        int64_t v = -1;
-        cr_expect_eq(lab_counter_read(NULL, &a_request, &made_on_first_use, &m, &v), answers[i]);
-        cr_expect_eq(m.reads, 1, "read once, before the make");
-        cr_expect_eq(v, -1, "no value on a failure");
-    }
+    memory_stock no_item = {.make_answer = SK_NOT_FOUND, .initial = 5};
+    expect_read(&no_item, &made_on_first_use, SK_NOT_FOUND, -1, 1, 1);
+    memory_stock down = {.make_answer = SK_BACKEND_DOWN, .initial = 5};
+    expect_read(&down, &made_on_first_use, SK_BACKEND_DOWN, -1, 1, 1);
 }
 
 Test(lab_counter, a_counter_without_make_answers_what_its_read_said)
 {
     memory_stock m = {.make_answer = SK_OK, .initial = 5};
-    int64_t v = 0;
-    cr_expect_eq(lab_counter_read(NULL, &a_request, &never_made, &m, &v), SK_NOT_FOUND);
-    cr_expect_eq(m.makes, 0);
+    expect_read(&m, &never_made, SK_NOT_FOUND, -1, 1, 0);
 }
 
 Test(lab_counter, the_skeleton_sells_from_a_stock_made_on_its_first_use)
