@@ -333,11 +333,7 @@ static void handle(void *ctx, http_exchange *ex, const route_match *m)
         return;
     }
     *j = job;
-    http_exchange_defer(ex);
-    if (pool_submit(l->pool, run_job, j) < 0) {
-        free(j);
-        lab_status_reply(ex, SK_BACKEND_DOWN, "the server is stopping");
-    }
+    pool_submit_exchange(l->pool, ex, run_job, j);
 }
 
 /* Every lab key of the item, of every strategy, in one UNLINK. */

@@ -59,27 +59,34 @@ static sk_status db_read(lab_ctx *c, const lab_request *r, void *arg, int64_t *v
     char item_s[24];
     snprintf(item_s, sizeof(item_s), "%" PRId64, r->item);
     const char *params[] = {item_s};
-    for (int attempt = 0; attempt < 2; attempt++) {
-        PGresult *res = lab_ctx_sql(c, a->read_sql, 1, params, PGRES_TUPLES_OK);
-        if (!res)
-            return SK_BACKEND_DOWN;
-        int rows = PQntuples(res);
-        pg_row f = pg_row_at(res, 0);
-        if (rows > 0) {
-            *value = pg_row_i64(&f, 0);
-            a->version = pg_row_i64(&f, 1);
-        }
-        PQclear(res);
-        if (rows > 0)
-            return pg_row_check(&f, "lab", "a lab stock row") == 0 ? SK_OK : SK_INTERNAL;
-        if (attempt > 0)
-            break; /* no such item */
-        res = lab_ctx_sql(c, create_stock, 1, params, PGRES_COMMAND_OK);
-        if (!res)
-            return SK_BACKEND_DOWN;
-        PQclear(res);
+    PGresult *res = lab_ctx_sql(c, a->read_sql, 1, params, PGRES_TUPLES_OK);
+    if (!res)
+        return SK_BACKEND_DOWN;
+    int rows = PQntuples(res);
+    pg_row f = pg_row_at(res, 0);
+    if (rows > 0) {
+        *value = pg_row_i64(&f, 0);
+        a->version = pg_row_i64(&f, 1);
     }
-    return SK_NOT_FOUND;
+    PQclear(res);
+    if (rows == 0)
+        return SK_NOT_FOUND;
+    return pg_row_check(&f, "lab", "a lab stock row") == 0 ? SK_OK : SK_INTERNAL;
+}
+
+/* The stock row from the item's initial stock; none when there is no such
+ * item (the read after it says so). arg is ignored. */
+static sk_status db_make(lab_ctx *c, const lab_request *r, void *arg)
+{
+    (void)arg;
+    char item_s[24];
+    snprintf(item_s, sizeof(item_s), "%" PRId64, r->item);
+    const char *params[] = {item_s};
+    PGresult *res = lab_ctx_sql(c, create_stock, 1, params, PGRES_COMMAND_OK);
+    if (!res)
+        return SK_BACKEND_DOWN;
+    PQclear(res);
+    return SK_OK;
 }
 
 /* SK_OK with *remaining when the statement took a unit, SK_BUSY when it
@@ -104,7 +111,7 @@ static sk_status db_take(lab_ctx *c, const lab_request *r, void *arg, int64_t se
     return rows > 0 ? SK_OK : SK_BUSY;
 }
 
-static const lab_counter db_counter = {db_read, db_take};
+static const lab_counter db_counter = {db_read, db_take, db_make};
 
 /* The shared read-modify-write counter: its arg is ignored. */
 static sk_status stock_read(lab_ctx *c, const lab_request *r, void *arg, int64_t *value)
@@ -122,7 +129,7 @@ static sk_status stock_take(lab_ctx *c, const lab_request *r, void *arg, int64_t
     return db_take(c, r, &a, seen, remaining);
 }
 
-const lab_counter lab_db_stock = {stock_read, stock_take};
+const lab_counter lab_db_stock = {stock_read, stock_take, db_make};
 
 /* Runs the skeleton inside BEGIN ... COMMIT (ROLLBACK unless it sold). */
 static sk_status in_transaction(lab_ctx *c, const lab_request *r, db_arg *a, int64_t *remaining)
@@ -156,7 +163,7 @@ sk_status lab_db_single_update(lab_ctx *c, const lab_request *r, int64_t *remain
     if (st == SK_BUSY) {
         /* Nothing taken: sold out, or no such item. */
         int64_t stock;
-        st = db_read(c, r, &a, &stock);
+        st = lab_counter_read(c, r, &db_counter, &a, &stock);
         if (st == SK_OK)
             st = SK_SOLD_OUT;
     }
@@ -208,5 +215,5 @@ sk_status lab_db_advisory(lab_ctx *c, const lab_request *r, int64_t *remaining)
 sk_status lab_db_remaining(lab_ctx *c, const lab_request *r, int64_t *remaining)
 {
     db_arg a = {select_stock, decrement, TAKE_NOTHING, 0};
-    return db_read(c, r, &a, remaining);
+    return lab_counter_read(c, r, &db_counter, &a, remaining);
 }

@@ -49,7 +49,8 @@ static sk_status fenced_take(lab_ctx *c, const lab_request *r, void *arg, int64_
     return fenced_call(c, SCRIPT_LAB_FENCE_TAKE, arg, left, remaining);
 }
 
-const lab_counter lab_fence_stock = {fenced_read, fenced_take};
+/* The read script makes the stock itself from the initial stock it is given. */
+const lab_counter lab_fence_stock = {fenced_read, fenced_take, NULL};
 
 sk_status lab_fence_issue(lab_ctx *c, const lab_request *r, lab_fence *f)
 {

@@ -153,8 +153,9 @@ static sk_status atomic_decrement(lab_ctx *c, const lab_request *r, void *arg, i
     return SK_OK;
 }
 
-static const lab_counter plain_counter = {read_units, store_seen_minus_one};
-static const lab_counter atomic_counter = {read_units, atomic_decrement};
+/* The slot is loaded before (loaded_slot): nothing to make. */
+static const lab_counter plain_counter = {read_units, store_seen_minus_one, NULL};
+static const lab_counter atomic_counter = {read_units, atomic_decrement, NULL};
 
 /* Check, work and take on the item's counter `which`, the ops' way. */
 static sk_status take_from(lab_ctx *c, const lab_request *r, const lab_counter *ops, int which,

@@ -328,7 +328,8 @@ static sk_status segments_total(lab_ctx *c, const lab_request *r, int64_t *total
     return SK_OK;
 }
 
-/* arg: the segment's index. Read and take run under the segment's lock. */
+/* arg: the segment's index. Read, make and take run under the segment's
+ * lock. SK_NOT_FOUND: the segment is not laid out yet. */
 static sk_status segment_read(lab_ctx *c, const lab_request *r, void *arg, int64_t *value)
 {
     int index = *(const int *)arg;
@@ -338,14 +339,24 @@ static sk_status segment_read(lab_ctx *c, const lab_request *r, void *arg, int64
     char text[TOKEN_MAX];
     if (redis_string(c, text, sizeof(text), "HGET %s %s", key, field) < 0)
         return SK_BACKEND_DOWN;
-    if (text[0])
-        return validate_i64(text, strlen(text), value) == 0 ? SK_OK : SK_INTERNAL;
+    if (!text[0])
+        return SK_NOT_FOUND;
+    return validate_i64(text, strlen(text), value) == 0 ? SK_OK : SK_INTERNAL;
+}
+
+/* Lays the segment out: its share of the initial stock. */
+static sk_status segment_make(lab_ctx *c, const lab_request *r, void *arg)
+{
+    int index = *(const int *)arg;
     int64_t initial;
     sk_status st = lab_initial_stock(c, r->item, &initial, NULL);
     if (st != SK_OK)
         return st;
-    *value = share(initial, c->cfg->lab_segments, index);
-    redisReply *rep = lab_ctx_redis(c, key, "HSETNX %s %s %" PRId64, key, field, *value);
+    char key[KEYS_MAX], field[16];
+    lab_keys_segments(key, sizeof(key), r->item);
+    snprintf(field, sizeof(field), "%d", index);
+    redisReply *rep = lab_ctx_redis(c, key, "HSETNX %s %s %" PRId64, key, field,
+                                    share(initial, c->cfg->lab_segments, index));
     freeReplyObject(rep);
     return rep ? SK_OK : SK_BACKEND_DOWN;
 }
@@ -362,7 +373,7 @@ static sk_status segment_take(lab_ctx *c, const lab_request *r, void *arg, int64
     return rep ? SK_OK : SK_BACKEND_DOWN;
 }
 
-static const lab_counter segment = {segment_read, segment_take};
+static const lab_counter segment = {segment_read, segment_take, segment_make};
 
 /* One attempt at segment `index`: SK_OK (sold), SK_SOLD_OUT (empty),
  * SK_BUSY (its lock is held), or SK_BACKEND_DOWN. */

@@ -12,31 +12,36 @@
 #include "redis_reply.h"
 #include "reserve_batch.h"
 
-/* GET of the stock string; created from the initial stock when missing
- * (SET NX: concurrent first users all create the same value once). */
+/* GET of the stock string: SK_NOT_FOUND before its first use. */
 static sk_status stock_read(lab_ctx *c, const lab_request *r, void *arg, int64_t *value)
 {
     (void)arg;
     char key[KEYS_MAX];
     lab_keys_stock(key, sizeof(key), r->item, r->strategy);
-    for (int attempt = 0; attempt < 2; attempt++) {
-        redisReply *rep = lab_ctx_redis(c, key, "GET %s", key);
-        if (!rep)
-            return SK_BACKEND_DOWN;
-        int found = redis_reply_number(rep, value) == 0;
-        freeReplyObject(rep);
-        if (found)
-            return SK_OK;
-        int64_t initial;
-        sk_status st = lab_initial_stock(c, r->item, &initial, NULL);
-        if (st != SK_OK)
-            return st;
-        rep = lab_ctx_redis(c, key, "SET %s %" PRId64 " NX", key, initial);
-        if (!rep)
-            return SK_BACKEND_DOWN;
-        freeReplyObject(rep);
-    }
-    return SK_BACKEND_DOWN;
+    redisReply *rep = lab_ctx_redis(c, key, "GET %s", key);
+    if (!rep)
+        return SK_BACKEND_DOWN;
+    sk_status st = rep->type == REDIS_REPLY_NIL          ? SK_NOT_FOUND
+                   : redis_reply_number(rep, value) == 0 ? SK_OK
+                                                         : SK_INTERNAL;
+    freeReplyObject(rep);
+    return st;
+}
+
+/* The stock string from the item's initial stock (SET NX: concurrent first
+ * users all make the same value once). */
+static sk_status stock_make(lab_ctx *c, const lab_request *r, void *arg)
+{
+    (void)arg;
+    int64_t initial;
+    sk_status st = lab_initial_stock(c, r->item, &initial, NULL);
+    if (st != SK_OK)
+        return st;
+    char key[KEYS_MAX];
+    lab_keys_stock(key, sizeof(key), r->item, r->strategy);
+    redisReply *rep = lab_ctx_redis(c, key, "SET %s %" PRId64 " NX", key, initial);
+    freeReplyObject(rep);
+    return rep ? SK_OK : SK_BACKEND_DOWN;
 }
 
 static sk_status stock_decr(lab_ctx *c, const lab_request *r, void *arg, int64_t seen,
@@ -69,33 +74,22 @@ static sk_status stock_set_seen_minus_one(lab_ctx *c, const lab_request *r, void
 }
 
 /* WATCH, then the read; the take is MULTI/DECR/EXEC, which Redis refuses
- * (a nil reply) when the stock changed since the WATCH. */
+ * (a nil reply) when the stock changed since the WATCH. A stock not made
+ * yet is made outside the watch (stock_make), or its making would fail
+ * every buyer who watched the missing key. */
 static sk_status watched_read(lab_ctx *c, const lab_request *r, void *arg, int64_t *value)
 {
     char key[KEYS_MAX];
     lab_keys_stock(key, sizeof(key), r->item, r->strategy);
-    for (int attempt = 0; attempt < 2; attempt++) {
-        redisReply *rep = lab_ctx_redis(c, key, "WATCH %s", key);
-        if (!rep)
-            return SK_BACKEND_DOWN;
-        freeReplyObject(rep);
-        rep = lab_ctx_redis(c, key, "GET %s", key);
-        if (!rep)
-            return SK_BACKEND_DOWN;
-        int found = redis_reply_number(rep, value) == 0;
-        freeReplyObject(rep);
-        if (found && *value > 0)
-            return SK_OK;
+    redisReply *rep = lab_ctx_redis(c, key, "WATCH %s", key);
+    if (!rep)
+        return SK_BACKEND_DOWN;
+    freeReplyObject(rep);
+    sk_status st = stock_read(c, r, arg, value);
+    /* No take follows (nothing there, or sold out): leave the watch. */
+    if (st == SK_NOT_FOUND || st == SK_INTERNAL || (st == SK_OK && *value <= 0))
         freeReplyObject(lab_ctx_redis(c, key, "UNWATCH"));
-        if (found)
-            return SK_OK; /* sold out: the caller stops here */
-        /* First use: create the stock outside the watch, or its creation
-         * would fail every buyer who watched the missing key. */
-        sk_status st = stock_read(c, r, arg, value);
-        if (st != SK_OK)
-            return st;
-    }
-    return SK_BACKEND_DOWN;
+    return st;
 }
 
 /* MULTI, DECR, EXEC in one write on the connection that WATCHed (the
@@ -140,9 +134,9 @@ static sk_status watched_take(lab_ctx *c, const lab_request *r, void *arg, int64
     return st;
 }
 
-static const lab_counter read_then_decr = {stock_read, stock_decr};
-static const lab_counter watched = {watched_read, watched_take};
-const lab_counter lab_redis_key_stock = {stock_read, stock_set_seen_minus_one};
+static const lab_counter read_then_decr = {stock_read, stock_decr, stock_make};
+static const lab_counter watched = {watched_read, watched_take, stock_make};
+const lab_counter lab_redis_key_stock = {stock_read, stock_set_seen_minus_one, stock_make};
 
 sk_status lab_redis_read_check_decr(lab_ctx *c, const lab_request *r, int64_t *remaining)
 {
@@ -192,7 +186,7 @@ sk_status lab_redis_lua_reserve(lab_ctx *c, const lab_request *r, int64_t *remai
 
 sk_status lab_redis_remaining(lab_ctx *c, const lab_request *r, int64_t *remaining)
 {
-    return stock_read(c, r, NULL, remaining);
+    return lab_counter_read(c, r, &read_then_decr, NULL, remaining);
 }
 
 sk_status lab_redis_state_remaining(lab_ctx *c, const lab_request *r, int64_t *remaining)

@@ -200,7 +200,7 @@ static sk_status reentrant_take(lab_ctx *c, const lab_request *r, void *arg, int
     return st;
 }
 
-static const lab_counter reentrant_stock = {reentrant_read, reentrant_take};
+static const lab_counter reentrant_stock = {reentrant_read, reentrant_take, NULL};
 
 sk_status lab_reentrant_lock(lab_ctx *c, const lab_request *r, int64_t *remaining)
 {

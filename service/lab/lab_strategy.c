@@ -64,11 +64,22 @@ sk_status lab_request_fault(const char *crash, const char *race, int faults_enab
     return SK_OK;
 }
 
+sk_status lab_counter_read(lab_ctx *c, const lab_request *r, const lab_counter *k, void *arg,
+                           int64_t *value)
+{
+    sk_status st = k->read(c, r, arg, value);
+    if (st != SK_NOT_FOUND || !k->make)
+        return st;
+    /* Concurrent first users all make it; the stock is made once. */
+    st = k->make(c, r, arg);
+    return st == SK_OK ? k->read(c, r, arg, value) : st;
+}
+
 sk_status lab_check_work_take(lab_ctx *c, const lab_request *r, const lab_counter *k, void *arg,
                               int64_t *remaining)
 {
     int64_t seen;
-    sk_status st = k->read(c, r, arg, &seen);
+    sk_status st = lab_counter_read(c, r, k, arg, &seen);
     if (st != SK_OK)
         return st;
     if (seen <= 0) {

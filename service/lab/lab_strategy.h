@@ -85,18 +85,29 @@ sk_status lab_request_fault(const char *crash, const char *race, int faults_enab
 
 /* A stock the skeleton can check and take from. */
 typedef struct lab_counter {
-    /* Units left: SK_OK, SK_NOT_FOUND, SK_BACKEND_DOWN. */
+    /* Units left: SK_OK; SK_NOT_FOUND when there is no stock (not made yet,
+     * or no such item); SK_BACKEND_DOWN. */
     sk_status (*read)(lab_ctx *c, const lab_request *r, void *arg, int64_t *value);
     /* Takes one unit, `seen` being what read returned: SK_OK with
      * *remaining, SK_BUSY on a conflict (the caller may retry), or
      * SK_BACKEND_DOWN. */
     sk_status (*take)(lab_ctx *c, const lab_request *r, void *arg, int64_t seen,
                       int64_t *remaining);
+    /* Makes the stock on its first use from the item's initial stock,
+     * leaving one that is there as it is: SK_OK, SK_NOT_FOUND (no such
+     * item), SK_BACKEND_DOWN. NULL: the stock is never made here. */
+    sk_status (*make)(lab_ctx *c, const lab_request *r, void *arg);
 } lab_counter;
 
-/* The documents' purchase: read the stock, SK_SOLD_OUT when it is gone,
- * the business work (r->delay_ms), then take a unit. Whether it is safe
- * depends on what guards it and on the counter. */
+/* The one read of a stock made on first use: k->read, and when it finds
+ * none (SK_NOT_FOUND) and k->make is set, make then read once more. Returns
+ * what the last read (or a failed make) said. */
+sk_status lab_counter_read(lab_ctx *c, const lab_request *r, const lab_counter *k, void *arg,
+                           int64_t *value);
+
+/* The documents' purchase: read the stock (lab_counter_read), SK_SOLD_OUT
+ * when it is gone, the business work (r->delay_ms), then take a unit.
+ * Whether it is safe depends on what guards it and on the counter. */
 sk_status lab_check_work_take(lab_ctx *c, const lab_request *r, const lab_counter *k, void *arg,
                               int64_t *remaining);
 

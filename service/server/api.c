@@ -224,11 +224,7 @@ static void to_pool(app *a, http_exchange *ex, const pool_request *req)
     /* Anyone may read an item; a shop's credential sees more (add_locks). */
     if (r->route == ROUTE_ITEM_GET)
         r->who.scopes = credentials_scopes(a->creds, http_exchange_header(ex, "Authorization"));
-    http_exchange_defer(ex);
-    if (pool_submit(a->pool, run_in_pool, r) < 0) {
-        free(r);
-        http_exchange_reply_error(ex, SK_BACKEND_DOWN, "the server is stopping");
-    }
+    pool_submit_exchange(a->pool, ex, run_in_pool, r);
 }
 
 /* Who the request speaks for (identity.h), naming user `named` (0: none). */

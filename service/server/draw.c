@@ -207,9 +207,5 @@ void draw_start(app *a, http_exchange *ex, route_id route, int64_t item, int64_t
         http_exchange_reply_error(ex, SK_INVALID, why);
         return;
     }
-    http_exchange_defer(ex);
-    if (pool_submit(a->pool, run_job, j) < 0) {
-        free(j);
-        http_exchange_reply_error(ex, SK_BACKEND_DOWN, "the server is stopping");
-    }
+    pool_submit_exchange(a->pool, ex, run_job, j);
 }

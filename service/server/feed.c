@@ -192,9 +192,5 @@ void feed_start(app *a, http_exchange *ex, const route_match *m)
     j->ex = ex;
     j->route = m->route;
     j->item_id = m->item_id;
-    http_exchange_defer(ex);
-    if (pool_submit(a->pool, run_feed, j) < 0) {
-        free(j);
-        http_exchange_reply_error(ex, SK_BACKEND_DOWN, "the server is stopping");
-    }
+    pool_submit_exchange(a->pool, ex, run_feed, j);
 }

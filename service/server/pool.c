@@ -4,6 +4,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "status.h"
+
 typedef struct pool_job {
     pool_job_fn fn;
     void *arg;
@@ -91,6 +93,17 @@ int pool_submit(pool *p, pool_job_fn fn, void *arg)
     pthread_cond_signal(&p->ready);
     pthread_mutex_unlock(&p->lock);
     return 0;
+}
+
+int pool_submit_exchange(pool *p, http_exchange *ex, pool_job_fn fn, void *job)
+{
+    /* Deferred first: a pool thread may answer before pool_submit returns. */
+    http_exchange_defer(ex);
+    if (pool_submit(p, fn, job) == 0)
+        return 0;
+    free(job);
+    http_exchange_reply_error(ex, SK_BACKEND_DOWN, "the server is stopping");
+    return -1;
 }
 
 void pool_free(pool *p)

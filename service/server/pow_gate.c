@@ -182,9 +182,5 @@ void pow_gate_challenge(app *a, http_exchange *ex, int64_t item, int64_t user)
         return;
     }
     *j = (challenge_job){a, ex, item, user};
-    http_exchange_defer(ex);
-    if (pool_submit(a->pool, run_challenge, j) < 0) {
-        free(j);
-        http_exchange_reply_error(ex, SK_BACKEND_DOWN, "the server is stopping");
-    }
+    pool_submit_exchange(a->pool, ex, run_challenge, j);
 }

@@ -1,5 +1,6 @@
 /* unit_lab.c: the laboratory's pure parts: the strategy table, the query
- * parameters of a lab purchase, the lab's keys and its routes. */
+ * parameters of a lab purchase, the lab's keys and its routes, and the read
+ * of a stock made on first use (over a stock in memory). */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -369,4 +370,102 @@ Test(lab, the_fence_scripts_keys_are_in_one_slot)
     for (int i = 1; i < 4; i++)
         cr_expect_eq(redis_cluster_slot(keys[i], strlen(keys[i])), slot, "%s and %s", keys[i],
                      keys[0]);
+}
+
+/* A stock in memory for lab_counter_read: absent until made, its make's
+ * answer chosen by the test, and every call counted. */
+typedef struct memory_stock {
+    int there;
+    int64_t units;
+    sk_status make_answer; /* SK_OK: make lays out `initial` */
+    int64_t initial;
+    int reads, makes;
+} memory_stock;
+
+static sk_status memory_read(lab_ctx *c, const lab_request *r, void *arg, int64_t *value)
+{
+    (void)c;
+    (void)r;
+    memory_stock *m = arg;
+    m->reads++;
+    if (!m->there)
+        return SK_NOT_FOUND;
+    *value = m->units;
+    return SK_OK;
+}
+
+static sk_status memory_take(lab_ctx *c, const lab_request *r, void *arg, int64_t seen,
+                             int64_t *remaining)
+{
+    (void)c;
+    (void)r;
+    memory_stock *m = arg;
+    m->units = seen - 1;
+    *remaining = m->units;
+    return SK_OK;
+}
+
+static sk_status memory_make(lab_ctx *c, const lab_request *r, void *arg)
+{
+    (void)c;
+    (void)r;
+    memory_stock *m = arg;
+    m->makes++;
+    if (m->make_answer == SK_OK && !m->there) {
+        m->there = 1;
+        m->units = m->initial;
+    }
+    return m->make_answer;
+}
+
+static const lab_counter made_on_first_use = {memory_read, memory_take, memory_make};
+static const lab_counter never_made = {memory_read, memory_take, NULL};
+static const lab_request a_request = {.strategy = "test", .item = 1};
+
+/* lab_counter_read of m through k answers st with value (left as it was,
+ * -1, on a failure), after `reads` reads and `makes` makes. */
+static void expect_read(memory_stock *m, const lab_counter *k, sk_status st, int64_t value,
+                        int reads, int makes)
+{
+    int64_t v = -1;
+    cr_expect_eq(lab_counter_read(NULL, &a_request, k, m, &v), st, "answer");
+    cr_expect_eq(v, value, "value");
+    cr_expect_eq(m->reads, reads, "reads");
+    cr_expect_eq(m->makes, makes, "makes");
+}
+
+Test(lab_counter, a_stock_that_is_there_is_read_without_being_made)
+{
+    memory_stock m = {.there = 1, .units = 7};
+    expect_read(&m, &made_on_first_use, SK_OK, 7, 1, 0);
+}
+
+Test(lab_counter, a_stock_not_made_yet_is_made_from_the_initial_stock_and_read_again)
+{
+    memory_stock m = {.make_answer = SK_OK, .initial = 5};
+    expect_read(&m, &made_on_first_use, SK_OK, 5, 2, 1);
+}
+
+Test(lab_counter, a_make_that_fails_is_the_answer_and_nothing_is_read_after_it)
+{
+    memory_stock no_item = {.make_answer = SK_NOT_FOUND, .initial = 5};
+    expect_read(&no_item, &made_on_first_use, SK_NOT_FOUND, -1, 1, 1);
+    memory_stock down = {.make_answer = SK_BACKEND_DOWN, .initial = 5};
+    expect_read(&down, &made_on_first_use, SK_BACKEND_DOWN, -1, 1, 1);
+}
+
+Test(lab_counter, a_counter_without_make_answers_what_its_read_said)
+{
+    memory_stock m = {.make_answer = SK_OK, .initial = 5};
+    expect_read(&m, &never_made, SK_NOT_FOUND, -1, 1, 0);
+}
+
+Test(lab_counter, the_skeleton_sells_from_a_stock_made_on_its_first_use)
+{
+    memory_stock m = {.make_answer = SK_OK, .initial = 1};
+    int64_t left = -1;
+    cr_expect_eq(lab_check_work_take(NULL, &a_request, &made_on_first_use, &m, &left), SK_OK);
+    cr_expect_eq(left, 0);
+    cr_expect_eq(lab_check_work_take(NULL, &a_request, &made_on_first_use, &m, &left), SK_SOLD_OUT);
+    cr_expect_eq(m.makes, 1, "made once");
 }
