@@ -67,22 +67,22 @@ static int poll_from_memory(app *a, http_exchange *ex, int64_t item, int64_t use
 {
     room_info info;
     room_frontier f;
-    int64_t place, mono = clock_mono_ms();
-    if (!room_cache_waiting(a->rooms, item, user, mono, &info, &place, &f) || place <= f.admitted ||
-        f.sold_out)
+    room_place place;
+    int64_t mono = clock_mono_ms();
+    if (!room_cache_waiting(a->rooms, item, user, mono, &info, &place, &f) ||
+        place.place <= f.admitted || f.sold_out)
         return 0;
     room_seen seen = {.now_ms = f.redis_ms + (mono - f.mono_ms),
                       .starts_ms = info.starts_ms,
                       .ends_ms = info.ends_ms,
                       .per_s = info.per_s,
                       .admitted = f.admitted,
-                      .rank = place - 1};
+                      .rank = place.place - 1};
     if (seen.now_ms < info.starts_ms || (info.ends_ms > 0 && seen.now_ms >= info.ends_ms))
         return 0;
     room_standing st = {0};
     room_answer_standing(&seen, jitter(user), &st);
-    if (room_entrant(item, info.round, user, st.entrant) < 0)
-        return 0;
+    memcpy(st.entrant, place.entrant, sizeof(place.entrant));
     reply_standing(ex, &st);
     return 1;
 }
@@ -237,7 +237,7 @@ static void answer(room_job *j, const room_info *info, const unsigned char *mast
     room_answer_standing(seen, jitter(j->user), &st);
     snprintf(st.entrant, sizeof(st.entrant), "%s", e);
     if (seen->now_ms >= info->starts_ms && seen->rank >= 0)
-        room_cache_set_place(j->a->rooms, j->item, info->round, j->user, seen->rank + 1);
+        room_cache_set_place(j->a->rooms, j->item, info->round, j->user, seen->rank + 1, e);
     if (strcmp(st.state, "admitted") == 0) {
         room_token t = {j->item, info->round, j->user, seen->expiry_ms};
         if (room_token_mint(master, &t, st.admission, sizeof(st.admission)) < 0) {
@@ -451,8 +451,12 @@ static room_joins *joins_of(app *a)
 void room_start(app *a, http_exchange *ex, route_id route, int64_t item, int64_t user,
                 const char *altcha)
 {
-    if (route == ROUTE_QUEUE_POLL && poll_from_memory(a, ex, item, user))
-        return;
+    if (route == ROUTE_QUEUE_POLL) {
+        int answered = poll_from_memory(a, ex, item, user);
+        room_cache_count_poll(a->rooms, answered);
+        if (answered)
+            return;
+    }
     room_job *j = calloc(1, sizeof(*j));
     if (!j) {
         http_exchange_reply_error(ex, SK_INTERNAL, "out of memory");

@@ -5,7 +5,8 @@
  * the one poll that claims the refresh), the buyers' places once the sale
  * started (they never change after the start), and the master key of the
  * admission tokens. Bounded tables (a room or a place pushed out is read
- * again: speed, never correctness). Thread-safe (one mutex). */
+ * again: speed, never correctness). Thread-safe (one mutex). It also
+ * counts the polls answered from memory and those that went to the pool. */
 #ifndef SECKILL_ROOM_CACHE_H
 #define SECKILL_ROOM_CACHE_H
 
@@ -55,15 +56,29 @@ void room_cache_set_info(room_cache *c, const room_info *in);
  * room_cache_waiting claimed). */
 void room_cache_set_frontier(room_cache *c, int64_t item, const room_frontier *f);
 
+/* A buyer's place (1-based) and entrant handle (hex, room_order.h). */
+typedef struct room_place {
+    int64_t place;
+    char entrant[ROOM_HEX_LEN + 1];
+} room_place;
+
 /* What a poll from memory needs, under one lock: item's room into *info,
- * user's place (1-based) in its round into *place, and its frontier into
+ * user's place in its round into *place, and its frontier into
  * *f. 1 when all three are known and the frontier is fresh at mono_ms, or
  * stale while another poll reads it again (one caller is answered 0
  * instead: it should read it from Redis, room_cache_set_frontier); else 0. */
 int room_cache_waiting(room_cache *c, int64_t item, int64_t user, int64_t mono_ms, room_info *info,
-                       int64_t *place, room_frontier *f);
-/* A buyer's place (1-based) in item's round, final once the sale started. */
-void room_cache_set_place(room_cache *c, int64_t item, int64_t round, int64_t user, int64_t place);
+                       room_place *place, room_frontier *f);
+/* A buyer's place (1-based) in item's round, final once the sale started,
+ * and their entrant handle (hex; not remembered when it is not hex). */
+void room_cache_set_place(room_cache *c, int64_t item, int64_t round, int64_t user, int64_t place,
+                          const char *entrant);
+
+/* Counts a poll answered from memory (from_memory set) or sent to the pool. */
+void room_cache_count_poll(room_cache *c, int from_memory);
+/* The counts as /metrics text (seckill_room_polls_total); the caller frees
+ * it. NULL when out of memory. */
+char *room_cache_metrics(room_cache *c);
 
 /* A new round of item began (or all is stale: item 0): forgets its room. */
 void room_cache_forget(room_cache *c, int64_t item);

@@ -5,8 +5,9 @@
  * never above its formula, every wrong token refused with nothing sold,
  * and two instances polled by 16 threads a buyer: one admission each, the
  * same token everywhere, the stock sold exactly; joins at once (group
- * committed, room_joins.h) each counted once and placed exactly; and the
- * secret shown only once the room's own node counts the start. */
+ * committed, room_joins.h) each counted once and placed exactly; the
+ * secret shown only once the room's own node counts the start; and a poll
+ * from far back answered from memory as Redis answered it. */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -250,6 +251,46 @@ Test(room, late_joiners_go_behind_every_pre_start_joiner_in_arrival_order)
         usleep(100 * 1000);
     }
     cr_assert(all, "every buyer admitted at 4 a second within 6 s");
+}
+
+/* The room's polls this instance answered where ("memory" or "pool"). */
+static long long polls_answered(const char *where)
+{
+    static char metrics[65536];
+    char series[80];
+    cr_assert_eq(harness_http(sys.port, "GET", "/metrics", TOKEN, NULL, metrics, sizeof(metrics)),
+                 200);
+    snprintf(series, sizeof(series), "seckill_room_polls_total{answered=\"%s\"}", where);
+    return harness_metric(metrics, series);
+}
+
+Test(room, a_poll_from_far_back_is_answered_from_memory_as_redis_answered_it)
+{
+    int64_t item = create_room(100, 1200, "\"admit_per_s\":0.001,\"admit_burst\":0");
+    json_t *first, *o;
+    for (int64_t u = 1; u <= 3; u++) {
+        cr_assert_eq(join_on(sys.port, item, u, &o), 200);
+        json_decref(o);
+    }
+    wait_until_started(item);
+    long long memory = polls_answered("memory"), pool = polls_answered("pool");
+    cr_assert_eq(poll_on(sys.port, item, 2, &first), 200); /* the place read from Redis */
+    cr_assert_eq(polls_answered("pool"), pool + 1);
+    /* Then from memory while the frontier is fresh (500 ms; a slow machine
+     * may see it refreshed from Redis in between). */
+    for (int i = 0; i < 5 && polls_answered("memory") == memory; i++) {
+        cr_assert_eq(poll_on(sys.port, item, 2, &o), 200);
+        cr_assert_eq(json_object_size(o), json_object_size(first), "%s", json_dumps(o, 0));
+        cr_assert_str_eq(str(o, "state"), "waiting");
+        cr_assert_str_eq(str(o, "entrant"), str(first, "entrant"));
+        cr_assert_eq(num(o, "place"), num(first, "place"));
+        cr_assert_eq(num(o, "ahead"), num(first, "ahead"));
+        cr_assert_eq(num(o, "wait_ms"), num(first, "wait_ms"));
+        cr_assert(num(o, "refresh_after_ms") >= 8000 && num(o, "refresh_after_ms") <= 12000);
+        json_decref(o);
+    }
+    cr_assert_gt(polls_answered("memory"), memory, "no poll answered from memory");
+    json_decref(first);
 }
 
 Test(room, admitted_never_passes_the_metering_formula)
