@@ -9,6 +9,7 @@
 
 #include "keys.h"
 #include "log.h"
+#include "pg_session.h"
 
 /* One script call for the orders o[0..n) (n <= DRAW_GRANT_BATCH) of one
  * item, on its keys. 0 when Redis confirmed them, else -1. */
@@ -84,20 +85,17 @@ int64_t draw_grant_owed(redis_nodes *rn, PGconn *pg, const scripts *sc, int64_t 
 {
     order_ref *o = malloc(OWED_BATCH * sizeof(*o));
     unsigned char *done = malloc(OWED_BATCH);
-    char item_s[24];
-    snprintf(item_s, sizeof(item_s), "%" PRId64, item);
-    const char *p[] = {item_s};
     int64_t granted = 0;
     int rc = o && done ? 0 : -1;
     /* Each pass grants what it read, or stops: a pass that confirms
      * nothing would read the same rows again. */
     while (rc == 0) {
-        PGresult *res = PQexecParams(pg,
-                                     "SELECT " ORDER_REF_COLUMNS " FROM orders "
-                                     "WHERE draw_position IS NOT NULL AND granted_at IS NULL "
-                                     "AND ($1::bigint <= 0 OR item_id = $1) "
-                                     "ORDER BY item_id, id LIMIT 1024",
-                                     1, NULL, p, NULL, NULL, 0);
+        PGresult *res = pg_exec_id(pg,
+                                   "SELECT " ORDER_REF_COLUMNS " FROM orders "
+                                   "WHERE draw_position IS NOT NULL AND granted_at IS NULL "
+                                   "AND ($1::bigint <= 0 OR item_id = $1) "
+                                   "ORDER BY item_id, id LIMIT 1024",
+                                   item);
         int n = PQresultStatus(res) == PGRES_TUPLES_OK
                     ? order_refs_read(res, o, OWED_BATCH, component)
                     : -1;

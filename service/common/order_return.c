@@ -9,6 +9,7 @@
 
 #include "keys.h"
 #include "log.h"
+#include "pg_session.h"
 #include "pg_value.h"
 
 int order_refs_read(const PGresult *res, order_ref *out, size_t cap, const char *component)
@@ -38,11 +39,7 @@ void order_ref_args(const order_ref *o, char text[4][24], const char **args)
 
 int order_ref_load(PGconn *pg, int64_t id, order_ref *out, const char *component)
 {
-    char id_s[24];
-    snprintf(id_s, sizeof(id_s), "%" PRId64, id);
-    const char *p[] = {id_s};
-    PGresult *res = PQexecParams(pg, "SELECT " ORDER_REF_COLUMNS " FROM orders WHERE id = $1", 1,
-                                 NULL, p, NULL, NULL, 0);
+    PGresult *res = pg_exec_id(pg, "SELECT " ORDER_REF_COLUMNS " FROM orders WHERE id = $1", id);
     int rc = -1;
     if (PQresultStatus(res) == PGRES_TUPLES_OK)
         rc = order_refs_read(res, out, 1, component);
