@@ -56,8 +56,11 @@ typedef struct db_arg {
 static sk_status db_read(lab_ctx *c, const lab_request *r, void *arg, int64_t *value)
 {
     db_arg *a = arg;
+    char item_s[24];
+    snprintf(item_s, sizeof(item_s), "%" PRId64, r->item);
+    const char *params[] = {item_s};
     for (int attempt = 0; attempt < 2; attempt++) {
-        PGresult *res = lab_ctx_sql_id(c, a->read_sql, r->item, PGRES_TUPLES_OK);
+        PGresult *res = lab_ctx_sql(c, a->read_sql, 1, params, PGRES_TUPLES_OK);
         if (!res)
             return SK_BACKEND_DOWN;
         int rows = PQntuples(res);
@@ -71,7 +74,7 @@ static sk_status db_read(lab_ctx *c, const lab_request *r, void *arg, int64_t *v
             return pg_row_check(&f, "lab", "a lab stock row") == 0 ? SK_OK : SK_INTERNAL;
         if (attempt > 0)
             break; /* no such item */
-        res = lab_ctx_sql_id(c, create_stock, r->item, PGRES_COMMAND_OK);
+        res = lab_ctx_sql(c, create_stock, 1, params, PGRES_COMMAND_OK);
         if (!res)
             return SK_BACKEND_DOWN;
         PQclear(res);
