@@ -36,6 +36,7 @@
 #include "keys.h"
 #include "order.h"
 #include "order_row.h"
+#include "pg_session.h"
 #include "pg_value.h"
 #include "reconcile_piece.h"
 #include "reconcile_segment.h"
@@ -396,13 +397,10 @@ static int rebuild_item(rebuild *rb)
     }
     /* Archived since the scan: the state set back keeps the mark, or the
      * rebuild would put it on sale again. */
-    char id_s[24];
-    snprintf(id_s, sizeof(id_s), "%" PRId64, it->id);
-    const char *p[] = {id_s};
     PGresult *archived =
-        rc == 0 ? PQexecParams(rb->pg, "SELECT archived_at IS NOT NULL FROM items WHERE id = $1", 1,
-                               NULL, p, NULL, NULL, 0)
-                : NULL;
+        rc == 0
+            ? pg_exec_id(rb->pg, "SELECT archived_at IS NOT NULL FROM items WHERE id = $1", it->id)
+            : NULL;
     if (rc == 0 && PQresultStatus(archived) != PGRES_TUPLES_OK) {
         snprintf(rb->err, rb->errlen, "postgresql: %s", PQerrorMessage(rb->pg));
         rc = -1;

@@ -9,6 +9,7 @@
 
 #include "keys.h"
 #include "log.h"
+#include "pg_session.h"
 
 /* One script call for the orders o[0..n) (n <= DRAW_GRANT_BATCH) of one
  * item, on its keys. 0 when Redis confirmed them, else -1. */
@@ -24,44 +25,28 @@ static int grant_call(redis_nodes *rn, const scripts *sc, const order_ref *o, si
         ka[k] = keys[k];
     for (size_t i = 0; i < n; i++)
         order_ref_args(&o[i], args[i], &ka[3 + 4 * i]);
-    redisReply *r = redis_nodes_script(rn, &sc->s[SCRIPT_DRAW_GRANT], 3, (int)(4 * n), ka);
-    /* An error reply was logged and is NULL here (redis_nodes_reply). */
-    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 3) {
-        if (r)
-            log_msg(LOG_WARN, component, "redis draw_grant: unexpected reply");
-        freeReplyObject(r);
-        return -1;
-    }
-    int64_t round = r->element[0]->integer;
+    redisReply *r = order_refs_script(rn, sc, SCRIPT_DRAW_GRANT, 3, (int)(4 * n), ka, 3, o->item_id,
+                                      "grants", component);
+    int confirmed = r != NULL;
     freeReplyObject(r);
-    if (round == 0) {
-        log_msg(LOG_INFO, component, "item %" PRId64 " has no state in redis: grants stay owed",
-                o->item_id);
-        return -1;
-    }
-    return 0;
+    return confirmed ? 0 : -1;
+}
+
+/* One call may grant a and b: one item (a draw item has one segment). */
+static int same_item(const order_ref *a, const order_ref *b)
+{
+    return a->item_id == b->item_id;
 }
 
 int draw_grant_redis(redis_nodes *rn, const scripts *sc, const order_ref *o, size_t n,
                      unsigned char *done, const char *component)
 {
-    int rc = 0;
-    memset(done, 0, n);
-    for (size_t at = 0; at < n;) {
-        size_t k = 1;
-        while (at + k < n && k < DRAW_GRANT_BATCH && o[at + k].item_id == o[at].item_id)
-            k++;
-        if (grant_call(rn, sc, o + at, k, component) == 0)
-            memset(done + at, 1, k);
-        else
-            rc = -1;
-        at += k;
-    }
-    return rc;
+    return order_refs_runs(rn, sc, o, n, DRAW_GRANT_BATCH, same_item, grant_call, done, component);
 }
 
-int draw_grant_mark(PGconn *pg, const order_ref *o, const unsigned char *done, size_t n,
-                    const char *component)
+/* Sets granted_at of the orders with done[i] set. Returns 0 or -1 (logged). */
+static int grant_mark(PGconn *pg, const order_ref *o, const unsigned char *done, size_t n,
+                      const char *component)
 {
     return order_refs_mark(pg, o, done, n,
                            "UPDATE orders SET granted_at = now() "
@@ -72,7 +57,7 @@ int draw_grant_mark(PGconn *pg, const order_ref *o, const unsigned char *done, s
 int draw_grant_units(redis_nodes *rn, PGconn *pg, const scripts *sc, const order_ref *o, size_t n,
                      unsigned char *done, const char *component)
 {
-    static const order_refs_step step = {draw_grant_redis, draw_grant_mark};
+    static const order_refs_step step = {draw_grant_redis, grant_mark};
     return order_refs_steps(&step, rn, pg, sc, o, n, done, component);
 }
 
@@ -84,20 +69,17 @@ int64_t draw_grant_owed(redis_nodes *rn, PGconn *pg, const scripts *sc, int64_t 
 {
     order_ref *o = malloc(OWED_BATCH * sizeof(*o));
     unsigned char *done = malloc(OWED_BATCH);
-    char item_s[24];
-    snprintf(item_s, sizeof(item_s), "%" PRId64, item);
-    const char *p[] = {item_s};
     int64_t granted = 0;
     int rc = o && done ? 0 : -1;
     /* Each pass grants what it read, or stops: a pass that confirms
      * nothing would read the same rows again. */
     while (rc == 0) {
-        PGresult *res = PQexecParams(pg,
-                                     "SELECT " ORDER_REF_COLUMNS " FROM orders "
-                                     "WHERE draw_position IS NOT NULL AND granted_at IS NULL "
-                                     "AND ($1::bigint <= 0 OR item_id = $1) "
-                                     "ORDER BY item_id, id LIMIT 1024",
-                                     1, NULL, p, NULL, NULL, 0);
+        PGresult *res = pg_exec_id(pg,
+                                   "SELECT " ORDER_REF_COLUMNS " FROM orders "
+                                   "WHERE draw_position IS NOT NULL AND granted_at IS NULL "
+                                   "AND ($1::bigint <= 0 OR item_id = $1) "
+                                   "ORDER BY item_id, id LIMIT 1024",
+                                   item);
         int n = PQresultStatus(res) == PGRES_TUPLES_OK
                     ? order_refs_read(res, o, OWED_BATCH, component)
                     : -1;

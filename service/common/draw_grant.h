@@ -36,13 +36,9 @@
 int draw_grant_redis(redis_nodes *rn, const scripts *sc, const order_ref *o, size_t n,
                      unsigned char *done, const char *component);
 
-/* Sets granted_at of the orders with done[i] set (those already set are
- * left as they are). Returns 0 or -1 (logged). */
-int draw_grant_mark(PGconn *pg, const order_ref *o, const unsigned char *done, size_t n,
-                    const char *component);
-
 /* The grant's two steps (order_refs_steps): draw_grant_redis, then
- * draw_grant_mark. */
+ * granted_at set of the orders Redis confirmed (done[i] set; those already
+ * set are left as they are). */
 int draw_grant_units(redis_nodes *rn, PGconn *pg, const scripts *sc, const order_ref *o, size_t n,
                      unsigned char *done, const char *component);
 

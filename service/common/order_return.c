@@ -9,6 +9,7 @@
 
 #include "keys.h"
 #include "log.h"
+#include "pg_session.h"
 #include "pg_value.h"
 
 int order_refs_read(const PGresult *res, order_ref *out, size_t cap, const char *component)
@@ -38,11 +39,7 @@ void order_ref_args(const order_ref *o, char text[4][24], const char **args)
 
 int order_ref_load(PGconn *pg, int64_t id, order_ref *out, const char *component)
 {
-    char id_s[24];
-    snprintf(id_s, sizeof(id_s), "%" PRId64, id);
-    const char *p[] = {id_s};
-    PGresult *res = PQexecParams(pg, "SELECT " ORDER_REF_COLUMNS " FROM orders WHERE id = $1", 1,
-                                 NULL, p, NULL, NULL, 0);
+    PGresult *res = pg_exec_id(pg, "SELECT " ORDER_REF_COLUMNS " FROM orders WHERE id = $1", id);
     int rc = -1;
     if (PQresultStatus(res) == PGRES_TUPLES_OK)
         rc = order_refs_read(res, out, 1, component);
@@ -85,27 +82,18 @@ static int return_call(redis_nodes *rn, const scripts *sc, const order_ref *o, s
         order_ref_args(&o[i], args[i], &ka[5 + 5 * i]);
         ka[5 + 5 * i + 4] = o[i].draw_position > 0 && strcmp(part, "all") == 0 ? "draw" : part;
     }
-    /* The keys share their slot: the call goes to their node. */
-    redisReply *r = redis_nodes_script(rn, &sc->s[SCRIPT_ORDER_RETURN], 5, (int)(5 * n), ka);
-    /* An error reply was logged and is NULL here (redis_nodes_reply). */
-    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 4) {
-        if (r)
-            log_msg(LOG_WARN, component, "redis order_return: unexpected reply");
-        freeReplyObject(r);
+    /* The keys share their slot: the call goes to their node. No state
+     * (round 0): the item is off sale while a rebuild sets it back (or Redis
+     * lost it). Nothing was given back, so the return stays owed: the sweep
+     * makes it once the state is back, where the rebuild's returned marks
+     * say whether the units are already counted. */
+    redisReply *r = order_refs_script(rn, sc, SCRIPT_ORDER_RETURN, 5, (int)(5 * n), ka, 4, key,
+                                      "returns", component);
+    if (!r)
         return -1;
-    }
     int64_t round = r->element[0]->integer, changes = r->element[1]->integer;
     int64_t units = r->element[3]->integer;
     freeReplyObject(r);
-    /* No state: the item is off sale while a rebuild sets it back (or
-     * Redis lost it). Nothing was given back, so the return stays owed:
-     * the sweep makes it once the state is back, where the rebuild's
-     * returned marks say whether the units are already counted. */
-    if (round == 0) {
-        log_msg(LOG_INFO, component, "item %" PRId64 " has no state in redis: returns stay owed",
-                key);
-        return -1;
-    }
     if (units > 0)
         order_return_announce(rn, key, round, changes, component);
     return 0;
@@ -141,27 +129,55 @@ int order_return_announce(redis_nodes *rn, int64_t item, int64_t round, int64_t 
     return ok ? 0 : -1;
 }
 
+/* One call may return a and b: one item, one segment, one buyer's home. */
+static int same_keys(const order_ref *a, const order_ref *b)
+{
+    return a->item_id == b->item_id && stock_key(a) == stock_key(b) && home_key(a) == home_key(b);
+}
+
 int order_return_redis(redis_nodes *rn, const scripts *sc, const order_ref *o, size_t n,
                        unsigned char *done, const char *component)
+{
+    return order_refs_runs(rn, sc, o, n, ORDER_RETURN_BATCH, same_keys, return_group, done,
+                           component);
+}
+
+int order_refs_runs(redis_nodes *rn, const scripts *sc, const order_ref *o, size_t n, size_t batch,
+                    order_refs_same same, order_refs_call call, unsigned char *done,
+                    const char *component)
 {
     int rc = 0;
     memset(done, 0, n);
     for (size_t at = 0; at < n;) {
         size_t k = 1;
-        while (at + k < n && k < ORDER_RETURN_BATCH && o[at + k].item_id == o[at].item_id &&
-               stock_key(&o[at + k]) == stock_key(&o[at]) &&
-               home_key(&o[at + k]) == home_key(&o[at]))
+        while (at + k < n && k < batch && same(&o[at], &o[at + k]))
             k++;
-        if (return_group(rn, sc, o + at, k, component) == 0)
+        if (call(rn, sc, o + at, k, component) == 0)
             memset(done + at, 1, k);
         else
             rc = -1;
         at += k;
     }
-    for (size_t i = 0; i < n; i++)
-        if (!done[i])
-            rc = -1;
     return rc;
+}
+
+redisReply *order_refs_script(redis_nodes *rn, const scripts *sc, script_id id, int nkeys,
+                              int nargs, const char **keys_args, size_t elements, int64_t key,
+                              const char *what, const char *component)
+{
+    redisReply *r = redis_nodes_script(rn, &sc->s[id], nkeys, nargs, keys_args);
+    /* An error reply was logged and is NULL here (redis_nodes_reply). */
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != elements) {
+        if (r)
+            log_msg(LOG_WARN, component, "redis %s: unexpected reply", sc->s[id].name);
+        freeReplyObject(r);
+        return NULL;
+    }
+    if (r->element[0]->integer != 0)
+        return r;
+    freeReplyObject(r);
+    log_msg(LOG_INFO, component, "item %" PRId64 " has no state in redis: %s stay owed", key, what);
+    return NULL;
 }
 
 int order_refs_mark(PGconn *pg, const order_ref *o, const unsigned char *done, size_t n,
@@ -192,8 +208,10 @@ int order_refs_mark(PGconn *pg, const order_ref *o, const unsigned char *done, s
     return rc;
 }
 
-int order_return_mark(PGconn *pg, const order_ref *o, const unsigned char *done, size_t n,
-                      const char *component)
+/* Sets returned_at (and round_over: order_return_units) of the orders with
+ * done[i] set. Returns 0 or -1 (logged). */
+static int return_mark(PGconn *pg, const order_ref *o, const unsigned char *done, size_t n,
+                       const char *component)
 {
     return order_refs_mark(pg, o, done, n,
                            "UPDATE orders o SET returned_at = now(), round_over = o.round < "
@@ -214,6 +232,6 @@ int order_refs_steps(const order_refs_step *step, redis_nodes *rn, PGconn *pg, c
 int order_return_units(redis_nodes *rn, PGconn *pg, const scripts *sc, const order_ref *o, size_t n,
                        unsigned char *done, const char *component)
 {
-    static const order_refs_step step = {order_return_redis, order_return_mark};
+    static const order_refs_step step = {order_return_redis, return_mark};
     return order_refs_steps(&step, rn, pg, sc, o, n, done, component);
 }

@@ -72,6 +72,32 @@ typedef struct order_refs_step {
 int order_refs_steps(const order_refs_step *step, redis_nodes *rn, PGconn *pg, const scripts *sc,
                      const order_ref *o, size_t n, unsigned char *done, const char *component);
 
+/* One script call for a run of orders o[0..n) (order_refs_runs): 0 when
+ * Redis confirmed them, else -1. */
+typedef int (*order_refs_call)(redis_nodes *rn, const scripts *sc, const order_ref *o, size_t n,
+                               const char *component);
+
+/* Whether one call may serve orders a and b (their keys are one). */
+typedef int (*order_refs_same)(const order_ref *a, const order_ref *b);
+
+/* Cuts o[0..n) into runs of consecutive orders that one call may serve
+ * (same), batch at most each, and calls call on each run; done[i] is set to
+ * 1 for the orders of each run it confirmed, 0 for the rest. Returns 0
+ * when every run was confirmed, else -1. */
+int order_refs_runs(redis_nodes *rn, const scripts *sc, const order_ref *o, size_t n, size_t batch,
+                    order_refs_same same, order_refs_call call, unsigned char *done,
+                    const char *component);
+
+/* Calls script id (nkeys keys, then nargs arguments, in keys_args) for
+ * orders whose keys are those of key (an item's, or a segment's). Returns
+ * the reply when it is an array of `elements` whose first is the item's
+ * round; else NULL, logged for component: an unexpected reply, or round 0,
+ * an item without state in Redis, whose `what` ("returns") stay owed. The
+ * caller frees it. */
+redisReply *order_refs_script(redis_nodes *rn, const scripts *sc, script_id id, int nkeys,
+                              int nargs, const char **keys_args, size_t elements, int64_t key,
+                              const char *what, const char *component);
+
 /* Runs sql, an UPDATE of orders whose one parameter $1 is the bigint[] of
  * the ids of the orders o[i] with done[i] set (nothing when none is);
  * logged as "marking <what>" for component on failure. Returns 0 or -1. */
@@ -95,17 +121,13 @@ int order_ref_load(PGconn *pg, int64_t id, order_ref *out, const char *component
 int order_return_redis(redis_nodes *rn, const scripts *sc, const order_ref *o, size_t n,
                        unsigned char *done, const char *component);
 
-/* Sets returned_at of the orders with done[i] set, and round_over of those
- * whose item is in a later round by then (their units went with their
- * round: lua/order_return.lua gave nothing back). Returns 0 or -1. */
-int order_return_mark(PGconn *pg, const order_ref *o, const unsigned char *done, size_t n,
-                      const char *component);
-
-/* A return's two steps for n orders: order_return_redis, then
- * order_return_mark of those Redis confirmed (done[i] set). Returns 0 when
- * every order is given back and noted, -1 when Redis left some owed (for the
- * expiry sweep), -2 when PostgreSQL did not note them (owed too; the units
- * given back are not given again). */
+/* A return's two steps for n orders: order_return_redis, then returned_at
+ * set of those Redis confirmed (done[i] set), and round_over of those whose
+ * item is in a later round by then (their units went with their round:
+ * lua/order_return.lua gave nothing back). Returns 0 when every order is
+ * given back and noted, -1 when Redis left some owed (for the expiry
+ * sweep), -2 when PostgreSQL did not note them (owed too; the units given
+ * back are not given again). */
 int order_return_units(redis_nodes *rn, PGconn *pg, const scripts *sc, const order_ref *o, size_t n,
                        unsigned char *done, const char *component);
 

@@ -1,6 +1,7 @@
 /* pg_session.c: connect, set up, prepare; run a statement and judge it. */
 #include "pg_session.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,4 +136,26 @@ int pg_session_command(pg_session *s, const char *sql)
     PGresult *res = pg_session_exec(s, sql, 0, NULL, PGRES_COMMAND_OK, NULL);
     PQclear(res);
     return res ? 0 : -1;
+}
+
+/* id as a statement's text parameter, in buf (24 bytes). */
+static const char *id_param(char *buf, int64_t id)
+{
+    snprintf(buf, 24, "%" PRId64, id);
+    return buf;
+}
+
+PGresult *pg_exec_id(PGconn *pg, const char *sql, int64_t id)
+{
+    char id_s[24];
+    const char *p[] = {id_param(id_s, id)};
+    return PQexecParams(pg, sql, 1, NULL, p, NULL, NULL, 0);
+}
+
+PGresult *pg_session_exec_id(pg_session *s, const char *sql, int64_t id, ExecStatusType want,
+                             char *sqlstate)
+{
+    char id_s[24];
+    const char *p[] = {id_param(id_s, id)};
+    return pg_session_exec(s, sql, 1, p, want, sqlstate);
 }

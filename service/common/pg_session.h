@@ -9,6 +9,8 @@
 #ifndef SECKILL_PG_SESSION_H
 #define SECKILL_PG_SESSION_H
 
+#include <stdint.h>
+
 #include <libpq-fe.h>
 
 #include "config.h"
@@ -63,5 +65,15 @@ PGresult *pg_session_exec(pg_session *s, const char *sql, int n, const char *con
 
 /* A statement without parameters or rows (BEGIN, COMMIT). Returns 0 or -1. */
 int pg_session_command(pg_session *s, const char *sql);
+
+/* A statement whose one parameter, $1, is the integer id (an item's, an
+ * order's, an endpoint's), run and judged as pg_session_exec. */
+PGresult *pg_session_exec_id(pg_session *s, const char *sql, int64_t id, ExecStatusType want,
+                             char *sqlstate);
+
+/* The same on a connection outside a session (the worker's, the admin's):
+ * PQexecParams's result, whatever its status; the caller judges it and
+ * PQclear()s it. */
+PGresult *pg_exec_id(PGconn *pg, const char *sql, int64_t id);
 
 #endif

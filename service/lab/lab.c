@@ -240,12 +240,9 @@ static sk_status lab_item(lab *l, int64_t item)
     lab_items_kind k = lab_items_lookup(l->items, item, &epoch);
     if (k != LAB_ITEMS_UNKNOWN)
         return k == LAB_ITEMS_LAB ? SK_OK : SK_NOT_LAB_ITEM;
-    char item_s[24];
-    snprintf(item_s, sizeof(item_s), "%" PRId64, item);
-    const char *params[] = {item_s};
     pthread_mutex_lock(&l->admin_mu);
     PGresult *res =
-        lab_ctx_sql(l->admin, "SELECT lab FROM items WHERE id = $1", 1, params, PGRES_TUPLES_OK);
+        lab_ctx_sql_id(l->admin, "SELECT lab FROM items WHERE id = $1", item, PGRES_TUPLES_OK);
     pthread_mutex_unlock(&l->admin_mu);
     if (!res)
         return SK_BACKEND_DOWN;

@@ -74,14 +74,26 @@ int lab_ctx_scan(lab_ctx *c, const char *pattern, redis_nodes_scan_fn each, void
     return redis_nodes_scan(c->redis, pattern, each, ctx) < 0 ? -1 : 0;
 }
 
+/* res, a statement's result or NULL with its SQLSTATE state: a lock waited
+ * for too long is noted in c. */
+static PGresult *note_lock_wait(lab_ctx *c, PGresult *res, const char *state)
+{
+    if (!res && strcmp(state, LAB_SQLSTATE_LOCK_NOT_AVAILABLE) == 0)
+        c->lock_timed_out = 1;
+    return res;
+}
+
 PGresult *lab_ctx_sql(lab_ctx *c, const char *sql, int nparams, const char *const *params,
                       ExecStatusType want)
 {
     char state[6];
-    PGresult *res = pg_session_exec(c->pg, sql, nparams, params, want, state);
-    if (!res && strcmp(state, LAB_SQLSTATE_LOCK_NOT_AVAILABLE) == 0)
-        c->lock_timed_out = 1;
-    return res;
+    return note_lock_wait(c, pg_session_exec(c->pg, sql, nparams, params, want, state), state);
+}
+
+PGresult *lab_ctx_sql_id(lab_ctx *c, const char *sql, int64_t id, ExecStatusType want)
+{
+    char state[6];
+    return note_lock_wait(c, pg_session_exec_id(c->pg, sql, id, want, state), state);
 }
 
 int lab_ctx_sql_command(lab_ctx *c, const char *sql)

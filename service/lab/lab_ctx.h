@@ -73,6 +73,9 @@ redisReply *lab_ctx_script(lab_ctx *c, script_id id, int nkeys, int nargs, const
 PGresult *lab_ctx_sql(lab_ctx *c, const char *sql, int nparams, const char *const *params,
                       ExecStatusType want);
 
+/* The same with one parameter, $1, the integer id (an item's). */
+PGresult *lab_ctx_sql_id(lab_ctx *c, const char *sql, int64_t id, ExecStatusType want);
+
 /* A statement without result rows ("BEGIN", "COMMIT"). Returns 0 or -1. */
 int lab_ctx_sql_command(lab_ctx *c, const char *sql);
 

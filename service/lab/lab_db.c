@@ -191,16 +191,13 @@ sk_status lab_db_optimistic(lab_ctx *c, const lab_request *r, int64_t *remaining
 
 sk_status lab_db_advisory(lab_ctx *c, const lab_request *r, int64_t *remaining)
 {
-    char item_s[24];
-    snprintf(item_s, sizeof(item_s), "%" PRId64, r->item);
-    const char *params[] = {item_s};
     if (lab_ctx_sql_command(c, "BEGIN") < 0)
         return SK_BACKEND_DOWN;
     /* The lock is a number, not a row: it guards the plain read-modify-write
      * that oversells without it, and ends with the transaction, so a
      * crashed holder cannot leave it behind. */
     PGresult *res =
-        lab_ctx_sql(c, "SELECT pg_advisory_xact_lock($1::bigint)", 1, params, PGRES_TUPLES_OK);
+        lab_ctx_sql_id(c, "SELECT pg_advisory_xact_lock($1::bigint)", r->item, PGRES_TUPLES_OK);
     sk_status st = SK_BACKEND_DOWN;
     if (res) {
         PQclear(res);

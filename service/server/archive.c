@@ -33,19 +33,14 @@ static int archive_in_redis(pool_session *s, int64_t item, int segments)
 
 sk_status archive_item(pool_session *s, int64_t item, const char **why)
 {
-    char id_s[24];
-    snprintf(id_s, sizeof(id_s), "%" PRId64, item);
-    const char *p[] = {id_s};
-    PGresult *res = pool_session_pg(s,
-                                    "UPDATE items SET archived_at = coalesce(archived_at, now()) "
-                                    "WHERE id = $1 RETURNING segments",
-                                    1, p, PGRES_TUPLES_OK, NULL);
-    if (!res)
-        return SK_BACKEND_DOWN;
-    if (PQntuples(res) == 0) {
-        PQclear(res);
-        return SK_NOT_FOUND;
-    }
+    PGresult *res;
+    sk_status st =
+        pool_session_pg_row(s,
+                            "UPDATE items SET archived_at = coalesce(archived_at, now()) "
+                            "WHERE id = $1 RETURNING segments",
+                            item, &res);
+    if (st != SK_OK)
+        return st;
     int segments = 0;
     int bad = pg_value_int(res, 0, 0, &segments);
     PQclear(res);
@@ -67,15 +62,9 @@ sk_status archive_item(pool_session *s, int64_t item, const char **why)
 
 sk_status archive_why_missing(pool_session *s, int64_t item)
 {
-    char id_s[24];
-    snprintf(id_s, sizeof(id_s), "%" PRId64, item);
-    const char *p[] = {id_s};
-    PGresult *res =
-        pool_session_pg(s, "SELECT 1 FROM items WHERE id = $1 AND archived_at IS NOT NULL", 1, p,
-                        PGRES_TUPLES_OK, NULL);
-    if (!res)
-        return SK_BACKEND_DOWN;
-    sk_status st = PQntuples(res) > 0 ? SK_ARCHIVED : SK_NOT_FOUND;
+    PGresult *res;
+    sk_status st = pool_session_pg_row(
+        s, "SELECT 1 FROM items WHERE id = $1 AND archived_at IS NOT NULL", item, &res);
     PQclear(res);
-    return st;
+    return st == SK_OK ? SK_ARCHIVED : st;
 }

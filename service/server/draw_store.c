@@ -19,8 +19,7 @@
 
 sk_status draw_store_item(pool_session *s, int64_t item, const char *lock, draw_item *it)
 {
-    char id_s[24], sql[640];
-    snprintf(id_s, sizeof(id_s), "%" PRId64, item);
+    char sql[640];
     snprintf(sql, sizeof(sql),
              "SELECT round, admission = 'draw', archived_at IS NOT NULL, drawn_at IS NOT NULL, "
              "per_buyer_limit, payment_timeout_s, " MS("entries_open_at") ", " MS(
@@ -28,14 +27,10 @@ sk_status draw_store_item(pool_session *s, int64_t item, const char *lock, draw_
                                                       "coalesce(room_secret, '') "
                                                       "FROM items WHERE id = $1%s",
              lock);
-    const char *p[] = {id_s};
-    PGresult *res = pool_session_pg(s, sql, 1, p, PGRES_TUPLES_OK, NULL);
-    if (!res)
-        return SK_BACKEND_DOWN;
-    if (PQntuples(res) == 0) {
-        PQclear(res);
-        return SK_NOT_FOUND;
-    }
+    PGresult *res;
+    sk_status st = pool_session_pg_row(s, sql, item, &res);
+    if (st != SK_OK)
+        return st;
     pg_row f = pg_row_at(res, 0);
     *it = (draw_item){.id = item,
                       .round = pg_row_i64(&f, 0),
@@ -180,10 +175,7 @@ sk_status draw_store_counts(pool_session *s, item_view *v)
     if (room_unhex(v->counts.secret, k, sizeof(k)) < 0 ||
         room_commitment(k, v->counts.commitment) < 0)
         return SK_INTERNAL;
-    char id_s[24];
-    snprintf(id_s, sizeof(id_s), "%" PRId64, v->id);
-    const char *p[] = {id_s};
-    PGresult *res = pool_session_pg(
+    PGresult *res = pool_session_pg_id(
         s,
         "SELECT " MS(
             "i.drawn_at") ", coalesce(i.draw_beacon, ''), coalesce(i.draw_stock, 0), "
@@ -195,7 +187,7 @@ sk_status draw_store_counts(pool_session *s, item_view *v)
                           "FROM items i LEFT JOIN draw_entries d ON d.item_id = i.id AND d.round = "
                           "i.round "
                           "WHERE i.id = $1 GROUP BY i.id",
-        1, p, PGRES_TUPLES_OK, NULL);
+        v->id, PGRES_TUPLES_OK);
     if (!res)
         return SK_BACKEND_DOWN;
     draw_counts *d = &v->counts.draw;

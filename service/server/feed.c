@@ -78,14 +78,8 @@ sk_status feed_parse(route_id route, const feed_params *p, feed_query *q, const 
 /* Whether the item exists: an empty page of an unknown item is a 404. */
 static sk_status item_known(pool_session *s, int64_t item_id)
 {
-    char id[24];
-    snprintf(id, sizeof(id), "%" PRId64, item_id);
-    const char *p[] = {id};
-    PGresult *res =
-        pool_session_pg(s, "SELECT 1 FROM items WHERE id = $1", 1, p, PGRES_TUPLES_OK, NULL);
-    if (!res)
-        return SK_BACKEND_DOWN;
-    sk_status st = PQntuples(res) == 1 ? SK_OK : SK_NOT_FOUND;
+    PGresult *res;
+    sk_status st = pool_session_pg_row(s, "SELECT 1 FROM items WHERE id = $1", item_id, &res);
     PQclear(res);
     return st;
 }

@@ -253,14 +253,11 @@ sk_status items_create(pool_session *s, const item_spec *spec, item_view *out)
     PQclear(res);
     if (pg_row_check(&f, COMPONENT, "a created item") < 0)
         return SK_INTERNAL;
-    snprintf(id_s, sizeof(id_s), "%" PRId64, id);
     if (start_round_in_redis(s, id, segments, spec->stock, round, &spec->terms, &room, rb.k_hex) <
         0) {
         /* Without its Redis state nobody can buy the item; take the row back
          * so that the admin's retry is a clean create. */
-        const char *d[] = {id_s};
-        PQclear(
-            pool_session_pg(s, "DELETE FROM items WHERE id = $1", 1, d, PGRES_COMMAND_OK, NULL));
+        PQclear(pool_session_pg_id(s, "DELETE FROM items WHERE id = $1", id, PGRES_COMMAND_OK));
         return SK_BACKEND_DOWN;
     }
     if (items_get(s, id, out) != SK_OK)
@@ -461,16 +458,10 @@ static int read_view(PGresult *res, int row, item_view *v)
 
 sk_status items_get(pool_session *s, int64_t item, item_view *out)
 {
-    char id_s[24];
-    snprintf(id_s, sizeof(id_s), "%" PRId64, item);
-    const char *p[] = {id_s};
-    PGresult *res = pool_session_pg(s, VIEW_SELECT "WHERE i.id = $1", 1, p, PGRES_TUPLES_OK, NULL);
-    if (!res)
-        return SK_BACKEND_DOWN;
-    if (PQntuples(res) == 0) {
-        PQclear(res);
-        return SK_NOT_FOUND;
-    }
+    PGresult *res;
+    sk_status st = pool_session_pg_row(s, VIEW_SELECT "WHERE i.id = $1", item, &res);
+    if (st != SK_OK)
+        return st;
     int bad = read_view(res, 0, out);
     PQclear(res);
     if (bad)

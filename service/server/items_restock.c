@@ -114,28 +114,25 @@ static int set_total(pool_session *s, int64_t item, int segments, int64_t total)
     return 0;
 }
 
-/* Why the restock's UPDATE of item id_s matched no row: no such item
+/* Why the restock's UPDATE of item matched no row: no such item
  * (SK_NOT_FOUND), an archived one (SK_ARCHIVED), or SK_INVALID with *why. */
-static sk_status restock_refused(pool_session *s, const char *id_s, const char **why)
+static sk_status restock_refused(pool_session *s, int64_t item, const char **why)
 {
-    const char *q[] = {id_s};
-    PGresult *found =
-        pool_session_pg(s, "SELECT lab, archived_at IS NOT NULL FROM items WHERE id = $1", 1, q,
-                        PGRES_TUPLES_OK, NULL);
-    if (!found)
-        return SK_BACKEND_DOWN;
-    sk_status st = PQntuples(found) ? SK_INVALID : SK_NOT_FOUND;
+    PGresult *found;
+    sk_status st = pool_session_pg_row(
+        s, "SELECT lab, archived_at IS NOT NULL FROM items WHERE id = $1", item, &found);
+    if (st != SK_OK)
+        return st;
     pg_row f = pg_row_at(found, 0);
     int lab = pg_row_bool(&f, 0), archived = pg_row_bool(&f, 1);
     PQclear(found);
-    if (st == SK_INVALID && pg_row_check(&f, COMPONENT, "an item not restocked") < 0)
-        st = SK_INTERNAL;
-    else if (st == SK_INVALID && archived)
-        st = SK_ARCHIVED;
-    else if (st == SK_INVALID)
-        *why = lab ? "a laboratory item is reset, not restocked"
-                   : "this round has had as many restocks as it may; reset the item";
-    return st;
+    if (pg_row_check(&f, COMPONENT, "an item not restocked") < 0)
+        return SK_INTERNAL;
+    if (archived)
+        return SK_ARCHIVED;
+    *why = lab ? "a laboratory item is reset, not restocked"
+               : "this round has had as many restocks as it may; reset the item";
+    return SK_INVALID;
 }
 
 sk_status items_restock(pool_session *s, int64_t item, int64_t add, item_view *out,
@@ -166,7 +163,7 @@ sk_status items_restock(pool_session *s, int64_t item, int64_t add, item_view *o
     } else if (PQntuples(res) == 0) {
         PQclear(res);
         res = NULL;
-        st = restock_refused(s, id_s, why);
+        st = restock_refused(s, item, why);
     }
     if (st != SK_OK) {
         pool_session_pg_command(s, "ROLLBACK");

@@ -61,17 +61,12 @@ static sk_status read_pending(pool_session *s, int64_t order_id, order *o)
 static sk_status read_row(pool_session *s, int64_t order_id, int lock, order_record *out,
                           int *overdue)
 {
-    char id_s[24];
-    snprintf(id_s, sizeof(id_s), "%" PRId64, order_id);
-    const char *p[] = {id_s};
-    PGresult *res =
-        pool_session_pg(s,
-                        lock ? "SELECT " ORDER_ROW_COLUMNS " FROM orders WHERE id = $1 FOR UPDATE"
-                             : "SELECT " ORDER_ROW_COLUMNS " FROM orders WHERE id = $1",
-                        1, p, PGRES_TUPLES_OK, NULL);
-    if (!res)
-        return SK_BACKEND_DOWN;
-    sk_status st = PQntuples(res) == 1 ? SK_OK : SK_NOT_FOUND;
+    PGresult *res;
+    sk_status st = pool_session_pg_row(
+        s,
+        lock ? "SELECT " ORDER_ROW_COLUMNS " FROM orders WHERE id = $1 FOR UPDATE"
+             : "SELECT " ORDER_ROW_COLUMNS " FROM orders WHERE id = $1",
+        order_id, &res);
     if (st == SK_OK && order_row_read(res, 0, out, overdue, "orders") < 0)
         st = SK_INTERNAL;
     PQclear(res);

@@ -104,6 +104,23 @@ PGresult *pool_session_pg(pool_session *s, const char *sql, int n, const char *c
     return pg_session_exec(s->pg, sql, n, params, want, sqlstate);
 }
 
+PGresult *pool_session_pg_id(pool_session *s, const char *sql, int64_t id, ExecStatusType want)
+{
+    return pg_session_exec_id(s->pg, sql, id, want, NULL);
+}
+
+sk_status pool_session_pg_row(pool_session *s, const char *sql, int64_t id, PGresult **row)
+{
+    *row = pool_session_pg_id(s, sql, id, PGRES_TUPLES_OK);
+    if (!*row)
+        return SK_BACKEND_DOWN;
+    if (PQntuples(*row) > 0)
+        return SK_OK;
+    PQclear(*row);
+    *row = NULL;
+    return SK_NOT_FOUND;
+}
+
 int pool_session_pg_command(pool_session *s, const char *sql)
 {
     return pg_session_command(s->pg, sql);

@@ -60,6 +60,16 @@ redisReply *pool_session_script(pool_session *s, script_id id, int nkeys, int na
 PGresult *pool_session_pg(pool_session *s, const char *sql, int n, const char *const *params,
                           ExecStatusType want, char *sqlstate);
 
+/* A statement whose one parameter, $1, is the integer id (an item's, an
+ * order's), as pool_session_pg. */
+PGresult *pool_session_pg_id(pool_session *s, const char *sql, int64_t id, ExecStatusType want);
+
+/* The row of an id: sql (a query, or a command with RETURNING) of one
+ * parameter, $1, the id. SK_OK with *row (its first row is the caller's to
+ * read; the caller PQclear()s it), SK_NOT_FOUND when it gives no row,
+ * SK_BACKEND_DOWN when it failed; *row is NULL but for SK_OK. */
+sk_status pool_session_pg_row(pool_session *s, const char *sql, int64_t id, PGresult **row);
+
 /* A statement without parameters or rows (BEGIN, COMMIT). Returns 0 or -1. */
 int pool_session_pg_command(pool_session *s, const char *sql);
 

@@ -23,13 +23,10 @@ static sk_status terms_of(app *a, pool_session *s, int64_t item, pow_item_terms 
     int64_t mono = clock_mono_ms();
     if (pow_cache_terms(a->pow, item, mono, t))
         return SK_OK;
-    char id_s[24];
-    snprintf(id_s, sizeof(id_s), "%" PRId64, item);
-    const char *p[] = {id_s};
-    PGresult *res = pool_session_pg(s,
-                                    "SELECT coalesce(pow_maxnumber, 0), pow_ttl_s FROM items "
-                                    "WHERE id = $1 AND archived_at IS NULL",
-                                    1, p, PGRES_TUPLES_OK, NULL);
+    PGresult *res = pool_session_pg_id(s,
+                                       "SELECT coalesce(pow_maxnumber, 0), pow_ttl_s FROM items "
+                                       "WHERE id = $1 AND archived_at IS NULL",
+                                       item, PGRES_TUPLES_OK);
     if (!res)
         return SK_BACKEND_DOWN;
     *t = (pow_item_terms){.item = item, .found = PQntuples(res) == 1, .read_mono_ms = mono};

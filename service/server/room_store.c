@@ -169,21 +169,18 @@ int room_store_master(pool_session *s, unsigned char *master)
 /* Starts item's room again from its items row (Redis lost it). */
 static sk_status reseed(pool_session *s, int64_t item)
 {
-    char id_s[24], k_hex[ROOM_HEX_LEN + 1];
-    snprintf(id_s, sizeof(id_s), "%" PRId64, item);
-    const char *p[] = {id_s};
-    PGresult *res = pool_session_pg(
+    char k_hex[ROOM_HEX_LEN + 1];
+    PGresult *res;
+    sk_status st = pool_session_pg_row(
         s,
         "SELECT i.round, coalesce((extract(epoch FROM i.starts_at) * 1000)::bigint, 0), "
         "  coalesce((extract(epoch FROM i.ends_at) * 1000)::bigint, 0), " ROOM_STORE_COLUMNS
         "FROM items i WHERE i.id = $1 AND i.archived_at IS NULL",
-        1, p, PGRES_TUPLES_OK, NULL);
-    if (!res)
-        return SK_BACKEND_DOWN;
-    if (PQntuples(res) == 0) {
-        PQclear(res);
+        item, &res);
+    if (st == SK_NOT_FOUND)
         return archive_why_missing(s, item);
-    }
+    if (st != SK_OK)
+        return st;
     room_terms r;
     pg_row f = pg_row_at(res, 0);
     int64_t round = pg_row_i64(&f, 0), starts = pg_row_i64(&f, 1), ends = pg_row_i64(&f, 2);

@@ -68,18 +68,15 @@ sk_status webhook_dead_list(pool_session *s, int64_t endpoint_id, int64_t after,
 
 sk_status webhook_dead_replay(pool_session *s, int64_t endpoint_id, char **body)
 {
-    char ep[24];
-    snprintf(ep, sizeof(ep), "%" PRId64, endpoint_id);
-    const char *p[] = {ep};
     /* One statement: the count and the wake-up go together (a NOTIFY is
      * sent at the commit). */
-    PGresult *res = pool_session_pg(
+    PGresult *res = pool_session_pg_id(
         s,
         "WITH r AS (UPDATE webhook_deliveries SET dead_at = NULL, attempts = 0, next_at = now(),"
         "   last_error = NULL WHERE dead_at IS NOT NULL"
         "   AND ($1::bigint = 0 OR endpoint_id = $1::bigint) RETURNING 1)"
         " SELECT (SELECT count(*) FROM r), pg_notify('" OUTBOX_CHANNEL "', '')",
-        1, p, PGRES_TUPLES_OK, NULL);
+        endpoint_id, PGRES_TUPLES_OK);
     if (!res)
         return SK_BACKEND_DOWN;
     int64_t replayed = 0;

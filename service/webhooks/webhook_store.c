@@ -7,22 +7,28 @@
 #include <string.h>
 
 #include "log.h"
+#include "pg_session.h"
 #include "pg_value.h"
 
 #define COMPONENT "webhooks"
 #define TEXT_(x) #x
 #define TEXT(x) TEXT_(x)
 
-/* Runs sql with n parameters; the result when its status is want, else
- * NULL (logged). The caller PQclear()s. */
-static PGresult *run(PGconn *pg, const char *sql, int n, const char *const *p, ExecStatusType want)
+/* res when its status is want, else NULL (logged; res cleared). The caller
+ * PQclear()s. */
+static PGresult *judged(PGresult *res, ExecStatusType want)
 {
-    PGresult *res = PQexecParams(pg, sql, n, NULL, p, NULL, NULL, 0);
     if (PQresultStatus(res) == want)
         return res;
     log_msg(LOG_WARN, COMPONENT, "postgresql: %s", PQresultErrorMessage(res));
     PQclear(res);
     return NULL;
+}
+
+/* Runs sql with n parameters, judged. */
+static PGresult *run(PGconn *pg, const char *sql, int n, const char *const *p, ExecStatusType want)
+{
+    return judged(PQexecParams(pg, sql, n, NULL, p, NULL, NULL, 0), want);
 }
 
 /* The first column of the first row as an integer; def without a row. */
@@ -163,11 +169,10 @@ static void keys_of(const webhook_delivery *d, delivery_keys *k)
 
 int64_t webhook_store_cursor(PGconn *pg, int64_t endpoint_id)
 {
-    char id[24];
-    snprintf(id, sizeof(id), "%" PRId64, endpoint_id);
-    const char *p[] = {id};
     return first_int(
-        run(pg, "SELECT after_event FROM webhook_endpoints WHERE id = $1", 1, p, PGRES_TUPLES_OK),
+        judged(
+            pg_exec_id(pg, "SELECT after_event FROM webhook_endpoints WHERE id = $1", endpoint_id),
+            PGRES_TUPLES_OK),
         -1);
 }
 
@@ -278,19 +283,18 @@ int webhook_store_analyze(PGconn *pg)
 
 double webhook_store_lag_s(PGconn *pg, int64_t endpoint_id)
 {
-    char id[24];
-    snprintf(id, sizeof(id), "%" PRId64, endpoint_id);
-    const char *p[] = {id};
     /* The oldest event waiting (ids are in commit order): the first of its
      * deliveries, else the first not yet taken. */
-    PGresult *res =
-        run(pg,
+    PGresult *res = judged(
+        pg_exec_id(
+            pg,
             "SELECT (coalesce(extract(epoch FROM now() - (SELECT created_at FROM order_events"
             " WHERE id = coalesce((SELECT min(event_id) FROM webhook_deliveries"
             "   WHERE endpoint_id = $1 AND dead_at IS NULL),"
             " (SELECT min(id) FROM order_events WHERE id > (SELECT after_event"
             "   FROM webhook_endpoints WHERE id = $1))))), 0) * 1000)::bigint",
-            1, p, PGRES_TUPLES_OK);
+            endpoint_id),
+        PGRES_TUPLES_OK);
     int64_t lag_ms = -1;
     if (res && PQntuples(res) == 1 && pg_value_i64(res, 0, 0, &lag_ms) < 0)
         lag_ms = -1;

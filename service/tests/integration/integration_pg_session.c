@@ -2,6 +2,7 @@
  * PostgreSQL: every new connection gets its setup and its prepared
  * statements, a connection that broke is made again on the next call, and a
  * failure that is an answer leaves its SQLSTATE to the caller. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -121,5 +122,48 @@ Test(pg_session, a_wrong_conninfo_gives_no_connection)
     cr_expect_null(pg_session_conn(s));
     cr_expect_null(pg_session_exec(s, "SELECT 1", 0, NULL, PGRES_TUPLES_OK, state));
     cr_expect_str_eq(state, "", "no SQLSTATE without a server");
+    pg_session_free(s);
+}
+
+/* The number a one-id statement answered (its first field). */
+static int64_t answered(PGresult *res)
+{
+    cr_assert_not_null(res);
+    cr_assert_eq(PQresultStatus(res), PGRES_TUPLES_OK, "%s", PQresultErrorMessage(res));
+    int64_t v = 0;
+    cr_assert_eq(pg_value_i64(res, 0, 0, &v), 0, "a number");
+    PQclear(res);
+    return v;
+}
+
+Test(pg_session, a_one_id_statement_gets_the_id_as_its_parameter_to_the_last_digit)
+{
+    pg_session *s = session(NULL);
+    const int64_t ids[] = {42, 0, -7, INT64_MAX, INT64_MIN};
+    for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+        int64_t got =
+            answered(pg_session_exec_id(s, "SELECT $1::bigint", ids[i], PGRES_TUPLES_OK, NULL));
+        cr_expect_eq(got, ids[i], "the session's statement got %lld", (long long)got);
+        got = answered(pg_exec_id(pg_session_conn(s), "SELECT $1::bigint", ids[i]));
+        cr_expect_eq(got, ids[i], "the bare connection's statement got %lld", (long long)got);
+    }
+    pg_session_free(s);
+}
+
+Test(pg_session, a_one_id_statement_is_judged_as_any_other)
+{
+    int64_t pid;
+    pg_session *s = session(&pid);
+    char state[6] = "xxxxx";
+    cr_expect_null(pg_session_exec_id(s, "SELECT 1 / ($1::bigint - 7)", 7, PGRES_TUPLES_OK, state));
+    cr_expect_str_eq(state, "22012", "division_by_zero");
+    cr_expect_null(pg_session_exec_id(s, "SELECT $1::bigint", 7, PGRES_COMMAND_OK, state),
+                   "rows are not the status asked for");
+    /* The bare connection's result comes back as it is, for its caller to judge. */
+    PGresult *res = pg_exec_id(pg_session_conn(s), "SELECT 1 / ($1::bigint - 7)", 7);
+    cr_expect_eq(PQresultStatus(res), PGRES_FATAL_ERROR);
+    cr_expect_str_eq(PQresultErrorField(res, PG_DIAG_SQLSTATE), "22012");
+    PQclear(res);
+    cr_expect_eq(number(s, "SELECT pg_backend_pid()"), pid, "the same connection still serves");
     pg_session_free(s);
 }
