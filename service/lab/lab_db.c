@@ -56,10 +56,7 @@ typedef struct db_arg {
 static sk_status db_read(lab_ctx *c, const lab_request *r, void *arg, int64_t *value)
 {
     db_arg *a = arg;
-    char item_s[24];
-    snprintf(item_s, sizeof(item_s), "%" PRId64, r->item);
-    const char *params[] = {item_s};
-    PGresult *res = lab_ctx_sql(c, a->read_sql, 1, params, PGRES_TUPLES_OK);
+    PGresult *res = lab_ctx_sql_id(c, a->read_sql, r->item, PGRES_TUPLES_OK);
     if (!res)
         return SK_BACKEND_DOWN;
     int rows = PQntuples(res);
@@ -79,10 +76,7 @@ static sk_status db_read(lab_ctx *c, const lab_request *r, void *arg, int64_t *v
 static sk_status db_make(lab_ctx *c, const lab_request *r, void *arg)
 {
     (void)arg;
-    char item_s[24];
-    snprintf(item_s, sizeof(item_s), "%" PRId64, r->item);
-    const char *params[] = {item_s};
-    PGresult *res = lab_ctx_sql(c, create_stock, 1, params, PGRES_COMMAND_OK);
+    PGresult *res = lab_ctx_sql_id(c, create_stock, r->item, PGRES_COMMAND_OK);
     if (!res)
         return SK_BACKEND_DOWN;
     PQclear(res);
