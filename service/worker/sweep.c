@@ -136,22 +136,16 @@ long long sweep_recover(redis_nodes *rn, const scripts *sc, int64_t item, const 
     freeReplyObject(r);
     const char *exists[] = {"EXISTS", alive};
     r = redis_nodes_command(rn, alive, 2, exists, NULL);
-    if (!r)
+    int64_t alive_now = 0;
+    if (!r || redis_reply_int(r, COMPONENT, "sweep heartbeat", &alive_now) < 0)
         return -1;
-    if (r->type != REDIS_REPLY_INTEGER)
-        return redis_reply_unexpected(r, COMPONENT, "sweep heartbeat");
-    int alive_now = r->integer == 1;
-    freeReplyObject(r);
-    if (alive_now)
+    if (alive_now == 1)
         return -2;
     const char *ka[] = {list, queue, claim_key, claim};
     r = redis_nodes_script(rn, &sc->s[SCRIPT_SWEEP_RECOVER], 3, 1, ka);
-    if (!r)
+    int64_t n = 0;
+    if (!r || redis_reply_int(r, COMPONENT, "sweep move", &n) < 0)
         return -1;
-    if (r->type != REDIS_REPLY_INTEGER)
-        return redis_reply_unexpected(r, COMPONENT, "sweep move");
-    long long n = r->integer;
-    freeReplyObject(r);
     return n;
 }
 
