@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "backend.h"
 #include "keys.h"
 #include "log.h"
@@ -63,16 +64,12 @@ static int for_each_pending(redis_nodes *rn, const char *pending, pending_fn fn,
 static void keep_pending(void *ctx, const order *o)
 {
     reconcile_report *r = ctx;
-    if (r->nwaiting == r->waiting_cap) {
-        size_t cap = r->waiting_cap ? r->waiting_cap * 2 : 256;
-        order *grown = realloc(r->waiting, cap * sizeof(*grown));
-        if (!grown) {
-            r->waiting_failed = 1;
-            return;
-        }
-        r->waiting = grown;
-        r->waiting_cap = cap;
+    order *grown = array_grow(r->waiting, &r->waiting_cap, r->nwaiting + 1, sizeof(*grown), 256);
+    if (!grown) {
+        r->waiting_failed = 1;
+        return;
     }
+    r->waiting = grown;
     r->waiting[r->nwaiting++] = *o;
 }
 

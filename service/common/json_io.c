@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include "json_member.h"
 #include "keys.h"
 #include "rfc3339.h"
 #include "validate.h"
@@ -53,31 +54,18 @@ static sk_status parse_object(const char *body, size_t len, members_parser membe
     return st;
 }
 
-/* Reads an integer member in [min, max]. Returns 1 when present and valid,
- * 0 when absent, -1 when present but wrong. */
-static int get_int(json_t *obj, const char *key, int64_t min, int64_t max, int64_t *out)
-{
-    json_t *v = json_object_get(obj, key);
-    if (!v)
-        return 0;
-    if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max)
-        return -1;
-    *out = json_integer_value(v);
-    return 1;
-}
-
 /* Reads an id given as an integer or as a decimal string (the form ids go
- * out in). Returns as get_int. */
+ * out in). Returns as json_member_int. */
 static int get_id(json_t *obj, const char *key, int64_t *out)
 {
     json_t *v = json_object_get(obj, key);
     if (v && json_is_string(v))
         return validate_id(json_string_value(v), json_string_length(v), out) == 0 ? 1 : -1;
-    return get_int(obj, key, 1, INT64_MAX, out);
+    return json_member_int(obj, key, 1, INT64_MAX, out);
 }
 
 /* Reads a time member: RFC 3339 text, or null for no bound (*ms = 0).
- * Returns as get_int. */
+ * Returns as json_member_int. */
 static int get_time(json_t *obj, const char *key, int64_t *ms)
 {
     json_t *v = json_object_get(obj, key);
@@ -110,7 +98,7 @@ static sk_status purchase_members(json_t *root, void *out, const char **why)
         *why = "admission must be the admission token (a string) of the item's waiting room";
     else if (altcha && (!json_is_string(altcha) || json_string_length(altcha) > POW_PAYLOAD_MAX))
         *why = "altcha must be a proof-of-work solution: ALTCHA's payload, base64 text";
-    else if (get_int(root, "quantity", 1, SALE_LIMIT_MAX, &quantity) < 0)
+    else if (json_member_int(root, "quantity", 1, SALE_LIMIT_MAX, &quantity) < 0)
         *why = why_quantity;
     else
         st = SK_OK;
@@ -163,7 +151,7 @@ static sk_status parse_terms(json_t *root, sale_terms *t, const char **why)
         return SK_INVALID;
     }
     t->given |= got ? SALE_ENDS : 0;
-    if ((got = get_int(root, "per_buyer_limit", 1, SALE_LIMIT_MAX, &limit)) < 0) {
+    if ((got = json_member_int(root, "per_buyer_limit", 1, SALE_LIMIT_MAX, &limit)) < 0) {
         *why = "per_buyer_limit must be an integer from 1 to 1000";
         return SK_INVALID;
     }
@@ -194,7 +182,7 @@ sk_status json_io_window_ahead(const sale_terms *t, int64_t now_ms, const char *
 static sk_status parse_stock(json_t *root, int64_t *stock, const char **why)
 {
     json_t *v = json_object_get(root, "stock");
-    if (get_int(root, "stock", 0, SALE_STOCK_MAX, stock) == 1)
+    if (json_member_int(root, "stock", 0, SALE_STOCK_MAX, stock) == 1)
         return SK_OK;
     *why = json_is_integer(v) && json_integer_value(v) > SALE_STOCK_MAX
                ? "stock is out of range: at most 10^12 units"
@@ -215,16 +203,16 @@ static sk_status item_spec_members(json_t *root, void *out, const char **why)
         *why = "name must be a string of 1 to 200 bytes";
     } else if (parse_stock(root, &spec->stock, why) != SK_OK) {
         /* why set */
-    } else if (get_int(root, "id", 1, ITEM_ID_MAX, &spec->id) < 0) {
+    } else if (json_member_int(root, "id", 1, ITEM_ID_MAX, &spec->id) < 0) {
         *why = "id must be an integer from 1 to 2^53-1";
     } else if (json_object_get(root, "lab") && !json_is_boolean(json_object_get(root, "lab"))) {
         *why = "lab must be true or false";
     } else if (json_object_get(root, "listed") &&
                !json_is_boolean(json_object_get(root, "listed"))) {
         *why = "listed must be true or false";
-    } else if (get_int(root, "payment_timeout_s", 0, PAYMENT_TIMEOUT_MAX_S, &timeout) < 0) {
+    } else if (json_member_int(root, "payment_timeout_s", 0, PAYMENT_TIMEOUT_MAX_S, &timeout) < 0) {
         *why = "payment_timeout_s must be an integer from 0 (no payment step) to 604800";
-    } else if (get_int(root, "segments", 1, KEYS_SEGMENTS_MAX, &segments) < 0) {
+    } else if (json_member_int(root, "segments", 1, KEYS_SEGMENTS_MAX, &segments) < 0) {
         *why = "segments must be an integer from 1 to 64";
     } else if (segments > 1 && spec->id >= KEYS_SEGMENT_ITEM_LIMIT) {
         *why = "an item of several segments must have an id below 2^40";
@@ -268,7 +256,7 @@ sk_status json_io_parse_reset(const char *body, size_t len, item_reset *reset, c
 
 static sk_status restock_members(json_t *root, void *out, const char **why)
 {
-    if (get_int(root, "add", 1, SALE_STOCK_MAX, out) == 1)
+    if (json_member_int(root, "add", 1, SALE_STOCK_MAX, out) == 1)
         return SK_OK;
     *why = "add must be an integer from 1 to 10^12";
     return SK_INVALID;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/time.h>
 
+#include "array.h"
 #include "validate.h"
 
 #define NO_OWNER UINT16_MAX
@@ -192,14 +193,10 @@ static int shard_of(redis_cluster_map *map, const redis_cluster_node *node)
     for (size_t i = 0; i < map->nshards; i++)
         if (redis_cluster_node_equal(&map->shards[i].master, node))
             return (int)i;
-    if (map->nshards == map->cap) {
-        size_t cap = map->cap ? map->cap * 2 : 8;
-        shard *grown = realloc(map->shards, cap * sizeof(*grown));
-        if (!grown)
-            return -1;
-        map->shards = grown;
-        map->cap = cap;
-    }
+    shard *grown = array_grow(map->shards, &map->cap, map->nshards + 1, sizeof(*grown), 8);
+    if (!grown)
+        return -1;
+    map->shards = grown;
     shard *s = &map->shards[map->nshards];
     memset(s, 0, sizeof(*s));
     s->master = *node;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "backend.h"
 #include "backoff.h"
 #include "clock.h"
@@ -29,16 +30,12 @@ static int node_add(redis_nodes *rn, const redis_cluster_node *addr)
     for (size_t i = 0; i < rn->nnodes; i++)
         if (redis_cluster_node_equal(&rn->nodes[i].addr, addr))
             return (int)i;
-    if (rn->nnodes == rn->cap) {
-        size_t cap = rn->cap ? rn->cap * 2 : 8;
-        node *grown = realloc(rn->nodes, cap * sizeof(*grown));
-        if (!grown) {
-            log_msg(LOG_ERROR, rn->component, "redis nodes: out of memory");
-            return -1;
-        }
-        rn->nodes = grown;
-        rn->cap = cap;
+    node *grown = array_grow(rn->nodes, &rn->cap, rn->nnodes + 1, sizeof(*grown), 8);
+    if (!grown) {
+        log_msg(LOG_ERROR, rn->component, "redis nodes: out of memory");
+        return -1;
     }
+    rn->nodes = grown;
     rn->nodes[rn->nnodes].addr = *addr;
     rn->nodes[rn->nnodes].c = NULL;
     return (int)rn->nnodes++;

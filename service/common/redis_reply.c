@@ -70,3 +70,11 @@ int redis_reply_int(redisReply *r, const char *component, const char *what, int6
     freeReplyObject(r);
     return 0;
 }
+
+int redis_reply_expect(redisReply *r, int type, const char *component, const char *what)
+{
+    if (!r || r->type != type)
+        return redis_reply_unexpected(r, component, what);
+    freeReplyObject(r);
+    return 0;
+}

@@ -39,4 +39,9 @@ int redis_reply_unexpected(redisReply *r, const char *component, const char *wha
  * when it has none, -1 as redis_reply_unexpected (logged). */
 int redis_reply_int(redisReply *r, const char *component, const char *what, int64_t *out);
 
+/* Takes r (frees it), the reply to a command whose answer says nothing but
+ * that it ran: 0 when r is of type (REDIS_REPLY_STATUS, _INTEGER, ...), or,
+ * when it is not, -1 as redis_reply_unexpected (logged). */
+int redis_reply_expect(redisReply *r, int type, const char *component, const char *what);
+
 #endif

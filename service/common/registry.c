@@ -77,8 +77,5 @@ int registry_add(redis_nodes *rn, int64_t item)
     redisReply *r = redis_nodes_command(rn, KEYS_ITEMS, 3, argv, NULL);
     if (!r)
         return -1;
-    if (r->type != REDIS_REPLY_INTEGER)
-        return redis_reply_unexpected(r, COMPONENT, "SADD " KEYS_ITEMS);
-    freeReplyObject(r);
-    return 0;
+    return redis_reply_expect(r, REDIS_REPLY_INTEGER, COMPONENT, "SADD " KEYS_ITEMS);
 }

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "json_member.h"
 #include "rfc3339.h"
 
 /* A number member > 0 (integer or real). Returns 1, 0 when absent, -1 when wrong. */
@@ -14,18 +15,6 @@ static int get_rate(json_t *root, const char *key, double *out)
     if (!json_is_number(v) || !(json_number_value(v) > 0) || json_number_value(v) > 1e9)
         return -1;
     *out = json_number_value(v);
-    return 1;
-}
-
-/* An integer member in [min, max]. Returns as get_rate. */
-static int get_count(json_t *root, const char *key, int64_t min, int64_t max, int64_t *out)
-{
-    json_t *v = json_object_get(root, key);
-    if (!v)
-        return 0;
-    if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max)
-        return -1;
-    *out = json_integer_value(v);
     return 1;
 }
 
@@ -121,11 +110,11 @@ sk_status room_terms_parse(json_t *root, int64_t starts_ms, int starts_named, ro
         *why = "prequeue_opens_at must come before starts_at";
     else if (get_rate(root, "admit_per_s", &r->admit_per_s) != 1)
         *why = "admit_per_s must be a number above 0 (places admitted a second), at most 10^9";
-    else if (get_count(root, "admit_burst", 0, ROOM_COUNT_MAX, &r->admit_burst) < 0)
+    else if (json_member_int(root, "admit_burst", 0, ROOM_COUNT_MAX, &r->admit_burst) < 0)
         *why = "admit_burst must be an integer from 0 to 10^12 (default: the stock)";
-    else if (get_count(root, "max_active", 1, ROOM_COUNT_MAX, &r->max_active) < 0)
+    else if (json_member_int(root, "max_active", 1, ROOM_COUNT_MAX, &r->max_active) < 0)
         *why = "max_active must be an integer from 1 to 10^12";
-    else if (get_count(root, "admission_ttl_s", 1, ROOM_TTL_MAX_S, &ttl) < 0)
+    else if (json_member_int(root, "admission_ttl_s", 1, ROOM_TTL_MAX_S, &ttl) < 0)
         *why = "admission_ttl_s must be an integer from 1 to 86400";
     else {
         r->admission_ttl_s = (int)ttl;

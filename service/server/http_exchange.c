@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "array.h"
 #include "clock.h"
 #include "http_framing.h"
 #include "http_loop.h"
@@ -46,16 +47,10 @@ static int append_body(http_exchange *ex, const char *data, size_t len)
         ex->too_large = 1;
         return 0;
     }
-    if (ex->body_len + len + 1 > ex->body_cap) {
-        size_t cap = ex->body_cap ? ex->body_cap * 2 : 256;
-        while (cap < ex->body_len + len + 1)
-            cap *= 2;
-        char *grown = realloc(ex->body, cap);
-        if (!grown)
-            return -1;
-        ex->body = grown;
-        ex->body_cap = cap;
-    }
+    char *grown = array_grow(ex->body, &ex->body_cap, ex->body_len + len + 1, 1, 256);
+    if (!grown)
+        return -1;
+    ex->body = grown;
     memcpy(ex->body + ex->body_len, data, len);
     ex->body_len += len;
     ex->body[ex->body_len] = '\0';

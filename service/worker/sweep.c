@@ -85,10 +85,7 @@ int sweep_heartbeat_release(redis_nodes *rn, const scripts *sc, const char *work
     redisReply *r = redis_nodes_script(rn, &sc->s[SCRIPT_LOCK_RELEASE], 1, 1, ka);
     if (!r)
         return -1;
-    if (r->type != REDIS_REPLY_INTEGER)
-        return redis_reply_unexpected(r, COMPONENT, "heartbeat release");
-    freeReplyObject(r);
-    return 0;
+    return redis_reply_expect(r, REDIS_REPLY_INTEGER, COMPONENT, "heartbeat release");
 }
 
 int sweep_elect(redis_nodes *rn, const char *lock, const char *token, int64_t period_ms)
@@ -103,10 +100,7 @@ int sweep_elect(redis_nodes *rn, const char *lock, const char *token, int64_t pe
         freeReplyObject(r);
         return 0;
     }
-    if (r->type != REDIS_REPLY_STATUS)
-        return redis_reply_unexpected(r, COMPONENT, "sweep lock");
-    freeReplyObject(r);
-    return 1;
+    return redis_reply_expect(r, REDIS_REPLY_STATUS, COMPONENT, "sweep lock") < 0 ? -1 : 1;
 }
 
 int sweep_claim(redis_nodes *rn, int64_t item, const char *worker_id, const char *token)
@@ -117,10 +111,7 @@ int sweep_claim(redis_nodes *rn, int64_t item, const char *worker_id, const char
     redisReply *r = redis_nodes_command(rn, key, 3, argv, NULL);
     if (!r)
         return -1;
-    if (r->type != REDIS_REPLY_STATUS)
-        return redis_reply_unexpected(r, COMPONENT, "claim");
-    freeReplyObject(r);
-    return 0;
+    return redis_reply_expect(r, REDIS_REPLY_STATUS, COMPONENT, "claim");
 }
 
 long long sweep_recover(redis_nodes *rn, const scripts *sc, int64_t item, const char *worker_id)
@@ -145,22 +136,16 @@ long long sweep_recover(redis_nodes *rn, const scripts *sc, int64_t item, const 
     freeReplyObject(r);
     const char *exists[] = {"EXISTS", alive};
     r = redis_nodes_command(rn, alive, 2, exists, NULL);
-    if (!r)
+    int64_t alive_now = 0;
+    if (!r || redis_reply_int(r, COMPONENT, "sweep heartbeat", &alive_now) < 0)
         return -1;
-    if (r->type != REDIS_REPLY_INTEGER)
-        return redis_reply_unexpected(r, COMPONENT, "sweep heartbeat");
-    int alive_now = r->integer == 1;
-    freeReplyObject(r);
-    if (alive_now)
+    if (alive_now == 1)
         return -2;
     const char *ka[] = {list, queue, claim_key, claim};
     r = redis_nodes_script(rn, &sc->s[SCRIPT_SWEEP_RECOVER], 3, 1, ka);
-    if (!r)
+    int64_t n = 0;
+    if (!r || redis_reply_int(r, COMPONENT, "sweep move", &n) < 0)
         return -1;
-    if (r->type != REDIS_REPLY_INTEGER)
-        return redis_reply_unexpected(r, COMPONENT, "sweep move");
-    long long n = r->integer;
-    freeReplyObject(r);
     return n;
 }
 

@@ -83,9 +83,8 @@ static int setup_node(worker *w, redisContext *c)
                                       "CLIENT SETNAME");
     if (!r)
         return -1;
-    if (r->type != REDIS_REPLY_STATUS)
-        return redis_reply_unexpected(r, COMPONENT, "CLIENT SETNAME");
-    freeReplyObject(r);
+    if (redis_reply_expect(r, REDIS_REPLY_STATUS, COMPONENT, "CLIENT SETNAME") < 0)
+        return -1;
     /* Every connect loads the scripts, so that the calls go by digest even
      * after a Redis restart. */
     if (scripts_load(&w->sc, c) < 0) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "clock.h"
 #include "keys.h"
 #include "log.h"
@@ -75,14 +76,11 @@ int worker_items_claim(worker_items *it, redis_nodes *rn, int64_t item)
         return 0;
     if (sweep_claim(rn, item, it->worker_id, it->token) < 0)
         return -1;
-    if (it->nclaimed == it->claimed_cap) {
-        size_t cap = it->claimed_cap ? it->claimed_cap * 2 : 16;
-        int64_t *grown = realloc(it->claimed, cap * sizeof(*grown));
-        if (!grown)
-            return 0; /* claimed in Redis; claiming again later is harmless */
-        it->claimed = grown;
-        it->claimed_cap = cap;
-    }
+    int64_t *grown =
+        array_grow(it->claimed, &it->claimed_cap, it->nclaimed + 1, sizeof(*grown), 16);
+    if (!grown)
+        return 0; /* claimed in Redis; claiming again later is harmless */
+    it->claimed = grown;
     memmove(&it->claimed[i + 1], &it->claimed[i], (it->nclaimed - i) * sizeof(*it->claimed));
     it->claimed[i] = item;
     it->nclaimed++;

@@ -24,10 +24,7 @@ static char resp[4096];
 static char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=e2e-archive-cluster",
                       "SECKILL_ALLOW_ANONYMOUS=true", NULL};
 
-HARNESS_CLUSTER_SUITE();
-
-HARNESS_SYSTEM_SUITE(archive_cluster, harness_cluster_system_start, sys, env, "e2e-archive-cluster",
-                     .timeout = 180);
+HARNESS_CLUSTER_SYSTEM_SUITE(archive_cluster, sys, env, "e2e-archive-cluster", .timeout = 180);
 
 /* A purchase by user (0: anonymous) on the server at port. */
 static int buy_on(int port, int64_t item, int64_t user)

@@ -22,10 +22,7 @@
 static harness_system sys;
 static char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=e2e-draw-cluster", NULL};
 
-HARNESS_CLUSTER_SUITE();
-
-HARNESS_SYSTEM_SUITE(draw_cluster, harness_cluster_system_start, sys, env, "e2e-draw-cluster",
-                     .timeout = 180);
+HARNESS_CLUSTER_SYSTEM_SUITE(draw_cluster, sys, env, "e2e-draw-cluster", .timeout = 180);
 
 Test(draw_cluster, entries_are_one_per_buyer_and_the_grant_takes_the_stock_once)
 {

@@ -30,11 +30,8 @@
 
 static harness_system sys;
 
-HARNESS_CLUSTER_SUITE();
-
 static char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=" WORKER_ID, NULL};
-HARNESS_SYSTEM_SUITE(redis_cluster, harness_cluster_system_start, sys, env, "e2e-redis-cluster",
-                     .timeout = 180);
+HARNESS_CLUSTER_SYSTEM_SUITE(redis_cluster, sys, env, "e2e-redis-cluster", .timeout = 180);
 
 /* Every key the product makes for item, the worker's processing list and
  * claim included. */

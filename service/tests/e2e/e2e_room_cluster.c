@@ -28,10 +28,7 @@
 static harness_system sys;
 static char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=e2e-room-cluster", NULL};
 
-HARNESS_CLUSTER_SUITE();
-
-HARNESS_SYSTEM_SUITE(room_cluster, harness_cluster_system_start, sys, env, "e2e-room-cluster",
-                     .timeout = 180);
+HARNESS_CLUSTER_SYSTEM_SUITE(room_cluster, sys, env, "e2e-room-cluster", .timeout = 180);
 
 static json_t *call(const char *method, const char *path, const char *body, int *status)
 {

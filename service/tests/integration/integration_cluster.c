@@ -33,29 +33,8 @@ static redis_nodes *nodes; /* the product's way there, for the worker's and the 
  * scripts loaded. */
 HARNESS_CLUSTER_NODE_SUITE();
 
-static void open_node(void)
-{
-    redis = harness_cluster_node_open(&sc);
-    char seed[64];
-    snprintf(seed, sizeof(seed), "127.0.0.1:%d", harness_cluster_node_port());
-    harness_config(&cfg);
-    free(cfg.redis_cluster);
-    cfg.redis_cluster = strdup(seed);
-    cr_assert_not_null(cfg.redis_cluster);
-    nodes = redis_nodes_create(&cfg, "test");
-    cr_assert_not_null(nodes);
-}
-
-static void close_node(void)
-{
-    redis_nodes_free(nodes);
-    nodes = NULL;
-    config_free(&cfg);
-    redisFree(redis);
-    redis = NULL;
-}
-
-TestSuite(cluster, .init = open_node, .fini = close_node, .timeout = 60);
+HARNESS_NODES_SUITE(cluster, harness_cluster_node_open, harness_cluster_node_config, redis, sc, cfg,
+                    nodes, .timeout = 60);
 
 /* A script call's reply: anything but an error. Frees it. */
 static void expect_ran(const char *what, redisReply *r)

@@ -12,6 +12,7 @@
 #include <hiredis/hiredis.h>
 
 #include "harness.h"
+#include "harness_suite.h"
 #include "keys.h"
 #include "order.h"
 #include "order_return.h"
@@ -26,24 +27,8 @@ static scripts sc;
 static config cfg;         /* the run's, for nodes */
 static redis_nodes *nodes; /* the returns' way to Redis, as the server's and the worker's */
 
-static void setup(void)
-{
-    redis = harness_redis_with_scripts(&sc);
-    harness_config(&cfg);
-    nodes = redis_nodes_create(&cfg, "test");
-    cr_assert_not_null(nodes);
-}
-
-static void teardown(void)
-{
-    redis_nodes_free(nodes);
-    nodes = NULL;
-    config_free(&cfg);
-    redisFree(redis);
-    redis = NULL;
-}
-
-TestSuite(reserve_batch, .init = setup, .fini = teardown, .timeout = 30);
+HARNESS_NODES_SUITE(reserve_batch, harness_redis_with_scripts, harness_config, redis, sc, cfg,
+                    nodes, .timeout = 30);
 
 static void item_reset(int64_t item, long long stock, long long round)
 {

@@ -382,6 +382,10 @@ int harness_cluster_node_port(void);
  * test on failure. */
 redisContext *harness_cluster_node_open(scripts *sc);
 
+/* In a test: the run's config (harness_config) with redis_cluster set to
+ * the suite's node (config_free it). Aborts the test on failure. */
+void harness_cluster_node_config(config *cfg);
+
 /* Asserts that r, the reply on c to the script call what, is not an error
  * (a cluster's CROSSSLOT refusal included); frees it. */
 void harness_expect_ran(redisContext *c, const char *what, redisReply *r);

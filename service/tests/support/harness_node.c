@@ -178,6 +178,16 @@ redisContext *harness_cluster_node_open(scripts *sc)
     return c;
 }
 
+void harness_cluster_node_config(config *cfg)
+{
+    char seed[64];
+    snprintf(seed, sizeof(seed), "127.0.0.1:%d", harness_cluster_node_port());
+    harness_config(cfg);
+    free(cfg->redis_cluster);
+    cfg->redis_cluster = strdup(seed);
+    cr_assert_not_null(cfg->redis_cluster);
+}
+
 void harness_expect_ran(redisContext *c, const char *what, redisReply *r)
 {
     cr_assert(r, "%s: %s", what, c->errstr);

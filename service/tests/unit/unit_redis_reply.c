@@ -81,6 +81,27 @@ Test(redis_reply, int_takes_the_reply_and_says_whether_it_held_a_number)
     cr_expect_eq(redis_reply_unexpected(made(REDIS_REPLY_ARRAY, NULL, 0), "test", "SCAN"), -1);
 }
 
+Test(redis_reply, expect_takes_the_reply_and_says_whether_it_was_of_the_type)
+{
+    /* Each reply is freed whatever the verdict (the sanitizer build's leak
+     * check sees one that is not). */
+    cr_expect_eq(
+        redis_reply_expect(made(REDIS_REPLY_STATUS, "OK", 0), REDIS_REPLY_STATUS, "test", "SET"),
+        0);
+    cr_expect_eq(
+        redis_reply_expect(made(REDIS_REPLY_INTEGER, NULL, 0), REDIS_REPLY_INTEGER, "test", "SADD"),
+        0);
+    cr_expect_eq(
+        redis_reply_expect(made(REDIS_REPLY_INTEGER, NULL, 1), REDIS_REPLY_STATUS, "test", "SET"),
+        -1);
+    cr_expect_eq(redis_reply_expect(made(REDIS_REPLY_ERROR, "ERR wrong", 0), REDIS_REPLY_STATUS,
+                                    "test", "SET"),
+                 -1);
+    cr_expect_eq(
+        redis_reply_expect(made(REDIS_REPLY_NIL, NULL, 0), REDIS_REPLY_STATUS, "test", NULL), -1);
+    cr_expect_eq(redis_reply_expect(NULL, REDIS_REPLY_STATUS, "test", "SET"), -1);
+}
+
 Test(redis_reply, number_or_reads_nil_as_the_absent_value_and_nothing_else)
 {
     int64_t n = 0;
