@@ -7,21 +7,21 @@
 #include "lab_strategy.h"
 
 /* SELECT stock, check in code, work, UPDATE stock = <read value - 1>. */
-sk_status lab_db_read_modify_write(lab_ctx *c, const lab_request *r, int64_t *remaining);
+lab_strategy_fn lab_db_read_modify_write;
 /* One UPDATE ... SET stock = stock - 1 WHERE stock > 0; with a delay, the
  * work follows in its transaction (holding the row lock). */
-sk_status lab_db_single_update(lab_ctx *c, const lab_request *r, int64_t *remaining);
+lab_strategy_fn lab_db_single_update;
 /* A transaction: SELECT ... FOR UPDATE, check, work, UPDATE. */
-sk_status lab_db_for_update(lab_ctx *c, const lab_request *r, int64_t *remaining);
+lab_strategy_fn lab_db_for_update;
 /* SELECT stock, version; check, work; UPDATE ... WHERE version = <read>;
  * retried on a conflict until the wait runs out (429 busy). */
-sk_status lab_db_optimistic(lab_ctx *c, const lab_request *r, int64_t *remaining);
+lab_strategy_fn lab_db_optimistic;
 /* A transaction that first takes pg_advisory_xact_lock(item) (waiting in
  * PostgreSQL's queue, without a bound: no 429), then runs check, work and
  * the read-modify-write of lab_stock.stock; COMMIT frees the lock. */
-sk_status lab_db_advisory(lab_ctx *c, const lab_request *r, int64_t *remaining);
+lab_strategy_fn lab_db_advisory;
 /* lab_stock.stock of r->item. */
-sk_status lab_db_remaining(lab_ctx *c, const lab_request *r, int64_t *remaining);
+lab_remaining_fn lab_db_remaining;
 
 /* The read-modify-write counter over lab_stock.stock (no guard of its own),
  * for the lock strategies that keep their stock in PostgreSQL. */

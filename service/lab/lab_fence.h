@@ -29,6 +29,6 @@ extern const lab_counter lab_fence_stock;
 /* Takes redis_lock's lock of the strategy, then a token, and sells through
  * lab_fence_stock. A holder that lost its lock to a newer one gets
  * SK_FENCED (409 "fenced") and sells nothing. */
-sk_status lab_fence_redis_lock(lab_ctx *c, const lab_request *r, int64_t *remaining);
+lab_strategy_fn lab_fence_redis_lock;
 
 #endif

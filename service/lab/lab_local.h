@@ -27,12 +27,12 @@ void lab_local_forget(lab_local *l, int64_t item);
 void lab_local_forget_all(lab_local *l);
 
 /* Check, work, then a plain read-modify-write (lost updates and oversell). */
-sk_status lab_local_unsafe(lab_ctx *c, const lab_request *r, int64_t *remaining);
+lab_strategy_fn lab_local_unsafe;
 /* Check, work, then an atomic decrement (no lost update, still oversells). */
-sk_status lab_local_atomic_check(lab_ctx *c, const lab_request *r, int64_t *remaining);
+lab_strategy_fn lab_local_atomic_check;
 /* A process-local mutex around check, work and decrement. */
-sk_status lab_local_mutex(lab_ctx *c, const lab_request *r, int64_t *remaining);
+lab_strategy_fn lab_local_mutex;
 /* The counter of the strategy r->strategy in this process. */
-sk_status lab_local_remaining(lab_ctx *c, const lab_request *r, int64_t *remaining);
+lab_remaining_fn lab_local_remaining;
 
 #endif

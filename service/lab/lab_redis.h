@@ -7,20 +7,20 @@
 #include "lab_strategy.h"
 
 /* GET, check in code, work, DECR: oversells. */
-sk_status lab_redis_read_check_decr(lab_ctx *c, const lab_request *r, int64_t *remaining);
+lab_strategy_fn lab_redis_read_check_decr;
 /* WATCH, GET, check, work, MULTI/DECR/EXEC; retried when EXEC fails, until
  * the wait runs out (429 busy). */
-sk_status lab_redis_watch(lab_ctx *c, const lab_request *r, int64_t *remaining);
+lab_strategy_fn lab_redis_watch;
 /* The production reserve script (lua/reserve_batch.lua) for a new buyer
  * each call: stock check, decrement, the order queued for the worker and
  * (order_guard = lock) the buyer's order lock taken, atomically; the
  * business work follows (the script is the critical section). */
-sk_status lab_redis_lua_reserve(lab_ctx *c, const lab_request *r, int64_t *remaining);
+lab_strategy_fn lab_redis_lua_reserve;
 
 /* The stock string of r->strategy (the initial stock before first use). */
-sk_status lab_redis_remaining(lab_ctx *c, const lab_request *r, int64_t *remaining);
+lab_remaining_fn lab_redis_remaining;
 /* The production stock ({item:N}:state "stock"). */
-sk_status lab_redis_state_remaining(lab_ctx *c, const lab_request *r, int64_t *remaining);
+lab_remaining_fn lab_redis_state_remaining;
 
 /* GET then SET <read - 1> on the stock string of r->strategy: correct only
  * under a lock, for the lock strategies. arg is ignored. */

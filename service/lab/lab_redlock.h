@@ -37,6 +37,6 @@ void lab_redlock_free(lab_redlock *l);
  * cfg->lab_lock_wait_ms (SK_BUSY). Check, work and take of the stock string
  * {item:N}:lab:stock:<strategy> (on the main Redis) run under it; then it
  * is released on all servers by compare-and-delete. */
-sk_status lab_redlock_lock(lab_ctx *c, const lab_request *r, int64_t *remaining);
+lab_strategy_fn lab_redlock_lock;
 
 #endif

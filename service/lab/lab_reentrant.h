@@ -18,6 +18,6 @@
  * read and written through lab_fence_stock: a holder paused past its lease
  * (the pause stops its watchdog too) whose successor has read the stock gets
  * SK_FENCED (409 "fenced") and sells nothing. */
-sk_status lab_reentrant_lock(lab_ctx *c, const lab_request *r, int64_t *remaining);
+lab_strategy_fn lab_reentrant_lock;
 
 #endif

@@ -60,12 +60,13 @@ typedef struct lab_request {
 /* Buys one unit. Returns SK_OK with *remaining (the strategy's own view of
  * the stock after the sale), SK_SOLD_OUT, SK_BUSY (lock or retries not won
  * within cfg->lab_lock_wait_ms), SK_NOT_FOUND (no such item) or
- * SK_BACKEND_DOWN. */
-typedef sk_status (*lab_strategy_fn)(lab_ctx *c, const lab_request *r, int64_t *remaining);
+ * SK_BACKEND_DOWN. A function type: each strategy's header declares it as
+ * `lab_strategy_fn lab_db_for_update;`, so that the signature stands here only. */
+typedef sk_status lab_strategy_fn(lab_ctx *c, const lab_request *r, int64_t *remaining);
 
 /* The strategy's stock as it stands (for the audit): SK_OK with *remaining,
  * SK_NOT_FOUND, SK_BACKEND_DOWN. */
-typedef sk_status (*lab_remaining_fn)(lab_ctx *c, const lab_request *r, int64_t *remaining);
+typedef sk_status lab_remaining_fn(lab_ctx *c, const lab_request *r, int64_t *remaining);
 
 /* Parses the query arguments of a lab purchase (NULL when absent): item
  * (required id), user_id (optional id, 0 when absent), delay_ms (optional,

@@ -11,11 +11,11 @@ typedef struct lab_strategy {
     const char *name;
     const char *family; /* "local", "db", "redis" or "lock" */
     int safe;           /* EXPERIMENTS.md's verdict: 1 never oversells (one instance) */
-    lab_strategy_fn run;
-    lab_remaining_fn remaining;
+    lab_strategy_fn *run;
+    lab_remaining_fn *remaining;
     /* Locks it holds outside Redis and PostgreSQL (the audit counts those
      * two for every strategy), as a count; NULL for none. */
-    lab_remaining_fn locks;
+    lab_remaining_fn *locks;
 } lab_strategy;
 
 /* The strategy named by the len bytes at name; NULL when there is none. */

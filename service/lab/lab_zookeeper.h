@@ -31,7 +31,7 @@ void lab_zookeeper_free(lab_zookeeper *z);
  * cfg->lab_lock_wait_ms: our node is deleted again), SK_NOT_FOUND,
  * SK_BACKEND_DOWN (ZooKeeper or Redis unreachable) or SK_NOT_CONFIGURED
  * (cfg->zookeeper_servers is empty). */
-sk_status lab_zookeeper_lock(lab_ctx *c, const lab_request *r, int64_t *remaining);
+lab_strategy_fn lab_zookeeper_lock;
 
 /* The lock znodes of r->item that exist now (the audit's lock_keys): SK_OK
  * with *count (0 when ZooKeeper is not configured), or SK_BACKEND_DOWN. */
