@@ -19,6 +19,12 @@ typedef enum config_order_guard {
     CONFIG_ORDER_GUARD_SCRIPT    /* the script alone (its limit), no lock key */
 } config_order_guard;
 
+/* How seckill-webhooks is scheduled (the key webhook_priority). */
+typedef enum config_webhook_priority {
+    CONFIG_WEBHOOK_PRIORITY_NORMAL = 0, /* as it was started (a unit's Nice=, nice(1)) */
+    CONFIG_WEBHOOK_PRIORITY_IDLE        /* SCHED_IDLE: only the CPU nothing else wants */
+} config_webhook_priority;
+
 /* reserve_wait_replicas = auto. */
 #define CONFIG_WAIT_AUTO (-1)
 
@@ -90,6 +96,7 @@ typedef struct config {
     int webhook_retry_max_ms;   /* ... up to this */
     int webhook_timeout_ms;     /* one delivery's time */
     int webhook_metrics_port;   /* GET /metrics of seckill-webhooks on host:port; 0: none */
+    config_webhook_priority webhook_priority; /* normal or idle (SCHED_IDLE) */
     /* seckill-admin */
     char *migrations_dir; /* the sql/NNN_*.sql of migrate; empty: the installed ones, or ./sql */
     /* both */

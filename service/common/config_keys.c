@@ -92,6 +92,7 @@ static const char *const auto_words[] = {"auto", NULL};
 /* By value: CONFIG_BUYER_AUTH_NONE, CONFIG_BUYER_AUTH_TOKEN. */
 static const char *const buyer_auth_words[] = {"none", "token", NULL};
 static const char *const order_guard_words[] = {"lock", "script", NULL};
+static const char *const webhook_priority_words[] = {"normal", "idle", NULL};
 
 const config_key config_keys[] = {
     STR_KEY(host, "127.0.0.1", 0, "address the HTTP server listens on"),
@@ -210,6 +211,9 @@ const config_key config_keys[] = {
             "how long one delivery may take (connect and answer), then it counts as failed"),
     INT_KEY(webhook_metrics_port, "0", 0, 65535,
             "port of seckill-webhooks' own GET /metrics, on host (0: none)"),
+    ENUM_KEY(webhook_priority, "normal", webhook_priority_words,
+             "how seckill-webhooks is scheduled: normal (as started) or idle (SCHED_IDLE: it "
+             "runs on the CPU the purchase path leaves; deliveries wait during a storm)"),
     STR_KEY(migrations_dir, "", 0,
             "folder of the SQL migrations of seckill-admin migrate (empty: the installed ones "
             "beside the binary, else ./sql of a checkout)"),

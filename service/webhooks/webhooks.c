@@ -69,8 +69,8 @@ fail:
     return NULL;
 }
 
-/* Ends a transfer, sent or not, and frees it. */
-static void transfer_free(webhooks *w, transfer *t)
+/* Ends a transfer, sent or not, and keeps it for the next delivery. */
+static void transfer_done(webhooks *w, transfer *t)
 {
     for (int i = 0; i < w->nin_flight; i++)
         if (w->in_flight[i] == t) {
@@ -79,16 +79,15 @@ static void transfer_free(webhooks *w, transfer *t)
         }
     w->endpoints[t->ep].in_flight--;
     curl_multi_remove_handle(w->multi, t->easy);
-    curl_easy_cleanup(t->easy);
-    curl_slist_free_all(t->headers);
     free(t->body);
-    free(t);
+    t->body = NULL;
+    w->idle[w->nidle++] = t;
 }
 
 void webhooks_drop_pg(webhooks *w)
 {
     while (w->nin_flight > 0)
-        transfer_free(w, w->in_flight[0]);
+        transfer_done(w, w->in_flight[0]);
     w->ndone = 0;
     PQfinish(w->pg);
     w->pg = NULL;
@@ -104,6 +103,11 @@ void webhooks_free(webhooks *w)
     if (w->pg)
         webhooks_drop_pg(w);
     curl_multi_cleanup(w->multi);
+    while (w->nidle > 0) {
+        transfer *t = w->idle[--w->nidle];
+        curl_easy_cleanup(t->easy);
+        free(t);
+    }
     for (size_t i = 0; w->endpoints && i < w->nendpoints; i++)
         webhook_window_close(&w->endpoints[i].win);
     if (w->endpoints)
@@ -182,37 +186,54 @@ static size_t discard(char *data, size_t size, size_t n, void *ctx)
     return size * n;
 }
 
-/* The request of t: its body signed now with its endpoint's secret. 0 or -1. */
-static int prepare(webhooks *w, transfer *t)
+/* An idle transfer, or a new one: an easy handle with the options every
+ * delivery shares, and its header list (the fixed lines filled in). NULL
+ * when out of memory. */
+static transfer *transfer_get(webhooks *w)
 {
-    const endpoint_state *ep = &w->endpoints[t->ep];
-    char sig[WEBHOOK_SIGNATURE_MAX + 32], line[96];
-    t->body = outbox_event_json(&t->d.ev);
-    if (!t->body || webhook_sign(ep->conf.secret, clock_wall_ms() / 1000, t->body, strlen(t->body),
-                                 sig + sizeof(WEBHOOK_SIGNATURE_HEADER) + 1,
-                                 sizeof(sig) - sizeof(WEBHOOK_SIGNATURE_HEADER) - 1) < 0)
-        return -1;
-    memcpy(sig, WEBHOOK_SIGNATURE_HEADER ": ", sizeof(WEBHOOK_SIGNATURE_HEADER) + 1);
-    const char *fixed[] = {"Content-Type: application/json",
-                           "Expect:", "User-Agent: seckill-webhooks/" SECKILL_VERSION, sig};
+    if (w->nidle > 0)
+        return w->idle[--w->nidle];
+    transfer *t = calloc(1, sizeof(*t));
+    if (!t || !(t->easy = curl_easy_init())) {
+        free(t);
+        return NULL;
+    }
+    static const char *const fixed[] = {"Content-Type: application/json",
+                                        "Expect:", "User-Agent: seckill-webhooks/" SECKILL_VERSION};
     for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
-        t->headers = curl_slist_append(t->headers, fixed[i]);
-    snprintf(line, sizeof(line), "Seckill-Event-Id: %" PRId64, t->d.ev.id);
-    t->headers = curl_slist_append(t->headers, line);
-    snprintf(line, sizeof(line), "Seckill-Event-Type: %s", t->d.ev.type);
-    t->headers = curl_slist_append(t->headers, line);
-    if (!t->headers || !(t->easy = curl_easy_init()))
-        return -1;
-    curl_easy_setopt(t->easy, CURLOPT_URL, ep->conf.url);
+        snprintf(t->lines[i], sizeof(t->lines[i]), "%s", fixed[i]);
+    for (size_t i = 0; i < TRANSFER_HEADERS; i++) {
+        t->headers[i].data = t->lines[i];
+        t->headers[i].next = i + 1 < TRANSFER_HEADERS ? &t->headers[i + 1] : NULL;
+    }
     curl_easy_setopt(t->easy, CURLOPT_HTTPHEADER, t->headers);
-    curl_easy_setopt(t->easy, CURLOPT_POSTFIELDS, t->body);
-    curl_easy_setopt(t->easy, CURLOPT_POSTFIELDSIZE, (long)strlen(t->body));
     curl_easy_setopt(t->easy, CURLOPT_TIMEOUT_MS, (long)w->cfg->webhook_timeout_ms);
     curl_easy_setopt(t->easy, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(t->easy, CURLOPT_WRITEFUNCTION, discard);
     curl_easy_setopt(t->easy, CURLOPT_ERRORBUFFER, t->error);
     curl_easy_setopt(t->easy, CURLOPT_PRIVATE, t);
     curl_easy_setopt(t->easy, CURLOPT_PROTOCOLS_STR, "http,https");
+    return t;
+}
+
+/* The request of t: its body signed now with its endpoint's secret, the
+ * lines of the event written into its headers. 0 or -1. */
+static int prepare(webhooks *w, transfer *t)
+{
+    const endpoint_state *ep = &w->endpoints[t->ep];
+    char *sig = t->lines[3];
+    const size_t prefix = sizeof(WEBHOOK_SIGNATURE_HEADER) + 1; /* "Seckill-Signature: " */
+    t->body = outbox_event_json(&t->d.ev);
+    if (!t->body || webhook_sign(ep->conf.secret, clock_wall_ms() / 1000, t->body, strlen(t->body),
+                                 sig + prefix, sizeof(t->lines[3]) - prefix) < 0)
+        return -1;
+    memcpy(sig, WEBHOOK_SIGNATURE_HEADER ": ", prefix);
+    snprintf(t->lines[4], sizeof(t->lines[4]), "Seckill-Event-Id: %" PRId64, t->d.ev.id);
+    snprintf(t->lines[5], sizeof(t->lines[5]), "Seckill-Event-Type: %s", t->d.ev.type);
+    t->error[0] = '\0';
+    curl_easy_setopt(t->easy, CURLOPT_URL, ep->conf.url);
+    curl_easy_setopt(t->easy, CURLOPT_POSTFIELDS, t->body);
+    curl_easy_setopt(t->easy, CURLOPT_POSTFIELDSIZE, (long)strlen(t->body));
     return curl_multi_add_handle(w->multi, t->easy) == CURLM_OK ? 0 : -1;
 }
 
@@ -221,8 +242,7 @@ int webhooks_start(webhooks *w, const webhook_delivery *d, int64_t seq)
     size_t ep = 0;
     while (ep < w->nendpoints && w->endpoints[ep].id != d->endpoint_id)
         ep++;
-    transfer *t =
-        ep < w->nendpoints && w->nin_flight < IN_FLIGHT_MAX ? calloc(1, sizeof(*t)) : NULL;
+    transfer *t = ep < w->nendpoints && w->nin_flight < IN_FLIGHT_MAX ? transfer_get(w) : NULL;
     if (!t)
         return -1;
     t->ep = ep;
@@ -232,7 +252,7 @@ int webhooks_start(webhooks *w, const webhook_delivery *d, int64_t seq)
     w->endpoints[ep].in_flight++;
     if (prepare(w, t) < 0) {
         log_msg(LOG_WARN, COMPONENT, "event %" PRId64 ": cannot make its request", t->d.ev.id);
-        transfer_free(w, t);
+        transfer_done(w, t);
         return -1;
     }
     if (seq >= 0)
@@ -329,7 +349,7 @@ static void finish(webhooks *w, transfer *t, CURLcode rc)
                     ep->id, t->d.ev.id, attempts, why, delay);
         }
     }
-    transfer_free(w, t);
+    transfer_done(w, t);
     if (stored < 0 && w->pg)
         webhooks_drop_pg(w);
 }
@@ -382,9 +402,12 @@ static void lead(webhooks *w)
         woken = 1;
     webhook_cursor_move(w, now);
     /* After a full page, the next is read once a window is half empty, so
-     * that a page is worth its statement; a NOTIFY or the tick reads into
-     * any room. */
-    if (w->pg && (woken || now >= w->next_read_ms)) {
+     * that a page is worth its statement: behind, a NOTIFY tells nothing
+     * new (during a storm every commit of the worker sends one, and a page
+     * read into the few slots freed since cost PostgreSQL a statement for a
+     * handful of events). Caught up, a NOTIFY reads into any room; the tick
+     * does anyway. */
+    if (w->pg && ((woken && !w->more) || now >= w->next_read_ms)) {
         webhook_cursor_read(w, 1);
         w->next_read_ms = now + SLOW_TICK_MS;
     } else if (w->pg && w->more && webhook_cursor_wants_page(w)) {

@@ -1,6 +1,7 @@
 /* webhooks_main.c: seckill-webhooks: wires the config, the log, the stop
  * signals (a signalfd the deliverer polls with its sockets) and the metrics
  * listener to the deliverer (webhooks.h). */
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/signalfd.h>
@@ -39,6 +40,16 @@ static int load(config *cfg, int argc, char **argv)
     return 0;
 }
 
+/* webhook_priority = idle: this thread, and those it starts after, run
+ * under SCHED_IDLE, on the CPU the purchase path leaves. 0 or -1. */
+static int set_priority(const config *cfg)
+{
+    if (cfg->webhook_priority != CONFIG_WEBHOOK_PRIORITY_IDLE)
+        return 0;
+    struct sched_param none = {.sched_priority = 0};
+    return sched_setscheduler(0, SCHED_IDLE, &none) == 0 ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
     config cfg;
@@ -61,7 +72,8 @@ int main(int argc, char **argv)
         config_free(&cfg);
         return 1;
     }
-    webhooks *w = webhooks_create(&cfg, err, sizeof(err));
+    snprintf(err, sizeof(err), "webhook_priority = idle: sched_setscheduler refused");
+    webhooks *w = set_priority(&cfg) == 0 ? webhooks_create(&cfg, err, sizeof(err)) : NULL;
     metrics_http *mh = NULL;
     if (!w) {
         log_msg(LOG_ERROR, "webhooks", "%s", err);

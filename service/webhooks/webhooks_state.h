@@ -13,6 +13,7 @@
 #include "config.h"
 #include "outbox.h"
 #include "webhook_endpoints.h"
+#include "webhook_sign.h"
 #include "webhook_store.h"
 #include "webhook_window.h"
 
@@ -54,12 +55,20 @@ typedef struct endpoint_state {
     atomic_llong delivered, failed, dead, lag_ms;
 } endpoint_state;
 
+/* The request headers of a transfer: three fixed, then the signature, the
+ * event id and its type. */
+#define TRANSFER_HEADERS 6
+
+/* A delivery on its way, or an idle one kept for the next: its easy handle
+ * keeps the options that do not change, and its header list is its own
+ * nodes over its own lines (no allocation a delivery). */
 typedef struct transfer {
     size_t ep; /* index into endpoints */
     webhook_delivery d;
     int64_t seq; /* in its endpoint's window; -1: a row's retry */
     CURL *easy;
-    struct curl_slist *headers;
+    struct curl_slist headers[TRANSFER_HEADERS];
+    char lines[TRANSFER_HEADERS][WEBHOOK_SIGNATURE_MAX + 32];
     char *body;
     char error[CURL_ERROR_SIZE];
 } transfer;
@@ -74,6 +83,8 @@ struct webhooks {
     CURLM *multi;
     transfer *in_flight[IN_FLIGHT_MAX];
     int nin_flight;
+    transfer *idle[IN_FLIGHT_MAX]; /* done, kept for the next deliveries */
+    int nidle;
     /* Answered 2xx, not yet forgotten in PostgreSQL (they are owed until
      * then: a crash sends them again), since first_done_ms. */
     webhook_key done[IN_FLIGHT_MAX];

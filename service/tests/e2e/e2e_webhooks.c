@@ -9,6 +9,7 @@
  * delivery written as a row; a failing order's later events wait behind it
  * while other orders' flow; the cursor survives a kill -9. */
 #include <inttypes.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,9 +67,9 @@ static pid_t start_receiver(int *port, const char *secret, const char *name, con
 }
 
 /* The deliverer for the endpoints (a "url secret,..." list), with extra
- * settings; up once it registered them. */
-static pid_t start_deliverer(const char *endpoints, const char *attempts, const char *first_ms,
-                             int metrics_port)
+ * settings (more: one more NAME=value, or NULL); up once it registered them. */
+static pid_t start_deliverer_with(const char *endpoints, const char *attempts, const char *first_ms,
+                                  int metrics_port, const char *more)
 {
     static char e[6][1200];
     snprintf(e[0], sizeof(e[0]), "SECKILL_WEBHOOK_ENDPOINTS=%s", endpoints);
@@ -77,7 +78,7 @@ static pid_t start_deliverer(const char *endpoints, const char *attempts, const 
     snprintf(e[3], sizeof(e[3]), "SECKILL_WEBHOOK_TIMEOUT_MS=1000");
     snprintf(e[4], sizeof(e[4]), "SECKILL_WEBHOOK_METRICS_PORT=%d", metrics_port);
     snprintf(e[5], sizeof(e[5]), "SECKILL_LOG_LEVEL=debug");
-    char *extra[] = {e[0], e[1], e[2], e[3], e[4], e[5], NULL};
+    char *extra[] = {e[0], e[1], e[2], e[3], e[4], e[5], (char *)more, NULL};
     char *argv[] = {"seckill-webhooks", NULL};
     pid_t pid = harness_spawn(SECKILL_WEBHOOKS_BIN, argv, extra, harness_path("e2e-webhooks.log"));
     PGconn *pg = harness_pg();
@@ -93,6 +94,12 @@ static pid_t start_deliverer(const char *endpoints, const char *attempts, const 
                  "the deliverer registered its endpoints");
     PQfinish(pg);
     return pid;
+}
+
+static pid_t start_deliverer(const char *endpoints, const char *attempts, const char *first_ms,
+                             int metrics_port)
+{
+    return start_deliverer_with(endpoints, attempts, first_ms, metrics_port, NULL);
 }
 
 /* One request the receiver verified. */
@@ -359,6 +366,21 @@ Test(webhooks, a_receiver_that_never_recovers_fills_the_dead_letter_and_its_repl
     cr_assert_eq(dead_rows(), 0);
     free(r);
     PQfinish(pg);
+    harness_stop_clean(&deliverer, "seckill-webhooks");
+    harness_system_stop(&sys);
+}
+
+Test(webhooks, a_deliverer_with_webhook_priority_idle_runs_under_sched_idle_and_delivers_a_sale)
+{
+    char endpoints[256];
+    one_endpoint("wh-idle.jsonl", "ok", endpoints, sizeof(endpoints));
+    deliverer = start_deliverer_with(endpoints, "20", "100", 0, "SECKILL_WEBHOOK_PRIORITY=idle");
+    cr_assert_eq(sched_getscheduler(deliverer), SCHED_IDLE, "webhook_priority = idle");
+    sell_and_settle(create_item(24), 24, 1);
+    size_t n;
+    record *r = wait_all_delivered("wh-idle.jsonl", &n, 30000);
+    assert_books(r, n);
+    free(r);
     harness_stop_clean(&deliverer, "seckill-webhooks");
     harness_system_stop(&sys);
 }

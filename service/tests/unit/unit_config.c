@@ -655,6 +655,20 @@ Test(config, buyer_auth_takes_none_or_token_and_nothing_else)
     config_free(&cfg);
 }
 
+Test(config, webhook_priority_is_normal_by_default_and_takes_idle)
+{
+    config cfg;
+    char err[CONFIG_ERRLEN] = "";
+    config_init(&cfg);
+    cr_assert_eq(cfg.webhook_priority, CONFIG_WEBHOOK_PRIORITY_NORMAL);
+    cr_assert_eq(config_set(&cfg, "webhook_priority", "idle", err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(cfg.webhook_priority, CONFIG_WEBHOOK_PRIORITY_IDLE);
+    cr_assert_eq(config_set(&cfg, "webhook_priority", "low", err, sizeof(err)), -1);
+    cr_assert(strstr(err, "webhook_priority") && strstr(err, "normal or idle"), "%s", err);
+    cr_assert_eq(cfg.webhook_priority, CONFIG_WEBHOOK_PRIORITY_IDLE, "a refused value leaves it");
+    config_free(&cfg);
+}
+
 Test(config, redis_cluster_takes_a_list_of_seeds_and_names_a_bad_entry)
 {
     config cfg;
