@@ -11,19 +11,9 @@
 
 #include <stdint.h>
 
+#include "draw_entry.h"
 #include "json_io.h"
 #include "pool_session.h"
-
-/* A buyer's entry as stored. */
-typedef struct draw_entry {
-    int64_t item_id, round, user_id;
-    char entrant[ROOM_HEX_LEN + 1]; /* E (room_order.h) */
-    int quantity;
-    int64_t entered_ms;
-    int64_t position; /* 0: not drawn yet */
-    char outcome[24]; /* "": not drawn yet */
-    int64_t order_id; /* 0: none */
-} draw_entry;
 
 /* An item's row as the draw's routes read it. */
 typedef struct draw_item {
