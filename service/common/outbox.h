@@ -59,7 +59,8 @@ typedef struct outbox_event {
     "coalesce((ev_entry->>'quantity')::int, 0), coalesce((extract(epoch FROM "                     \
     "(ev_entry->>'entered_at')::timestamptz) * 1000)::bigint, 0), "                                \
     "coalesce((ev_entry->>'position')::bigint, 0), coalesce(ev_entry->>'outcome', '')"
-#define OUTBOX_EVENT_COLUMNS ORDER_ROW_COLUMNS ", ev_id, ev_type, ev_ms, ev_key, " OUTBOX_ENTRY_COLUMNS
+#define OUTBOX_EVENT_COLUMNS                                                                       \
+    ORDER_ROW_COLUMNS ", ev_id, ev_type, ev_ms, ev_key, " OUTBOX_ENTRY_COLUMNS
 #define OUTBOX_EVENT_NCOLUMNS (ORDER_ROW_NCOLUMNS + 12)
 
 /* The events with ids above $1, in id order, at most $2 ($1, $2 as text);

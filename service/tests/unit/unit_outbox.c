@@ -66,8 +66,12 @@ Test(outbox, an_entry_event_carries_the_entry_with_its_buyer_and_no_order)
     e.at_ms = 1795000000250;
     e.is_entry = 1;
     e.order.o.id = 7263849102938476; /* the key only: never shown */
-    e.entry = (draw_entry){.item_id = 9, .round = 2, .user_id = 42, .quantity = 3,
-                           .entered_ms = 1794999000000, .position = 1204};
+    e.entry = (draw_entry){.item_id = 9,
+                           .round = 2,
+                           .user_id = 42,
+                           .quantity = 3,
+                           .entered_ms = 1794999000000,
+                           .position = 1204};
     memset(e.entry.entrant, 'a', ROOM_HEX_LEN);
     strcpy(e.entry.outcome, "skipped");
     char *text = outbox_event_json(&e);
