@@ -1,10 +1,28 @@
-/* draw_entry.c: a draw entry written as JSON. */
+/* draw_entry.c: a draw entry read from PostgreSQL and written as JSON. */
 #include "draw_entry.h"
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
+#include "pg_value.h"
 #include "room_terms.h"
+
+int draw_entry_read(const PGresult *res, int row, int at, draw_entry *e, const char *component)
+{
+    pg_row f = pg_row_at(res, row);
+    memset(e, 0, sizeof(*e));
+    e->item_id = pg_row_i64(&f, at);
+    e->round = pg_row_i64(&f, at + 1);
+    e->user_id = pg_row_i64(&f, at + 2);
+    snprintf(e->entrant, sizeof(e->entrant), "%s", PQgetvalue(res, row, at + 3));
+    e->quantity = pg_row_int(&f, at + 4);
+    e->entered_ms = pg_row_i64(&f, at + 5);
+    e->position = pg_row_i64(&f, at + 6);
+    snprintf(e->outcome, sizeof(e->outcome), "%s", PQgetvalue(res, row, at + 7));
+    e->order_id = pg_row_i64(&f, at + 8);
+    return pg_row_check(&f, component, "an entry");
+}
 
 /* A JSON value of an entry: n, or null for 0. */
 static json_t *or_null(int64_t n)

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include <jansson.h>
+#include <libpq-fe.h>
 
 #include "room_order.h"
 
@@ -21,6 +22,12 @@ typedef struct draw_entry {
     char outcome[24]; /* "": not drawn yet */
     int64_t order_id; /* 0: none */
 } draw_entry;
+
+/* Reads row of res into *e from column at on: nine columns, item_id,
+ * round, user_id, entrant, quantity, entered_at (Unix ms), position (0:
+ * none), outcome ("": none), order_id (0: none). 0, or -1 (logged for
+ * component) when the row is not an entry's. */
+int draw_entry_read(const PGresult *res, int row, int at, draw_entry *e, const char *component);
 
 /* The entry's JSON: {"item_id","round","entrant","quantity","entered_at",
  * "position","outcome","order_id"}, position and outcome null before the

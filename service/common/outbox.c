@@ -20,29 +20,21 @@ const char outbox_events_sql[] = "SELECT " OUTBOX_EVENT_COLUMNS " FROM (SELECT "
                                  " WHERE e.id > $1::bigint ORDER BY e.id LIMIT $2::int) x"
                                  " ORDER BY ev_id";
 
-/* An entry.* event's entry (OUTBOX_ENTRY_COLUMNS from column at) into *e,
- * and its key into the order's id. 0, or -1 (logged). */
+/* An entry.* event's entry (OUTBOX_ENTRY_COLUMNS from column at) into
+ * ev->entry, and of its order only what identifies it: its key (the
+ * column before, the id the draw reserved for the entrant's order), item,
+ * round, buyer and quantity. 0, or -1 (logged). */
 static int entry_read(const PGresult *res, int r, int at, outbox_event *ev)
 {
-    draw_entry *e = &ev->entry;
+    if (draw_entry_read(res, r, at, &ev->entry, "outbox") < 0)
+        return -1;
     pg_row f = pg_row_at(res, r);
     memset(&ev->order, 0, sizeof(ev->order));
-    memset(e, 0, sizeof(*e));
     ev->order.o.id = pg_row_i64(&f, at - 1);
-    e->item_id = pg_row_i64(&f, at);
-    e->round = pg_row_i64(&f, at + 1);
-    e->user_id = pg_row_i64(&f, at + 2);
-    snprintf(e->entrant, sizeof(e->entrant), "%s", PQgetvalue(res, r, at + 3));
-    e->quantity = pg_row_int(&f, at + 4);
-    e->entered_ms = pg_row_i64(&f, at + 5);
-    e->position = pg_row_i64(&f, at + 6);
-    snprintf(e->outcome, sizeof(e->outcome), "%s", PQgetvalue(res, r, at + 7));
-    /* The order id a served entrant's order takes is the key: the entry
-     * itself shows none (it is waitlisted). */
-    ev->order.o.item_id = e->item_id;
-    ev->order.o.user_id = e->user_id;
-    ev->order.o.round = e->round;
-    ev->order.o.quantity = e->quantity;
+    ev->order.o.item_id = ev->entry.item_id;
+    ev->order.o.user_id = ev->entry.user_id;
+    ev->order.o.round = ev->entry.round;
+    ev->order.o.quantity = ev->entry.quantity;
     return pg_row_check(&f, "outbox", "an entry's event");
 }
 

@@ -52,16 +52,16 @@ typedef struct outbox_event {
     "ev_entry, o.*"
 #define OUTBOX_EVENT_ORDER "CROSS JOIN LATERAL jsonb_populate_record(NULL::orders, e.order_row) o"
 /* An entry.* event's entry, from the draw_entries row it kept (zeros and
- * "" for an order's event), in outbox_events_read's order. */
+ * "" for an order's event), in draw_entry_read's order (no order: 0). */
 #define OUTBOX_ENTRY_COLUMNS                                                                       \
     "coalesce((ev_entry->>'item_id')::bigint, 0), coalesce((ev_entry->>'round')::bigint, 0), "     \
     "coalesce((ev_entry->>'user_id')::bigint, 0), coalesce(ev_entry->>'entrant', ''), "            \
     "coalesce((ev_entry->>'quantity')::int, 0), coalesce((extract(epoch FROM "                     \
     "(ev_entry->>'entered_at')::timestamptz) * 1000)::bigint, 0), "                                \
-    "coalesce((ev_entry->>'position')::bigint, 0), coalesce(ev_entry->>'outcome', '')"
+    "coalesce((ev_entry->>'position')::bigint, 0), coalesce(ev_entry->>'outcome', ''), 0"
 #define OUTBOX_EVENT_COLUMNS                                                                       \
     ORDER_ROW_COLUMNS ", ev_id, ev_type, ev_ms, ev_key, " OUTBOX_ENTRY_COLUMNS
-#define OUTBOX_EVENT_NCOLUMNS (ORDER_ROW_NCOLUMNS + 12)
+#define OUTBOX_EVENT_NCOLUMNS (ORDER_ROW_NCOLUMNS + 13)
 
 /* The events with ids above $1, in id order, at most $2 ($1, $2 as text);
  * read the result with outbox_events_read. */
