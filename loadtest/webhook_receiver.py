@@ -5,14 +5,15 @@ It verifies each delivery's Seckill-Signature over the raw body (HMAC-SHA256 of 
 the endpoint's secret, and t within --tolerance seconds of its clock), answers 400 to a forged or
 stale one, counts the deliveries of each event id (at least once means a repeat may come: a
 handler skips an id it handled) and appends one JSON line per request it verified to --record:
-  {"event_id": 12, "type": "order.paid", "order_id": "...", "answered": 200, "at_ms": ...,
-   "body_sha256": "...", "attempt": 1}
-(attempt: how many times this event id came, this one included).
+  {"event_id": 12, "type": "order.paid", "order_id": "...", "item_id": 3, "user_id": 7,
+   "answered": 200, "at_ms": ..., "body_sha256": "...", "attempt": 1}
+(attempt: how many times this event id came, this one included; order_id null for an entry's
+event, entry.waitlisted, whose body has "entry" in place of "order").
 
 What it answers is switched at run time, for the tests of retries: GET /control?mode=ok|fail|hang
 (fail: 500 to every verified delivery; hang: no answer for --hang-s seconds, past the sender's
-timeout), and GET /control?fail_user=<user id> (500 to the events of that buyer's orders alone;
-fail_user= ends it). Standard library only.
+timeout), and GET /control?fail_user=<user id> (500 to the events of that buyer's orders and
+entries alone; fail_user= ends it). Standard library only.
 
   WEBHOOK_SECRET=... loadtest/webhook_receiver.py --port 9000 --record events.jsonl
 (the secret from the environment: a command line is readable by every local user; --secret too).
@@ -62,11 +63,18 @@ class Receiver:
             attempt = self.seen.get(event["id"], 0) + 1
             self.seen[event["id"]] = attempt
             if self.record:
+                subject = subject_of(event)
                 line = {"event_id": event["id"], "type": event["type"],
-                        "order_id": event["order"]["order_id"], "answered": answered,
+                        "order_id": subject.get("order_id"), "item_id": subject.get("item_id"),
+                        "user_id": subject.get("user_id"), "answered": answered,
                         "at_ms": int(time.time() * 1000), "attempt": attempt,
                         "body_sha256": hashlib.sha256(body).hexdigest()}
                 self.record.write(json.dumps(line) + "\n")
+
+
+def subject_of(event):
+    """What the event is of: its order, or a draw's entry (entry.waitlisted: no order yet)."""
+    return event.get("order") or event.get("entry") or {}
 
 
 def handler_for(rx: Receiver):
@@ -118,7 +126,7 @@ def handler_for(rx: Receiver):
                 rx.note(event, 0, body)  # noted as it arrived: records stay in arrival order
                 time.sleep(rx.hang_s)
                 return self.answer(503, "late")
-            failing = rx.fail_user is not None and str(event["order"].get("user_id")) == rx.fail_user
+            failing = rx.fail_user is not None and str(subject_of(event).get("user_id")) == rx.fail_user
             status = 500 if mode == "fail" or failing else 200
             rx.note(event, status, body)
             self.answer(status, "failed" if status == 500 else "received")

@@ -1,4 +1,5 @@
-/* outbox.c: the orders' events read from PostgreSQL and written as JSON. */
+/* outbox.c: the orders' (and draw entries') events read from PostgreSQL and
+ * written as JSON. */
 #include "outbox.h"
 
 #include <inttypes.h>
@@ -19,17 +20,37 @@ const char outbox_events_sql[] = "SELECT " OUTBOX_EVENT_COLUMNS " FROM (SELECT "
                                  " WHERE e.id > $1::bigint ORDER BY e.id LIMIT $2::int) x"
                                  " ORDER BY ev_id";
 
+/* An entry.* event's entry (OUTBOX_ENTRY_COLUMNS from column at) into
+ * ev->entry, and of its order only what identifies it: its key (the
+ * column before, the id the draw reserved for the entrant's order), item,
+ * round, buyer and quantity. 0, or -1 (logged). */
+static int entry_read(const PGresult *res, int r, int at, outbox_event *ev)
+{
+    if (draw_entry_read(res, r, at, &ev->entry, "outbox") < 0)
+        return -1;
+    pg_row f = pg_row_at(res, r);
+    memset(&ev->order, 0, sizeof(ev->order));
+    ev->order.o.id = pg_row_i64(&f, at - 1);
+    ev->order.o.item_id = ev->entry.item_id;
+    ev->order.o.user_id = ev->entry.user_id;
+    ev->order.o.round = ev->entry.round;
+    ev->order.o.quantity = ev->entry.quantity;
+    return pg_row_check(&f, "outbox", "an entry's event");
+}
+
 int outbox_events_read(const PGresult *res, outbox_event *out, int cap)
 {
     int rows = PQntuples(res);
     int n = rows < cap ? rows : cap;
     for (int r = 0; r < n; r++) {
-        if (order_row_read(res, r, &out[r].order, NULL, "outbox") < 0)
+        const char *type = PQgetvalue(res, r, ORDER_ROW_NCOLUMNS + 1);
+        out[r].is_entry = strncmp(type, "entry.", 6) == 0;
+        if (out[r].is_entry ? entry_read(res, r, ORDER_ROW_NCOLUMNS + 4, &out[r]) < 0
+                            : order_row_read(res, r, &out[r].order, NULL, "outbox") < 0)
             return -1;
         pg_row f = pg_row_at(res, r);
         out[r].id = pg_row_i64(&f, ORDER_ROW_NCOLUMNS);
-        snprintf(out[r].type, sizeof(out[r].type), "%s",
-                 PQgetvalue(res, r, ORDER_ROW_NCOLUMNS + 1));
+        snprintf(out[r].type, sizeof(out[r].type), "%s", type);
         out[r].at_ms = pg_row_i64(&f, ORDER_ROW_NCOLUMNS + 2);
         if (pg_row_check(&f, "outbox", "an event") < 0)
             return -1;
@@ -37,14 +58,30 @@ int outbox_events_read(const PGresult *res, outbox_event *out, int cap)
     return n;
 }
 
+/* The subject of an event as JSON text: its order as shown at the event
+ * (its pay_in_ms counts from then, so the text never changes), or its
+ * entry with its buyer. NULL when out of memory; the caller frees. */
+static char *subject_json(const outbox_event *e)
+{
+    if (!e->is_entry)
+        return json_io_order(&e->order, e->at_ms);
+    /* The buyer's id as an order shows it: a decimal string. */
+    char user[24];
+    snprintf(user, sizeof(user), "%" PRId64, e->entry.user_id);
+    json_t *o = draw_entry_json(&e->entry);
+    char *text = NULL;
+    if (o && json_object_set_new(o, "user_id", json_string(user)) == 0)
+        text = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    return text;
+}
+
 char *outbox_event_json(const outbox_event *e)
 {
     char when[RFC3339_MAX];
     if (rfc3339_format(e->at_ms, when, sizeof(when)) <= 0)
         return NULL;
-    /* The order as it was shown at the event: its pay_in_ms counts from
-     * then, so the text never changes. */
-    char *shown = json_io_order(&e->order, e->at_ms);
+    char *shown = subject_json(e);
     if (!shown)
         return NULL;
     char *text = NULL;
@@ -52,8 +89,8 @@ char *outbox_event_json(const outbox_event *e)
     FILE *f = open_memstream(&text, &len);
     if (f) {
         /* The type is one of the table's CHECK: nothing to escape. */
-        fprintf(f, "{\"id\":%" PRId64 ",\"type\":\"%s\",\"created_at\":\"%s\",\"order\":%s}", e->id,
-                e->type, when, shown);
+        fprintf(f, "{\"id\":%" PRId64 ",\"type\":\"%s\",\"created_at\":\"%s\",\"%s\":%s}", e->id,
+                e->type, when, e->is_entry ? "entry" : "order", shown);
         if (fclose(f) != 0) {
             free(text);
             text = NULL;

@@ -32,30 +32,6 @@ typedef struct draw_job {
     char altcha[POW_PAYLOAD_MAX + 1];
 } draw_job;
 
-/* A JSON value of an entry: n, or null for 0. */
-static json_t *or_null(int64_t n)
-{
-    return n ? json_integer(n) : json_null();
-}
-
-/* An order id as the API writes it (a 64-bit integer as a string), or null
- * for 0. */
-static json_t *order_id_or_null(int64_t id)
-{
-    char text[24];
-    snprintf(text, sizeof(text), "%" PRId64, id);
-    return id ? json_string(text) : json_null();
-}
-
-static json_t *entry_json(const draw_entry *e)
-{
-    return json_pack("{s:I, s:I, s:s, s:i, s:o, s:o, s:o, s:o}", "item_id", (json_int_t)e->item_id,
-                     "round", (json_int_t)e->round, "entrant", e->entrant, "quantity", e->quantity,
-                     "entered_at", room_terms_time(e->entered_ms), "position", or_null(e->position),
-                     "outcome", e->outcome[0] ? json_string(e->outcome) : json_null(), "order_id",
-                     order_id_or_null(e->order_id));
-}
-
 /* Answers o (taken) with status, or 500 when it is NULL. */
 static void reply_json(http_exchange *ex, int status, json_t *o)
 {
@@ -107,9 +83,9 @@ static void run_entry(draw_job *j, pool_session *s)
         http_exchange_reply_error(j->ex, st, why);
     else if (st == SK_OK && j->route == ROUTE_ENTRY_ADD)
         reply_json(j->ex, 200,
-                   json_pack("{s:o, s:b}", "entry", entry_json(&e), "already_entered", 1));
+                   json_pack("{s:o, s:b}", "entry", draw_entry_json(&e), "already_entered", 1));
     else
-        reply_json(j->ex, sk_status_http(st), json_pack("{s:o}", "entry", entry_json(&e)));
+        reply_json(j->ex, sk_status_http(st), json_pack("{s:o}", "entry", draw_entry_json(&e)));
 }
 
 static void run_draw(draw_job *j, pool_session *s)

@@ -3,10 +3,11 @@
  * waitlist's serving, and what an entry's FOR SHARE waits for): the round's
  * entrants read, each one's ticket computed under K and the beacon
  * (draw_order.h), sorted, served by the rule over the round's units; then
- * three statements whatever the number of entrants (arrays unnested, never a
- * statement an entrant): every entry's position, ticket, outcome and order,
- * the item marked drawn, and last the winners' orders (whose events take
- * the outbox's lock to the commit). After the commit
+ * four statements whatever the number of entrants (arrays unnested, never a
+ * statement an entrant): every entry's position, ticket, outcome and order
+ * (or the order id reserved for it, should the waitlist serve it), the item
+ * marked drawn, the winners' orders (whose events take the outbox's lock to
+ * the commit), and last the waitlisted entrants' entry.waitlisted events. After the commit
  * the winners' units are taken in Redis (draw_grant.h); a crash before
  * leaves the grants owed, which the worker's draw chore finishes. */
 #include "draw_store.h"
@@ -109,16 +110,34 @@ static int order_entrants(draw_entrant *v, int64_t n, const draw_item *it, const
 }
 
 /* The statements' arrays: the winners' orders, and every entry's line. */
-enum { W_ID, W_USER, W_QUANTITY, W_POSITION, E_USER, E_POSITION, E_TICKET, E_OUTCOME, E_ORDER, NA };
+enum {
+    W_ID,
+    W_USER,
+    W_QUANTITY,
+    W_POSITION,
+    E_USER,
+    E_POSITION,
+    E_TICKET,
+    E_OUTCOME,
+    E_ORDER,
+    E_RESERVED,
+    NA
+};
 
-/* Fills the arrays from the ordered entrants, a winner's order id from ids.
- * Returns 0, or -1 when out of memory. */
-static int fill_arrays(const draw_entrant *v, int64_t n, order_id_gen *ids, sql_array *a)
+/* Fills the arrays from the ordered entrants, a winner's order id from ids,
+ * and the id reserved for a waitlisted entrant's order (sql/017: its
+ * entry.waitlisted is keyed by it) from ids too. Returns the entrants
+ * waitlisted, or -1 when out of memory. */
+static int64_t fill_arrays(const draw_entrant *v, int64_t n, order_id_gen *ids, sql_array *a)
 {
+    int64_t waiting = 0;
     for (int64_t i = 0; i < n; i++) {
         char num[4][24], ticket[ROOM_HEX_LEN + 1];
         int won = v[i].outcome == DRAW_WON;
-        snprintf(num[0], 24, "%" PRId64, won ? order_id_next(ids, clock_wall_ms()) : 0);
+        /* A winner's order id, or the one reserved for the order of an
+         * entrant not won (waitlisted or skipped: on the waitlist). */
+        snprintf(num[0], 24, "%" PRId64, order_id_next(ids, clock_wall_ms()));
+        waiting += !won;
         snprintf(num[1], 24, "%" PRId64, v[i].user);
         snprintf(num[2], 24, "%d", v[i].quantity);
         snprintf(num[3], 24, "%" PRId64, i + 1);
@@ -129,10 +148,11 @@ static int fill_arrays(const draw_entrant *v, int64_t n, order_id_gen *ids, sql_
             array_add(&a[E_USER], num[1]) < 0 || array_add(&a[E_POSITION], num[3]) < 0 ||
             array_add(&a[E_TICKET], ticket) < 0 ||
             array_add(&a[E_OUTCOME], draw_outcome_name(v[i].outcome)) < 0 ||
-            array_add(&a[E_ORDER], won ? num[0] : "NULL") < 0)
+            array_add(&a[E_ORDER], won ? num[0] : "NULL") < 0 ||
+            array_add(&a[E_RESERVED], won ? "NULL" : num[0]) < 0)
             return -1;
     }
-    return 0;
+    return waiting;
 }
 
 /* The winners' orders: persisted, awaiting payment for the item's
@@ -148,25 +168,31 @@ static const char ORDERS_SQL[] =
 
 static const char ENTRIES_SQL[] =
     "UPDATE draw_entries d SET position = u.position, ticket = u.ticket, outcome = u.outcome, "
-    "  order_id = u.order_id "
-    "FROM unnest($3::bigint[], $4::bigint[], $5::text[], $6::text[], $7::bigint[]) "
-    "  AS u(user_id, position, ticket, outcome, order_id) "
+    "  order_id = u.order_id, waitlist_order_id = u.reserved "
+    "FROM unnest($3::bigint[], $4::bigint[], $5::text[], $6::text[], $7::bigint[], "
+    "  $8::bigint[]) AS u(user_id, position, ticket, outcome, order_id, reserved) "
     "WHERE d.item_id = $1 AND d.round = $2 AND d.user_id = u.user_id";
 
 static const char DRAWN_SQL[] =
     "UPDATE items SET drawn_at = now(), draw_beacon = $2, draw_stock = $3 WHERE id = $1";
 
+/* The entry.waitlisted events of the waitlisted entrants, in ticket order
+ * (sql/017_entry_events.sql), one INSERT for them all. */
+static const char WAITLISTED_SQL[] = "SELECT entry_events_waitlisted($1, $2)";
+
 /* Runs one statement of the draw's; 0, or -1 (logged by the session). */
-static int run_statement(pool_session *s, const char *sql, int n, const char *const *p)
+static int run_statement(pool_session *s, const char *sql, int n, const char *const *p,
+                         ExecStatusType want)
 {
-    PGresult *res = pool_session_pg(s, sql, n, p, PGRES_COMMAND_OK, NULL);
+    PGresult *res = pool_session_pg(s, sql, n, p, want, NULL);
     PQclear(res);
     return res ? 0 : -1;
 }
 
-/* The draw's writes, inside the transaction. 0, or -1. */
-static int write_draw(pool_session *s, const draw_item *it, const sql_array *a, const char *beacon,
-                      size_t beacon_len, int64_t stock)
+/* The draw's writes, inside the transaction; waiting: the entrants it
+ * waitlisted. 0, or -1. */
+static int write_draw(pool_session *s, const draw_item *it, const sql_array *a, int64_t waiting,
+                      const char *beacon, size_t beacon_len, int64_t stock)
 {
     char id_s[24], round_s[24], timeout_s[12], stock_s[24], b[DRAW_BEACON_MAX + 1];
     snprintf(id_s, sizeof(id_s), "%" PRId64, it->id);
@@ -188,15 +214,18 @@ static int write_draw(pool_session *s, const draw_item *it, const sql_array *a, 
                              array_text(&a[E_POSITION]),
                              array_text(&a[E_TICKET]),
                              array_text(&a[E_OUTCOME]),
-                             array_text(&a[E_ORDER])};
+                             array_text(&a[E_ORDER]),
+                             array_text(&a[E_RESERVED])};
     const char *drawn[] = {id_s, b, stock_s};
-    /* The orders last: their insert's trigger takes the outbox's lock,
-     * held to the commit, which every order event of the system waits
-     * for; the big update of the entries (their order ids made in C, no
-     * key to the orders) goes before it. */
-    return run_statement(s, ENTRIES_SQL, 7, entries) < 0 ||
-                   run_statement(s, DRAWN_SQL, 3, drawn) < 0 ||
-                   run_statement(s, ORDERS_SQL, 7, orders) < 0
+    /* The events last: the orders' insert trigger and the waitlisted
+     * events take the outbox's lock, held to the commit, which every
+     * order event of the system waits for; the big update of the entries
+     * (their order ids made in C, no key to the orders) goes before it. */
+    return run_statement(s, ENTRIES_SQL, 8, entries, PGRES_COMMAND_OK) < 0 ||
+                   run_statement(s, DRAWN_SQL, 3, drawn, PGRES_COMMAND_OK) < 0 ||
+                   run_statement(s, ORDERS_SQL, 7, orders, PGRES_COMMAND_OK) < 0 ||
+                   (waiting > 0 &&
+                    run_statement(s, WAITLISTED_SQL, 2, entries, PGRES_TUPLES_OK) < 0)
                ? -1
                : 0;
 }
@@ -212,9 +241,10 @@ static sk_status draw_locked(pool_session *s, order_id_gen *ids, const draw_item
     sk_status st = n < 0 ? SK_BACKEND_DOWN : SK_OK;
     if (st == SK_OK && order_entrants(v, n, it, beacon, beacon_len, stock) < 0)
         st = SK_INTERNAL;
-    if (st == SK_OK && fill_arrays(v, n, ids, a) < 0)
+    int64_t waiting = st == SK_OK ? fill_arrays(v, n, ids, a) : 0;
+    if (waiting < 0)
         st = SK_INTERNAL;
-    if (st == SK_OK && write_draw(s, it, a, beacon, beacon_len, stock) < 0)
+    if (st == SK_OK && write_draw(s, it, a, waiting, beacon, beacon_len, stock) < 0)
         st = SK_BACKEND_DOWN;
     free(v);
     for (int i = 0; i < NA; i++)

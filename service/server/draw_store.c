@@ -63,28 +63,11 @@ static sk_status entries_refusal(const draw_item *it)
     return SK_OK;
 }
 
-/* An entry's columns, in read_entry's order. */
+/* An entry's columns, in draw_entry_read's order. */
 #define ENTRY_COLUMNS                                                                              \
     "item_id, round, user_id, entrant, quantity, " MS("entered_at") ", coalesce(position, 0), "    \
                                                                     "coalesce(outcome, ''), "      \
                                                                     "coalesce(order_id, 0)"
-
-/* Row `row` of res (ENTRY_COLUMNS from column at) into *e. 0, or -1 (logged). */
-static int read_entry(const PGresult *res, int row, int at, draw_entry *e)
-{
-    pg_row f = pg_row_at(res, row);
-    memset(e, 0, sizeof(*e));
-    e->item_id = pg_row_i64(&f, at);
-    e->round = pg_row_i64(&f, at + 1);
-    e->user_id = pg_row_i64(&f, at + 2);
-    snprintf(e->entrant, sizeof(e->entrant), "%s", PQgetvalue(res, row, at + 3));
-    e->quantity = pg_row_int(&f, at + 4);
-    e->entered_ms = pg_row_i64(&f, at + 5);
-    e->position = pg_row_i64(&f, at + 6);
-    snprintf(e->outcome, sizeof(e->outcome), "%s", PQgetvalue(res, row, at + 7));
-    e->order_id = pg_row_i64(&f, at + 8);
-    return pg_row_check(&f, COMPONENT, "an entry");
-}
 
 /* One statement whose rows are entries (ENTRY_COLUMNS): SK_OK with *out the
  * first, SK_NOT_ENTERED when none, SK_INTERNAL or SK_BACKEND_DOWN. */
@@ -94,9 +77,9 @@ static sk_status one_entry(pool_session *s, const char *sql, int n, const char *
     PGresult *res = pool_session_pg(s, sql, n, p, PGRES_TUPLES_OK, NULL);
     if (!res)
         return SK_BACKEND_DOWN;
-    sk_status st = PQntuples(res) == 0          ? SK_NOT_ENTERED
-                   : read_entry(res, 0, 0, out) ? SK_INTERNAL
-                                                : SK_OK;
+    sk_status st = PQntuples(res) == 0                          ? SK_NOT_ENTERED
+                   : draw_entry_read(res, 0, 0, out, COMPONENT) ? SK_INTERNAL
+                                                                : SK_OK;
     PQclear(res);
     return st;
 }

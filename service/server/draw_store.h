@@ -11,19 +11,9 @@
 
 #include <stdint.h>
 
+#include "draw_entry.h"
 #include "json_io.h"
 #include "pool_session.h"
-
-/* A buyer's entry as stored. */
-typedef struct draw_entry {
-    int64_t item_id, round, user_id;
-    char entrant[ROOM_HEX_LEN + 1]; /* E (room_order.h) */
-    int quantity;
-    int64_t entered_ms;
-    int64_t position; /* 0: not drawn yet */
-    char outcome[24]; /* "": not drawn yet */
-    int64_t order_id; /* 0: none */
-} draw_entry;
 
 /* An item's row as the draw's routes read it. */
 typedef struct draw_item {
@@ -78,12 +68,14 @@ char *draw_store_audit(pool_session *s, int64_t item, int64_t after, int64_t lim
  * beacon (beacon_len bytes, at most DRAW_BEACON_MAX), served by the rule,
  * each entry's position, ticket and outcome written, the winners' orders
  * inserted (ids from ids, awaiting payment for the item's
- * payment_timeout_s), and the item marked drawn with its beacon and the
- * units on offer; then the winners' units granted in Redis (draw_grant.h:
- * a grant left owed is the worker's to finish). Runs once: a draw drawn
- * already answers SK_OK and changes nothing. SK_OK, SK_NOT_FOUND,
- * SK_ARCHIVED, SK_NOT_A_DRAW, SK_ENTRIES_OPEN (its window in *it),
- * SK_INTERNAL or SK_BACKEND_DOWN. */
+ * payment_timeout_s), an entry.waitlisted event for each entrant put on the
+ * waitlist (keyed by the order id reserved for it from ids, which the
+ * waitlist gives its order: sql/017_entry_events.sql), and the item marked
+ * drawn with its beacon and the units on offer; then the winners' units
+ * granted in Redis (draw_grant.h: a grant left owed is the worker's to
+ * finish). Runs once: a draw drawn already answers SK_OK and changes
+ * nothing. SK_OK, SK_NOT_FOUND, SK_ARCHIVED, SK_NOT_A_DRAW,
+ * SK_ENTRIES_OPEN (its window in *it), SK_INTERNAL or SK_BACKEND_DOWN. */
 sk_status draw_run(pool_session *s, order_id_gen *ids, int64_t item, const char *beacon,
                    size_t beacon_len, draw_item *it);
 

@@ -109,22 +109,6 @@ sk_status pow_gate_use(pool_session *s, const pow_gate_mark *m)
     return m->needed ? mark_used(s, m->item, &m->got, m->now_s) : SK_OK;
 }
 
-sk_status pow_gate_check(app *a, pool_session *s, int64_t item, int64_t user, const char *altcha)
-{
-    pow_gate_mark m;
-    sk_status st = pow_gate_verify(a, s, item, user, altcha, &m);
-    return st != SK_OK ? st : pow_gate_use(s, &m);
-}
-
-int pow_gate_pass(app *a, pool_session *s, http_exchange *ex, int64_t item, int64_t user,
-                  const char *altcha)
-{
-    sk_status st = pow_gate_check(a, s, item, user, altcha);
-    if (st != SK_OK)
-        http_exchange_reply_error(ex, st, NULL);
-    return st == SK_OK;
-}
-
 /* --- the challenge route ------------------------------------------------------------ */
 
 typedef struct challenge_job {

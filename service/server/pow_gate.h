@@ -20,13 +20,6 @@
  * without pow_maxnumber, 404 for none. */
 void pow_gate_challenge(app *a, http_exchange *ex, int64_t item, int64_t user);
 
-/* The check of a join or an entry of item by user carrying altcha (NULL or
- * "": none), on a pool thread: SK_OK when the item asks no proof-of-work
- * (or does not exist: the handler says so), or when the solution holds and
- * had not entered before (it is marked used now, in the item's slot, until
- * its challenge expires); else SK_POW_* or SK_BACKEND_DOWN. */
-sk_status pow_gate_check(app *a, pool_session *s, int64_t item, int64_t user, const char *altcha);
-
 /* A verified solution not yet marked used (pow_gate_verify). */
 typedef struct pow_gate_mark {
     int64_t item, now_s;
@@ -34,9 +27,13 @@ typedef struct pow_gate_mark {
     pow_solution got;
 } pow_gate_mark;
 
-/* pow_gate_check without the mark, which needs no Redis: the caller checks
- * what else may refuse the request, then marks the solution used with
- * pow_gate_use just before it acts, so that a refusal does not cost the
+/* The check of a join or an entry of item by user carrying altcha (NULL or
+ * "": none), on a pool thread, without the mark, which needs no Redis:
+ * SK_OK when the item asks no proof-of-work (or does not exist: the
+ * handler says so), or when the solution holds; else SK_POW_* or
+ * SK_BACKEND_DOWN. The caller checks what else may refuse the request,
+ * then marks the solution used with pow_gate_use (once the entry may be
+ * made, once the join is placed), so that a refusal does not cost the
  * buyer their work. */
 sk_status pow_gate_verify(app *a, pool_session *s, int64_t item, int64_t user, const char *altcha,
                           pow_gate_mark *m);
@@ -44,10 +41,5 @@ sk_status pow_gate_verify(app *a, pool_session *s, int64_t item, int64_t user, c
 /* Marks m's solution used: SK_OK the first time (or when none is needed),
  * SK_POW_REPLAYED after, SK_BACKEND_DOWN. */
 sk_status pow_gate_use(pool_session *s, const pow_gate_mark *m);
-
-/* pow_gate_check, answering ex with the refusal: 1 when it passed, 0 when
- * ex was answered. */
-int pow_gate_pass(app *a, pool_session *s, http_exchange *ex, int64_t item, int64_t user,
-                  const char *altcha);
 
 #endif

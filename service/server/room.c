@@ -41,8 +41,10 @@ typedef struct room_job {
     route_id route;
     int64_t item, user;
     int64_t after, limit; /* ROUTE_QUEUE_AUDIT */
-    /* A join's proof-of-work (pow_gate.h): "" for none. */
+    /* A join's proof-of-work (pow_gate.h): "" for none; mark: verified,
+     * marked used only once the join is placed (settle). */
     char altcha[POW_PAYLOAD_MAX + 1];
+    pow_gate_mark mark;
 } room_job;
 
 /* A jitter in [0, 1) from the buyer and the clock. */
@@ -257,6 +259,12 @@ static int settle(room_job *j, pool_session *s, const room_info *info, const uns
                   const char *e, sk_status st, int64_t now, int started, int stale)
 {
     room_seen seen;
+    /* The join is placed: its solution is used now, not before, so that a
+     * refusal (not started, ended, not a room) leaves it to the buyer, as
+     * a draw entry's does. A repeat of a join already placed finds its
+     * place again, and is refused here: each solution joins once. */
+    if (st == SK_OK && !stale && j->route == ROUTE_QUEUE_JOIN)
+        st = pow_gate_use(s, &j->mark); /* a refusal is answered below */
     if (st == SK_ENDED || st == SK_NOT_STARTED) {
         reply_times(j->ex, st, info,
                     st == SK_ENDED ? "the sale has ended: the queue is closed"
@@ -334,14 +342,17 @@ static void join_batch(void *thread_ctx, void **jobs, int n)
         int64_t item = ((room_job *)jobs[0])->item;
         int k = 0, kept = 0;
         for (int i = 0; i < left; i++) {
-            room_job *j = jobs[i]; /* proof-of-work before anything else: a refusal answered */
+            room_job *j = jobs[i]; /* proof-of-work checked first, marked used in settle */
+            sk_status st = SK_OK;
             if (j->item != item)
                 jobs[kept++] = j;
-            else if (!thread_ctx ||
-                     pow_gate_pass(j->a, thread_ctx, j->ex, item, j->user, j->altcha))
+            else if (!thread_ctx || (st = pow_gate_verify(j->a, thread_ctx, item, j->user,
+                                                          j->altcha, &j->mark)) == SK_OK)
                 same[k++] = j;
-            else
+            else {
+                http_exchange_reply_error(j->ex, st, NULL);
                 free(j);
+            }
         }
         left = kept;
         if (thread_ctx && k > 0) {
@@ -462,7 +473,7 @@ void room_start(app *a, http_exchange *ex, route_id route, int64_t item, int64_t
         http_exchange_reply_error(ex, SK_INTERNAL, "out of memory");
         return;
     }
-    *j = (room_job){a, ex, route, item, user, 0, 0, {0}};
+    *j = (room_job){a, ex, route, item, user, 0, 0, {0}, {0}};
     snprintf(j->altcha, sizeof(j->altcha), "%s", altcha ? altcha : "");
     if (route == ROUTE_QUEUE_AUDIT && audit_query(ex, j) < 0) {
         free(j);

@@ -48,13 +48,17 @@ static const char waiting_sql[] =
     " WHERE item_id = $1 AND round = $2 AND outcome IN ('waitlisted', 'skipped')"
     "   AND quantity <= $3 ORDER BY position LIMIT " TEXT(WAITLIST_ENTRANTS);
 
-/* The orders of the entrants served ($3 their positions, $4 their order
- * ids), and their entries won_from_waitlist; returns their refs. */
+/* The orders of the entrants served ($3 their positions, $4 order ids made
+ * now), and their entries won_from_waitlist; returns their refs. An order
+ * takes the id the draw reserved for it (sql/017: the key of its entry's
+ * entry.waitlisted, so that the webhooks deliver its order.won after it);
+ * only entries drawn before 017 have none and take the one made now. */
 static const char serve_sql[] =
     "WITH s AS (SELECT * FROM unnest($3::bigint[], $4::bigint[]) AS s (position, id)),"
     " o AS (INSERT INTO orders (id, item_id, user_id, round, created_at, quantity, first_unit,"
     "         pay_by, draw_position)"
-    "   SELECT s.id, e.item_id, e.user_id, e.round, now(), e.quantity, 1,"
+    "   SELECT coalesce(e.waitlist_order_id, s.id), e.item_id, e.user_id, e.round, now(),"
+    "     e.quantity, 1,"
     "     CASE WHEN i.payment_timeout_s > 0"
     "       THEN now() + make_interval(secs => i.payment_timeout_s) END, e.position"
     "   FROM s JOIN draw_entries e ON e.item_id = $1 AND e.round = $2"

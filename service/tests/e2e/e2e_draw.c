@@ -119,6 +119,130 @@ Test(draw, ten_thousand_entrants_for_a_thousand_units_win_exactly_the_stock)
     harness_system_stop(&sys);
 }
 
+/* The feed's events of item, in the feed's order (pages of 100: harness_http
+ * reads 64 KiB). */
+static json_t *events_of(int64_t item)
+{
+    json_t *all = json_array();
+    for (int64_t after = 0; after >= 0;) {
+        char path[96];
+        json_t *o, *e;
+        size_t i;
+        snprintf(path, sizeof(path), "/api/v1/events?after=%" PRId64 "&limit=100", after);
+        cr_assert_eq(draw_sale_call(sys.port, "GET", path, TOKEN, NULL, &o), 200);
+        json_array_foreach(json_object_get(o, "events"), i, e)
+        {
+            json_t *subject = json_object_get(e, "entry");
+            if (!subject)
+                subject = json_object_get(e, "order");
+            if (num(subject, "item_id") == item)
+                json_array_append(all, e);
+        }
+        json_t *next = json_object_get(o, "next_after");
+        after = json_is_integer(next) ? json_integer_value(next) : -1;
+        json_decref(o);
+    }
+    return all;
+}
+
+/* The feed holds one entry.waitlisted per entrant of item the draw put on
+ * the waitlist (waitlisted or skipped), in ticket order, each the entry as
+ * drawn with its buyer and no order, and none for a winner; and one
+ * order.won per winner. Returns the feed's events of item. */
+static json_t *assert_waitlisted_events(PGconn *pg, int64_t item)
+{
+    char sql[256];
+    snprintf(sql, sizeof(sql),
+             "SELECT user_id, position, outcome, quantity, entrant FROM draw_entries"
+             " WHERE item_id = %" PRId64 " AND outcome IN ('waitlisted', 'skipped')"
+             " ORDER BY position",
+             item);
+    PGresult *w = PQexec(pg, sql);
+    cr_assert_eq(PQresultStatus(w), PGRES_TUPLES_OK);
+    json_t *all = events_of(item), *e;
+    size_t i;
+    int k = 0, won = 0;
+    json_array_foreach(all, i, e)
+    {
+        won += strcmp(str(e, "type"), "order.won") == 0;
+        if (strcmp(str(e, "type"), "entry.waitlisted") != 0)
+            continue;
+        cr_assert_lt(k, PQntuples(w), "an entry.waitlisted of an entrant not on the waitlist");
+        json_t *entry = json_object_get(e, "entry");
+        cr_assert_str_eq(str(entry, "user_id"), PQgetvalue(w, k, 0),
+                         "entry.waitlisted %d in ticket order", k);
+        cr_assert_eq(num(entry, "position"), strtoll(PQgetvalue(w, k, 1), NULL, 10));
+        cr_assert_str_eq(str(entry, "outcome"), PQgetvalue(w, k, 2));
+        cr_assert_eq(num(entry, "quantity"), strtoll(PQgetvalue(w, k, 3), NULL, 10));
+        cr_assert_str_eq(str(entry, "entrant"), PQgetvalue(w, k, 4));
+        cr_assert(json_is_null(json_object_get(entry, "order_id")), "no order yet");
+        k++;
+    }
+    cr_assert_eq(k, PQntuples(w), "one entry.waitlisted per entrant on the waitlist");
+    PQclear(w);
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM draw_entries WHERE item_id = %" PRId64 " AND outcome = 'won'",
+             item);
+    cr_assert_eq(won, harness_pg_int(pg, sql), "one order.won per winner");
+    return all;
+}
+
+/* A restock of 3 units (the most an entrant wants): the worker's draw
+ * chore serves the waitlist with them, and each entrant served gets its
+ * order.won after its entry.waitlisted, both under one key (the order id
+ * the draw reserved). */
+static void assert_served_after_waitlisted(PGconn *pg, int64_t item)
+{
+    char sql[320], path[96], resp[2048];
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/stock", item);
+    cr_assert_eq(harness_http(sys.port, "POST", path, TOKEN, "{\"add\":3}", resp, sizeof(resp)),
+                 200, "%s", resp);
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM draw_entries WHERE item_id = %" PRId64
+             " AND outcome = 'won_from_waitlist'",
+             item);
+    for (int waited = 0; harness_pg_int(pg, sql) == 0; waited += 50) {
+        cr_assert_lt(waited, 10000, "nobody served from the waitlist");
+        harness_sleep_ms(50);
+    }
+    int64_t served = harness_pg_int(pg, sql);
+    snprintf(sql, sizeof(sql),
+             "SELECT count(*) FROM draw_entries d JOIN order_events e ON e.order_id = d.order_id"
+             " AND e.type = 'entry.waitlisted' AND (e.order_row->>'user_id')::bigint = d.user_id"
+             " WHERE d.item_id = %" PRId64 " AND d.outcome = 'won_from_waitlist'",
+             item);
+    cr_assert_eq(harness_pg_int(pg, sql), served, "the order takes its entry event's key");
+    json_t *all = events_of(item), *e;
+    size_t i;
+    int64_t seen = 0;
+    json_array_foreach(all, i, e)
+    {
+        if (strcmp(str(e, "type"), "order.won") != 0)
+            continue;
+        json_t *o = json_object_get(e, "order");
+        json_t *f, *entry;
+        size_t k;
+        int waitlisted_before = 0;
+        json_array_foreach(all, k, f)
+        {
+            entry = json_object_get(f, "entry");
+            waitlisted_before |=
+                k < i && entry && strcmp(str(entry, "user_id"), str(o, "user_id")) == 0;
+        }
+        snprintf(sql, sizeof(sql),
+                 "SELECT count(*) FROM draw_entries WHERE order_id = %s"
+                 " AND outcome = 'won_from_waitlist'",
+                 str(o, "order_id"));
+        if (harness_pg_int(pg, sql) == 1) {
+            cr_assert(waitlisted_before, "order.won of %s after its entry.waitlisted",
+                      str(o, "order_id"));
+            seen++;
+        }
+    }
+    cr_assert_eq(seen, served, "every entrant served got order.won");
+    json_decref(all);
+}
+
 Test(draw, quantities_above_one_are_served_whole_or_skipped)
 {
     enum { ENTRANTS = 300, STOCK = 101 };
@@ -142,6 +266,8 @@ Test(draw, quantities_above_one_are_served_whole_or_skipped)
     json_decref(d);
     cr_assert_eq(harness_pg_int(pg, "SELECT count(*) FROM orders WHERE pay_by IS NOT NULL"), 0,
                  "no payment step: no pay_by");
+    json_decref(assert_waitlisted_events(pg, item));
+    assert_served_after_waitlisted(pg, item);
     PQfinish(pg);
     /* The published draw checks out from the public answers alone. */
     char said[8192];

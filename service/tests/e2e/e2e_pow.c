@@ -184,6 +184,26 @@ Test(pow, an_entry_refused_for_its_quantity_keeps_the_solution)
     cr_assert_eq(let_in("entries", item), 1);
 }
 
+/* A room's join refused before its queue opens (409 not_started) leaves
+ * the buyer's solution unused: once the queue opens, the same solution
+ * joins, once. */
+Test(pow, a_join_refused_before_the_queue_opens_keeps_the_solution)
+{
+    char opens[RFC3339_MAX], more[128], ok[POW_PAYLOAD_MAX + 1], code[64];
+    int64_t opens_ms = clock_wall_ms() + 3000;
+    cr_assert_gt(rfc3339_format(opens_ms, opens, sizeof(opens)), 0);
+    snprintf(more, sizeof(more), "\"pow_maxnumber\":1000,\"prequeue_opens_at\":\"%s\"", opens);
+    int64_t item = create_room(more);
+    solved(item, 4, ok, sizeof(ok), NULL);
+    cr_assert_eq(join("queue", item, 4, ok, code), 409, "%s", code);
+    cr_assert_str_eq(code, "not_started");
+    while (clock_wall_ms() < opens_ms + 200)
+        harness_sleep_ms(100);
+    cr_assert_eq(join("queue", item, 4, ok, code), 200, "%s", code);
+    refused("queue", item, 4, ok, "pow_replayed");
+    cr_assert_eq(let_in("queue", item), 1);
+}
+
 Test(pow, an_expired_challenge_is_refused)
 {
     static const char *const routes[] = {"queue", "entries"};

@@ -7,7 +7,9 @@
  * refuses a forged or stale signature; a sale's backlog with pays, cancels
  * and expiries reaches two endpoints once per change, quickly, with no
  * delivery written as a row; a failing order's later events wait behind it
- * while other orders' flow; the cursor survives a kill -9. */
+ * while other orders' flow; the cursor survives a kill -9; a draw's
+ * entry.waitlisted reaches the endpoint before the order.won of its
+ * entrant served later from the waitlist, while the endpoint fails. */
 #include <inttypes.h>
 #include <sched.h>
 #include <signal.h>
@@ -20,6 +22,7 @@
 #include <jansson.h>
 
 #include "clock.h"
+#include "draw_sale.h"
 #include "harness.h"
 #include "sale.h"
 #include "webhook_sign.h"
@@ -125,7 +128,9 @@ static record *read_records(const char *name, size_t *n)
             r = realloc(r, (cap *= 2) * sizeof(*r));
         record *x = &r[(*n)++];
         x->event_id = json_integer_value(json_object_get(j, "event_id"));
-        x->order_id = strtoll(json_string_value(json_object_get(j, "order_id")), NULL, 10);
+        /* null for an entry's event: assert_books gives it its key */
+        const char *order_id = json_string_value(json_object_get(j, "order_id"));
+        x->order_id = order_id ? strtoll(order_id, NULL, 10) : 0;
         x->at_ms = json_integer_value(json_object_get(j, "at_ms"));
         x->answered = (int)json_integer_value(json_object_get(j, "answered"));
         x->attempt = (int)json_integer_value(json_object_get(j, "attempt"));
@@ -173,8 +178,10 @@ static record *wait_all_delivered(const char *name, size_t *n, int timeout_ms)
 }
 
 /* Every event of the feed reached the receiver, each event id always with
- * the same body, and per order the ids it saw never went back. */
-static void assert_books(const record *r, size_t n)
+ * the same body, and per order the ids it saw never went back. An entry's
+ * event (no order yet) takes its key, the id of the order its entrant
+ * would get (sql/017), into its records. */
+static void assert_books(record *r, size_t n)
 {
     PGconn *pg = harness_pg();
     PGresult *res = PQexec(pg, "SELECT id, order_id, type FROM order_events ORDER BY id");
@@ -184,6 +191,8 @@ static void assert_books(const record *r, size_t n)
         int found = 0;
         for (size_t i = 0; i < n; i++)
             if (r[i].event_id == id) {
+                if (strncmp(r[i].type, "entry.", 6) == 0 && r[i].order_id == 0)
+                    r[i].order_id = strtoll(PQgetvalue(res, row, 1), NULL, 10);
                 cr_assert_eq(r[i].order_id, strtoll(PQgetvalue(res, row, 1), NULL, 10));
                 cr_assert_str_eq(r[i].type, PQgetvalue(res, row, 2));
                 found |= r[i].answered == 200;
@@ -708,4 +717,59 @@ Test(webhooks, the_sample_receiver_refuses_a_forged_or_stale_signature)
     record *r = read_records("wh-sig.jsonl", &n);
     cr_assert_eq(n, 1, "only the genuine delivery was recorded");
     free(r);
+}
+
+/* A draw while the endpoint fails: its order.won and entry.waitlisted
+ * events become rows; a winner cancels, the worker serves the first
+ * waitlisted entrant, whose order.won waits, never tried, behind its
+ * entry.waitlisted (one key: the order id the draw reserved); once the
+ * endpoint recovers, every event arrives, the entry's before its order's. */
+Test(webhooks, a_draws_waitlisted_entry_arrives_before_the_order_its_entrant_wins_later)
+{
+    enum { ENTRANTS = 12, STOCK = 4 };
+    char endpoints[256];
+    int pa = one_endpoint("wh-draw.jsonl", "ok", endpoints, sizeof(endpoints));
+    deliverer = start_deliverer(endpoints, "50", "200", 0);
+    int64_t item = draw_sale_create(sys.port, TOKEN, STOCK, -1000, 600000,
+                                    "\"per_buyer_limit\":1,\"payment_timeout_s\":600");
+    cr_assert_eq(draw_sale_enter_many(sys.port, item, 1, ENTRANTS, 1, 1, 4), ENTRANTS);
+    PGconn *pg = harness_pg();
+    draw_sale_close_now(pg, item);
+    set_mode(pa, "fail");
+    json_t *o;
+    cr_assert_eq(draw_sale_draw(sys.port, TOKEN, item, NULL, &o), 200);
+    json_decref(o);
+    cr_assert_eq(harness_pg_int(pg, "SELECT count(*) FROM order_events"
+                                    " WHERE type = 'entry.waitlisted'"),
+                 ENTRANTS - STOCK);
+    char path[96], resp[2048];
+    snprintf(path, sizeof(path), "/api/v1/orders/%" PRId64 "/cancel",
+             harness_pg_int(pg, "SELECT order_id FROM draw_entries WHERE position = 1"));
+    cr_assert_eq(harness_http(sys.port, "POST", path, TOKEN, NULL, resp, sizeof(resp)), 200, "%s",
+                 resp);
+    const char *served = "SELECT count(*) FROM draw_entries WHERE outcome = 'won_from_waitlist'";
+    for (int waited = 0; harness_pg_int(pg, served) == 0; waited += 50) {
+        cr_assert_lt(waited, 10000, "nobody served from the waitlist");
+        harness_sleep_ms(50);
+    }
+    wait_pg_int(pg,
+                "SELECT count(*) FROM webhook_deliveries d JOIN order_events e ON e.id = d.event_id"
+                " JOIN draw_entries x ON x.order_id = d.order_id AND x.position = 5"
+                " WHERE (e.type = 'entry.waitlisted' AND d.attempts > 0)"
+                "    OR (e.type = 'order.won' AND d.attempts = 0)",
+                2, "the served entrant's order.won waits, untried, behind its entry.waitlisted");
+    set_mode(pa, "ok");
+    size_t n;
+    record *r = wait_all_delivered("wh-draw.jsonl", &n, 30000);
+    assert_books(r, n);
+    int64_t key = harness_pg_int(pg, "SELECT order_id FROM draw_entries WHERE position = 5");
+    int entry_first = -1;
+    for (size_t i = 0; i < n && entry_first < 0; i++)
+        if (r[i].order_id == key && r[i].answered == 200)
+            entry_first = strcmp(r[i].type, "entry.waitlisted") == 0;
+    cr_assert_eq(entry_first, 1, "the entry's event delivered before its order's");
+    free(r);
+    PQfinish(pg);
+    harness_stop_clean(&deliverer, "seckill-webhooks");
+    harness_system_stop(&sys);
 }

@@ -57,6 +57,36 @@ Test(outbox, an_order_awaiting_payment_shows_the_time_left_at_its_event)
     free(text);
 }
 
+Test(outbox, an_entry_event_carries_the_entry_with_its_buyer_and_no_order)
+{
+    outbox_event e;
+    memset(&e, 0, sizeof(e));
+    e.id = 43;
+    strcpy(e.type, "entry.waitlisted");
+    e.at_ms = 1795000000250;
+    e.is_entry = 1;
+    e.order.o.id = 7263849102938476; /* the key only: never shown */
+    e.entry = (draw_entry){.item_id = 9,
+                           .round = 2,
+                           .user_id = 42,
+                           .quantity = 3,
+                           .entered_ms = 1794999000000,
+                           .position = 1204};
+    memset(e.entry.entrant, 'a', ROOM_HEX_LEN);
+    strcpy(e.entry.outcome, "skipped");
+    char *text = outbox_event_json(&e);
+    cr_assert_not_null(text);
+    const char *want =
+        "{\"id\":43,\"type\":\"entry.waitlisted\",\"created_at\":\"2026-11-18T11:06:40.250Z\","
+        "\"entry\":{\"item_id\":9,\"round\":2,\"entrant\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\",\"quantity\":3,\"entered_at\":"
+        "\"2026-11-18T10:50:00Z\",\"position\":1204,\"outcome\":\"skipped\",\"order_id\":null,"
+        "\"user_id\":\"42\"}}";
+    cr_assert_str_eq(text, want);
+    cr_assert_null(strstr(text, "7263849102938476"), "the reserved order id is not shown");
+    free(text);
+}
+
 Test(outbox, a_feed_page_ends_with_its_last_id_or_null_when_empty)
 {
     outbox_event e[2] = {paid_event(), paid_event()};

@@ -1,0 +1,77 @@
+-- 017_entry_events.sql: the draw's entry.waitlisted event (issues 26 and 28).
+-- A draw that puts an entrant on the waitlist (outcome waitlisted or
+-- skipped) appends one entry.waitlisted event per such entrant, in ticket
+-- order, in the draw's own transaction, beside its winners' order.won: the
+-- outbox of 010 carries entries as well as orders.
+--
+-- An entry has no order, yet the webhooks deliver in order per order id
+-- (webhook_deliveries.order_id, the deliverer's window), and a waitlisted
+-- entrant served later gets an order whose order.won must not overtake its
+-- entry.waitlisted at a failing endpoint. So the draw reserves, for each
+-- entrant it waitlists, the id of the order the waitlist will give it
+-- (made by the same generator as the winners' ids, never used twice), keeps
+-- it in draw_entries.waitlist_order_id, and keys the entry's event by it
+-- (order_events.order_id): the entry's event and every event of its later
+-- order share one key, so the deliverer's per-order rule (a later event
+-- waits behind an earlier one that failed, both go to the dead-letter
+-- together) holds across them, with no change to the deliverer, the
+-- deliveries table or the feed's paging. The reserved id is not an order:
+-- the API's entry shows order_id null until the order exists; an entrant
+-- never served leaves its reserved id unused.
+ALTER TABLE draw_entries
+    ADD COLUMN waitlist_order_id bigint,
+    ADD CONSTRAINT draw_entries_reserved CHECK (waitlist_order_id IS NULL
+        OR outcome IN ('waitlisted', 'skipped', 'won_from_waitlist'));
+
+ALTER TABLE order_events DROP CONSTRAINT order_events_type_check,
+    ADD CONSTRAINT order_events_type_check CHECK (type IN ('order.persisted', 'order.won',
+        'order.paid', 'order.cancelled', 'order.expired', 'order.returned',
+        'entry.waitlisted'));
+
+COMMENT ON COLUMN order_events.order_id IS
+    'The order the event is of; for an entry.* event, the id reserved for the entrant''s order '
+    '(draw_entries.waitlist_order_id): the key of the webhooks'' order per order';
+COMMENT ON COLUMN order_events.order_row IS
+    'to_jsonb of the orders row as of the change; for an entry.* event, the draw_entries row''s '
+    'columns the feed shows (not its ticket), as of the change';
+
+-- The entry.waitlisted events of a draw of item's round: its waitlisted and
+-- skipped entrants, each entry as of now (what the feed shows of it, not
+-- its ticket). One INSERT for them all, under the outbox's lock (010: ids
+-- in commit order), which the draw's order insert took already when it had
+-- winners; the draw calls this last, so the lock is held for this insert
+-- and the commit.
+--
+-- Their ids go in position (ticket) order without a sort of the entries:
+-- under the lock no other transaction draws an id, so the function takes
+-- one id, moves the sequence past every position of the round, and gives
+-- the entrant at position p the id first + p - 1. The winners' positions
+-- leave gaps, which the feed allows (a rollback leaves one too): a
+-- consumer keeps the last id it handled, never counts them.
+CREATE FUNCTION entry_events_waitlisted(item bigint, draw_round bigint) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    first bigint;
+    last_position bigint;
+    written bigint;
+BEGIN
+    SELECT max(d.position) INTO last_position FROM draw_entries d
+    WHERE d.item_id = item AND d.round = draw_round AND d.outcome IN ('waitlisted', 'skipped');
+    IF last_position IS NULL THEN
+        RETURN 0;
+    END IF;
+    PERFORM pg_advisory_xact_lock(111546413966700);
+    first := nextval('order_events_ids');
+    PERFORM setval('order_events_ids', first + last_position - 1);
+    INSERT INTO order_events (id, type, order_id, item_id, order_row)
+    SELECT first + d.position - 1, 'entry.waitlisted', d.waitlist_order_id, d.item_id,
+           jsonb_build_object('item_id', d.item_id, 'round', d.round, 'user_id', d.user_id,
+                              'entrant', d.entrant, 'quantity', d.quantity,
+                              'entered_at', d.entered_at, 'position', d.position,
+                              'outcome', d.outcome)
+    FROM draw_entries d
+    WHERE d.item_id = item AND d.round = draw_round AND d.outcome IN ('waitlisted', 'skipped');
+    GET DIAGNOSTICS written = ROW_COUNT;
+    PERFORM pg_notify('order_events', '');
+    RETURN written;
+END $$;
