@@ -52,6 +52,7 @@ typedef struct config {
     int rate_limit_burst;        /* ... in bursts of at most this many */
     int purchase_batch;          /* buyers of one reserve_batch call at most */
     int max_pending_orders;      /* accepted, not yet persisted; 0: no bound */
+    int room_places;             /* waiting-room places remembered (room_cache) */
     config_order_guard order_guard; /* lock (the buyer's order lock) or script */
     int order_lock_ttl_ms;          /* how long an order lock stands without its worker */
     /* buyers and their orders */

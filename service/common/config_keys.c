@@ -132,6 +132,9 @@ const config_key config_keys[] = {
     INT_KEY(max_pending_orders, "1000000", 0, 2000000000,
             "accepted orders of one item not yet persisted at most, then 503 queue_full (0: no "
             "bound)"),
+    INT_KEY(room_places, "65536", 1024, 16777216,
+            "waiting-room places an instance remembers, so that polls from far back cost no Redis "
+            "call (64 bytes each, rounded up to a power of two; a place pushed out is read again)"),
     ENUM_KEY(order_guard, "lock", order_guard_words,
              "what guards the creation of a buyer's order: lock (the buyer's order lock, from "
              "the reservation until the order is in PostgreSQL; 429 in_progress meanwhile) or "

@@ -183,7 +183,7 @@ app *app_create(const config *cfg, char *err, size_t errlen)
         }
     }
     a->gate = gate_create(65536);
-    a->rooms = room_cache_create();
+    a->rooms = room_cache_create((size_t)cfg->room_places);
     a->pow = pow_cache_create();
     a->nconns = http_server_loop_count(cfg);
     a->conns = calloc((size_t)a->nconns, sizeof(*a->conns));

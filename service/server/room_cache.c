@@ -10,13 +10,9 @@
 #include <string.h>
 
 #define ROOMS 256 /* rooms remembered (a power of two) */
-/* Buyers' places remembered (a power of two): 64 bytes each, 16 MiB when
- * all are used (calloc's pages stay untouched until then); 100,000 buyers
- * polling one room leave 2% of them to Redis. */
-#define PLACES 262144
-/* Places a bucket holds. Direct-mapped (65,536 places), two buyers whose
- * hashes met pushed each other out at every poll: of the bench's 2,000
- * buyers polling, some 60 did, and each of their polls went to Redis. */
+/* Places a bucket holds. Direct-mapped, two buyers whose hashes met pushed
+ * each other out at every poll: of the bench's 2,000 buyers polling 65,536
+ * places, some 60 did, and each of their polls went to Redis. */
 #define WAYS 4
 
 typedef struct room_slot {
@@ -39,7 +35,8 @@ struct room_cache {
     int loading_master; /* a pool job is reading it */
     unsigned victim;    /* the way a full bucket gives up next */
     room_slot rooms[ROOMS];
-    place_slot places[PLACES];
+    place_slot *places; /* nplaces (a power of two), in buckets of WAYS */
+    size_t nplaces;
     _Atomic uint64_t polls[2]; /* answered from the pool, from memory */
 };
 
@@ -56,10 +53,18 @@ static room_slot *slot_of(room_cache *c, int64_t item)
     return &c->rooms[mix((uint64_t)item) & (ROOMS - 1)];
 }
 
-room_cache *room_cache_create(void)
+room_cache *room_cache_create(size_t places)
 {
+    size_t n = WAYS;
+    while (n < places)
+        n *= 2;
     room_cache *c = calloc(1, sizeof(*c));
-    if (c && pthread_mutex_init(&c->mu, NULL) != 0) {
+    if (!c)
+        return NULL;
+    c->nplaces = n;
+    c->places = calloc(n, sizeof(*c->places));
+    if (!c->places || pthread_mutex_init(&c->mu, NULL) != 0) {
+        free(c->places);
         free(c);
         return NULL;
     }
@@ -71,6 +76,7 @@ void room_cache_free(room_cache *c)
     if (!c)
         return;
     pthread_mutex_destroy(&c->mu);
+    free(c->places);
     free(c);
 }
 
@@ -167,7 +173,15 @@ static place_slot *bucket_of(room_cache *c, int64_t item, int64_t round, int64_t
 {
     uint64_t h =
         mix((uint64_t)item * 0x9e3779b97f4a7c15ULL ^ mix((uint64_t)user) ^ (uint64_t)round);
-    return &c->places[h & (PLACES - WAYS)];
+    return &c->places[h & (c->nplaces - WAYS)];
+}
+
+/* Whether the place is of a room's round as memory knows it now (a place of
+ * an older round, or of a room pushed out, is free to take). */
+static int current(room_cache *c, const place_slot *p)
+{
+    const room_slot *s = slot_of(c, p->item);
+    return s->has_info && s->info.item == p->item && s->info.round == p->round;
 }
 
 /* The slot of (item, round, user), or NULL when not remembered. */
@@ -213,7 +227,7 @@ void room_cache_set_place(room_cache *c, int64_t item, int64_t round, int64_t us
     place_slot *p = place_of(c, item, round, user);
     place_slot *b = bucket_of(c, item, round, user);
     for (int i = 0; !p && i < WAYS; i++)
-        if (b[i].place == 0)
+        if (b[i].place == 0 || !current(c, &b[i]))
             p = &b[i];
     if (!p) /* a full bucket: the ways in turn */
         p = &b[c->victim++ % WAYS];

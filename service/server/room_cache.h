@@ -2,8 +2,9 @@
  * that a poll from a buyer far behind the admitted frontier is answered
  * from memory, not from Redis (issue 27): each room's terms and secret as
  * last read, its frontier (refreshed at most every ROOM_CACHE_FRESH_MS by
- * the one poll that claims the refresh), the buyers' places once the sale
- * started (they never change after the start), and the master key of the
+ * the one poll that claims the refresh), the buyers' places and entrant
+ * handles once the sale started (they never change after the start; a
+ * bucket's place of an older round goes first), and the master key of the
  * admission tokens. Bounded tables (a room or a place pushed out is read
  * again: speed, never correctness). Thread-safe (one mutex). It also
  * counts the polls answered from memory and those that went to the pool. */
@@ -36,7 +37,9 @@ typedef struct room_frontier {
     int64_t mono_ms;  /* our monotonic clock when read */
 } room_frontier;
 
-room_cache *room_cache_create(void);
+/* places: buyers' places remembered at most (rounded up to a power of two;
+ * 64 bytes each: config's room_places). NULL when out of memory. */
+room_cache *room_cache_create(size_t places);
 void room_cache_free(room_cache *c); /* NULL: no-op */
 
 /* The master key into out: 1, or 0 when not loaded yet. */
