@@ -26,7 +26,7 @@
 #include <event2/event.h>
 #include "keys.h"
 #include "purchase_reply.h"
-#include "room.h"
+#include "room_admission.h"
 #include "segment_route.h"
 
 /* Segmented items whose key ids a loop keeps (computing them hashes). */

@@ -10,7 +10,7 @@
 #include "app.h"
 #include "config.h"
 #include "log.h"
-#include "room.h"
+#include "room_admission.h"
 #ifdef SECKILL_LAB
 #include "lab.h" /* the one place that wires the laboratory in */
 #endif
