@@ -1,9 +1,11 @@
 /* webhooks_main.c: seckill-webhooks: wires the config, the log, the stop
  * signals (a signalfd the deliverer polls with its sockets) and the metrics
  * listener to the deliverer (webhooks.h). */
+#include <errno.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -40,14 +42,22 @@ static int load(config *cfg, int argc, char **argv)
     return 0;
 }
 
-/* webhook_priority = idle: this thread, and those it starts after, run
- * under SCHED_IDLE, on the CPU the purchase path leaves. 0 or -1. */
-static int set_priority(const config *cfg)
+/* webhook_priority = idle: this thread, and those it starts after (the
+ * /metrics listener too, so a scrape during a storm may wait), run under
+ * SCHED_IDLE, on the CPU the purchase path leaves. Lowering one's own
+ * policy needs no privilege, but a sandbox (a seccomp profile) may refuse
+ * it: then deliveries go on at normal priority, with a warning, rather than
+ * not at all. */
+static void set_priority(const config *cfg)
 {
     if (cfg->webhook_priority != CONFIG_WEBHOOK_PRIORITY_IDLE)
-        return 0;
+        return;
     struct sched_param none = {.sched_priority = 0};
-    return sched_setscheduler(0, SCHED_IDLE, &none) == 0 ? 0 : -1;
+    if (sched_setscheduler(0, SCHED_IDLE, &none) != 0)
+        log_msg(LOG_WARN, "webhooks",
+                "webhook_priority = idle: sched_setscheduler refused (%s); delivering at "
+                "normal priority",
+                strerror(errno));
 }
 
 int main(int argc, char **argv)
@@ -72,8 +82,8 @@ int main(int argc, char **argv)
         config_free(&cfg);
         return 1;
     }
-    snprintf(err, sizeof(err), "webhook_priority = idle: sched_setscheduler refused");
-    webhooks *w = set_priority(&cfg) == 0 ? webhooks_create(&cfg, err, sizeof(err)) : NULL;
+    set_priority(&cfg);
+    webhooks *w = webhooks_create(&cfg, err, sizeof(err));
     metrics_http *mh = NULL;
     if (!w) {
         log_msg(LOG_ERROR, "webhooks", "%s", err);
