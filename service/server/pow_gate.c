@@ -60,6 +60,25 @@ static sk_status key_of(app *a, pool_session *s, unsigned char *key)
     return SK_OK;
 }
 
+/* SK_POW_REPLAYED when the solution's challenge was used already (a join or
+ * an entry marks it only once it is placed or made: a replay must still
+ * be refused before, e.g. in a new round of the item), SK_OK when not,
+ * SK_BACKEND_DOWN when Redis failed. */
+static sk_status was_used(pool_session *s, int64_t item, const pow_solution *got)
+{
+    char key[KEYS_MAX];
+    keys_pow_used(key, sizeof(key), item, got->challenge);
+    const char *argv[] = {"EXISTS", key};
+    redisReply *r = pool_session_redis(s, 2, argv);
+    if (!r)
+        return SK_BACKEND_DOWN;
+    sk_status st = r->type != REDIS_REPLY_INTEGER ? SK_BACKEND_DOWN
+                   : r->integer == 0              ? SK_OK
+                                                  : SK_POW_REPLAYED;
+    freeReplyObject(r);
+    return st;
+}
+
 /* Marks the solution's challenge used until it expires: SK_OK the first
  * time, SK_POW_REPLAYED after, SK_BACKEND_DOWN when Redis failed. */
 static sk_status mark_used(pool_session *s, int64_t item, const pow_solution *got, int64_t now_s)
@@ -101,7 +120,7 @@ sk_status pow_gate_verify(app *a, pool_session *s, int64_t item, int64_t user, c
     m->now_s = clock_wall_ms() / 1000;
     pow_result r = pow_verify(key, altcha, t.maxnumber, item, user, m->now_s, &m->got);
     m->needed = r == POW_OK;
-    return refused[r];
+    return r == POW_OK ? was_used(s, item, &m->got) : refused[r];
 }
 
 sk_status pow_gate_use(pool_session *s, const pow_gate_mark *m)

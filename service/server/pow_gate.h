@@ -28,13 +28,13 @@ typedef struct pow_gate_mark {
 } pow_gate_mark;
 
 /* The check of a join or an entry of item by user carrying altcha (NULL or
- * "": none), on a pool thread, without the mark, which needs no Redis:
- * SK_OK when the item asks no proof-of-work (or does not exist: the
- * handler says so), or when the solution holds; else SK_POW_* or
- * SK_BACKEND_DOWN. The caller checks what else may refuse the request,
- * then marks the solution used with pow_gate_use (once the entry may be
- * made, once the join is placed), so that a refusal does not cost the
- * buyer their work. */
+ * "": none), on a pool thread: SK_OK when the item asks no proof-of-work
+ * (or does not exist: the handler says so), or when the solution holds and
+ * was not used yet (one EXISTS); else SK_POW_* (SK_POW_REPLAYED for a
+ * solution used already) or SK_BACKEND_DOWN. It does not mark the
+ * solution: the caller checks what else may refuse the request, then marks
+ * it with pow_gate_use (once the entry may be made, once the join is
+ * placed), so that a refusal does not cost the buyer their work. */
 sk_status pow_gate_verify(app *a, pool_session *s, int64_t item, int64_t user, const char *altcha,
                           pow_gate_mark *m);
 

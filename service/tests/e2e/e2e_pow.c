@@ -204,6 +204,26 @@ Test(pow, a_join_refused_before_the_queue_opens_keeps_the_solution)
     cr_assert_eq(let_in("queue", item), 1);
 }
 
+/* A solution is marked used only once its join is placed; a replay must
+ * still be refused before the join: in a new round of the room, it would
+ * otherwise place the buyer again. */
+Test(pow, a_solution_used_in_one_round_places_nobody_in_the_next)
+{
+    char ok[POW_PAYLOAD_MAX + 1], code[64], path[96], body[256], starts[RFC3339_MAX], resp[4096];
+    int64_t item = create_room("\"pow_maxnumber\":1000,\"pow_ttl_s\":60");
+    solved(item, 5, ok, sizeof(ok), NULL);
+    cr_assert_eq(join("queue", item, 5, ok, code), 200, "%s", code);
+    cr_assert_eq(let_in("queue", item), 1);
+    cr_assert_gt(rfc3339_format(clock_wall_ms() + 60000, starts, sizeof(starts)), 0);
+    snprintf(body, sizeof(body), "{\"stock\":5,\"starts_at\":\"%s\"}", starts);
+    snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/reset", item);
+    cr_assert_eq(harness_http(sys.port, "POST", path, TOKEN, body, resp, sizeof(resp)), 200, "%s",
+                 resp);
+    cr_assert_eq(let_in("queue", item), 0, "a new round starts with nobody");
+    refused("queue", item, 5, ok, "pow_replayed");
+    cr_assert_eq(let_in("queue", item), 0, "the replayed solution placed the buyer");
+}
+
 Test(pow, an_expired_challenge_is_refused)
 {
     static const char *const routes[] = {"queue", "entries"};
