@@ -9,7 +9,8 @@
  * delivery written as a row; a failing order's later events wait behind it
  * while other orders' flow; the cursor survives a kill -9; a draw's
  * entry.waitlisted reaches the endpoint before the order.won of its
- * entrant served later from the waitlist, while the endpoint fails. */
+ * entrant served later from the waitlist, while the endpoint fails, and
+ * shows no order id in the dead-letter. */
 #include <inttypes.h>
 #include <sched.h>
 #include <signal.h>
@@ -769,6 +770,56 @@ Test(webhooks, a_draws_waitlisted_entry_arrives_before_the_order_its_entrant_win
             entry_first = strcmp(r[i].type, "entry.waitlisted") == 0;
     cr_assert_eq(entry_first, 1, "the entry's event delivered before its order's");
     free(r);
+    PQfinish(pg);
+    harness_stop_clean(&deliverer, "seckill-webhooks");
+    harness_system_stop(&sys);
+}
+
+/* A draw's events in the dead-letter: an order.won shows its order's id,
+ * an entry.waitlisted shows order_id null (the id it is keyed by is only
+ * reserved for an order, sql/017), as the feed shows the entry. */
+Test(webhooks, a_dead_entry_event_shows_no_order_id)
+{
+    enum { ENTRANTS = 6, STOCK = 2 };
+    char endpoints[256];
+    one_endpoint("wh-dead-draw.jsonl", "fail", endpoints, sizeof(endpoints));
+    deliverer = start_deliverer(endpoints, "2", "100", 0);
+    int64_t item = draw_sale_create(sys.port, TOKEN, STOCK, -1000, 600000,
+                                    "\"per_buyer_limit\":1,\"payment_timeout_s\":600");
+    cr_assert_eq(draw_sale_enter_many(sys.port, item, 1, ENTRANTS, 1, 1, 4), ENTRANTS);
+    PGconn *pg = harness_pg();
+    draw_sale_close_now(pg, item);
+    json_t *o;
+    cr_assert_eq(draw_sale_draw(sys.port, TOKEN, item, NULL, &o), 200);
+    json_decref(o);
+    for (int waited = 0; dead_rows() < ENTRANTS; waited += 250) {
+        cr_assert_lt(waited, 15000, "the dead-letter holds %zu of %d", dead_rows(), ENTRANTS);
+        harness_sleep_ms(250);
+    }
+    char resp[65536];
+    cr_assert_eq(harness_http(sys.port, "GET", "/api/v1/webhooks/dead?limit=50", TOKEN, NULL, resp,
+                              sizeof(resp)),
+                 200, "%s", resp);
+    json_t *j = json_loads(resp, 0, NULL), *row;
+    size_t i, entries = 0;
+    json_array_foreach(json_object_get(j, "dead"), i, row)
+    {
+        const char *type = json_string_value(json_object_get(row, "type"));
+        json_t *order_id = json_object_get(row, "order_id");
+        if (strcmp(type, "entry.waitlisted") == 0) {
+            cr_assert(json_is_null(order_id), "an entry's event shows no order id: %s", resp);
+            entries++;
+            continue;
+        }
+        cr_assert_str_eq(type, "order.won");
+        char sql[160];
+        snprintf(sql, sizeof(sql),
+                 "SELECT count(*) FROM draw_entries WHERE outcome = 'won' AND order_id = %s",
+                 json_string_value(order_id));
+        cr_assert_eq(harness_pg_int(pg, sql), 1, "an order.won shows its order's id: %s", resp);
+    }
+    cr_assert_eq(entries, ENTRANTS - STOCK, "%s", resp);
+    json_decref(j);
     PQfinish(pg);
     harness_stop_clean(&deliverer, "seckill-webhooks");
     harness_system_stop(&sys);
