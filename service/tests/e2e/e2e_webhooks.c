@@ -108,10 +108,18 @@ static pid_t start_deliverer(const char *endpoints, const char *attempts, const 
 
 /* One request the receiver verified. */
 typedef struct record {
-    int64_t event_id, order_id, at_ms;
+    int64_t event_id, order_id, item_id, user_id, at_ms;
     int answered, attempt;
     char type[24], sha[65];
 } record;
+
+/* An id of the event's subject as the receiver recorded it: a JSON
+ * integer, or a string of digits (0 when null). */
+static int64_t id_of(json_t *j, const char *key)
+{
+    json_t *v = json_object_get(j, key);
+    return json_is_string(v) ? strtoll(json_string_value(v), NULL, 10) : json_integer_value(v);
+}
 
 /* The receiver's records in arrival order; *n of them. */
 static record *read_records(const char *name, size_t *n)
@@ -130,8 +138,9 @@ static record *read_records(const char *name, size_t *n)
         record *x = &r[(*n)++];
         x->event_id = json_integer_value(json_object_get(j, "event_id"));
         /* null for an entry's event: assert_books gives it its key */
-        const char *order_id = json_string_value(json_object_get(j, "order_id"));
-        x->order_id = order_id ? strtoll(order_id, NULL, 10) : 0;
+        x->order_id = id_of(j, "order_id");
+        x->item_id = id_of(j, "item_id");
+        x->user_id = id_of(j, "user_id");
         x->at_ms = json_integer_value(json_object_get(j, "at_ms"));
         x->answered = (int)json_integer_value(json_object_get(j, "answered"));
         x->attempt = (int)json_integer_value(json_object_get(j, "attempt"));
@@ -179,23 +188,39 @@ static record *wait_all_delivered(const char *name, size_t *n, int timeout_ms)
 }
 
 /* Every event of the feed reached the receiver, each event id always with
- * the same body, and per order the ids it saw never went back. An entry's
- * event (no order yet) takes its key, the id of the order its entrant
- * would get (sql/017), into its records. */
+ * the same body, and per order the ids it saw never went back. An order's
+ * event shows its order; an entry's (no order yet, order_id null) shows
+ * the item and the buyer of the entry whose reserved order id (sql/017)
+ * keys it, and takes that key into its records for the order rule. */
 static void assert_books(record *r, size_t n)
 {
     PGconn *pg = harness_pg();
-    PGresult *res = PQexec(pg, "SELECT id, order_id, type FROM order_events ORDER BY id");
-    cr_assert_eq(PQresultStatus(res), PGRES_TUPLES_OK);
+    PGresult *res = PQexec(pg, "SELECT e.id, e.order_id, e.type, e.item_id, d.item_id, d.user_id"
+                               " FROM order_events e LEFT JOIN draw_entries d"
+                               "   ON e.type LIKE 'entry.%' AND d.waitlist_order_id = e.order_id"
+                               " ORDER BY e.id");
+    cr_assert_eq(PQresultStatus(res), PGRES_TUPLES_OK, "%s", PQerrorMessage(pg));
     for (int row = 0; row < PQntuples(res); row++) {
         int64_t id = strtoll(PQgetvalue(res, row, 0), NULL, 10);
+        int64_t key = strtoll(PQgetvalue(res, row, 1), NULL, 10);
+        int entry = strncmp(PQgetvalue(res, row, 2), "entry.", 6) == 0;
+        cr_assert(!entry || !PQgetisnull(res, row, 4),
+                  "entry event %" PRId64 ": its key is an entry's reserved order id", id);
         int found = 0;
         for (size_t i = 0; i < n; i++)
             if (r[i].event_id == id) {
-                if (strncmp(r[i].type, "entry.", 6) == 0 && r[i].order_id == 0)
-                    r[i].order_id = strtoll(PQgetvalue(res, row, 1), NULL, 10);
-                cr_assert_eq(r[i].order_id, strtoll(PQgetvalue(res, row, 1), NULL, 10));
                 cr_assert_str_eq(r[i].type, PQgetvalue(res, row, 2));
+                cr_assert_eq(r[i].item_id, strtoll(PQgetvalue(res, row, 3), NULL, 10),
+                             "event %" PRId64 ": its item", id);
+                if (entry) {
+                    cr_assert_eq(r[i].order_id, 0, "entry event %" PRId64 ": no order id", id);
+                    cr_assert_eq(r[i].item_id, strtoll(PQgetvalue(res, row, 4), NULL, 10),
+                                 "entry event %" PRId64 ": the entry's item", id);
+                    cr_assert_eq(r[i].user_id, strtoll(PQgetvalue(res, row, 5), NULL, 10),
+                                 "entry event %" PRId64 ": the entry's buyer", id);
+                    r[i].order_id = key;
+                }
+                cr_assert_eq(r[i].order_id, key, "event %" PRId64 ": its order", id);
                 found |= r[i].answered == 200;
             }
         cr_assert(found, "event %" PRId64 " delivered", id);
