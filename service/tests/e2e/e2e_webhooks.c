@@ -745,6 +745,19 @@ Test(webhooks, the_sample_receiver_refuses_a_forged_or_stale_signature)
     free(r);
 }
 
+/* A draw of stock units among buyers 1..entrants, one unit each, its
+ * orders to be paid within ten minutes: drawn when this returns. */
+static void draw_of(PGconn *pg, size_t entrants, int64_t stock)
+{
+    int64_t item = draw_sale_create(sys.port, TOKEN, stock, -1000, 600000,
+                                    "\"per_buyer_limit\":1,\"payment_timeout_s\":600");
+    cr_assert_eq(draw_sale_enter_many(sys.port, item, 1, entrants, 1, 1, 4), entrants);
+    draw_sale_close_now(pg, item);
+    json_t *o;
+    cr_assert_eq(draw_sale_draw(sys.port, TOKEN, item, NULL, &o), 200);
+    json_decref(o);
+}
+
 /* A draw while the endpoint fails: its order.won and entry.waitlisted
  * events become rows; a winner cancels, the worker serves the first
  * waitlisted entrant, whose order.won waits, never tried, behind its
@@ -754,17 +767,10 @@ Test(webhooks, a_draws_waitlisted_entry_arrives_before_the_order_its_entrant_win
 {
     enum { ENTRANTS = 12, STOCK = 4 };
     char endpoints[256];
-    int pa = one_endpoint("wh-draw.jsonl", "ok", endpoints, sizeof(endpoints));
+    int pa = one_endpoint("wh-draw.jsonl", "fail", endpoints, sizeof(endpoints));
     deliverer = start_deliverer(endpoints, "50", "200", 0);
-    int64_t item = draw_sale_create(sys.port, TOKEN, STOCK, -1000, 600000,
-                                    "\"per_buyer_limit\":1,\"payment_timeout_s\":600");
-    cr_assert_eq(draw_sale_enter_many(sys.port, item, 1, ENTRANTS, 1, 1, 4), ENTRANTS);
     PGconn *pg = harness_pg();
-    draw_sale_close_now(pg, item);
-    set_mode(pa, "fail");
-    json_t *o;
-    cr_assert_eq(draw_sale_draw(sys.port, TOKEN, item, NULL, &o), 200);
-    json_decref(o);
+    draw_of(pg, ENTRANTS, STOCK);
     cr_assert_eq(harness_pg_int(pg, "SELECT count(*) FROM order_events"
                                     " WHERE type = 'entry.waitlisted'"),
                  ENTRANTS - STOCK);
@@ -809,14 +815,8 @@ Test(webhooks, a_dead_entry_event_shows_no_order_id)
     char endpoints[256];
     one_endpoint("wh-dead-draw.jsonl", "fail", endpoints, sizeof(endpoints));
     deliverer = start_deliverer(endpoints, "2", "100", 0);
-    int64_t item = draw_sale_create(sys.port, TOKEN, STOCK, -1000, 600000,
-                                    "\"per_buyer_limit\":1,\"payment_timeout_s\":600");
-    cr_assert_eq(draw_sale_enter_many(sys.port, item, 1, ENTRANTS, 1, 1, 4), ENTRANTS);
     PGconn *pg = harness_pg();
-    draw_sale_close_now(pg, item);
-    json_t *o;
-    cr_assert_eq(draw_sale_draw(sys.port, TOKEN, item, NULL, &o), 200);
-    json_decref(o);
+    draw_of(pg, ENTRANTS, STOCK);
     for (int waited = 0; dead_rows() < ENTRANTS; waited += 250) {
         cr_assert_lt(waited, 15000, "the dead-letter holds %zu of %d", dead_rows(), ENTRANTS);
         harness_sleep_ms(250);
