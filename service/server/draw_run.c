@@ -3,11 +3,12 @@
  * waitlist's serving, and what an entry's FOR SHARE waits for): the round's
  * entrants read, each one's ticket computed under K and the beacon
  * (draw_order.h), sorted, served by the rule over the round's units; then
- * four statements whatever the number of entrants (arrays unnested, never a
+ * five statements whatever the number of entrants (arrays unnested, never a
  * statement an entrant): every entry's position, ticket, outcome and order
  * (or the order id reserved for it, should the waitlist serve it), the item
- * marked drawn, the winners' orders (whose events take the outbox's lock to
- * the commit), and last the waitlisted entrants' entry.waitlisted events. After the commit
+ * marked drawn, the waitlisted entrants' events made ready, the winners'
+ * orders (whose events take the outbox's lock to the commit), and last the
+ * waitlisted entrants' entry.waitlisted events written. After the commit
  * the winners' units are taken in Redis (draw_grant.h); a crash before
  * leaves the grants owed, which the worker's draw chore finishes. */
 #include "draw_store.h"
@@ -176,9 +177,11 @@ static const char ENTRIES_SQL[] =
 static const char DRAWN_SQL[] =
     "UPDATE items SET drawn_at = now(), draw_beacon = $2, draw_stock = $3 WHERE id = $1";
 
-/* The entry.waitlisted events of the waitlisted entrants, in ticket order
- * (sql/017_entry_events.sql), one INSERT for them all. */
-static const char WAITLISTED_SQL[] = "SELECT entry_events_waitlisted($1, $2)";
+/* The entry.waitlisted events of the waitlisted entrants
+ * (sql/017_entry_events.sql): their rows made before the outbox's lock is
+ * taken, then written under it, one INSERT for them all, in ticket order. */
+static const char STAGE_SQL[] = "SELECT entry_events_stage($1, $2)";
+static const char WAITLISTED_SQL[] = "SELECT entry_events_waitlisted()";
 
 /* Runs one statement of the draw's; 0, or -1 (logged by the session). */
 static int run_statement(pool_session *s, const char *sql, int n, const char *const *p,
@@ -220,12 +223,13 @@ static int write_draw(pool_session *s, const draw_item *it, const sql_array *a, 
     /* The events last: the orders' insert trigger and the waitlisted
      * events take the outbox's lock, held to the commit, which every
      * order event of the system waits for; the big update of the entries
-     * (their order ids made in C, no key to the orders) goes before it. */
+     * (their order ids made in C, no key to the orders) and the making of
+     * the waitlisted events' rows go before it. */
     return run_statement(s, ENTRIES_SQL, 8, entries, PGRES_COMMAND_OK) < 0 ||
                    run_statement(s, DRAWN_SQL, 3, drawn, PGRES_COMMAND_OK) < 0 ||
+                   (waiting > 0 && run_statement(s, STAGE_SQL, 2, entries, PGRES_TUPLES_OK) < 0) ||
                    run_statement(s, ORDERS_SQL, 7, orders, PGRES_COMMAND_OK) < 0 ||
-                   (waiting > 0 &&
-                    run_statement(s, WAITLISTED_SQL, 2, entries, PGRES_TUPLES_OK) < 0)
+                   (waiting > 0 && run_statement(s, WAITLISTED_SQL, 0, NULL, PGRES_TUPLES_OK) < 0)
                ? -1
                : 0;
 }

@@ -24,7 +24,10 @@ sk_status webhook_dead_list(pool_session *s, int64_t endpoint_id, int64_t after,
         "WITH ev AS (SELECT DISTINCT event_id FROM webhook_deliveries WHERE dead_at IS NOT NULL"
         "   AND event_id > $2::bigint AND ($1::bigint = 0 OR endpoint_id = $1::bigint)"
         "   ORDER BY event_id LIMIT $3::int)"
-        " SELECT d.endpoint_id, w.url, d.event_id, e.type, d.order_id, d.attempts,"
+        /* An entry's event is keyed by the id reserved for its entrant's
+         * order (sql/017), which is not an order: shown null, as the feed. */
+        " SELECT d.endpoint_id, w.url, d.event_id, e.type,"
+        "   CASE WHEN e.type NOT LIKE 'entry.%' THEN d.order_id::text END, d.attempts,"
         "   coalesce(d.last_error, ''), to_char(d.dead_at AT TIME ZONE 'UTC',"
         "   'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), (SELECT count(*) FROM ev)"
         " FROM webhook_deliveries d JOIN ev USING (event_id)"
@@ -46,11 +49,12 @@ sk_status webhook_dead_list(pool_session *s, int64_t endpoint_id, int64_t after,
         json_t *row =
             pg_row_check(&f, "webhooks", "a dead delivery") < 0
                 ? NULL
-                : json_pack("{s:I, s:s, s:I, s:s, s:s, s:i, s:s, s:s}", "endpoint_id",
+                : json_pack("{s:I, s:s, s:I, s:s, s:s?, s:i, s:s, s:s}", "endpoint_id",
                             (json_int_t)endpoint, "url", PQgetvalue(res, i, 1), "event_id",
                             (json_int_t)last_event, "type", PQgetvalue(res, i, 3), "order_id",
-                            PQgetvalue(res, i, 4), "attempts", attempts, "last_error",
-                            PQgetvalue(res, i, 6), "dead_at", PQgetvalue(res, i, 7));
+                            PQgetisnull(res, i, 4) ? NULL : PQgetvalue(res, i, 4), "attempts",
+                            attempts, "last_error", PQgetvalue(res, i, 6), "dead_at",
+                            PQgetvalue(res, i, 7));
         if (json_array_append_new(list, row) < 0) {
             json_decref(list);
             list = NULL;

@@ -9,7 +9,8 @@
  * delivery written as a row; a failing order's later events wait behind it
  * while other orders' flow; the cursor survives a kill -9; a draw's
  * entry.waitlisted reaches the endpoint before the order.won of its
- * entrant served later from the waitlist, while the endpoint fails. */
+ * entrant served later from the waitlist, while the endpoint fails, and
+ * shows no order id in the dead-letter. */
 #include <inttypes.h>
 #include <sched.h>
 #include <signal.h>
@@ -107,10 +108,18 @@ static pid_t start_deliverer(const char *endpoints, const char *attempts, const 
 
 /* One request the receiver verified. */
 typedef struct record {
-    int64_t event_id, order_id, at_ms;
+    int64_t event_id, order_id, item_id, user_id, at_ms;
     int answered, attempt;
     char type[24], sha[65];
 } record;
+
+/* An id of the event's subject as the receiver recorded it: a JSON
+ * integer, or a string of digits (0 when null). */
+static int64_t id_of(json_t *j, const char *key)
+{
+    json_t *v = json_object_get(j, key);
+    return json_is_string(v) ? strtoll(json_string_value(v), NULL, 10) : json_integer_value(v);
+}
 
 /* The receiver's records in arrival order; *n of them. */
 static record *read_records(const char *name, size_t *n)
@@ -129,8 +138,9 @@ static record *read_records(const char *name, size_t *n)
         record *x = &r[(*n)++];
         x->event_id = json_integer_value(json_object_get(j, "event_id"));
         /* null for an entry's event: assert_books gives it its key */
-        const char *order_id = json_string_value(json_object_get(j, "order_id"));
-        x->order_id = order_id ? strtoll(order_id, NULL, 10) : 0;
+        x->order_id = id_of(j, "order_id");
+        x->item_id = id_of(j, "item_id");
+        x->user_id = id_of(j, "user_id");
         x->at_ms = json_integer_value(json_object_get(j, "at_ms"));
         x->answered = (int)json_integer_value(json_object_get(j, "answered"));
         x->attempt = (int)json_integer_value(json_object_get(j, "attempt"));
@@ -178,23 +188,39 @@ static record *wait_all_delivered(const char *name, size_t *n, int timeout_ms)
 }
 
 /* Every event of the feed reached the receiver, each event id always with
- * the same body, and per order the ids it saw never went back. An entry's
- * event (no order yet) takes its key, the id of the order its entrant
- * would get (sql/017), into its records. */
+ * the same body, and per order the ids it saw never went back. An order's
+ * event shows its order; an entry's (no order yet, order_id null) shows
+ * the item and the buyer of the entry whose reserved order id (sql/017)
+ * keys it, and takes that key into its records for the order rule. */
 static void assert_books(record *r, size_t n)
 {
     PGconn *pg = harness_pg();
-    PGresult *res = PQexec(pg, "SELECT id, order_id, type FROM order_events ORDER BY id");
-    cr_assert_eq(PQresultStatus(res), PGRES_TUPLES_OK);
+    PGresult *res = PQexec(pg, "SELECT e.id, e.order_id, e.type, e.item_id, d.item_id, d.user_id"
+                               " FROM order_events e LEFT JOIN draw_entries d"
+                               "   ON e.type LIKE 'entry.%' AND d.waitlist_order_id = e.order_id"
+                               " ORDER BY e.id");
+    cr_assert_eq(PQresultStatus(res), PGRES_TUPLES_OK, "%s", PQerrorMessage(pg));
     for (int row = 0; row < PQntuples(res); row++) {
         int64_t id = strtoll(PQgetvalue(res, row, 0), NULL, 10);
+        int64_t key = strtoll(PQgetvalue(res, row, 1), NULL, 10);
+        int entry = strncmp(PQgetvalue(res, row, 2), "entry.", 6) == 0;
+        cr_assert(!entry || !PQgetisnull(res, row, 4),
+                  "entry event %" PRId64 ": its key is an entry's reserved order id", id);
         int found = 0;
         for (size_t i = 0; i < n; i++)
             if (r[i].event_id == id) {
-                if (strncmp(r[i].type, "entry.", 6) == 0 && r[i].order_id == 0)
-                    r[i].order_id = strtoll(PQgetvalue(res, row, 1), NULL, 10);
-                cr_assert_eq(r[i].order_id, strtoll(PQgetvalue(res, row, 1), NULL, 10));
                 cr_assert_str_eq(r[i].type, PQgetvalue(res, row, 2));
+                cr_assert_eq(r[i].item_id, strtoll(PQgetvalue(res, row, 3), NULL, 10),
+                             "event %" PRId64 ": its item", id);
+                if (entry) {
+                    cr_assert_eq(r[i].order_id, 0, "entry event %" PRId64 ": no order id", id);
+                    cr_assert_eq(r[i].item_id, strtoll(PQgetvalue(res, row, 4), NULL, 10),
+                                 "entry event %" PRId64 ": the entry's item", id);
+                    cr_assert_eq(r[i].user_id, strtoll(PQgetvalue(res, row, 5), NULL, 10),
+                                 "entry event %" PRId64 ": the entry's buyer", id);
+                    r[i].order_id = key;
+                }
+                cr_assert_eq(r[i].order_id, key, "event %" PRId64 ": its order", id);
                 found |= r[i].answered == 200;
             }
         cr_assert(found, "event %" PRId64 " delivered", id);
@@ -719,6 +745,19 @@ Test(webhooks, the_sample_receiver_refuses_a_forged_or_stale_signature)
     free(r);
 }
 
+/* A draw of stock units among buyers 1..entrants, one unit each, its
+ * orders to be paid within ten minutes: drawn when this returns. */
+static void draw_of(PGconn *pg, size_t entrants, int64_t stock)
+{
+    int64_t item = draw_sale_create(sys.port, TOKEN, stock, -1000, 600000,
+                                    "\"per_buyer_limit\":1,\"payment_timeout_s\":600");
+    cr_assert_eq(draw_sale_enter_many(sys.port, item, 1, entrants, 1, 1, 4), entrants);
+    draw_sale_close_now(pg, item);
+    json_t *o;
+    cr_assert_eq(draw_sale_draw(sys.port, TOKEN, item, NULL, &o), 200);
+    json_decref(o);
+}
+
 /* A draw while the endpoint fails: its order.won and entry.waitlisted
  * events become rows; a winner cancels, the worker serves the first
  * waitlisted entrant, whose order.won waits, never tried, behind its
@@ -728,17 +767,10 @@ Test(webhooks, a_draws_waitlisted_entry_arrives_before_the_order_its_entrant_win
 {
     enum { ENTRANTS = 12, STOCK = 4 };
     char endpoints[256];
-    int pa = one_endpoint("wh-draw.jsonl", "ok", endpoints, sizeof(endpoints));
+    int pa = one_endpoint("wh-draw.jsonl", "fail", endpoints, sizeof(endpoints));
     deliverer = start_deliverer(endpoints, "50", "200", 0);
-    int64_t item = draw_sale_create(sys.port, TOKEN, STOCK, -1000, 600000,
-                                    "\"per_buyer_limit\":1,\"payment_timeout_s\":600");
-    cr_assert_eq(draw_sale_enter_many(sys.port, item, 1, ENTRANTS, 1, 1, 4), ENTRANTS);
     PGconn *pg = harness_pg();
-    draw_sale_close_now(pg, item);
-    set_mode(pa, "fail");
-    json_t *o;
-    cr_assert_eq(draw_sale_draw(sys.port, TOKEN, item, NULL, &o), 200);
-    json_decref(o);
+    draw_of(pg, ENTRANTS, STOCK);
     cr_assert_eq(harness_pg_int(pg, "SELECT count(*) FROM order_events"
                                     " WHERE type = 'entry.waitlisted'"),
                  ENTRANTS - STOCK);
@@ -769,6 +801,50 @@ Test(webhooks, a_draws_waitlisted_entry_arrives_before_the_order_its_entrant_win
             entry_first = strcmp(r[i].type, "entry.waitlisted") == 0;
     cr_assert_eq(entry_first, 1, "the entry's event delivered before its order's");
     free(r);
+    PQfinish(pg);
+    harness_stop_clean(&deliverer, "seckill-webhooks");
+    harness_system_stop(&sys);
+}
+
+/* A draw's events in the dead-letter: an order.won shows its order's id,
+ * an entry.waitlisted shows order_id null (the id it is keyed by is only
+ * reserved for an order, sql/017), as the feed shows the entry. */
+Test(webhooks, a_dead_entry_event_shows_no_order_id)
+{
+    enum { ENTRANTS = 6, STOCK = 2 };
+    char endpoints[256];
+    one_endpoint("wh-dead-draw.jsonl", "fail", endpoints, sizeof(endpoints));
+    deliverer = start_deliverer(endpoints, "2", "100", 0);
+    PGconn *pg = harness_pg();
+    draw_of(pg, ENTRANTS, STOCK);
+    for (int waited = 0; dead_rows() < ENTRANTS; waited += 250) {
+        cr_assert_lt(waited, 15000, "the dead-letter holds %zu of %d", dead_rows(), ENTRANTS);
+        harness_sleep_ms(250);
+    }
+    char resp[65536];
+    cr_assert_eq(harness_http(sys.port, "GET", "/api/v1/webhooks/dead?limit=50", TOKEN, NULL, resp,
+                              sizeof(resp)),
+                 200, "%s", resp);
+    json_t *j = json_loads(resp, 0, NULL), *row;
+    size_t i, entries = 0;
+    json_array_foreach(json_object_get(j, "dead"), i, row)
+    {
+        const char *type = json_string_value(json_object_get(row, "type"));
+        json_t *order_id = json_object_get(row, "order_id");
+        if (strcmp(type, "entry.waitlisted") == 0) {
+            cr_assert(json_is_null(order_id), "an entry's event shows no order id: %s", resp);
+            entries++;
+            continue;
+        }
+        cr_assert_str_eq(type, "order.won");
+        char sql[160];
+        snprintf(sql, sizeof(sql),
+                 "SELECT count(*) FROM draw_entries WHERE outcome = 'won' AND order_id = %s",
+                 json_string_value(order_id));
+        cr_assert_eq(harness_pg_int(pg, sql), 1, "an order.won shows its order's id: %s", resp);
+    }
+    cr_assert_eq(entries, ENTRANTS - STOCK, "%s", resp);
+    json_decref(j);
     PQfinish(pg);
     harness_stop_clean(&deliverer, "seckill-webhooks");
     harness_system_stop(&sys);
