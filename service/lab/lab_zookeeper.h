@@ -35,7 +35,7 @@ lab_strategy_fn lab_zookeeper_lock;
 
 /* The lock znodes of r->item that exist now (the audit's lock_keys): SK_OK
  * with *count (0 when ZooKeeper is not configured), or SK_BACKEND_DOWN. */
-sk_status lab_zookeeper_locks(lab_ctx *c, const lab_request *r, int64_t *count);
+lab_remaining_fn lab_zookeeper_locks;
 
 /* A new sale round of item: deletes its lock znodes, held or not, as a
  * reset deletes the Redis locks. Returns 0 (also when not configured or z

@@ -27,11 +27,8 @@ enum { STOCK = 5, BUYERS = 50, DELAY_MS = 100, MASTERS = 3 };
 
 static harness_system sys;
 
-HARNESS_CLUSTER_SUITE();
-
 static char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, NULL};
-HARNESS_SYSTEM_SUITE(lab_cluster, harness_cluster_system_start, sys, env, "e2e-lab-cluster",
-                     .timeout = 180);
+HARNESS_CLUSTER_SYSTEM_SUITE(lab_cluster, sys, env, "e2e-lab-cluster", .timeout = 180);
 
 /* A lab item of STOCK units whose keys the master_index-th master serves. */
 static int64_t create_item_on(const redis_cluster_map *map, size_t master_index, int64_t after)
