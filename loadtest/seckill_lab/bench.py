@@ -33,6 +33,7 @@ request (/proc/<pid>/stat before and after each round; wrk's own from its rusage
 import datetime
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -86,7 +87,11 @@ class Settings:
         self.drain_workers = env.get("BENCH_WORKERS", "build/seckill-worker").split(",")
         self.webhooks_bin = env.get("BENCH_WEBHOOKS", "build/seckill-webhooks")
         self.webhook_wait = int(env.get("BENCH_WEBHOOK_WAIT", 60))
-        self.nice = [v if v == "idle" else int(v) for v in env.get("BENCH_WEBHOOK_NICE", "idle idle").split()]
+        nice = env.get("BENCH_WEBHOOK_NICE", "idle idle").split()
+        if len(nice) != 2 or not all(v == "idle" or re.fullmatch(r"-?\d+", v) for v in nice):
+            raise Failure(f"BENCH_WEBHOOK_NICE: '{' '.join(nice)}' is not two levels (idle or a nice level), "
+                          "the deliverer's and the receivers'")
+        self.nice = [v if v == "idle" else int(v) for v in nice]
         if self.only not in ("", "rounds", "drain", "webhooks", "pow"):
             raise Failure(f"BENCH_ONLY: '{self.only}' is none of drain, pow, rounds, webhooks")
 
