@@ -14,6 +14,7 @@
 #include "keys.h"
 #include "pg_value.h"
 #include "pow.h"
+#include "redis_reply.h"
 #include "room_store.h"
 
 /* item's terms into *t: from memory, or read from its row. SK_OK (t->found
@@ -69,14 +70,11 @@ static sk_status was_used(pool_session *s, int64_t item, const pow_solution *got
     char key[KEYS_MAX];
     keys_pow_used(key, sizeof(key), item, got->challenge);
     const char *argv[] = {"EXISTS", key};
-    redisReply *r = pool_session_redis(s, 2, argv);
-    if (!r)
+    int64_t used;
+    if (redis_reply_int(pool_session_redis(s, 2, argv), "pow", "EXISTS of a used solution", &used) <
+        0)
         return SK_BACKEND_DOWN;
-    sk_status st = r->type != REDIS_REPLY_INTEGER ? SK_BACKEND_DOWN
-                   : r->integer == 0              ? SK_OK
-                                                  : SK_POW_REPLAYED;
-    freeReplyObject(r);
-    return st;
+    return used ? SK_POW_REPLAYED : SK_OK;
 }
 
 /* Marks the solution's challenge used until it expires: SK_OK the first
@@ -89,11 +87,14 @@ static sk_status mark_used(pool_session *s, int64_t item, const pow_solution *go
     snprintf(ttl, sizeof(ttl), "%" PRId64, got->expires_s - now_s + 1);
     const char *argv[] = {"SET", key, "1", "NX", "EX", ttl};
     redisReply *r = pool_session_redis(s, 6, argv);
-    if (!r)
-        return SK_BACKEND_DOWN;
-    sk_status st = r->type == REDIS_REPLY_NIL ? SK_POW_REPLAYED : SK_OK;
-    freeReplyObject(r);
-    return st;
+    if (r && r->type == REDIS_REPLY_NIL) {
+        freeReplyObject(r);
+        return SK_POW_REPLAYED;
+    }
+    /* OK, or an error reply (logged), which marked nothing. */
+    return redis_reply_expect(r, REDIS_REPLY_STATUS, "pow", "SET NX of a used solution") == 0
+               ? SK_OK
+               : SK_BACKEND_DOWN;
 }
 
 sk_status pow_gate_verify(app *a, pool_session *s, int64_t item, int64_t user, const char *altcha,
