@@ -185,9 +185,8 @@ static int current(room_cache *c, const place_slot *p)
 }
 
 /* The slot of (item, round, user), or NULL when not remembered. */
-static place_slot *place_of(room_cache *c, int64_t item, int64_t round, int64_t user)
+static place_slot *place_in(place_slot *b, int64_t item, int64_t round, int64_t user)
 {
-    place_slot *b = bucket_of(c, item, round, user);
     for (int i = 0; i < WAYS; i++)
         if (b[i].place > 0 && b[i].user == user && b[i].item == item && b[i].round == round)
             return &b[i];
@@ -203,7 +202,7 @@ int room_cache_waiting(room_cache *c, int64_t item, int64_t user, int64_t mono_m
     room_slot *s = slot_of(c, item);
     if (s->has_info && s->info.item == item) {
         *info = s->info;
-        place_slot *p = place_of(c, item, info->round, user);
+        place_slot *p = place_in(bucket_of(c, item, info->round, user), item, info->round, user);
         if (p) {
             known = 1;
             place->place = p->place;
@@ -224,8 +223,8 @@ void room_cache_set_place(room_cache *c, int64_t item, int64_t round, int64_t us
     if (place <= 0 || room_unhex(entrant, slot.entrant, sizeof(slot.entrant)) < 0)
         return;
     pthread_mutex_lock(&c->mu);
-    place_slot *p = place_of(c, item, round, user);
     place_slot *b = bucket_of(c, item, round, user);
+    place_slot *p = place_in(b, item, round, user);
     for (int i = 0; !p && i < WAYS; i++)
         if (b[i].place == 0 || !current(c, &b[i]))
             p = &b[i];
