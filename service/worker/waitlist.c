@@ -99,12 +99,13 @@ static int free_units(redis_nodes *rn, int64_t item, int64_t *stock, int64_t *ro
     keys_item_state(state, sizeof(state), item);
     const char *argv[] = {"HMGET", state, "stock", "round"};
     redisReply *r = redis_nodes_command(rn, state, 4, argv, NULL);
-    int rc = r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-                     redis_reply_number(r->element[0], stock) == 0 &&
-                     redis_reply_number(r->element[1], round) == 0
-                 ? 0
-                 : -1;
+    int64_t v[2];
+    int rc = r && r->elements == 2 && redis_reply_numbers(r, 0, 2, v) == 0 ? 0 : -1;
     freeReplyObject(r);
+    if (rc == 0) {
+        *stock = v[0];
+        *round = v[1];
+    }
     return rc;
 }
 

@@ -9,9 +9,10 @@
 #include "worker_state.h"
 
 /* The chores of a turn of the loop, through w->redis: the heartbeat when
- * due, the expiry when due, the draw chore when due, and every worker_sweep_ms a try for the sweep
- * lock, then the sweep if elected; counted into w->stats. Returns 0, -1 on a
- * Redis error, -2 when another worker took the id. */
+ * due, the expiry when due, the draw chore when due, and every
+ * worker_sweep_ms a try for the sweep lock, then the sweep if elected;
+ * counted into w->stats. Returns 0, -1 on a Redis error, -2 when another
+ * worker took the id. */
 int worker_chores_run(worker *w);
 
 #endif
