@@ -17,21 +17,16 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from seckill_lab.system import TICK_US, ticks  # noqa: E402
+
 SECRETS = ["whsec-cost-endpoint-one-0123456789", "whsec-cost-endpoint-two-0123456789"]
-TICK = os.sysconf("SC_CLK_TCK")
 
 
 def psql(sql):
     conninfo = os.environ["SECKILL_PG_CONNINFO"]
     return subprocess.run(["psql", conninfo, "-X", "-qtAc", sql], check=True, capture_output=True,
                           text=True).stdout.strip()
-
-
-def cpu_s(pid):
-    """utime + stime of a process, in seconds."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
 
 
 def backlog(n, urls):
@@ -65,7 +60,7 @@ def deliver(binary, urls, events):
             if psql(done) == "t":
                 break
         took = time.time() - started
-        mine, its = cpu_s(proc.pid), cpu_s(int(backend))
+        mine, its = (ticks(pid) * TICK_US / 1e6 for pid in (proc.pid, int(backend)))
         n = len(urls) * events
         print(f"{binary}: {n} deliveries in {took:.1f} s; deliverer {mine / n * 1e6:.0f} us,"
               f" its PostgreSQL backend {its / n * 1e6:.0f} us a delivery", flush=True)
