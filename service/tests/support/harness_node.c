@@ -93,7 +93,7 @@ static pid_t node_spawn(int *port, char *err, size_t cap)
         snprintf(err, cap, "start %s (log %s): %s", NODE_SERVER, log, strerror(errno));
         return -1;
     }
-    int64_t deadline = clock_mono_ms() + 15000;
+    int64_t deadline = clock_mono_ms() + HARNESS_START_TIMEOUT_MS;
     redisContext *c = NULL;
     int slots = 0, ok = 0;
     while (!ok && clock_mono_ms() < deadline) {
@@ -113,8 +113,8 @@ static pid_t node_spawn(int *port, char *err, size_t cap)
     redisFree(c);
     if (!ok) {
         harness_stop(pid, SIGKILL);
-        snprintf(err, cap, "the one-node cluster on port %d was not ok within 15 s: see %s", *port,
-                 log);
+        snprintf(err, cap, "the one-node cluster on port %d was not ok within %d ms: see %s", *port,
+                 HARNESS_START_TIMEOUT_MS, log);
         return -1;
     }
     return pid;
