@@ -15,6 +15,7 @@
 
 #include "clock.h"
 #include "harness.h"
+#include "hook_post.h"
 #include "sale.h"
 #include "webhook_sign.h"
 
@@ -47,22 +48,6 @@ static pid_t start_sink(int *port)
     return pid;
 }
 
-/* A delivery of body as seckill-webhooks posts it; the answer's status. */
-static int post(int port, const char *body, const char *signature, int64_t id)
-{
-    char req[4096], resp[1024];
-    int len =
-        snprintf(req, sizeof(req),
-                 "POST /hook HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                 "Seckill-Event-Id: %" PRId64 "\r\nSeckill-Signature: %s\r\n"
-                 "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
-                 id, signature, strlen(body), body);
-    cr_assert_gt(harness_raw(port, req, (size_t)len, 5000, resp, sizeof(resp)), 0);
-    int status = 0;
-    sscanf(resp, "HTTP/1.%*d %d", &status);
-    return status;
-}
-
 /* body signed with secret at now + skew_s, posted. */
 static int post_signed(int port, const char *secret, int64_t skew_s, const char *body, int64_t id)
 {
@@ -70,7 +55,7 @@ static int post_signed(int port, const char *secret, int64_t skew_s, const char 
     cr_assert_eq(
         webhook_sign(secret, clock_wall_ms() / 1000 + skew_s, body, strlen(body), sig, sizeof(sig)),
         0);
-    return post(port, body, sig, id);
+    return hook_post(port, body, sig, id);
 }
 
 /* The count named field of GET path (/stats...). */
@@ -108,8 +93,8 @@ Test(webhook_sink, a_genuine_delivery_is_counted_a_repeat_as_a_repeat_a_forged_o
     char sig[WEBHOOK_SIGNATURE_MAX], forged[] = EVENT(7);
     webhook_sign(SECRET, clock_wall_ms() / 1000, forged, strlen(forged), sig, sizeof(sig));
     forged[6] = '8'; /* the event id changed after signing */
-    cr_assert_eq(post(port, forged, sig, 8), 400, "a body changed after signing");
-    cr_assert_eq(post(port, EVENT(8), "", 8), 400, "no signature");
+    cr_assert_eq(hook_post(port, forged, sig, 8), 400, "a body changed after signing");
+    cr_assert_eq(hook_post(port, EVENT(8), "", 8), 400, "no signature");
     cr_assert_eq(stat_of(port, "/stats", "refused"), 7);
     cr_assert_eq(stat_of(port, "/stats", "deliveries"), 2, "no refused delivery counted");
     cr_assert_eq(stat_of(port, "/stats", "events"), 1);
