@@ -24,7 +24,8 @@ of them alike; medians are reported. BENCH_DURATION (10s), BENCH_CONNECTIONS (25
 (2), BENCH_DRAIN_ORDERS (1000000), BENCH_DRAIN_ROUNDS (3) change the sizes; BENCH_DOC=0 writes no
 document; BENCH_ONLY=rounds runs only 1-3 (and the strace), BENCH_ONLY=drain only 4, BENCH_ONLY=webhooks
 only 7 (BENCH_WEBHOOK_WAIT, 60: the longest wait for the deliveries after a storm; BENCH_WEBHOOKS: another
-deliverer binary; BENCH_WEBHOOK_NICE, "idle idle": the deliverer's and the receivers' nice, or idle for SCHED_IDLE); BENCH_SERVER
+deliverer binary; BENCH_WEBHOOK_NICE, "idle idle": the deliverer's and the receivers' nice, or idle for SCHED_IDLE;
+BENCH_WEBHOOK_RECEIVER, sink: build/seckill-webhook-sink, or sample: loadtest/webhook_receiver.py); BENCH_SERVER
 names another server binary (an older build); BENCH_WORKERS comma-separated worker command lines
 for the drain; BENCH_STRACE=0 skips the syscalls a request. For 1b-3 the CPU each process spent a
 request (/proc/<pid>/stat before and after each round; wrk's own from its rusage) is reported.
@@ -92,6 +93,10 @@ class Settings:
             raise Failure(f"BENCH_WEBHOOK_NICE: '{' '.join(nice)}' is not two levels (idle or a nice level), "
                           "the deliverer's and the receivers'")
         self.nice = [v if v == "idle" else int(v) for v in nice]
+        self.receiver = env.get("BENCH_WEBHOOK_RECEIVER", "sink")
+        if self.receiver not in ("sink", "sample"):
+            raise Failure(f"BENCH_WEBHOOK_RECEIVER: '{self.receiver}' is neither sink (build/seckill-webhook-sink) "
+                          "nor sample (loadtest/webhook_receiver.py)")
         if self.only not in ("", "rounds", "drain", "webhooks", "pow"):
             raise Failure(f"BENCH_ONLY: '{self.only}' is none of drain, pow, rounds, webhooks")
 

@@ -2,12 +2,20 @@
 out; a part of bench.Bench (it uses the run's server, worker, big item and wrk settings).
 
 BENCH_ROUNDS rounds, each a purchase storm (row 2's wrk) without webhooks and one with
-seckill-webhooks delivering every event to two endpoints (two loadtest/webhook_receiver.py), in
+seckill-webhooks delivering every event to two endpoints (two build/seckill-webhook-sink), in
 alternating order (ABBA): the ratio of each round's pair, and their median, compare runs that the
 shared machine's drift touched alike. After a storm with webhooks the deliverer works through the
 backlog until both endpoints hold every event of the storm (at most BENCH_WEBHOOK_WAIT seconds,
 60): events delivered a second over that whole window, storm included, and the deliverer's CPU
 an event. BENCH_WEBHOOKS names another deliverer binary (an older build, to compare).
+
+The receivers are loadtest/webhook_sink.c (seckill-webhook-sink): one libmicrohttpd thread that
+verifies every signature with the product's own webhook_verify and counts the distinct event ids;
+its GET /stats?after=<the storm's first event> says whether it holds every event of the storm
+(none refused). They stand for the shop's machines, elsewhere in production: the sample receiver
+(loadtest/webhook_receiver.py, Python, a thread a connection) took 18-19 us of CPU a purchase
+during the storms, out of the cores the purchases are measured on. BENCH_WEBHOOK_RECEIVER=sample
+runs the sample instead (its check: the deliverer's delivered count), to compare.
 
 The deliverer runs with webhook_priority = idle (SCHED_IDLE), as its systemd unit and
 docker-compose run it: deliveries wait while the purchases want the CPU, purchases do not. The
@@ -18,6 +26,7 @@ as before issue 26's row 7 work; "0 0": neither) changes that.
 During each storm the CPU of every process is read (/proc/<pid>/stat; pg: every process of the
 run's PostgreSQL, pg_webhooks the deliverer's own backend among them) and reported a purchase."""
 
+import json
 import os
 import re
 import sys
@@ -48,17 +57,22 @@ def delivered_of(metrics):
 
 class Webhooks:
     def webhook_start(self, r):
-        """Two receivers and a deliverer to them; their names in self.procs."""
+        """Two receivers and a deliverer to them; their names in self.procs, the receivers' ports in
+        self.receiver_ports."""
         endpoints = []
+        self.receiver_ports = []
         for k, secret in enumerate(SECRETS):
             port = free_port(20000, 32000)
             name = f"receiver-{k + 1}"
-            argv = niced([sys.executable, "loadtest/webhook_receiver.py", "--port", str(port)], self.s.nice[1])
+            receiver = (["build/seckill-webhook-sink"] if self.s.receiver == "sink"
+                        else [sys.executable, "loadtest/webhook_receiver.py"])
+            argv = niced(receiver + ["--port", str(port)], self.s.nice[1])
             self.procs[name] = Proc(name, argv,
                                     base_env(WEBHOOK_SECRET=secret), os.path.join(self.dir, f"{name}.log"))
             if not wait_ready(f"http://127.0.0.1:{port}/health"):
                 raise Failure(f"the webhook receiver on {port} did not start")
             endpoints.append(f"http://127.0.0.1:{port}/hook-{r} {secret}")
+            self.receiver_ports.append(port)
         self.webhook_metrics = f"http://127.0.0.1:{free_port(20000, 32000)}/metrics"
         env = base_env(**self.server_env, SECKILL_WEBHOOK_ENDPOINTS=",".join(endpoints),
                        SECKILL_WEBHOOK_METRICS_PORT=self.webhook_metrics.split(":")[2].split("/")[0])
@@ -87,23 +101,48 @@ class Webhooks:
         status, text = http("GET", self.webhook_metrics, timeout=5)
         return delivered_of(text) if status == 200 else None
 
-    def webhook_backlog(self, t0, first_event, cpu0):
+    def receiver_stats(self, first_event):
+        """Each sink's GET /stats?after=first_event (None when one did not answer)."""
+        stats = []
+        for port in self.receiver_ports:
+            status, text = http("GET", f"http://127.0.0.1:{port}/stats?after={first_event}", timeout=5)
+            if status != 200:
+                return None
+            stats.append(json.loads(text))
+        return stats
+
+    def webhook_backlog(self, t0, first_event, before):
         """Waits until both endpoints had every event after first_event (the worker drained), at
-        most BENCH_WEBHOOK_WAIT seconds after t0; the figures of the delivery."""
+        most BENCH_WEBHOOK_WAIT seconds after t0; the figures of the delivery (CPU from the storm_ticks
+        before the storm: the deliverer's an event, the receivers' a delivery). With the sinks, every
+        endpoint holds every event: each one's distinct ids after first_event are the events', and
+        it refused none; with the sample receivers, the deliverer's delivered count is the owed."""
         deadline = t0 + self.s.webhook_wait
         delivered = owed = 0
+        stats = None
         while True:
             self.wait_drained(max(1, deadline - time.monotonic()))
-            owed = len(SECRETS) * int(self.db.sql(f"select count(*) from order_events where id > {first_event}"))
+            events = int(self.db.sql(f"select count(*) from order_events where id > {first_event}"))
+            owed = len(SECRETS) * events
             delivered = self.webhook_delivered() or delivered
-            if delivered >= owed or time.monotonic() >= deadline:
+            if self.s.receiver == "sink":
+                stats = self.receiver_stats(first_event) or stats
+                held = stats is not None and all(s["events_after"] >= events for s in stats)
+            else:
+                held = delivered >= owed
+            if held or time.monotonic() >= deadline:
                 break
             time.sleep(0.2)
         secs = time.monotonic() - t0
-        cpu = ticks(self.procs["webhooks"].pid) - cpu0
-        return {"events_owed": owed, "delivered": delivered, "all_delivered": delivered >= owed,
+        now = self.storm_ticks()
+        if self.s.receiver == "sink":
+            held = stats is not None and all(s["events_after"] == events and s["refused"] == 0 for s in stats)
+        return {"events_owed": owed, "delivered": delivered, "all_delivered": held,
                 "seconds": round(secs, 2), "delivered_per_s": round(delivered / secs),
-                "deliverer_cpu_us_an_event": figures.per_unit(cpu, TICK_US, delivered)}
+                "deliverer_cpu_us_an_event": figures.per_unit(now["webhooks"] - before["webhooks"], TICK_US, delivered),
+                "receivers_cpu_us_a_delivery": figures.per_unit(now["receivers"] - before["receivers"], TICK_US,
+                                                                delivered),
+                "receivers": stats}
 
     def storm_ticks(self):
         """Ticks so far of each of STORM_PROCS."""
@@ -123,7 +162,6 @@ class Webhooks:
             first_event = int(self.db.sql("select coalesce(max(id), 0) from order_events"))
             self.webhook_start(r)
         try:
-            cpu0 = ticks(self.procs["webhooks"].pid) if mode == "two" else 0
             before = self.storm_ticks()
             t0 = time.monotonic()
             seed = 700000000 + r * 1000000 + MODES.index(mode) * 500000
@@ -132,7 +170,7 @@ class Webhooks:
             spent = figures.cpu_delta(before, self.storm_ticks())
             w = figures.parse_wrk(report)
             cpu = {p: figures.per_unit(t, TICK_US, w["requests"]) for p, t in spent.items()}
-            return w["rps"], cpu, (self.webhook_backlog(t0, first_event, cpu0) if mode == "two" else None)
+            return w["rps"], cpu, (self.webhook_backlog(t0, first_event, before) if mode == "two" else None)
         finally:
             self.webhook_stop()
 
@@ -161,7 +199,8 @@ class Webhooks:
             self.log(f"webhooks round {r}: purchases/s {rps['none'][-1]} without, {rps['two'][-1]} with two "
                      f"endpoints ({ratios[-1]:.2f}); {d['delivered']} of {d['events_owed']} deliveries in "
                      f"{d['seconds']} s: {d['delivered_per_s']}/s, deliverer {d['deliverer_cpu_us_an_event']} "
-                     f"us CPU an event")
+                     f"us CPU an event, receivers {d['receivers_cpu_us_a_delivery']} us a delivery"
+                     + ("" if d["all_delivered"] else "; NOT every event held by both endpoints"))
         self.stop_proc("worker")
         self.out["webhooks"] = {
             "purchases_per_s_without": figures.median(rps["none"]),
@@ -169,12 +208,14 @@ class Webhooks:
             "ratio": figures.median(ratios), "target_ratio": 0.95,
             "delivered_per_s": figures.median([d["delivered_per_s"] for d in deliveries]),
             "deliverer_cpu_us_an_event": figures.median([d["deliverer_cpu_us_an_event"] for d in deliveries]),
+            "receivers_cpu_us_a_delivery": figures.median([d["receivers_cpu_us_a_delivery"] for d in deliveries]),
             "all_delivered": all(d["all_delivered"] for d in deliveries),
             "storm_cpu_us_a_purchase": {m: {p: figures.median(cpu[m, p]) for p in STORM_PROCS} for m in MODES},
             "rounds": {"purchases_per_s_without": rps["none"], "purchases_per_s_with_two_endpoints": rps["two"],
                        "storm_cpu_us_a_purchase": {m: {p: cpu[m, p] for p in STORM_PROCS} for m in MODES},
                        "ratios": ratios, "deliveries": deliveries},
-            "wait_s": s.webhook_wait, "deliverer": s.webhooks_bin, "nice": {"deliverer": s.nice[0], "receivers": s.nice[1]}}
+            "wait_s": s.webhook_wait, "deliverer": s.webhooks_bin, "receiver": s.receiver,
+            "nice": {"deliverer": s.nice[0], "receivers": s.nice[1]}}
         self.log(webhook_sentence(self.out["webhooks"]))
 
 

@@ -1,6 +1,7 @@
 """The settings of `make bench` (loadtest/seckill_lab/bench.py) read from the environment, without a
 server: BENCH_WEBHOOK_NICE names two levels, the deliverer's and the receivers', each "idle" or a
-nice level, and anything else stops the run with a Failure that says so."""
+nice level, and BENCH_WEBHOOK_RECEIVER the receivers, sink (the default) or sample; anything else
+stops the run with a Failure that says so."""
 
 import os
 import sys
@@ -23,6 +24,18 @@ class WebhookNice(unittest.TestCase):
             with self.assertRaises(Failure, msg=value) as caught:
                 Settings({"BENCH_WEBHOOK_NICE": value})
             self.assertIn("BENCH_WEBHOOK_NICE", str(caught.exception))
+
+
+class WebhookReceiver(unittest.TestCase):
+    def test_the_sink_by_default_or_the_sample(self):
+        self.assertEqual(Settings({}).receiver, "sink")
+        self.assertEqual(Settings({"BENCH_WEBHOOK_RECEIVER": "sample"}).receiver, "sample")
+
+    def test_anything_else_is_refused(self):
+        for value in ("python", "", "build/seckill-webhook-sink"):
+            with self.assertRaises(Failure, msg=value) as caught:
+                Settings({"BENCH_WEBHOOK_RECEIVER": value})
+            self.assertIn("BENCH_WEBHOOK_RECEIVER", str(caught.exception))
 
 
 if __name__ == "__main__":

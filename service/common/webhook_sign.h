@@ -19,4 +19,13 @@
 int webhook_sign(const char *secret, int64_t t, const char *body, size_t len, char *out,
                  size_t cap);
 
+/* Whether header (a Seckill-Signature value; NULL reads as none) signs body
+ * (len bytes) with secret at a t within tolerance_s seconds of now, as
+ * docs/WEBHOOKS.md tells a receiver to check: recomputed by webhook_sign,
+ * compared in constant time, every v1 of the header tried (a sender rotating
+ * its secret may send two). Returns 1 genuine, 0 forged, stale or
+ * malformed. */
+int webhook_verify(const char *secret, const char *header, const char *body, size_t len,
+                   int64_t now, int64_t tolerance_s);
+
 #endif

@@ -25,6 +25,7 @@
 #include "clock.h"
 #include "draw_sale.h"
 #include "harness.h"
+#include "hook_post.h"
 #include "sale.h"
 #include "webhook_sign.h"
 
@@ -702,22 +703,6 @@ Test(webhooks, the_cursor_survives_kill_9_without_losing_or_reordering_an_event)
     harness_system_stop(&sys);
 }
 
-/* A raw POST of body to the receiver with a signature header; the status. */
-static int post_signed(int port, const char *body, const char *signature, int64_t id)
-{
-    char req[4096], resp[1024];
-    int len =
-        snprintf(req, sizeof(req),
-                 "POST /hook HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                 "Seckill-Event-Id: %" PRId64 "\r\nSeckill-Signature: %s\r\n"
-                 "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
-                 id, signature, strlen(body), body);
-    cr_assert_gt(harness_raw(port, req, (size_t)len, 5000, resp, sizeof(resp)), 0);
-    int status = 0;
-    sscanf(resp, "HTTP/1.%*d %d", &status);
-    return status;
-}
-
 Test(webhooks, the_sample_receiver_refuses_a_forged_or_stale_signature)
 {
     int port;
@@ -727,18 +712,18 @@ Test(webhooks, the_sample_receiver_refuses_a_forged_or_stale_signature)
     char sig[WEBHOOK_SIGNATURE_MAX];
     int64_t now = clock_wall_ms() / 1000;
     webhook_sign(SECRET_A, now, body, strlen(body), sig, sizeof(sig));
-    cr_assert_eq(post_signed(port, body, sig, 7), 200, "signed by the endpoint's secret");
+    cr_assert_eq(hook_post(port, body, sig, 7), 200, "signed by the endpoint's secret");
     webhook_sign(SECRET_B, now, body, strlen(body), sig, sizeof(sig));
-    cr_assert_eq(post_signed(port, body, sig, 7), 400, "another secret's signature");
+    cr_assert_eq(hook_post(port, body, sig, 7), 400, "another secret's signature");
     webhook_sign(SECRET_A, now - 600, body, strlen(body), sig, sizeof(sig));
-    cr_assert_eq(post_signed(port, body, sig, 7), 400, "ten minutes old: a replay");
+    cr_assert_eq(hook_post(port, body, sig, 7), 400, "ten minutes old: a replay");
     webhook_sign(SECRET_A, now, body, strlen(body), sig, sizeof(sig));
     char forged[sizeof(body)];
     memcpy(forged, body, sizeof(body));
     forged[5] = '8'; /* the event id changed after signing */
-    cr_assert_eq(post_signed(port, forged, sig, 8), 400, "a body changed after signing");
-    cr_assert_eq(post_signed(port, body, "t=1,v1=00", 7), 400);
-    cr_assert_eq(post_signed(port, body, "", 7), 400, "no signature");
+    cr_assert_eq(hook_post(port, forged, sig, 8), 400, "a body changed after signing");
+    cr_assert_eq(hook_post(port, body, "t=1,v1=00", 7), 400);
+    cr_assert_eq(hook_post(port, body, "", 7), 400, "no signature");
     size_t n;
     record *r = read_records("wh-sig.jsonl", &n);
     cr_assert_eq(n, 1, "only the genuine delivery was recorded");
