@@ -294,6 +294,24 @@ redlock_stop() {
     for n in 1 2; do stop_pid "$dir/redlock-$n/redis.pid" redis-server; done
 }
 
+# redis_auth_start DIR PASSWORD: one more Redis, under DIR/redis-auth, empty at every start, that
+# asks for PASSWORD (requirepass), for the tests of the connections' AUTH; prints its port.
+redis_auth_start() {
+    local dir port
+    dir=$(realpath -m "$1")/redis-auth
+    rm -rf "$dir/redis"
+    mkdir -p "$dir"
+    port=$(free_port)
+    launch_redis "$dir" "$port" "requirepass $2"
+    REDISCLI_AUTH=$2 wait_redis "$dir" "$port"
+    echo "$port"
+}
+
+# redis_auth_stop DIR: stops what redis_auth_start started, by its pid file.
+redis_auth_stop() {
+    stop_pid "$(realpath -m "$1")/redis-auth/redis.pid" redis-server
+}
+
 # cluster_start DIR: a Redis Cluster of 3 masters, each with a replica (Debian's redis-server and
 # `redis-cli --cluster create`), under DIR/cluster: node-1 .. node-6, each with its own folder,
 # config, pid file and log, fresh at every start, on free ports (client ports and cluster bus
@@ -525,6 +543,8 @@ pg-kill|pg_kill||PostgreSQL of DIR stopped in immediate mode (a crash)
 pg-restart|pg_restart||the PostgreSQL of DIR again on its port, with its last options
 redlock-start|redlock_start||two more Redis servers under DIR/redlock-1, -2; prints their ports
 redlock-stop|redlock_stop||stops them
+redis-auth-start|redis_auth_start|PASSWORD|one more Redis under DIR/redis-auth that asks for PASSWORD; prints its port
+redis-auth-stop|redis_auth_stop||stops it
 cluster-start|cluster_start||a Redis Cluster of 3 masters and 3 replicas under DIR/cluster; prints its seeds
 cluster-stop|cluster_stop||stops it
 cluster-node-restart|cluster_node_restart|PORT|its node that listened on PORT, again from its own data

@@ -39,6 +39,7 @@ finish() {
         # processes die with their test (harness_launch), the daemons services.sh starts do not.
         cluster_stop "$dir/b$k"
         redlock_stop "$dir/b$k"
+        redis_auth_stop "$dir/b$k"
         zk_stop "$dir/b$k"
         nginx_stop "$dir/b$k"
         services_stop "$dir/b$k"

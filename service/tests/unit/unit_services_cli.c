@@ -32,6 +32,8 @@ Test(services_cli, help_lists_every_verb_the_harness_calls)
                                   "pg-restart DIR",
                                   "redlock-start DIR",
                                   "redlock-stop DIR",
+                                  "redis-auth-start DIR PASSWORD",
+                                  "redis-auth-stop DIR",
                                   "cluster-start DIR",
                                   "cluster-stop DIR",
                                   "cluster-node-restart DIR PORT",
