@@ -532,6 +532,17 @@ nginx_stop() {
     stop_pid "$(realpath -m "$1")/nginx/nginx.pid" nginx
 }
 
+# daemons_stop DIR: stops every daemon this file starts under DIR, by their pid files (what does
+# not run is passed over): the one list of them, for the cleanups of run.sh and test.sh.
+daemons_stop() {
+    nginx_stop "$1"
+    zk_stop "$1"
+    redlock_stop "$1"
+    redis_auth_stop "$1"
+    cluster_stop "$1"
+    services_stop "$1"
+}
+
 # The verbs of the command line: "verb|function|arguments after DIR|what it does", one a line.
 # The C tests' harness calls them (service/tests/support/harness.c), so a verb's name, arguments
 # and output are an interface: what it prints is the only thing it prints on stdout.
@@ -551,7 +562,8 @@ cluster-node-restart|cluster_node_restart|PORT|its node that listened on PORT, a
 zk-start|zk_start||a ZooKeeper under DIR/zookeeper; prints its port
 zk-stop|zk_stop||stops it
 nginx-start|nginx_start|PORT UPSTREAM...|nginx on PORT in front of the servers on the UPSTREAM ports
-nginx-stop|nginx_stop||stops it'
+nginx-stop|nginx_stop||stops it
+stop-all|daemons_stop||stops every daemon above that runs under DIR, by their pid files'
 
 services_usage() {
     local verb function args what
