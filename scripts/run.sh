@@ -15,15 +15,13 @@ instances=${SECKILL_INSTANCES:-1}
 
 stop_all() {
     local f
+    # nginx first, so that no request reaches a server while it stops.
     nginx_stop "$dir"
     stop_pid "$dir/rebuild.pid" seckill-admin
     for f in "$dir"/server.pid "$dir"/server-*.pid; do stop_pid "$f" seckill-server; done
     stop_pid "$dir/worker.pid" seckill-worker
     stop_pid "$dir/webhooks.pid" seckill-webhooks
-    zk_stop "$dir"
-    redlock_stop "$dir"
-    cluster_stop "$dir"
-    services_stop "$dir"
+    daemons_stop "$dir"
 }
 
 tail_pid='' summary_pid='' rebuild_pid=''

@@ -294,6 +294,24 @@ redlock_stop() {
     for n in 1 2; do stop_pid "$dir/redlock-$n/redis.pid" redis-server; done
 }
 
+# redis_auth_start DIR PASSWORD: one more Redis, under DIR/redis-auth, empty at every start, that
+# asks for PASSWORD (requirepass), for the tests of the connections' AUTH; prints its port.
+redis_auth_start() {
+    local dir port
+    dir=$(realpath -m "$1")/redis-auth
+    rm -rf "$dir/redis"
+    mkdir -p "$dir"
+    port=$(free_port)
+    launch_redis "$dir" "$port" "requirepass $2"
+    REDISCLI_AUTH=$2 wait_redis "$dir" "$port"
+    echo "$port"
+}
+
+# redis_auth_stop DIR: stops what redis_auth_start started, by its pid file.
+redis_auth_stop() {
+    stop_pid "$(realpath -m "$1")/redis-auth/redis.pid" redis-server
+}
+
 # cluster_start DIR: a Redis Cluster of 3 masters, each with a replica (Debian's redis-server and
 # `redis-cli --cluster create`), under DIR/cluster: node-1 .. node-6, each with its own folder,
 # config, pid file and log, fresh at every start, on free ports (client ports and cluster bus
@@ -514,6 +532,17 @@ nginx_stop() {
     stop_pid "$(realpath -m "$1")/nginx/nginx.pid" nginx
 }
 
+# daemons_stop DIR: stops every daemon this file starts under DIR, by their pid files (what does
+# not run is passed over): the one list of them, for the cleanups of run.sh and test.sh.
+daemons_stop() {
+    nginx_stop "$1"
+    zk_stop "$1"
+    redlock_stop "$1"
+    redis_auth_stop "$1"
+    cluster_stop "$1"
+    services_stop "$1"
+}
+
 # The verbs of the command line: "verb|function|arguments after DIR|what it does", one a line.
 # The C tests' harness calls them (service/tests/support/harness.c), so a verb's name, arguments
 # and output are an interface: what it prints is the only thing it prints on stdout.
@@ -525,13 +554,16 @@ pg-kill|pg_kill||PostgreSQL of DIR stopped in immediate mode (a crash)
 pg-restart|pg_restart||the PostgreSQL of DIR again on its port, with its last options
 redlock-start|redlock_start||two more Redis servers under DIR/redlock-1, -2; prints their ports
 redlock-stop|redlock_stop||stops them
+redis-auth-start|redis_auth_start|PASSWORD|one more Redis under DIR/redis-auth that asks for PASSWORD; prints its port
+redis-auth-stop|redis_auth_stop||stops it
 cluster-start|cluster_start||a Redis Cluster of 3 masters and 3 replicas under DIR/cluster; prints its seeds
 cluster-stop|cluster_stop||stops it
 cluster-node-restart|cluster_node_restart|PORT|its node that listened on PORT, again from its own data
 zk-start|zk_start||a ZooKeeper under DIR/zookeeper; prints its port
 zk-stop|zk_stop||stops it
 nginx-start|nginx_start|PORT UPSTREAM...|nginx on PORT in front of the servers on the UPSTREAM ports
-nginx-stop|nginx_stop||stops it'
+nginx-stop|nginx_stop||stops it
+stop-all|daemons_stop||stops every daemon above that runs under DIR, by their pid files'
 
 services_usage() {
     local verb function args what

@@ -37,11 +37,7 @@ finish() {
     for ((k = 0; k < sets; k++)); do
         # What a test suite killed midway left behind there (by its pid files): the seckill
         # processes die with their test (harness_launch), the daemons services.sh starts do not.
-        cluster_stop "$dir/b$k"
-        redlock_stop "$dir/b$k"
-        zk_stop "$dir/b$k"
-        nginx_stop "$dir/b$k"
-        services_stop "$dir/b$k"
+        daemons_stop "$dir/b$k"
     done
     # realpath: the folder may be a link to one under /tmp (see reachable_dir).
     if ((status == 0)); then

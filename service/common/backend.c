@@ -15,6 +15,12 @@ redisContext *backend_redis_connect(const config *cfg, char *err, size_t errlen)
 redisContext *backend_redis_connect_to(const config *cfg, const char *host, int port, char *err,
                                        size_t errlen)
 {
+    return backend_redis_connect_auth(cfg, host, port, cfg->redis_password, err, errlen);
+}
+
+redisContext *backend_redis_connect_auth(const config *cfg, const char *host, int port,
+                                         const char *password, char *err, size_t errlen)
+{
     struct timeval tv = {cfg->redis_timeout_ms / 1000, (cfg->redis_timeout_ms % 1000) * 1000};
     redisContext *c = redisConnectWithTimeout(host, port, tv);
     if (!c || c->err) {
@@ -27,8 +33,8 @@ redisContext *backend_redis_connect_to(const config *cfg, const char *host, int 
         snprintf(err, errlen, "redis: cannot set the timeout");
         goto fail;
     }
-    if (cfg->redis_password && *cfg->redis_password) {
-        redisReply *r = redisCommand(c, "AUTH %s", cfg->redis_password);
+    if (password && *password) {
+        redisReply *r = redisCommand(c, "AUTH %s", password);
         int ok = r && r->type == REDIS_REPLY_STATUS;
         if (!ok)
             snprintf(err, errlen, "redis AUTH: %s",

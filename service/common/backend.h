@@ -23,6 +23,11 @@ redisContext *backend_redis_connect(const config *cfg, char *err, size_t errlen)
 redisContext *backend_redis_connect_to(const config *cfg, const char *host, int port, char *err,
                                        size_t errlen);
 
+/* The same with password (NULL or empty: no AUTH) instead of cfg's, for a
+ * server that is not one of cfg's Redis (the laboratory's Redlock). */
+redisContext *backend_redis_connect_auth(const config *cfg, const char *host, int port,
+                                         const char *password, char *err, size_t errlen);
+
 /* A connection to any node: the first of cfg's redis_cluster seeds that
  * answers (any node of a Redis Cluster passes a PUBLISH on to the others:
  * enough for a subscriber), else cfg's one Redis. NULL with err set (each

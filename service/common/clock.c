@@ -40,6 +40,19 @@ struct timespec clock_after(clockid_t which, int64_t in_ms)
     return ts;
 }
 
+int clock_cond_init(pthread_cond_t *cond)
+{
+    pthread_condattr_t attr;
+    if (pthread_condattr_init(&attr) != 0)
+        return -1;
+    int rc = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) == 0 &&
+                     pthread_cond_init(cond, &attr) == 0
+                 ? 0
+                 : -1;
+    pthread_condattr_destroy(&attr);
+    return rc;
+}
+
 double clock_seconds_between(struct timespec since, struct timespec until)
 {
     return (double)(until.tv_sec - since.tv_sec) + (double)(until.tv_nsec - since.tv_nsec) / 1e9;

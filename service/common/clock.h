@@ -5,6 +5,7 @@
 #ifndef SECKILL_CLOCK_H
 #define SECKILL_CLOCK_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -21,6 +22,12 @@ int64_t clock_mono_ms(void);
  * milliseconds from now (0: now), as the absolute deadline that
  * pthread_cond_timedwait and pthread_mutex_timedlock take. */
 struct timespec clock_after(clockid_t which, int64_t in_ms);
+
+/* Initialises cond to time its waits on the monotonic clock, so that
+ * pthread_cond_timedwait takes a deadline of clock_after(CLOCK_MONOTONIC,
+ * ...) and a change of the wall clock moves none. Returns 0, or -1 (then
+ * cond is not initialised). pthread_cond_destroy frees it. */
+int clock_cond_init(pthread_cond_t *cond);
 
 /* Seconds from `since` to `until` (both from clock_after). */
 double clock_seconds_between(struct timespec since, struct timespec until);

@@ -183,7 +183,8 @@ const config_key config_keys[] = {
              "two racers' order at a lock (scenarios; never in production)"),
     CHECKED_STR_KEY(redlock_servers, "", check_redlock_servers,
                     "lab: host:port,... of the Redis servers of `redlock`, 7 at most (empty: the "
-                    "main Redis alone)"),
+                    "main Redis alone; the main Redis is reached with redis_password, the others "
+                    "without)"),
     STR_KEY(zookeeper_servers, "", 0,
             "lab: host:port,... of the ZooKeeper of `zookeeper_lock` (empty: it answers 503)"),
     INT_KEY(zookeeper_session_ms, "10000", 1000, 600000,

@@ -71,29 +71,19 @@ static int noted(pg_row *r, int col, int rc)
     return rc;
 }
 
-int64_t pg_row_i64(pg_row *r, int col)
-{
-    int64_t v = 0;
-    return noted(r, col, pg_value_i64(r->res, r->row, col, &v)) == 0 ? v : 0;
-}
+/* pg_row_<type>: column col read by pg_value_<type>, 0 and noted when it is
+ * not one. The four readers differ in their type alone. */
+#define PG_ROW_READER(type, c_type)                                                                \
+    c_type pg_row_##type(pg_row *r, int col)                                                       \
+    {                                                                                              \
+        c_type v = 0;                                                                              \
+        return noted(r, col, pg_value_##type(r->res, r->row, col, &v)) == 0 ? v : 0;               \
+    }
 
-double pg_row_real(pg_row *r, int col)
-{
-    double v = 0;
-    return noted(r, col, pg_value_real(r->res, r->row, col, &v)) == 0 ? v : 0;
-}
-
-int pg_row_int(pg_row *r, int col)
-{
-    int v = 0;
-    return noted(r, col, pg_value_int(r->res, r->row, col, &v)) == 0 ? v : 0;
-}
-
-int pg_row_bool(pg_row *r, int col)
-{
-    int v = 0;
-    return noted(r, col, pg_value_bool(r->res, r->row, col, &v)) == 0 ? v : 0;
-}
+PG_ROW_READER(i64, int64_t)
+PG_ROW_READER(real, double)
+PG_ROW_READER(int, int)
+PG_ROW_READER(bool, int)
 
 int pg_row_check(const pg_row *r, const char *component, const char *what)
 {

@@ -41,7 +41,7 @@ typedef struct pg_row {
 /* A reader of row `row` of res, with no bad field yet. */
 pg_row pg_row_at(const PGresult *res, int row);
 
-/* Column col of the row, as pg_value_i64, pg_value_int and pg_value_bool;
+/* Column col of the row, as pg_value_i64, _real, _int and _bool;
  * 0 when it is not one (r->bad then names the first such column). */
 int64_t pg_row_i64(pg_row *r, int col);
 double pg_row_real(pg_row *r, int col);

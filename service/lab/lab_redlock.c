@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 
+#include "backend.h"
 #include "clock.h"
 #include "keys.h"
 #include "lab_keys.h"
@@ -67,22 +67,22 @@ void lab_redlock_free(lab_redlock *l)
     free(l);
 }
 
-/* Server i's connection, made again when it broke; NULL when it is down. */
+/* Server i's connection, made again when it broke; NULL when it is down.
+ * The main Redis (cfg's redis_host and redis_port, implied by an empty
+ * redlock_servers or named in it) asks for redis_password; the independent
+ * servers ask for none. */
 static redisContext *server(lab_redlock *l, int i)
 {
     if (l->redis[i] && !l->redis[i]->err)
         return l->redis[i];
     if (l->redis[i])
         redisFree(l->redis[i]);
-    int ms = l->cfg->redis_timeout_ms;
-    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
-    l->redis[i] = redisConnectWithTimeout(l->servers[i].host, l->servers[i].port, tv);
-    if (l->redis[i] && !l->redis[i]->err && redisSetTimeout(l->redis[i], tv) == REDIS_OK)
-        return l->redis[i];
-    if (l->redis[i])
-        redisFree(l->redis[i]);
-    l->redis[i] = NULL;
-    return NULL;
+    const redis_cluster_node *s = &l->servers[i];
+    int main_redis = s->port == l->cfg->redis_port && strcmp(s->host, l->cfg->redis_host) == 0;
+    char err[256];
+    l->redis[i] = backend_redis_connect_auth(
+        l->cfg, s->host, s->port, main_redis ? l->cfg->redis_password : NULL, err, sizeof(err));
+    return l->redis[i];
 }
 
 /* SET NX PX on server i: 1 granted, 0 refused or down. */

@@ -25,7 +25,8 @@ long lab_redlock_validity_ms(long ttl_ms, long elapsed_ms);
 typedef struct lab_redlock lab_redlock;
 
 /* The thread's connections to the servers of cfg->redlock_servers (the main
- * Redis when empty), made on first use. NULL on OOM or a bad spec (logged).
+ * Redis when empty), made on first use: the main Redis's with
+ * cfg->redis_password, the others' without. NULL on OOM or a bad spec (logged).
  * lab_redlock_free() closes them; NULL is a no-op. */
 lab_redlock *lab_redlock_create(const config *cfg, const scripts *sc);
 void lab_redlock_free(lab_redlock *l);

@@ -86,12 +86,7 @@ lab_watchdog *lab_watchdog_create(const config *cfg, const script *renew)
     w->renew = renew;
     if (!(w->redis = redis_nodes_create(cfg, "lab")))
         goto fail_cond;
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    int cond_ok = pthread_cond_init(&w->cond, &attr) == 0;
-    pthread_condattr_destroy(&attr);
-    if (!cond_ok)
+    if (clock_cond_init(&w->cond) < 0)
         goto fail_cond;
     if (pthread_mutex_init(&w->mu, NULL) != 0)
         goto fail_mutex;

@@ -129,12 +129,11 @@ lab_zookeeper *lab_zookeeper_create(const config *cfg)
     if (!z)
         return NULL;
     z->cfg = cfg;
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    if (clock_cond_init(&z->state_changed) < 0) {
+        free(z);
+        return NULL;
+    }
     pthread_mutex_init(&z->mu, NULL);
-    pthread_cond_init(&z->state_changed, &attr);
-    pthread_condattr_destroy(&attr);
     /* The library's level is process-wide; its lines go to client_log. */
     zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
     return z;
@@ -331,11 +330,7 @@ static sk_status await_deletion(lab_zookeeper *z, zhandle_t *zh, const char *pat
                                 int64_t deadline_ms)
 {
     zk_waiter w = {.path = path, .zh = zh};
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&w.cond, &attr);
-    pthread_condattr_destroy(&attr);
+    clock_cond_init(&w.cond);
     /* Listed before the watch is set: a deletion in between still wakes us. */
     pthread_mutex_lock(&z->mu);
     w.next = z->waiters;

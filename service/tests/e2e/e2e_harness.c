@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -109,5 +110,52 @@ Test(harness, ports_are_chosen_outside_the_ephemeral_range_and_are_free)
         int port = harness_free_port();
         cr_assert(port >= 10000 && port <= 65535 && (port < lo || port > hi),
                   "port %d: not in 10000-65535 outside the ephemeral range %d-%d", port, lo, hi);
+    }
+}
+
+/* The pid in file, or 0 when there is none. */
+static pid_t pid_in(const char *file)
+{
+    FILE *f = fopen(file, "r");
+    int pid = 0;
+    if (f && fscanf(f, "%d", &pid) != 1)
+        pid = 0;
+    if (f)
+        fclose(f);
+    return (pid_t)pid;
+}
+
+/* `services.sh <verb> <dir> [args]`, its output discarded; its exit code. */
+static int services_sh(const char *verb, const char *dir, const char *args)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof(cmd), "'%s/scripts/services.sh' %s '%s' %s >/dev/null 2>&1",
+             SECKILL_SOURCE_DIR, verb, dir, args);
+    int status = system(cmd);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* The cleanups of run.sh and test.sh call this one verb: it stops each
+ * daemon services.sh started in a folder (here the Redlock's two and the
+ * Redis with a password), by their pid files. */
+Test(harness, services_sh_stop_all_stops_every_daemon_it_started_in_a_folder)
+{
+    char dir[512], file[600];
+    snprintf(dir, sizeof(dir), "%s/stop-all", getenv("SECKILL_TEST_DIR"));
+    cr_assert_eq(services_sh("redlock-start", dir, ""), 0);
+    cr_assert_eq(services_sh("redis-auth-start", dir, "stop-all-test-password"), 0);
+    static const char *pid_files[] = {"redlock-1/redis.pid", "redlock-2/redis.pid",
+                                      "redis-auth/redis.pid"};
+    pid_t pids[3];
+    for (int i = 0; i < 3; i++) {
+        snprintf(file, sizeof(file), "%s/%s", dir, pid_files[i]);
+        pids[i] = pid_in(file);
+        cr_assert(pids[i] > 0 && alive(pids[i]), "%s: no live pid", file);
+    }
+    cr_assert_eq(services_sh("stop-all", dir, ""), 0);
+    for (int i = 0; i < 3; i++) {
+        cr_expect(gone_within(pids[i], 1000), "%s (pid %d) still runs", pid_files[i], (int)pids[i]);
+        snprintf(file, sizeof(file), "%s/%s", dir, pid_files[i]);
+        cr_expect_neq(access(file, F_OK), 0, "%s is left", file);
     }
 }

@@ -348,23 +348,63 @@ Test(lab, lua_reserve_takes_the_products_order_locks_and_its_audit_finds_any_lef
     stop_server();
 }
 
+#define BUSY_STRATEGIES 10
+#define BUSY_BUYERS 5
+
+/* The storms of a_lock_or_a_retry_...: BUSY_BUYERS buyers on each strategy's
+ * own item, all of them at once in one blast, answers counted per
+ * strategy. */
+typedef struct busy_storms {
+    const char *const *strategies;
+    int64_t items[BUSY_STRATEGIES];
+    blast_result res[BUSY_STRATEGIES];
+} busy_storms;
+
+static size_t build_busy(void *ctx, size_t index, char *buf, size_t cap)
+{
+    const busy_storms *b = ctx;
+    size_t k = index / BUSY_BUYERS;
+    return harness_lab_buy_request(buf, cap, b->strategies[k], b->items[k], index + 1, 1000);
+}
+
+static void count_busy(void *ctx, size_t index, int status, const char *body, size_t len)
+{
+    (void)body;
+    (void)len;
+    busy_storms *b = ctx;
+    b->res[index / BUSY_BUYERS].by_status[status > 0 && status < BLAST_STATUS_MAX ? status : 0]++;
+}
+
 Test(lab, a_lock_or_a_retry_not_won_within_its_wait_answers_429_busy)
 {
     /* A server of its own that waits 300 ms, with one segment; the winner
-     * works 1 s, so the 4 others give up (or lose their retry) first. */
+     * works 1 s, so the 4 others give up (or lose their retry) first. The
+     * strategies' storms run side by side: each on an item of its own, so
+     * they share no lock (pg_lock_table's is a row per lock key). */
     stop_server();
     start_server_with("SECKILL_LAB_LOCK_WAIT_MS=300", "SECKILL_LAB_SEGMENTS=1");
-    const char *strategies[] = {"local_mutex",         "redis_lock",  "redis_lock_setnx_expire",
-                                "redis_lock_getset",   "segmented",   "pg_lock_table",
-                                "db_optimistic",       "redis_watch", "redis_lock_fenced",
-                                "redis_lock_reentrant"};
-    for (size_t i = 0; i < sizeof(strategies) / sizeof(strategies[0]); i++) {
+    static const char *strategies[BUSY_STRATEGIES] = {
+        "local_mutex",       "redis_lock",          "redis_lock_setnx_expire", "redis_lock_getset",
+        "segmented",         "pg_lock_table",       "db_optimistic",           "redis_watch",
+        "redis_lock_fenced", "redis_lock_reentrant"};
+    busy_storms b = {.strategies = strategies};
+    for (size_t i = 0; i < BUSY_STRATEGIES; i++)
+        b.items[i] = create_item(STOCK);
+    size_t n = BUSY_STRATEGIES * BUSY_BUYERS; /* a connection each; the default 60 s bound */
+    blast_spec spec = {.port = port,
+                       .connections = n,
+                       .requests = n,
+                       .build = build_busy,
+                       .on_response = count_busy,
+                       .ctx = &b};
+    blast_result all;
+    cr_assert_eq(blast_run(&spec, &all), 0, "%s", all.errstr);
+    for (size_t i = 0; i < BUSY_STRATEGIES; i++) {
         const char *strategy = strategies[i];
-        int64_t item = create_item(STOCK);
-        blast_result res = harness_lab_storm(port, strategy, item, 5, 1000);
-        cr_expect_eq(blast_count(&res, 200), 1, "%s: 200: %zu", strategy, blast_count(&res, 200));
-        cr_expect_eq(blast_count(&res, 429), 4, "%s: 429: %zu", strategy, blast_count(&res, 429));
-        expect_sales_recorded(strategy, item, blast_count(&res, 200));
+        const blast_result *res = &b.res[i];
+        cr_expect_eq(blast_count(res, 200), 1, "%s: 200: %zu", strategy, blast_count(res, 200));
+        cr_expect_eq(blast_count(res, 429), 4, "%s: 429: %zu", strategy, blast_count(res, 429));
+        expect_sales_recorded(strategy, b.items[i], blast_count(res, 200));
     }
     stop_server();
 }

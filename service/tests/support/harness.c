@@ -406,6 +406,22 @@ void harness_redlock_start(char *servers, size_t cap)
     config_free(&cfg);
 }
 
+int harness_redis_auth_start(const char *password)
+{
+    char port[16];
+    cr_assert_eq(services("redis-auth-start", NULL, password, port, sizeof(port)), 0,
+                 "services.sh redis-auth-start failed (log: "
+                 "$SECKILL_TEST_DIR/redis-auth/redis.log)");
+    int p = 0;
+    cr_assert_eq(sscanf(port, "%d", &p), 1, "redis-auth-start printed '%s'", port);
+    return p;
+}
+
+void harness_redis_auth_stop(void)
+{
+    services("redis-auth-stop", NULL, NULL, NULL, 0);
+}
+
 void harness_redlock_kill(int n)
 {
     char sub[16];

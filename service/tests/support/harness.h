@@ -231,6 +231,13 @@ void harness_redlock_kill(int n);
 /* Stops the extra servers that are still running (for .fini too). */
 void harness_redlock_stop(void);
 
+/* Starts one more Redis under the run's folder (services.sh
+ * redis-auth-start) that asks for password, and returns its port. Aborts
+ * the test when it does not start. */
+int harness_redis_auth_start(const char *password);
+/* Stops it, by its pid file, if it runs (for .fini too). */
+void harness_redis_auth_stop(void);
+
 /* Starts a ZooKeeper under the run's folder (services.sh zk-start: tick
  * 500 ms, sessions from 1 s) and writes its address "127.0.0.1:<port>"
  * into servers. Aborts the test when it does not start. */

@@ -1,4 +1,7 @@
-/* unit_clock.c: clock.c's reads agree with each other and its deadlines carry. */
+/* unit_clock.c: clock.c's reads agree with each other, its deadlines carry,
+ * and its condition variables wait until a monotonic deadline. */
+#include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -51,4 +54,22 @@ Test(clock, seconds_between_counts_whole_and_partial_seconds)
     struct timespec a = {10, 900000000L}, b = {12, 100000000L};
     cr_assert_float_eq(clock_seconds_between(a, b), 1.2, 1e-9);
     cr_assert_float_eq(clock_seconds_between(b, a), -1.2, 1e-9);
+}
+
+/* On the wall clock's time, a monotonic deadline (seconds since boot) lies
+ * decades back and the wait would end at once. */
+Test(clock, a_condition_variable_waits_until_its_monotonic_deadline)
+{
+    pthread_cond_t cond;
+    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    cr_assert_eq(clock_cond_init(&cond), 0);
+    int64_t start = clock_mono_ms();
+    struct timespec deadline = clock_after(CLOCK_MONOTONIC, 50);
+    pthread_mutex_lock(&mu);
+    int rc = 0;
+    while (rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&cond, &mu, &deadline);
+    pthread_mutex_unlock(&mu);
+    cr_assert_geq(clock_mono_ms() - start, 50);
+    pthread_cond_destroy(&cond);
 }

@@ -32,13 +32,16 @@ Test(services_cli, help_lists_every_verb_the_harness_calls)
                                   "pg-restart DIR",
                                   "redlock-start DIR",
                                   "redlock-stop DIR",
+                                  "redis-auth-start DIR PASSWORD",
+                                  "redis-auth-stop DIR",
                                   "cluster-start DIR",
                                   "cluster-stop DIR",
                                   "cluster-node-restart DIR PORT",
                                   "zk-start DIR",
                                   "zk-stop DIR",
                                   "nginx-start DIR PORT UPSTREAM...",
-                                  "nginx-stop DIR"};
+                                  "nginx-stop DIR",
+                                  "stop-all DIR"};
     char out[4096];
     cr_assert_eq(services("--help", out, sizeof(out)), 0, "%s", out);
     for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
