@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "digest.h"
 #include "json_io.h"
 #include "keys.h"
 #include "log.h"
@@ -380,7 +381,7 @@ static char *audit_page(room_job *j, pool_session *s, const room_info *info)
     if (!r)
         return NULL;
     room_commitment(info->k, commitment);
-    room_hex(info->k, ROOM_SECRET_LEN, secret);
+    digest_hex(info->k, ROOM_SECRET_LEN, secret);
     json_t *list = json_array();
     size_t n = r->type == REDIS_REPLY_ARRAY ? r->elements : 0;
     for (size_t i = 0; list && i < n; i++)

@@ -10,6 +10,7 @@
 #include <openssl/rand.h>
 
 #include "archive.h"
+#include "digest.h"
 #include "keys.h"
 #include "log.h"
 #include "redis_reply.h"
@@ -35,7 +36,7 @@ int room_store_draw(char *k_hex)
     unsigned char k[ROOM_SECRET_LEN];
     if (RAND_bytes(k, sizeof(k)) != 1)
         return -1;
-    room_hex(k, sizeof(k), k_hex);
+    digest_hex(k, sizeof(k), k_hex);
     return 0;
 }
 
@@ -112,7 +113,7 @@ sk_status room_store_counts(pool_session *s, item_view *v)
     unsigned char k[ROOM_SECRET_LEN];
     if (!v->room.room)
         return SK_OK;
-    if (room_unhex(v->counts.secret, k, sizeof(k)) < 0 ||
+    if (digest_unhex(v->counts.secret, k, sizeof(k)) < 0 ||
         room_commitment(k, v->counts.commitment) < 0)
         return SK_INTERNAL;
     char room[KEYS_MAX], active[KEYS_MAX], now_s[24];
@@ -158,7 +159,7 @@ int room_store_master(pool_session *s, unsigned char *master)
         if (!res)
             return -1;
         int rows = PQntuples(res);
-        int bad = rows == 1 && room_unhex(PQgetvalue(res, 0, 0), master, ROOM_SECRET_LEN) < 0;
+        int bad = rows == 1 && digest_unhex(PQgetvalue(res, 0, 0), master, ROOM_SECRET_LEN) < 0;
         PQclear(res);
         if (rows == 1)
             return bad ? -1 : 0;
@@ -207,7 +208,7 @@ static int read_info(pool_session *s, int64_t item, room_info *out)
         return -1;
     int found = r->type == REDIS_REPLY_ARRAY && r->elements == 6 &&
                 r->element[1]->type == REDIS_REPLY_STRING &&
-                room_unhex(r->element[1]->str, out->k, sizeof(out->k)) == 0;
+                digest_unhex(r->element[1]->str, out->k, sizeof(out->k)) == 0;
     if (found && (redis_reply_number(r->element[0], &out->round) < 0 ||
                   redis_reply_number_or(r->element[2], 0, &out->prequeue_ms) < 0 ||
                   redis_reply_number(r->element[3], &out->starts_ms) < 0 ||
