@@ -73,8 +73,8 @@ int room_store_started(pool_session *s, int64_t item, int64_t round)
     snprintf(round_s, sizeof(round_s), "%" PRId64, round);
     const char *keys_args[] = {room, places, round_s}; /* a join of nobody */
     redisReply *r = pool_session_script(s, SCRIPT_ROOM_JOIN, 2, 1, keys_args);
-    int64_t v[3]; /* now, added, started */
-    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 4 ||
+    int64_t v[3]; /* now, added, started; and the replayed flags of nobody */
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 5 ||
         redis_reply_numbers(r, 1, 3, v) < 0)
         return redis_reply_unexpected(r, "room", "room_join of nobody");
     freeReplyObject(r);
