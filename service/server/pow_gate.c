@@ -50,11 +50,8 @@ static sk_status key_of(app *a, pool_session *s, unsigned char *key)
     unsigned char master[ROOM_SECRET_LEN];
     if (pow_cache_key(a->pow, key))
         return SK_OK;
-    if (!room_cache_master(a->rooms, master)) {
-        if (room_store_master(s, master) < 0)
-            return SK_BACKEND_DOWN;
-        room_cache_set_master(a->rooms, master);
-    }
+    if (room_store_master_of(a->rooms, s, master) < 0)
+        return SK_BACKEND_DOWN;
     if (pow_key_derive(master, key) < 0)
         return SK_INTERNAL;
     pow_cache_set_key(a->pow, key);

@@ -98,11 +98,8 @@ static int poll_from_memory(app *a, http_exchange *ex, int64_t item, int64_t use
 static sk_status room_of(app *a, pool_session *s, int64_t item, unsigned char *master,
                          room_info *info, int again)
 {
-    if (!room_cache_master(a->rooms, master)) {
-        if (room_store_master(s, master) < 0)
-            return SK_BACKEND_DOWN;
-        room_cache_set_master(a->rooms, master);
-    }
+    if (room_store_master_of(a->rooms, s, master) < 0)
+        return SK_BACKEND_DOWN;
     if (!again && room_cache_info(a->rooms, item, info))
         return SK_OK;
     sk_status st = room_store_info(s, item, info);

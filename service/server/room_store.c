@@ -167,6 +167,16 @@ int room_store_master(pool_session *s, unsigned char *master)
     return -1;
 }
 
+int room_store_master_of(room_cache *c, pool_session *s, unsigned char *master)
+{
+    if (room_cache_master(c, master))
+        return 0;
+    if (room_store_master(s, master) < 0)
+        return -1;
+    room_cache_set_master(c, master);
+    return 0;
+}
+
 /* Starts item's room again from its items row (Redis lost it). */
 static sk_status reseed(pool_session *s, int64_t item)
 {
