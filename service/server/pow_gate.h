@@ -21,7 +21,7 @@
  * without pow_maxnumber, 404 for none. */
 void pow_gate_challenge(app *a, http_exchange *ex, int64_t item, int64_t user);
 
-/* A verified solution not yet marked used (pow_gate_verify). */
+/* A verified solution not yet marked used (pow_gate_verify, pow_gate_check). */
 typedef struct pow_gate_mark {
     int64_t item, now_s;
     int needed; /* 0: the item asks no proof-of-work */
