@@ -14,24 +14,48 @@
 -- detail and audit show it only once `started` is set: room_store.h). A
 -- call without joiners only does that (room_store_started).
 --
--- KEYS[1] the room's hash, KEYS[2] its places (ZSET entrant -> score)
+-- A joiner may bring a proof-of-work's solution (pow_gate.h): its
+-- used-solution key is asked first, whatever else the call answers, so a
+-- solution used once (in an earlier round too) places nobody; and it is
+-- marked used only once the joiner is placed, so that a refusal (not_open,
+-- ended, ...) leaves the solution to the buyer. The same key twice in one
+-- batch is used by its first joiner.
+--
+-- KEYS[1] the room's hash, KEYS[2] its places (ZSET entrant -> score),
+-- then the used-solution keys of the joiners that bring one, in order
 -- ARGV[1] the round the server's scores are of, then for each joiner:
--- ARGV[2i] the entrant handle, ARGV[2i+1] its pre-start score
+-- ARGV[3i-1] the entrant handle, ARGV[3i] its pre-start score, ARGV[3i+1]
+-- the seconds its used-solution key is kept ('0': the joiner brings none)
 --
 -- Returns {outcome, now_ms, joined (new joiners of this batch), started
 -- (1: the joiners of this call were placed after the pre-start ones; 0:
--- before the start)}; outcome
+-- before the start), replayed (a character a joiner: '1' when its solution
+-- was used already, and it was not placed; else '0')}; outcome
 -- (the same for every joiner: they join one room at one time): joined,
 -- not_a_room (no room of this item), stale (the room is of another round:
 -- the server reads it again), not_open (before prequeue_opens_at), ended
 -- (from ends_at on).
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local used, replayed, seen, k = {}, {}, {}, 3
+for i = 2, #ARGV - 2, 3 do
+    local key, flag = false, '0'
+    if ARGV[i + 2] ~= '0' then
+        key, k = KEYS[k], k + 1
+        if seen[key] or redis.call('EXISTS', key) == 1 then
+            flag = '1'
+        end
+        seen[key] = true
+    end
+    used[#used + 1] = flag == '0' and key
+    replayed[#replayed + 1] = flag
+end
+local flags = table.concat(replayed)
 local r = redis.call('HMGET', KEYS[1], 'round', 'prequeue', 'starts', 'ends', 'started')
 if not r[1] then
-    return {'not_a_room', now, 0, 0}
+    return {'not_a_room', now, 0, 0, flags}
 elseif r[1] ~= ARGV[1] then
-    return {'stale', now, 0, 0}
+    return {'stale', now, 0, 0, flags}
 end
 local prequeue, starts, ends = tonumber(r[2]) or 0, tonumber(r[3]) or 0, tonumber(r[4]) or 0
 local started = r[5] == '1'
@@ -41,21 +65,27 @@ if not started and now >= starts then
 end
 local flag = started and 1 or 0
 if now < prequeue then
-    return {'not_open', now, 0, flag}
+    return {'not_open', now, 0, flag, flags}
 elseif ends > 0 and now >= ends then
-    return {'ended', now, 0, flag}
+    return {'ended', now, 0, flag, flags}
 end
 local late = 4503599627370496
-local added = 0
-for i = 2, #ARGV - 1, 2 do
-    if not started then
+local added, j = 0, 0
+for i = 2, #ARGV - 2, 3 do
+    j = j + 1
+    if replayed[j] == '1' then
+        -- a solution used already: the joiner is not placed
+    elseif not started then
         added = added + redis.call('ZADD', KEYS[2], 'NX', ARGV[i + 1], ARGV[i])
     elseif not redis.call('ZSCORE', KEYS[2], ARGV[i]) then
         local score = string.format('%d', late + redis.call('HINCRBY', KEYS[1], 'seq', 1))
         added = added + redis.call('ZADD', KEYS[2], score, ARGV[i])
     end
+    if used[j] then
+        redis.call('SET', used[j], 1, 'EX', ARGV[i + 2])
+    end
 end
 if added > 0 then
     redis.call('HINCRBY', KEYS[1], 'joined', added)
 end
-return {'joined', now, added, flag}
+return {'joined', now, added, flag, flags}

@@ -1,20 +1,15 @@
-/* buyer_token.c: the HMAC-SHA256 is OpenSSL's (libcrypto), never one of our
- * own; a token's shape is checked strictly before anything is hashed, and
- * signatures are compared as text in constant time. */
+/* buyer_token.c: the HMAC-SHA256 is digest.h's (OpenSSL's); a token's shape
+ * is checked strictly before anything is hashed, and signatures are compared
+ * as text in constant time. */
 #include "buyer_token.h"
 
-#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-
+#include "digest.h"
 #include "validate.h"
 
-#define MAC_LEN 32 /* SHA-256 */
-/* base64url of MAC_LEN bytes without padding. */
+/* base64url of DIGEST_LEN bytes without padding. */
 #define SIGNATURE_LEN 43
 
 static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
@@ -44,15 +39,10 @@ static void base64url(const unsigned char *in, size_t n, char *out)
  * Returns 0, or -1 when there is no secret or libcrypto failed. */
 static int sign(const char *secret, const char *payload, size_t len, char sig[SIGNATURE_LEN + 1])
 {
-    unsigned char mac[EVP_MAX_MD_SIZE];
-    unsigned int mac_len = 0;
-    if (!secret || strlen(secret) > INT_MAX)
+    unsigned char mac[DIGEST_LEN];
+    if (!secret || digest_hmac(secret, strlen(secret), payload, len, mac) < 0)
         return -1;
-    if (!HMAC(EVP_sha256(), secret, (int)strlen(secret), (const unsigned char *)payload, len, mac,
-              &mac_len) ||
-        mac_len != MAC_LEN)
-        return -1;
-    base64url(mac, mac_len, sig);
+    base64url(mac, DIGEST_LEN, sig);
     return 0;
 }
 
@@ -107,7 +97,7 @@ buyer_token_result buyer_token_verify(const char *secret, const char *authorizat
      * HMAC lets nobody in. */
     char expected[SIGNATURE_LEN + 1];
     if (sign(secret, token, (size_t)(dot2 - token), expected) < 0 ||
-        CRYPTO_memcmp(expected, sig, SIGNATURE_LEN) != 0)
+        !digest_equal(expected, sig, SIGNATURE_LEN))
         return BUYER_TOKEN_FORGED;
     if (expiry <= now_s)
         return BUYER_TOKEN_EXPIRED;

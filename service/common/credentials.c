@@ -1,4 +1,4 @@
-/* credentials.c: the tokens are kept as SHA-256 digests (OpenSSL's), so a
+/* credentials.c: the tokens are kept as SHA-256 digests (digest.h's), so a
  * header is compared with each in a time that depends neither on where it
  * differs nor on how long either one is. */
 #include "credentials.h"
@@ -8,12 +8,12 @@
 #include <string.h>
 
 #include <openssl/crypto.h>
-#include <openssl/sha.h>
 
+#include "digest.h"
 #include "validate.h"
 
 typedef struct credential {
-    unsigned char digest[SHA256_DIGEST_LENGTH];
+    unsigned char digest[DIGEST_LEN];
     unsigned scopes; /* the scope given and those it implies */
 } credential;
 
@@ -104,7 +104,10 @@ static int add(credentials *c, const char *token, size_t len, credential_scope s
         return -1;
     }
     credential *e = &c->entry[c->n];
-    SHA256((const unsigned char *)token, len, e->digest);
+    if (digest_sha256(token, len, e->digest) < 0) {
+        snprintf(why, whylen, "the token could not be hashed (libcrypto failed)");
+        return -1;
+    }
     e->scopes = implied(scope);
     c->n++;
     return 0;
@@ -146,14 +149,15 @@ unsigned credentials_scopes(const credentials *c, const char *authorization)
     size_t len = strlen(given);
     if (len == 0)
         return CREDENTIAL_NONE;
-    unsigned char digest[SHA256_DIGEST_LENGTH];
-    SHA256((const unsigned char *)given, len, digest);
+    unsigned char digest[DIGEST_LEN];
+    if (digest_sha256(given, len, digest) < 0)
+        return CREDENTIAL_NONE;
     /* Every credential is compared, each in the same time, and the match
      * is folded in without a branch: how long this takes says nothing of
      * which credential, if any, the header is. */
     unsigned scopes = 0;
     for (size_t i = 0; i < c->n; i++) {
-        unsigned same = (unsigned)(CRYPTO_memcmp(digest, c->entry[i].digest, sizeof(digest)) == 0);
+        unsigned same = (unsigned)digest_equal(digest, c->entry[i].digest, sizeof(digest));
         scopes |= c->entry[i].scopes & (0u - same);
     }
     return scopes;

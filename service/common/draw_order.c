@@ -1,4 +1,4 @@
-/* draw_order.c: the HMAC is OpenSSL's (libcrypto), never our own; E is the
+/* draw_order.c: the HMAC is digest.h's (OpenSSL's); E is the
  * room's (room_entrant), so that a buyer's handle is the same in a room and
  * in a draw, and the ticket's message is built without a format string,
  * since the beacon is any bytes. */
@@ -7,9 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-
+#include "digest.h"
 #include "room_order.h"
 
 static const char *const outcome_names[] = {
@@ -49,12 +47,7 @@ int draw_ticket(const unsigned char k[32], const char *beacon, size_t beacon_len
         memcpy(msg + 16, beacon, beacon_len);
     msg[16 + beacon_len] = '|';
     memcpy(msg + 17 + beacon_len, e, ROOM_HEX_LEN);
-    unsigned int mac_len = 0;
-    return HMAC(EVP_sha256(), k, ROOM_SECRET_LEN, (const unsigned char *)msg,
-                17 + beacon_len + ROOM_HEX_LEN, ticket, &mac_len) &&
-                   mac_len == 32
-               ? 0
-               : -1;
+    return digest_hmac(k, ROOM_SECRET_LEN, msg, 17 + beacon_len + ROOM_HEX_LEN, ticket);
 }
 
 int draw_entrant_cmp(const draw_entrant *a, const draw_entrant *b)

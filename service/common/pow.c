@@ -1,5 +1,5 @@
-/* pow.c: ALTCHA's v1 challenge and its check. The hashes are OpenSSL's
- * (libcrypto); a solution's shape is checked strictly before anything is
+/* pow.c: ALTCHA's v1 challenge and its check. The hashes are digest.h's
+ * (OpenSSL's); a solution's shape is checked strictly before anything is
  * hashed, and signatures are compared in constant time. */
 #include "pow.h"
 
@@ -8,12 +8,10 @@
 #include <string.h>
 
 #include <jansson.h>
-#include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <openssl/rand.h>
 
-#include "room_order.h"
+#include "digest.h"
 #include "validate.h"
 
 static const char algorithm[] = "SHA-256";
@@ -21,37 +19,22 @@ static const char algorithm[] = "SHA-256";
 /* hex HMAC-SHA256(key, msg) into out (POW_HEX_LEN + 1). */
 static int hmac_hex(const unsigned char *key, const char *msg, char *out)
 {
-    unsigned char mac[EVP_MAX_MD_SIZE];
-    unsigned int len = 0;
-    if (!HMAC(EVP_sha256(), key, POW_KEY_LEN, (const unsigned char *)msg, strlen(msg), mac, &len) ||
-        len != 32)
-        return -1;
-    room_hex(mac, 32, out);
-    return 0;
+    return digest_hmac_hex(key, POW_KEY_LEN, msg, strlen(msg), out);
 }
 
 int pow_hash(const char *salt, int64_t number, char *out)
 {
     char text[POW_SALT_MAX + 24];
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int len = 0;
     int n = snprintf(text, sizeof(text), "%s%" PRId64, salt, number);
-    if (n < 0 || (size_t)n >= sizeof(text) ||
-        !EVP_Digest(text, (size_t)n, md, &len, EVP_sha256(), NULL) || len != 32)
+    if (n < 0 || (size_t)n >= sizeof(text))
         return -1;
-    room_hex(md, 32, out);
-    return 0;
+    return digest_sha256_hex(text, (size_t)n, out);
 }
 
 int pow_key_derive(const unsigned char *master, unsigned char *key)
 {
     static const char label[] = "seckill-pow-key-v1";
-    unsigned int len = 0;
-    return HMAC(EVP_sha256(), master, POW_KEY_LEN, (const unsigned char *)label, sizeof(label) - 1,
-                key, &len) &&
-                   len == POW_KEY_LEN
-               ? 0
-               : -1;
+    return digest_hmac(master, POW_KEY_LEN, label, sizeof(label) - 1, key);
 }
 
 int pow_challenge_build(const unsigned char *key, const char *nonce, int64_t number,
@@ -60,7 +43,7 @@ int pow_challenge_build(const unsigned char *key, const char *nonce, int64_t num
 {
     unsigned char raw[POW_NONCE_HEX / 2];
     memset(c, 0, sizeof(*c));
-    if (room_unhex(nonce, raw, sizeof(raw)) < 0 || number < 0 || number > maxnumber)
+    if (digest_unhex(nonce, raw, sizeof(raw)) < 0 || number < 0 || number > maxnumber)
         return -1;
     int n = snprintf(c->salt, sizeof(c->salt),
                      "%s?expires=%" PRId64 "&item=%" PRId64 "&user=%" PRId64 "&", nonce, expires_s,
@@ -81,7 +64,7 @@ int pow_challenge_make(const unsigned char *key, int64_t maxnumber, int64_t item
     if (maxnumber < 0 || RAND_bytes(raw, sizeof(raw)) != 1 ||
         RAND_bytes((unsigned char *)&r, sizeof(r)) != 1)
         return -1;
-    room_hex(raw, sizeof(raw), nonce);
+    digest_hex(raw, sizeof(raw), nonce);
     /* The bias of a 64-bit draw modulo at most 10^7 is below 10^-12. */
     return pow_challenge_build(key, nonce, (int64_t)(r % (uint64_t)(maxnumber + 1)), maxnumber,
                                item, user, expires_s, c);
@@ -159,8 +142,8 @@ static pow_result read_payload(const char *payload, pow_solution *got, char *sal
                *s = member(o, "salt", POW_SALT_MAX), *sig = member(o, "signature", POW_HEX_LEN);
     json_t *number = json_object_get(o, "number");
     unsigned char raw[32];
-    int ok = alg && strcmp(alg, algorithm) == 0 && ch && room_unhex(ch, raw, 32) == 0 && s && sig &&
-             room_unhex(sig, raw, 32) == 0 && json_is_integer(number) &&
+    int ok = alg && strcmp(alg, algorithm) == 0 && ch && digest_unhex(ch, raw, 32) == 0 && s &&
+             sig && digest_unhex(sig, raw, 32) == 0 && json_is_integer(number) &&
              json_integer_value(number) >= 0;
     if (ok) {
         memcpy(got->challenge, ch, POW_HEX_LEN + 1);
@@ -183,10 +166,10 @@ pow_result pow_verify(const unsigned char *key, const char *payload, int64_t max
     if (r != POW_OK)
         return r;
     if (hmac_hex(key, got->challenge, expected) < 0 ||
-        CRYPTO_memcmp(expected, signature, POW_HEX_LEN) != 0)
+        !digest_equal(expected, signature, POW_HEX_LEN))
         return POW_FORGED;
     if (got->number > maxnumber || pow_hash(salt, got->number, expected) < 0 ||
-        CRYPTO_memcmp(expected, got->challenge, POW_HEX_LEN) != 0)
+        !digest_equal(expected, got->challenge, POW_HEX_LEN))
         return POW_WRONG_NUMBER;
     if (now_s > got->expires_s)
         return POW_EXPIRED;

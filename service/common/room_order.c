@@ -1,93 +1,26 @@
-/* room_order.c: the hashes are OpenSSL's (libcrypto), never our own; a token's
- * shape is checked strictly before anything is hashed, and signatures are
- * compared in constant time. */
+/* room_order.c: the hashes are digest.h's (OpenSSL's); a token's shape is
+ * checked strictly before anything is hashed, and signatures are compared in
+ * constant time. */
 #include "room_order.h"
 
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-
+#include "digest.h"
 #include "validate.h"
-
-static const char hexdigits[] = "0123456789abcdef";
-
-void room_hex(const unsigned char *in, size_t n, char *out)
-{
-    for (size_t i = 0; i < n; i++) {
-        out[2 * i] = hexdigits[in[i] >> 4];
-        out[2 * i + 1] = hexdigits[in[i] & 15];
-    }
-    out[2 * n] = '\0';
-}
-
-int room_unhex(const char *hex, unsigned char *out, size_t n)
-{
-    if (!hex || strlen(hex) != 2 * n)
-        return -1;
-    for (size_t i = 0; i < 2 * n; i++) {
-        const char *d = memchr(hexdigits, hex[i], 16);
-        if (!d || hex[i] == '\0')
-            return -1;
-        if (i % 2 == 0)
-            out[i / 2] = (unsigned char)((d - hexdigits) << 4);
-        else
-            out[i / 2] |= (unsigned char)(d - hexdigits);
-    }
-    return 0;
-}
-
-/* HMAC-SHA256 of len bytes of msg under a 32-byte key into mac (32 bytes). */
-static int hmac(const unsigned char *key, const char *msg, size_t len, unsigned char *mac)
-{
-    unsigned int mac_len = 0;
-    return HMAC(EVP_sha256(), key, ROOM_SECRET_LEN, (const unsigned char *)msg, len, mac,
-                &mac_len) &&
-                   mac_len == 32
-               ? 0
-               : -1;
-}
-
-static const EVP_MD *sha256_md;
-
-static void fetch_sha256(void)
-{
-#if OPENSSL_VERSION_NUMBER >= 0x30000000L
-    /* Fetched once: EVP_sha256() alone makes every digest look its
-     * implementation up again (OpenSSL 3), a third of a poll's hashing. */
-    sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
-#endif
-    if (!sha256_md)
-        sha256_md = EVP_sha256();
-}
-
-static int sha256_hex(const char *msg, size_t len, char out[ROOM_HEX_LEN + 1])
-{
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int md_len = 0;
-    pthread_once(&once, fetch_sha256);
-    if (!EVP_Digest(msg, len, md, &md_len, sha256_md, NULL) || md_len != 32)
-        return -1;
-    room_hex(md, 32, out);
-    return 0;
-}
 
 int room_entrant(int64_t item, int64_t round, int64_t user, char e[ROOM_HEX_LEN + 1])
 {
     char msg[96];
     int n = snprintf(msg, sizeof(msg), "seckill-entrant|%" PRId64 "|%" PRId64 "|%" PRId64, item,
                      round, user);
-    return sha256_hex(msg, (size_t)n, e);
+    return digest_sha256_hex(msg, (size_t)n, e);
 }
 
 int room_commitment(const unsigned char *k, char out[ROOM_HEX_LEN + 1])
 {
-    return sha256_hex((const char *)k, ROOM_SECRET_LEN, out);
+    return digest_sha256_hex(k, ROOM_SECRET_LEN, out);
 }
 
 double room_score(const unsigned char *k, const char *e)
@@ -95,7 +28,8 @@ double room_score(const unsigned char *k, const char *e)
     char msg[32 + ROOM_HEX_LEN];
     unsigned char mac[32];
     int n = snprintf(msg, sizeof(msg), "seckill-room-v1|%s", e);
-    if (n < 0 || (size_t)n >= sizeof(msg) || hmac(k, msg, (size_t)n, mac) < 0)
+    if (n < 0 || (size_t)n >= sizeof(msg) ||
+        digest_hmac(k, ROOM_SECRET_LEN, msg, (size_t)n, mac) < 0)
         return -1;
     /* The leading 52 bits, big-endian: the order of the HMACs compared as
      * bytes, up to ties in those bits. */
@@ -131,7 +65,7 @@ static int round_key(const unsigned char *master, int64_t item, int64_t round, u
     char msg[96];
     int n =
         snprintf(msg, sizeof(msg), "seckill-admission-key-v1|%" PRId64 "|%" PRId64, item, round);
-    return hmac(master, msg, (size_t)n, a);
+    return digest_hmac(master, ROOM_SECRET_LEN, msg, (size_t)n, a);
 }
 
 /* The signature's hex of payload ("<item>.<round>.<user>.<expiry>"). */
@@ -142,9 +76,10 @@ static int sign(const unsigned char *master, const room_token *t, const char *pa
     char msg[ROOM_TOKEN_MAX];
     int n = snprintf(msg, sizeof(msg), "seckill-admission-v1|%.*s", (int)len, payload);
     if (!master || n < 0 || (size_t)n >= sizeof(msg) ||
-        round_key(master, t->item, t->round, a) < 0 || hmac(a, msg, (size_t)n, mac) < 0)
+        round_key(master, t->item, t->round, a) < 0 ||
+        digest_hmac(a, ROOM_SECRET_LEN, msg, (size_t)n, mac) < 0)
         return -1;
-    room_hex(mac, 32, sig);
+    digest_hex(mac, 32, sig);
     return 0;
 }
 
@@ -186,7 +121,7 @@ room_token_result room_token_verify(const unsigned char *master, const char *tok
     char expected[ROOM_HEX_LEN + 1];
     if (len > ROOM_TOKEN_MAX || parse(token, len, &t, &sig) < 0 ||
         sign(master, &t, token, (size_t)(sig - 1 - token), expected) < 0 ||
-        CRYPTO_memcmp(expected, sig, ROOM_HEX_LEN) != 0)
+        !digest_equal(expected, sig, ROOM_HEX_LEN))
         return ROOM_TOKEN_FORGED;
     *got = t;
     if (t.item != item)

@@ -46,11 +46,6 @@ int room_score_prestart(double score);
 int64_t room_admit_target(int64_t joined, int64_t burst, double per_s, int64_t starts_ms,
                           int64_t now_ms);
 
-/* hex of n bytes into out (2n + 1 bytes); from hex into out (n bytes):
- * 0, or -1 when hex is not 2n lower-case hex digits. */
-void room_hex(const unsigned char *in, size_t n, char *out);
-int room_unhex(const char *hex, unsigned char *out, size_t n);
-
 /* The commitment to K: hex SHA-256 of its raw bytes, into out (ROOM_HEX_LEN
  * + 1). Returns 0 or -1. */
 int room_commitment(const unsigned char *k, char out[ROOM_HEX_LEN + 1]);

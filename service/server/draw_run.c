@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "digest.h"
 #include "draw_order.h"
 #include "log.h"
 #include "pg_value.h"
@@ -100,7 +101,7 @@ static int order_entrants(draw_entrant *v, int64_t n, const draw_item *it, const
                           size_t beacon_len, int64_t stock)
 {
     unsigned char k[ROOM_SECRET_LEN];
-    if (room_unhex(it->k_hex, k, sizeof(k)) < 0)
+    if (digest_unhex(it->k_hex, k, sizeof(k)) < 0)
         return -1;
     for (int64_t i = 0; i < n; i++)
         if (draw_ticket(k, beacon, beacon_len, v[i].e, v[i].ticket) < 0)
@@ -142,7 +143,7 @@ static int64_t fill_arrays(const draw_entrant *v, int64_t n, order_id_gen *ids, 
         snprintf(num[1], 24, "%" PRId64, v[i].user);
         snprintf(num[2], 24, "%d", v[i].quantity);
         snprintf(num[3], 24, "%" PRId64, i + 1);
-        room_hex(v[i].ticket, sizeof(v[i].ticket), ticket);
+        digest_hex(v[i].ticket, sizeof(v[i].ticket), ticket);
         if ((won &&
              (array_add(&a[W_ID], num[0]) < 0 || array_add(&a[W_USER], num[1]) < 0 ||
               array_add(&a[W_QUANTITY], num[2]) < 0 || array_add(&a[W_POSITION], num[3]) < 0)) ||

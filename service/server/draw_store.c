@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include "digest.h"
 #include "log.h"
 #include "pg_value.h"
 #include "room_order.h"
@@ -155,7 +156,7 @@ sk_status draw_store_entry(pool_session *s, int64_t item, int64_t user, draw_ent
 sk_status draw_store_counts(pool_session *s, item_view *v)
 {
     unsigned char k[ROOM_SECRET_LEN];
-    if (room_unhex(v->counts.secret, k, sizeof(k)) < 0 ||
+    if (digest_unhex(v->counts.secret, k, sizeof(k)) < 0 ||
         room_commitment(k, v->counts.commitment) < 0)
         return SK_INTERNAL;
     PGresult *res = pool_session_pg_id(

@@ -1,9 +1,9 @@
 /* pow_gate.c: a solution costs the server one HMAC and one SHA-256
- * (pow.h), then one SET NX in the item's slot, so that it enters once
- * however many instances it is sent to. The item's terms come from memory
- * (pow_cache.h) or from its items row; the key from the room master, which
- * every instance reads from PostgreSQL already (room_cache.h), derived
- * under a label of its own. */
+ * (pow.h), then its used-solution key in the item's slot (an EXISTS and a
+ * SET NX for a draw's entry; inside the join's own script call for a
+ * room's), so that it enters once however many instances it is sent to. The item's terms come from
+ * memory (pow_cache.h) or from its items row; the key from the room master, which every instance
+ * reads from PostgreSQL already (room_cache.h), derived under a label of its own. */
 #include "pow_gate.h"
 
 #include <inttypes.h>
@@ -50,55 +50,40 @@ static sk_status key_of(app *a, pool_session *s, unsigned char *key)
     unsigned char master[ROOM_SECRET_LEN];
     if (pow_cache_key(a->pow, key))
         return SK_OK;
-    if (!room_cache_master(a->rooms, master)) {
-        if (room_store_master(s, master) < 0)
-            return SK_BACKEND_DOWN;
-        room_cache_set_master(a->rooms, master);
-    }
+    if (room_store_master_of(a->rooms, s, master) < 0)
+        return SK_BACKEND_DOWN;
     if (pow_key_derive(master, key) < 0)
         return SK_INTERNAL;
     pow_cache_set_key(a->pow, key);
     return SK_OK;
 }
 
-/* SK_POW_REPLAYED when the solution's challenge was used already (a join or
- * an entry marks it only once it is placed or made: a replay must still
- * be refused before, e.g. in a new round of the item), SK_OK when not,
- * SK_BACKEND_DOWN when Redis failed. */
-static sk_status was_used(pool_session *s, int64_t item, const pow_solution *got)
+int pow_gate_used_key(const pow_gate_mark *m, char *key, size_t cap, int64_t *ttl_s)
+{
+    if (!m->needed)
+        return 0;
+    keys_pow_used(key, cap, m->item, m->got.challenge);
+    *ttl_s = m->got.expires_s - m->now_s + 1;
+    return 1;
+}
+
+/* SK_POW_REPLAYED when m's solution was used already (an entry marks it
+ * only once it is made: a replay must still be refused before), SK_OK
+ * when not, SK_BACKEND_DOWN when Redis failed. */
+static sk_status was_used(pool_session *s, const pow_gate_mark *m)
 {
     char key[KEYS_MAX];
-    keys_pow_used(key, sizeof(key), item, got->challenge);
+    int64_t ttl_s, used;
+    pow_gate_used_key(m, key, sizeof(key), &ttl_s);
     const char *argv[] = {"EXISTS", key};
-    int64_t used;
     if (redis_reply_int(pool_session_redis(s, 2, argv), "pow", "EXISTS of a used solution", &used) <
         0)
         return SK_BACKEND_DOWN;
     return used ? SK_POW_REPLAYED : SK_OK;
 }
 
-/* Marks the solution's challenge used until it expires: SK_OK the first
- * time, SK_POW_REPLAYED after, SK_BACKEND_DOWN when Redis failed. */
-static sk_status mark_used(pool_session *s, int64_t item, const pow_solution *got, int64_t now_s)
-{
-    char key[KEYS_MAX], ttl[24];
-    keys_pow_used(key, sizeof(key), item, got->challenge);
-    /* A second past the expiry: a solution is refused as expired by then. */
-    snprintf(ttl, sizeof(ttl), "%" PRId64, got->expires_s - now_s + 1);
-    const char *argv[] = {"SET", key, "1", "NX", "EX", ttl};
-    redisReply *r = pool_session_redis(s, 6, argv);
-    if (r && r->type == REDIS_REPLY_NIL) {
-        freeReplyObject(r);
-        return SK_POW_REPLAYED;
-    }
-    /* OK, or an error reply (logged), which marked nothing. */
-    return redis_reply_expect(r, REDIS_REPLY_STATUS, "pow", "SET NX of a used solution") == 0
-               ? SK_OK
-               : SK_BACKEND_DOWN;
-}
-
-sk_status pow_gate_verify(app *a, pool_session *s, int64_t item, int64_t user, const char *altcha,
-                          pow_gate_mark *m)
+sk_status pow_gate_check(app *a, pool_session *s, int64_t item, int64_t user, const char *altcha,
+                         pow_gate_mark *m)
 {
     static const sk_status refused[] = {
         [POW_OK] = SK_OK,
@@ -121,12 +106,33 @@ sk_status pow_gate_verify(app *a, pool_session *s, int64_t item, int64_t user, c
     m->now_s = clock_wall_ms() / 1000;
     pow_result r = pow_verify(key, altcha, t.maxnumber, item, user, m->now_s, &m->got);
     m->needed = r == POW_OK;
-    return r == POW_OK ? was_used(s, item, &m->got) : refused[r];
+    return refused[r];
+}
+
+sk_status pow_gate_verify(app *a, pool_session *s, int64_t item, int64_t user, const char *altcha,
+                          pow_gate_mark *m)
+{
+    sk_status st = pow_gate_check(a, s, item, user, altcha, m);
+    return st == SK_OK && m->needed ? was_used(s, m) : st;
 }
 
 sk_status pow_gate_use(pool_session *s, const pow_gate_mark *m)
 {
-    return m->needed ? mark_used(s, m->item, &m->got, m->now_s) : SK_OK;
+    char key[KEYS_MAX], ttl[24];
+    int64_t ttl_s;
+    if (!pow_gate_used_key(m, key, sizeof(key), &ttl_s))
+        return SK_OK;
+    snprintf(ttl, sizeof(ttl), "%" PRId64, ttl_s);
+    const char *argv[] = {"SET", key, "1", "NX", "EX", ttl};
+    redisReply *r = pool_session_redis(s, 6, argv);
+    if (r && r->type == REDIS_REPLY_NIL) {
+        freeReplyObject(r);
+        return SK_POW_REPLAYED;
+    }
+    /* OK, or an error reply (logged), which marked nothing. */
+    return redis_reply_expect(r, REDIS_REPLY_STATUS, "pow", "SET NX of a used solution") == 0
+               ? SK_OK
+               : SK_BACKEND_DOWN;
 }
 
 /* --- the challenge route ------------------------------------------------------------ */

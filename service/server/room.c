@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "digest.h"
 #include "json_io.h"
 #include "keys.h"
 #include "log.h"
@@ -42,9 +43,11 @@ typedef struct room_job {
     int64_t item, user;
     int64_t after, limit; /* ROUTE_QUEUE_AUDIT */
     /* A join's proof-of-work (pow_gate.h): "" for none; mark: verified,
-     * marked used only once the join is placed (settle). */
+     * asked and marked used by the join's script call (lua/room_join.lua),
+     * which sets replayed when it was used already. */
     char altcha[POW_PAYLOAD_MAX + 1];
     pow_gate_mark mark;
+    int replayed;
 } room_job;
 
 /* A jitter in [0, 1) from the buyer and the clock. */
@@ -95,11 +98,8 @@ static int poll_from_memory(app *a, http_exchange *ex, int64_t item, int64_t use
 static sk_status room_of(app *a, pool_session *s, int64_t item, unsigned char *master,
                          room_info *info, int again)
 {
-    if (!room_cache_master(a->rooms, master)) {
-        if (room_store_master(s, master) < 0)
-            return SK_BACKEND_DOWN;
-        room_cache_set_master(a->rooms, master);
-    }
+    if (room_store_master_of(a->rooms, s, master) < 0)
+        return SK_BACKEND_DOWN;
     if (!again && room_cache_info(a->rooms, item, info))
         return SK_OK;
     sk_status st = room_store_info(s, item, info);
@@ -130,14 +130,18 @@ static void reply_times(http_exchange *ex, sk_status st, const room_info *info, 
     http_exchange_reply(ex, sk_status_http(st), body, n < 0 ? 0 : (size_t)n, NULL);
 }
 
-/* A script's reply of n entries, its outcome first and numbers after it
- * (into nums[0..n-1)): the outcome, or NULL (logged, and the reply freed)
- * when it is not such a reply. */
-static const char *outcome_of(redisReply **r, size_t n, int64_t *nums, const char *what)
+/* A script's reply of n entries, its outcome first and `numbers` numbers
+ * after it (into nums), then a string of flags of flags_len characters
+ * when n says there is one more: the outcome, or NULL (logged, and the
+ * reply freed) when it is not such a reply. */
+static const char *outcome_of(redisReply **r, size_t n, size_t numbers, size_t flags_len,
+                              int64_t *nums, const char *what)
 {
     if (*r && (*r)->type == REDIS_REPLY_ARRAY && (*r)->elements == n &&
         (*r)->element[0]->type == REDIS_REPLY_STRING &&
-        redis_reply_numbers(*r, 1, n - 1, nums) == 0)
+        redis_reply_numbers(*r, 1, numbers, nums) == 0 &&
+        (n == numbers + 1 || ((*r)->element[n - 1]->type == REDIS_REPLY_STRING &&
+                              (*r)->element[n - 1]->len == flags_len)))
         return (*r)->element[0]->str;
     if (*r)
         redis_reply_unexpected(*r, "room", what);
@@ -146,32 +150,47 @@ static const char *outcome_of(redisReply **r, size_t n, int64_t *nums, const cha
 }
 
 /* Joins the n buyers of jobs[0..n) (of one item; e[i]: job i's entrant)
- * in one script call; *now_ms gets Redis's clock, *started whether they
- * were placed after the pre-start joiners (the room's started flag,
+ * in one script call, which also asks whether their proof-of-work's
+ * solutions were used and marks them (sets jobs[i]->replayed for those
+ * used already); *now_ms gets Redis's clock, *started whether they were
+ * placed after the pre-start joiners (the room's started flag,
  * lua/room_join.lua), *stale is set when the room is of another round than
  * info's. SK_OK, or the refusal of them all (SK_NOT_STARTED and SK_ENDED:
  * outside the queue's times). */
 static sk_status join(room_job *const *jobs, int n, pool_session *s, const room_info *info,
                       char (*e)[ROOM_HEX_LEN + 1], int64_t *now_ms, int *started, int *stale)
 {
-    char room[KEYS_MAX], places[KEYS_MAX], round_s[24], score_s[ROOM_JOINS_BATCH][32];
-    const char *keys_args[3 + 2 * ROOM_JOINS_BATCH] = {room, places, round_s};
+    char room[KEYS_MAX], places[KEYS_MAX], round_s[24], score_s[ROOM_JOINS_BATCH][32],
+        used[ROOM_JOINS_BATCH][KEYS_MAX], ttl_s[ROOM_JOINS_BATCH][24];
+    const char *keys_args[3 + 4 * ROOM_JOINS_BATCH] = {room, places};
+    int nkeys = 2;
     keys_room(room, sizeof(room), jobs[0]->item, NULL);
     keys_room(places, sizeof(places), jobs[0]->item, "places");
+    for (int i = 0; i < n; i++) { /* the used-solution keys after the room's */
+        int64_t ttl = 0;
+        if (pow_gate_used_key(&jobs[i]->mark, used[i], sizeof(used[i]), &ttl))
+            keys_args[nkeys++] = used[i];
+        snprintf(ttl_s[i], sizeof(ttl_s[i]), "%" PRId64, ttl);
+    }
+    const char **args = keys_args + nkeys;
     snprintf(round_s, sizeof(round_s), "%" PRId64, info->round);
+    args[0] = round_s;
     for (int i = 0; i < n; i++) {
         double score = room_score(info->k, e[i]);
         if (score < 0) /* libcrypto failed: never a place at the front */
             return SK_INTERNAL;
         snprintf(score_s[i], sizeof(score_s[i]), "%.0f", score);
-        keys_args[3 + 2 * i] = e[i];
-        keys_args[4 + 2 * i] = score_s[i];
+        args[1 + 3 * i] = e[i];
+        args[2 + 3 * i] = score_s[i];
+        args[3 + 3 * i] = ttl_s[i];
     }
-    redisReply *r = pool_session_script(s, SCRIPT_ROOM_JOIN, 2, 1 + 2 * n, keys_args);
-    int64_t v[3]; /* now, added, started */
-    const char *outcome = outcome_of(&r, 4, v, "room_join");
+    redisReply *r = pool_session_script(s, SCRIPT_ROOM_JOIN, nkeys, 1 + 3 * n, keys_args);
+    int64_t v[3]; /* now, added, started; then the replayed flags */
+    const char *outcome = outcome_of(&r, 5, 3, (size_t)n, v, "room_join");
     if (!outcome)
         return SK_BACKEND_DOWN;
+    for (int i = 0; i < n; i++)
+        jobs[i]->replayed = r->element[4]->str[i] == '1';
     *now_ms = v[0];
     *started = v[2] != 0;
     *stale = strcmp(outcome, "stale") == 0;
@@ -208,7 +227,7 @@ static sk_status poll(app *a, pool_session *s, const room_info *info, const char
                                round_s, e,      remaining_s, cap_s};
     redisReply *r = pool_session_script(s, SCRIPT_ROOM_POLL, 5, 4, keys_args);
     int64_t v[8]; /* now, admitted, joined, active, rank, expiry, sold_out, prestart */
-    const char *outcome = outcome_of(&r, 9, v, "room_poll");
+    const char *outcome = outcome_of(&r, 9, 8, 0, v, "room_poll");
     if (!outcome)
         return SK_BACKEND_DOWN;
     *stale = strcmp(outcome, "stale") == 0;
@@ -259,12 +278,13 @@ static int settle(room_job *j, pool_session *s, const room_info *info, const uns
                   const char *e, sk_status st, int64_t now, int started, int stale)
 {
     room_seen seen;
-    /* The join is placed: its solution is used now, not before, so that a
-     * refusal (not started, ended, not a room) leaves it to the buyer, as
-     * a draw entry's does. A repeat of a join already placed finds its
-     * place again, and is refused here: each solution joins once. */
-    if (st == SK_OK && !stale && j->route == ROUTE_QUEUE_JOIN)
-        st = pow_gate_use(s, &j->mark); /* a refusal is answered below */
+    /* A solution used already is refused whatever else the join heard; one
+     * used now (the join placed) is marked by the same script call, and a
+     * refusal (not started, ended, not a room) leaves it to the buyer. */
+    if (j->replayed) {
+        http_exchange_reply_error(j->ex, SK_POW_REPLAYED, NULL);
+        return 1;
+    }
     if (st == SK_ENDED || st == SK_NOT_STARTED) {
         reply_times(j->ex, st, info,
                     st == SK_ENDED ? "the sale has ended: the queue is closed"
@@ -342,12 +362,12 @@ static void join_batch(void *thread_ctx, void **jobs, int n)
         int64_t item = ((room_job *)jobs[0])->item;
         int k = 0, kept = 0;
         for (int i = 0; i < left; i++) {
-            room_job *j = jobs[i]; /* proof-of-work checked first, marked used in settle */
+            room_job *j = jobs[i]; /* proof-of-work checked first, asked and marked in join */
             sk_status st = SK_OK;
             if (j->item != item)
                 jobs[kept++] = j;
-            else if (!thread_ctx || (st = pow_gate_verify(j->a, thread_ctx, item, j->user,
-                                                          j->altcha, &j->mark)) == SK_OK)
+            else if (!thread_ctx || (st = pow_gate_check(j->a, thread_ctx, item, j->user, j->altcha,
+                                                         &j->mark)) == SK_OK)
                 same[k++] = j;
             else {
                 http_exchange_reply_error(j->ex, st, NULL);
@@ -380,7 +400,7 @@ static char *audit_page(room_job *j, pool_session *s, const room_info *info)
     if (!r)
         return NULL;
     room_commitment(info->k, commitment);
-    room_hex(info->k, ROOM_SECRET_LEN, secret);
+    digest_hex(info->k, ROOM_SECRET_LEN, secret);
     json_t *list = json_array();
     size_t n = r->type == REDIS_REPLY_ARRAY ? r->elements : 0;
     for (size_t i = 0; list && i < n; i++)
@@ -473,7 +493,7 @@ void room_start(app *a, http_exchange *ex, route_id route, int64_t item, int64_t
         http_exchange_reply_error(ex, SK_INTERNAL, "out of memory");
         return;
     }
-    *j = (room_job){a, ex, route, item, user, 0, 0, {0}, {0}};
+    *j = (room_job){a, ex, route, item, user, 0, 0, {0}, {0}, 0};
     snprintf(j->altcha, sizeof(j->altcha), "%s", altcha ? altcha : "");
     if (route == ROUTE_QUEUE_AUDIT && audit_query(ex, j) < 0) {
         free(j);

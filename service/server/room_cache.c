@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "digest.h"
+
 #define ROOMS 256 /* rooms remembered (a power of two) */
 /* Places a bucket holds. Direct-mapped, two buyers whose hashes met pushed
  * each other out at every poll: of the bench's 2,000 buyers polling 65,536
@@ -212,7 +214,7 @@ int room_cache_waiting(room_cache *c, int64_t item, int64_t user, int64_t mono_m
     known = known && frontier_of(c, item, info->round, mono_ms, f, &claimed);
     pthread_mutex_unlock(&c->mu);
     if (known)
-        room_hex(e, sizeof(e), place->entrant);
+        digest_hex(e, sizeof(e), place->entrant);
     return known;
 }
 
@@ -220,7 +222,7 @@ void room_cache_set_place(room_cache *c, int64_t item, int64_t round, int64_t us
                           const char *entrant)
 {
     place_slot slot = {item, round, user, place, {0}};
-    if (place <= 0 || room_unhex(entrant, slot.entrant, sizeof(slot.entrant)) < 0)
+    if (place <= 0 || digest_unhex(entrant, slot.entrant, sizeof(slot.entrant)) < 0)
         return;
     pthread_mutex_lock(&c->mu);
     place_slot *b = bucket_of(c, item, round, user);

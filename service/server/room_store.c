@@ -10,6 +10,7 @@
 #include <openssl/rand.h>
 
 #include "archive.h"
+#include "digest.h"
 #include "keys.h"
 #include "log.h"
 #include "redis_reply.h"
@@ -35,7 +36,7 @@ int room_store_draw(char *k_hex)
     unsigned char k[ROOM_SECRET_LEN];
     if (RAND_bytes(k, sizeof(k)) != 1)
         return -1;
-    room_hex(k, sizeof(k), k_hex);
+    digest_hex(k, sizeof(k), k_hex);
     return 0;
 }
 
@@ -72,8 +73,8 @@ int room_store_started(pool_session *s, int64_t item, int64_t round)
     snprintf(round_s, sizeof(round_s), "%" PRId64, round);
     const char *keys_args[] = {room, places, round_s}; /* a join of nobody */
     redisReply *r = pool_session_script(s, SCRIPT_ROOM_JOIN, 2, 1, keys_args);
-    int64_t v[3]; /* now, added, started */
-    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 4 ||
+    int64_t v[3]; /* now, added, started; and the replayed flags of nobody */
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 5 ||
         redis_reply_numbers(r, 1, 3, v) < 0)
         return redis_reply_unexpected(r, "room", "room_join of nobody");
     freeReplyObject(r);
@@ -112,7 +113,7 @@ sk_status room_store_counts(pool_session *s, item_view *v)
     unsigned char k[ROOM_SECRET_LEN];
     if (!v->room.room)
         return SK_OK;
-    if (room_unhex(v->counts.secret, k, sizeof(k)) < 0 ||
+    if (digest_unhex(v->counts.secret, k, sizeof(k)) < 0 ||
         room_commitment(k, v->counts.commitment) < 0)
         return SK_INTERNAL;
     char room[KEYS_MAX], active[KEYS_MAX], now_s[24];
@@ -158,12 +159,22 @@ int room_store_master(pool_session *s, unsigned char *master)
         if (!res)
             return -1;
         int rows = PQntuples(res);
-        int bad = rows == 1 && room_unhex(PQgetvalue(res, 0, 0), master, ROOM_SECRET_LEN) < 0;
+        int bad = rows == 1 && digest_unhex(PQgetvalue(res, 0, 0), master, ROOM_SECRET_LEN) < 0;
         PQclear(res);
         if (rows == 1)
             return bad ? -1 : 0;
     }
     return -1;
+}
+
+int room_store_master_of(room_cache *c, pool_session *s, unsigned char *master)
+{
+    if (room_cache_master(c, master))
+        return 0;
+    if (room_store_master(s, master) < 0)
+        return -1;
+    room_cache_set_master(c, master);
+    return 0;
 }
 
 /* Starts item's room again from its items row (Redis lost it). */
@@ -207,7 +218,7 @@ static int read_info(pool_session *s, int64_t item, room_info *out)
         return -1;
     int found = r->type == REDIS_REPLY_ARRAY && r->elements == 6 &&
                 r->element[1]->type == REDIS_REPLY_STRING &&
-                room_unhex(r->element[1]->str, out->k, sizeof(out->k)) == 0;
+                digest_unhex(r->element[1]->str, out->k, sizeof(out->k)) == 0;
     if (found && (redis_reply_number(r->element[0], &out->round) < 0 ||
                   redis_reply_number_or(r->element[2], 0, &out->prequeue_ms) < 0 ||
                   redis_reply_number(r->element[3], &out->starts_ms) < 0 ||

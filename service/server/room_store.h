@@ -69,6 +69,11 @@ int room_store_started(pool_session *s, int64_t item, int64_t round);
  * Returns 0, or -1 when PostgreSQL failed. */
 int room_store_master(pool_session *s, unsigned char *master);
 
+/* The master key into master: from c's memory, or read now
+ * (room_store_master) and kept there. Returns 0, or -1 when PostgreSQL
+ * failed. */
+int room_store_master_of(room_cache *c, pool_session *s, unsigned char *master);
+
 /* item's room as Redis holds it (lua/room_reset.lua), into *out. A room
  * Redis lost (its data gone: reconcile rebuilds the rest) is started again
  * from the items row, with its K. SK_OK, SK_NOT_FOUND (no such item),

@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
@@ -222,6 +223,57 @@ Test(pow, a_solution_used_in_one_round_places_nobody_in_the_next)
     cr_assert_eq(let_in("queue", item), 0, "a new round starts with nobody");
     refused("queue", item, 5, ok, "pow_replayed");
     cr_assert_eq(let_in("queue", item), 0, "the replayed solution placed the buyer");
+}
+
+/* The EXISTS and SET of a used-solution key that Redis's MONITOR on mon
+ * showed up to the ECHO of marker (sent on another connection): those a
+ * script ran into *in_script, those a client sent into *from_client. */
+static void pow_commands(redisContext *mon, const char *marker, int *in_script, int *from_client)
+{
+    redisContext *c = harness_redis();
+    redisReply *r = redisCommand(c, "ECHO %s", marker);
+    freeReplyObject(r);
+    redisFree(c);
+    *in_script = *from_client = 0;
+    for (;;) {
+        cr_assert_eq(redisGetReply(mon, (void **)&r), REDIS_OK, "MONITOR ended: %s", mon->errstr);
+        int done = strstr(r->str, marker) != NULL;
+        /* <time> [<db> lua|<address>] "<command>" "<key>" ... */
+        const char *cmd = strstr(r->str, "] \"");
+        if (cmd && strstr(r->str, ":pow:") &&
+            (strncasecmp(cmd + 3, "EXISTS\"", 7) == 0 || strncasecmp(cmd + 3, "SET\"", 4) == 0))
+            (strstr(r->str, " lua] ") ? in_script : from_client)[0]++;
+        freeReplyObject(r);
+        if (done)
+            return;
+    }
+}
+
+/* A join asks whether its solution was used, and marks it, inside its own
+ * script call (lua/room_join.lua): proof-of-work adds no round trip to
+ * Redis, however many joins a batch holds. */
+Test(pow, a_join_asks_and_marks_its_solution_in_its_own_script_call)
+{
+    enum { BUYERS = 4 };
+    char ok[BUYERS][POW_PAYLOAD_MAX + 1], code[64];
+    int64_t item = create_room("\"pow_maxnumber\":1000");
+    for (int i = 0; i < BUYERS; i++)
+        solved(item, 20 + i, ok[i], sizeof(ok[i]), NULL);
+    redisContext *mon = harness_redis();
+    redisReply *r = redisCommand(mon, "MONITOR");
+    cr_assert(r && r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    for (int i = 0; i < BUYERS; i++)
+        cr_assert_eq(join("queue", item, 20 + i, ok[i], code), 200, "%s", code);
+    refused("queue", item, 20, ok[0], "pow_replayed");
+    int in_script, from_client;
+    pow_commands(mon, "e2e-pow-monitor-end", &in_script, &from_client);
+    redisFree(mon);
+    cr_assert_eq(from_client, 0, "the server sent %d commands of a used-solution key itself",
+                 from_client);
+    /* An EXISTS and a SET a placed join, an EXISTS the replayed one. */
+    cr_assert_eq(in_script, 2 * BUYERS + 1);
+    cr_assert_eq(let_in("queue", item), BUYERS);
 }
 
 Test(pow, an_expired_challenge_is_refused)

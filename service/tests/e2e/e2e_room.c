@@ -20,6 +20,7 @@
 
 #include "buyer_token.h"
 #include "clock.h"
+#include "digest.h"
 #include "harness.h"
 #include "harness_suite.h"
 #include "keys.h"
@@ -178,7 +179,7 @@ Test(room, a_sale_through_the_room_follows_the_committed_shuffle)
     cr_assert_eq(call(sys.port, "GET", path, NULL, &o), 200);
     unsigned char k[ROOM_SECRET_LEN];
     char check[ROOM_HEX_LEN + 1];
-    cr_assert_eq(room_unhex(str(o, "secret"), k, sizeof(k)), 0);
+    cr_assert_eq(digest_unhex(str(o, "secret"), k, sizeof(k)), 0);
     room_commitment(k, check);
     cr_assert_str_eq(check, commitment);
     json_t *list = json_object_get(o, "entrants");
@@ -668,7 +669,7 @@ Test(room, joins_at_once_are_counted_once_and_placed_exactly)
     snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/queue/audit?limit=1000", item);
     cr_assert_eq(call(sys.port, "GET", path, NULL, &o), 200);
     unsigned char k[ROOM_SECRET_LEN];
-    cr_assert_eq(room_unhex(str(o, "secret"), k, sizeof(k)), 0);
+    cr_assert_eq(digest_unhex(str(o, "secret"), k, sizeof(k)), 0);
     json_t *list = json_object_get(o, "entrants");
     cr_assert_eq(json_array_size(list), THREADS * EACH);
     double last = -1;

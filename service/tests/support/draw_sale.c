@@ -10,6 +10,7 @@
 
 #include "blast.h"
 #include "clock.h"
+#include "digest.h"
 #include "draw_order.h"
 #include "harness.h"
 #include "rfc3339.h"
@@ -147,7 +148,7 @@ static size_t read_audit(int port, int64_t item, int page, draw_entrant **lines,
             memset(e, 0, sizeof(*e));
             cr_assert_eq(draw_sale_num(line, "position"), (int64_t)n + 1, "positions 1, 2, ...");
             snprintf(e->e, sizeof(e->e), "%s", text(line, "entrant"));
-            cr_assert_eq(room_unhex(text(line, "ticket"), e->ticket, sizeof(e->ticket)), 0);
+            cr_assert_eq(digest_unhex(text(line, "ticket"), e->ticket, sizeof(e->ticket)), 0);
             e->quantity = (int)draw_sale_num(line, "quantity");
             cr_assert_eq(draw_outcome_named(text(line, "outcome"), &e->outcome), 0);
             n++;
@@ -190,7 +191,7 @@ int64_t draw_sale_assert_audit(int port, int64_t item, int64_t first_user, size_
     size_t count = read_audit(port, item, page, &lines, &head);
     unsigned char k[32];
     char commitment[ROOM_HEX_LEN + 1];
-    cr_assert_eq(room_unhex(text(head, "secret"), k, sizeof(k)), 0);
+    cr_assert_eq(digest_unhex(text(head, "secret"), k, sizeof(k)), 0);
     cr_assert_eq(room_commitment(k, commitment), 0);
     cr_assert_str_eq(text(head, "commitment"), commitment, "the commitment is SHA-256(K)");
     const char *beacon = text(head, "beacon");

@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include <criterion/criterion.h>
-#include <openssl/evp.h>
 
+#include "digest.h"
 #include "draw_order.h"
 #include "room_order.h"
 
@@ -42,9 +42,8 @@ TestSuite(draw_verify, .init = make_dir, .fini = remove_dir);
 static void secret_of(const char *name, unsigned char k[ROOM_SECRET_LEN])
 {
     char seed[64];
-    unsigned int len = 0;
     int n = snprintf(seed, sizeof(seed), "seckill-draw-verify-test|%s", name);
-    cr_assert(EVP_Digest(seed, (size_t)n, k, &len, EVP_sha256(), NULL));
+    cr_assert_eq(digest_sha256(seed, (size_t)n, k), 0);
 }
 
 /* The draw of users 1..N (quantities 1 to 3) under k and BEACON over STOCK
@@ -77,7 +76,7 @@ static void save(const unsigned char *committed, const unsigned char *published,
 {
     char commitment[ROOM_HEX_LEN + 1], secret[ROOM_HEX_LEN + 1], ticket[ROOM_HEX_LEN + 1];
     cr_assert_eq(room_commitment(committed, commitment), 0);
-    room_hex(published, ROOM_SECRET_LEN, secret);
+    digest_hex(published, ROOM_SECRET_LEN, secret);
     FILE *f = fopen(audit_path, "w");
     cr_assert_not_null(f);
     fprintf(f,
@@ -85,7 +84,7 @@ static void save(const unsigned char *committed, const unsigned char *published,
             "\"beacon\": \"%s\", \"stock\": %d, \"next_after\": null, \"entrants\": [",
             ITEM, ROUND, commitment, secret, BEACON, STOCK);
     for (int i = 0; i < N; i++) {
-        room_hex(v[i].ticket, 32, ticket);
+        digest_hex(v[i].ticket, 32, ticket);
         fprintf(f,
                 "%s\n {\"position\": %d, \"entrant\": \"%s\", \"ticket\": \"%s\", "
                 "\"quantity\": %d, \"outcome\": \"%s\"}",
