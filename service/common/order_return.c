@@ -9,6 +9,7 @@
 
 #include "keys.h"
 #include "log.h"
+#include "pg_array.h"
 #include "pg_session.h"
 #include "pg_value.h"
 
@@ -183,28 +184,23 @@ redisReply *order_refs_script(redis_nodes *rn, const scripts *sc, script_id id, 
 int order_refs_mark(PGconn *pg, const order_ref *o, const unsigned char *done, size_t n,
                     const char *sql, const char *what, const char *component)
 {
-    /* {id,id,...}: at most 20 digits and a comma each. */
-    char *ids = malloc(n * 22 + 3);
-    if (!ids)
-        return -1;
-    size_t len = 0;
-    ids[len++] = '{';
+    pg_array ids = {0};
     for (size_t i = 0; i < n; i++)
         if (done[i])
-            len += (size_t)snprintf(ids + len, 23, "%s%" PRId64, len > 1 ? "," : "", o[i].id);
-    ids[len++] = '}';
-    ids[len] = '\0';
-    if (len == 2) {
-        free(ids);
-        return 0;
+            pg_array_add_i64(&ids, o[i].id);
+    if (!pg_array_text(&ids)) {
+        pg_array_free(&ids);
+        return -1;
     }
-    const char *p[] = {ids};
+    if (ids.n == 0)
+        return 0;
+    const char *p[] = {pg_array_text(&ids)};
     PGresult *res = PQexecParams(pg, sql, 1, NULL, p, NULL, NULL, 0);
     int rc = PQresultStatus(res) == PGRES_COMMAND_OK ? 0 : -1;
     if (rc < 0)
         log_msg(LOG_WARN, component, "postgresql: marking %s: %s", what, PQresultErrorMessage(res));
     PQclear(res);
-    free(ids);
+    pg_array_free(&ids);
     return rc;
 }
 
