@@ -9,6 +9,7 @@
 
 #include "keys.h"
 #include "log.h"
+#include "order.h"
 #include "pg_array.h"
 #include "pg_session.h"
 #include "pg_value.h"
@@ -38,17 +39,16 @@ void order_ref_args(const order_ref *o, char text[4][24], const char **args)
         args[k] = text[k];
 }
 
-int order_ref_load(PGconn *pg, int64_t id, order_ref *out, const char *component)
+order_ref order_ref_of(const struct order *o, int64_t draw_position)
 {
-    PGresult *res = pg_exec_id(pg, "SELECT " ORDER_REF_COLUMNS " FROM orders WHERE id = $1", id);
-    int rc = -1;
-    if (PQresultStatus(res) == PGRES_TUPLES_OK)
-        rc = order_refs_read(res, out, 1, component);
-    else
-        log_msg(LOG_WARN, component, "postgresql: reading order %" PRId64 ": %s", id,
-                PQresultErrorMessage(res));
-    PQclear(res);
-    return rc;
+    return (order_ref){.id = o->id,
+                       .item_id = o->item_id,
+                       .round = o->round,
+                       .user_id = o->user_id,
+                       .quantity = o->quantity,
+                       .stock_key = o->segment_id,
+                       .home_key = o->home_id,
+                       .draw_position = draw_position};
 }
 
 /* The key id of the segment an order's units came from, and of its
