@@ -99,7 +99,7 @@ const char *drawn_outcome(PGconn *pg, int64_t item, int p, int64_t *order)
 
 void drawn_env_open(drawn_env *env)
 {
-    harness_reset_backends();
+    harness_reset_tables();
     env->redis = harness_redis_with_scripts(&env->sc);
     env->pg = harness_pg();
     harness_config(&env->cfg);
@@ -140,14 +140,12 @@ void drawn_sql(PGconn *pg, const char *fmt, ...)
 
 int64_t drawn_sql_int(PGconn *pg, const char *fmt, ...)
 {
+    char text[2048];
     va_list ap;
     va_start(ap, fmt);
-    PGresult *res = vquery(pg, fmt, ap);
+    vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
-    cr_assert(PQntuples(res) == 1 && !PQgetisnull(res, 0, 0), "no number answered");
-    int64_t v = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-    PQclear(res);
-    return v;
+    return harness_pg_int(pg, text);
 }
 
 long long drawn_hash_field(redisContext *c, int (*keyfn)(char *, size_t, int64_t), int64_t item,
