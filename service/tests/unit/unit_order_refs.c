@@ -88,13 +88,9 @@ Test(order_refs, no_orders_make_no_call)
 
 Test(order_refs, the_ref_of_an_order_row_carries_its_keys_and_draw_position)
 {
-    order o = {.id = 11,
-               .item_id = 7,
-               .user_id = 42,
-               .round = 3,
-               .quantity = 2,
-               .segment_id = 700002,
-               .home_id = 700001};
+    /* As order_row_read fills it: id, item, user, round, created, quantity,
+     * first unit, segment, home. */
+    order o = {11, 7, 42, 3, 0, 2, 1, 700002, 700001};
     order_ref r = order_ref_of(&o, 5);
     cr_assert_eq(r.id, 11);
     cr_assert_eq(r.item_id, 7);
