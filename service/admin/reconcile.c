@@ -13,6 +13,7 @@
 #include "keys.h"
 #include "log.h"
 #include "order.h"
+#include "pg_array.h"
 #include "pg_value.h"
 #include "redis_reply.h"
 #include "registry.h"
@@ -80,26 +81,20 @@ static void keep_pending(void *ctx, const order *o)
 #define RECONCILE_ID_CHUNK 5000
 int reconcile_drop_persisted(PGconn *pg, reconcile_report *r)
 {
-    char *ids = malloc(RECONCILE_ID_CHUNK * 21 + 3);
-    if (!ids)
-        return -1;
     size_t kept = 0;
     for (size_t from = 0; from < r->nwaiting; from += RECONCILE_ID_CHUNK) {
         size_t to =
             from + RECONCILE_ID_CHUNK < r->nwaiting ? from + RECONCILE_ID_CHUNK : r->nwaiting;
-        size_t len = 0;
-        ids[len++] = '{';
-        for (size_t i = from; i < to; i++)
-            len += (size_t)sprintf(ids + len, "%s%" PRId64, i > from ? "," : "", r->waiting[i].id);
-        ids[len++] = '}';
-        ids[len] = '\0';
+        char *ids = pg_array_of_i64(&r->waiting[from].id, to - from, sizeof(*r->waiting));
+        if (!ids)
+            return -1;
         const char *p[] = {ids};
         PGresult *res =
             PQexecParams(pg, "SELECT id FROM orders WHERE id = ANY($1::bigint[]) ORDER BY id", 1,
                          NULL, p, NULL, NULL, 0);
+        free(ids);
         if (PQresultStatus(res) != PGRES_TUPLES_OK) {
             PQclear(res);
-            free(ids);
             return -1;
         }
         int rows = PQntuples(res);
@@ -110,7 +105,6 @@ int reconcile_drop_persisted(PGconn *pg, reconcile_report *r)
         PQclear(res);
         if (bad) {
             free(held);
-            free(ids);
             return -1;
         }
         for (size_t i = from; i < to; i++) {
@@ -128,7 +122,6 @@ int reconcile_drop_persisted(PGconn *pg, reconcile_report *r)
         free(held);
     }
     r->nwaiting = kept;
-    free(ids);
     return 0;
 }
 

@@ -1,7 +1,8 @@
 /* array.h: a growing array's room, made by doubling, for every table that
  * grows one entry or one chunk at a time (the cluster map's shards, the
  * Redis nodes, a request body, a worker's claimed items, reconcile's pending
- * orders). Pure. */
+ * orders, the waiting room's joins, a PostgreSQL array literal, the metrics
+ * text, a config file read). Pure. */
 #ifndef SECKILL_ARRAY_H
 #define SECKILL_ARRAY_H
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "array.h"
 #include "buyer_token.h"
 #include "config_key.h"
 #include "validate.h"
@@ -210,17 +211,14 @@ int config_load_file(config *cfg, const char *path, char *err, size_t errlen)
     size_t len = 0, cap = 0, n;
     char chunk[4096];
     while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
-        if (len + n + 1 > cap) {
-            cap = (len + n + 1) * 2;
-            char *grown = realloc(text, cap);
-            if (!grown) {
-                free(text);
-                fclose(f);
-                snprintf(err, errlen, "config file %s: out of memory", path);
-                return -1;
-            }
-            text = grown;
+        char *grown = array_grow(text, &cap, len + n + 1, 1, sizeof(chunk));
+        if (!grown) {
+            free(text);
+            fclose(f);
+            snprintf(err, errlen, "config file %s: out of memory", path);
+            return -1;
         }
+        text = grown;
         memcpy(text + len, chunk, n);
         len += n;
     }

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
+
 /* Upper bounds of the latency buckets, in seconds; +Inf is implicit. */
 static const double bucket_le[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
                                    0.05,   0.1,   0.25,   0.5,   1,    2.5};
@@ -140,14 +142,12 @@ static void put(text *t, const char *fmt, ...)
             t->len += (size_t)n;
             return;
         }
-        size_t cap = (t->cap + (size_t)n + 1) * 2;
-        char *grown = realloc(t->s, cap);
+        char *grown = array_grow(t->s, &t->cap, t->len + (size_t)n + 1, 1, 4096);
         if (!grown) {
             t->oom = 1;
             return;
         }
         t->s = grown;
-        t->cap = cap;
     }
 }
 

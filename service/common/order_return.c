@@ -9,6 +9,8 @@
 
 #include "keys.h"
 #include "log.h"
+#include "order.h"
+#include "pg_array.h"
 #include "pg_session.h"
 #include "pg_value.h"
 
@@ -37,17 +39,16 @@ void order_ref_args(const order_ref *o, char text[4][24], const char **args)
         args[k] = text[k];
 }
 
-int order_ref_load(PGconn *pg, int64_t id, order_ref *out, const char *component)
+order_ref order_ref_of(const struct order *o, int64_t draw_position)
 {
-    PGresult *res = pg_exec_id(pg, "SELECT " ORDER_REF_COLUMNS " FROM orders WHERE id = $1", id);
-    int rc = -1;
-    if (PQresultStatus(res) == PGRES_TUPLES_OK)
-        rc = order_refs_read(res, out, 1, component);
-    else
-        log_msg(LOG_WARN, component, "postgresql: reading order %" PRId64 ": %s", id,
-                PQresultErrorMessage(res));
-    PQclear(res);
-    return rc;
+    return (order_ref){.id = o->id,
+                       .item_id = o->item_id,
+                       .round = o->round,
+                       .user_id = o->user_id,
+                       .quantity = o->quantity,
+                       .stock_key = o->segment_id,
+                       .home_key = o->home_id,
+                       .draw_position = draw_position};
 }
 
 /* The key id of the segment an order's units came from, and of its
@@ -183,28 +184,23 @@ redisReply *order_refs_script(redis_nodes *rn, const scripts *sc, script_id id, 
 int order_refs_mark(PGconn *pg, const order_ref *o, const unsigned char *done, size_t n,
                     const char *sql, const char *what, const char *component)
 {
-    /* {id,id,...}: at most 20 digits and a comma each. */
-    char *ids = malloc(n * 22 + 3);
-    if (!ids)
-        return -1;
-    size_t len = 0;
-    ids[len++] = '{';
+    pg_array ids = {0};
     for (size_t i = 0; i < n; i++)
         if (done[i])
-            len += (size_t)snprintf(ids + len, 23, "%s%" PRId64, len > 1 ? "," : "", o[i].id);
-    ids[len++] = '}';
-    ids[len] = '\0';
-    if (len == 2) {
-        free(ids);
-        return 0;
+            pg_array_add_i64(&ids, o[i].id);
+    if (!pg_array_text(&ids)) {
+        pg_array_free(&ids);
+        return -1;
     }
-    const char *p[] = {ids};
+    if (ids.n == 0)
+        return 0;
+    const char *p[] = {pg_array_text(&ids)};
     PGresult *res = PQexecParams(pg, sql, 1, NULL, p, NULL, NULL, 0);
     int rc = PQresultStatus(res) == PGRES_COMMAND_OK ? 0 : -1;
     if (rc < 0)
         log_msg(LOG_WARN, component, "postgresql: marking %s: %s", what, PQresultErrorMessage(res));
     PQclear(res);
-    free(ids);
+    pg_array_free(&ids);
     return rc;
 }
 

@@ -104,9 +104,10 @@ redisReply *order_refs_script(redis_nodes *rn, const scripts *sc, script_id id, 
 int order_refs_mark(PGconn *pg, const order_ref *o, const unsigned char *done, size_t n,
                     const char *sql, const char *what, const char *component);
 
-/* Reads order id's ref from PostgreSQL into *out. Returns 1, 0 when there
- * is no such order, or -1 (logged for component). */
-int order_ref_load(PGconn *pg, int64_t id, order_ref *out, const char *component);
+/* The ref of order o, read with its row (order_row.h), whose draw_position
+ * column is draw_position (0: a purchase's). */
+struct order;
+order_ref order_ref_of(const struct order *o, int64_t draw_position);
 
 /* Gives the units of n orders back in Redis through rn, the orders of one
  * item in one call on the item's node (consecutive orders of an item share

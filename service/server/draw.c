@@ -53,12 +53,6 @@ static void reply_times(http_exchange *ex, sk_status st, const draw_item *it)
                          "entries_close_at", room_terms_time(it->closes_ms)));
 }
 
-/* The entry's gate: its solution marked used, once the entry may be made. */
-static sk_status use_solution(pool_session *s, void *mark)
-{
-    return pow_gate_use(s, mark);
-}
-
 static void run_entry(draw_job *j, pool_session *s)
 {
     draw_entry e;
@@ -74,9 +68,9 @@ static void run_entry(draw_job *j, pool_session *s)
         http_exchange_reply_error(j->ex, st, NULL);
         return;
     }
-    st = j->route == ROUTE_ENTRY_ADD ? draw_store_enter_gated(s, j->item, j->user, j->quantity,
-                                                              use_solution, &m, &e, &it, &why)
-                                     : draw_store_entry(s, j->item, j->user, &e);
+    st = j->route == ROUTE_ENTRY_ADD
+             ? draw_store_enter(s, j->item, j->user, j->quantity, &m, &e, &it, &why)
+             : draw_store_entry(s, j->item, j->user, &e);
     if (st == SK_ENTRIES_NOT_OPEN || st == SK_ENTRIES_CLOSED)
         reply_times(j->ex, st, &it);
     else if (st != SK_OK && st != SK_CREATED)

@@ -22,47 +22,11 @@
 #include "digest.h"
 #include "draw_order.h"
 #include "log.h"
+#include "pg_array.h"
 #include "pg_value.h"
 #include "room_order.h"
 
 #define COMPONENT "draw"
-
-/* A growing text of an SQL array literal ("{1,2,3}"). */
-typedef struct sql_array {
-    char *text;
-    size_t len, cap;
-} sql_array;
-
-/* Appends one element (its text; "NULL" for SQL NULL). Returns 0, or -1
- * when out of memory (the text freed). */
-static int array_add(sql_array *a, const char *element)
-{
-    size_t n = strlen(element);
-    if (a->len + n + 3 > a->cap) {
-        size_t cap = (a->cap ? 2 * a->cap : 4096) + n;
-        char *grown = realloc(a->text, cap);
-        if (!grown) {
-            free(a->text);
-            a->text = NULL;
-            return -1;
-        }
-        a->text = grown;
-        a->cap = cap;
-    }
-    char sep = a->len == 0 ? '{' : ',';
-    a->text[a->len++] = sep;
-    memcpy(a->text + a->len, element, n);
-    a->len += n;
-    a->text[a->len] = '}';
-    a->text[a->len + 1] = '\0';
-    return 0;
-}
-
-/* The array's text, "{}" when it has no element. */
-static const char *array_text(const sql_array *a)
-{
-    return a->len ? a->text : "{}";
-}
 
 /* The round's entrants, in the order PostgreSQL read them, into *out (the
  * caller frees it). Returns their count, or -1. */
@@ -130,30 +94,39 @@ enum {
  * and the id reserved for a waitlisted entrant's order (sql/017: its
  * entry.waitlisted is keyed by it) from ids too. Returns the entrants
  * waitlisted, or -1 when out of memory. */
-static int64_t fill_arrays(const draw_entrant *v, int64_t n, order_id_gen *ids, sql_array *a)
+static int64_t fill_arrays(const draw_entrant *v, int64_t n, order_id_gen *ids, pg_array *a)
 {
     int64_t waiting = 0;
     for (int64_t i = 0; i < n; i++) {
-        char num[4][24], ticket[ROOM_HEX_LEN + 1];
+        char ticket[ROOM_HEX_LEN + 1];
         int won = v[i].outcome == DRAW_WON;
         /* A winner's order id, or the one reserved for the order of an
          * entrant not won (waitlisted or skipped: on the waitlist). */
-        snprintf(num[0], 24, "%" PRId64, order_id_next(ids, clock_wall_ms()));
+        int64_t order_id = order_id_next(ids, clock_wall_ms());
         waiting += !won;
-        snprintf(num[1], 24, "%" PRId64, v[i].user);
-        snprintf(num[2], 24, "%d", v[i].quantity);
-        snprintf(num[3], 24, "%" PRId64, i + 1);
         digest_hex(v[i].ticket, sizeof(v[i].ticket), ticket);
-        if ((won &&
-             (array_add(&a[W_ID], num[0]) < 0 || array_add(&a[W_USER], num[1]) < 0 ||
-              array_add(&a[W_QUANTITY], num[2]) < 0 || array_add(&a[W_POSITION], num[3]) < 0)) ||
-            array_add(&a[E_USER], num[1]) < 0 || array_add(&a[E_POSITION], num[3]) < 0 ||
-            array_add(&a[E_TICKET], ticket) < 0 ||
-            array_add(&a[E_OUTCOME], draw_outcome_name(v[i].outcome)) < 0 ||
-            array_add(&a[E_ORDER], won ? num[0] : "NULL") < 0 ||
-            array_add(&a[E_RESERVED], won ? "NULL" : num[0]) < 0)
-            return -1;
+        if (won) {
+            pg_array_add_i64(&a[W_ID], order_id);
+            pg_array_add_i64(&a[W_USER], v[i].user);
+            pg_array_add_i64(&a[W_QUANTITY], v[i].quantity);
+            pg_array_add_i64(&a[W_POSITION], i + 1);
+        }
+        pg_array_add_i64(&a[E_USER], v[i].user);
+        pg_array_add_i64(&a[E_POSITION], i + 1);
+        pg_array_add_text(&a[E_TICKET], ticket);
+        pg_array_add_text(&a[E_OUTCOME], draw_outcome_name(v[i].outcome));
+        if (won) {
+            pg_array_add_i64(&a[E_ORDER], order_id);
+            pg_array_add_null(&a[E_RESERVED]);
+        } else {
+            pg_array_add_null(&a[E_ORDER]);
+            pg_array_add_i64(&a[E_RESERVED], order_id);
+        }
     }
+    /* An add that failed left its literal failed: checked once, here. */
+    for (int k = 0; k < NA; k++)
+        if (!pg_array_text(&a[k]))
+            return -1;
     return waiting;
 }
 
@@ -195,7 +168,7 @@ static int run_statement(pool_session *s, const char *sql, int n, const char *co
 
 /* The draw's writes, inside the transaction; waiting: the entrants it
  * waitlisted. 0, or -1. */
-static int write_draw(pool_session *s, const draw_item *it, const sql_array *a, int64_t waiting,
+static int write_draw(pool_session *s, const draw_item *it, const pg_array *a, int64_t waiting,
                       const char *beacon, size_t beacon_len, int64_t stock)
 {
     char id_s[24], round_s[24], timeout_s[12], stock_s[24], b[DRAW_BEACON_MAX + 1];
@@ -208,18 +181,18 @@ static int write_draw(pool_session *s, const draw_item *it, const sql_array *a, 
     const char *orders[] = {id_s,
                             round_s,
                             timeout_s,
-                            array_text(&a[W_ID]),
-                            array_text(&a[W_USER]),
-                            array_text(&a[W_QUANTITY]),
-                            array_text(&a[W_POSITION])};
+                            pg_array_text(&a[W_ID]),
+                            pg_array_text(&a[W_USER]),
+                            pg_array_text(&a[W_QUANTITY]),
+                            pg_array_text(&a[W_POSITION])};
     const char *entries[] = {id_s,
                              round_s,
-                             array_text(&a[E_USER]),
-                             array_text(&a[E_POSITION]),
-                             array_text(&a[E_TICKET]),
-                             array_text(&a[E_OUTCOME]),
-                             array_text(&a[E_ORDER]),
-                             array_text(&a[E_RESERVED])};
+                             pg_array_text(&a[E_USER]),
+                             pg_array_text(&a[E_POSITION]),
+                             pg_array_text(&a[E_TICKET]),
+                             pg_array_text(&a[E_OUTCOME]),
+                             pg_array_text(&a[E_ORDER]),
+                             pg_array_text(&a[E_RESERVED])};
     const char *drawn[] = {id_s, b, stock_s};
     /* The events last: the orders' insert trigger and the waitlisted
      * events take the outbox's lock, held to the commit, which every
@@ -240,7 +213,7 @@ static sk_status draw_locked(pool_session *s, order_id_gen *ids, const draw_item
                              const char *beacon, size_t beacon_len)
 {
     draw_entrant *v = NULL;
-    sql_array a[NA] = {{0}};
+    pg_array a[NA] = {{0}};
     int64_t stock = it->stock;
     int64_t n = read_entrants(s, it, &v);
     sk_status st = n < 0 ? SK_BACKEND_DOWN : SK_OK;
@@ -253,7 +226,7 @@ static sk_status draw_locked(pool_session *s, order_id_gen *ids, const draw_item
         st = SK_BACKEND_DOWN;
     free(v);
     for (int i = 0; i < NA; i++)
-        free(a[i].text);
+        pg_array_free(&a[i]);
     return st;
 }
 

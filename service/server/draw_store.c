@@ -11,6 +11,7 @@
 #include "digest.h"
 #include "log.h"
 #include "pg_value.h"
+#include "pow_gate.h"
 #include "room_order.h"
 
 #define COMPONENT "draw"
@@ -100,9 +101,9 @@ static const char ENTER_SQL[] =
 static const char ENTRY_SQL[] = "SELECT " ENTRY_COLUMNS " FROM draw_entries "
                                 "WHERE item_id = $1 AND round = $2 AND user_id = $3";
 
-sk_status draw_store_enter_gated(pool_session *s, int64_t item, int64_t user, int quantity,
-                                 sk_status (*gate)(pool_session *s, void *ctx), void *ctx,
-                                 draw_entry *out, draw_item *it, const char **why)
+sk_status draw_store_enter(pool_session *s, int64_t item, int64_t user, int quantity,
+                           const struct pow_gate_mark *mark, draw_entry *out, draw_item *it,
+                           const char **why)
 {
     char id_s[24], round_s[24], user_s[24], q_s[12], e[ROOM_HEX_LEN + 1];
     /* Twice at most: a reset, a close or the draw may come between the
@@ -117,8 +118,8 @@ sk_status draw_store_enter_gated(pool_session *s, int64_t item, int64_t user, in
         }
         if (st == SK_OK && room_entrant(item, it->round, user, e) < 0)
             st = SK_INTERNAL;
-        if (st == SK_OK && gate && attempt == 0)
-            st = gate(s, ctx);
+        if (st == SK_OK && mark && attempt == 0)
+            st = pow_gate_use(s, mark);
         if (st != SK_OK)
             return st;
         snprintf(id_s, sizeof(id_s), "%" PRId64, item);

@@ -36,13 +36,14 @@ sk_status draw_store_item(pool_session *s, int64_t item, const char *lock, draw_
  * (entering again changes nothing), or a refusal with *it read (its
  * window): SK_NOT_FOUND, SK_ARCHIVED, SK_NOT_A_DRAW, SK_ENTRIES_NOT_OPEN,
  * SK_ENTRIES_CLOSED, SK_INVALID (*why: the quantity), SK_BACKEND_DOWN. Once
- * the window and the quantity allow the entry, just before the insert,
- * gate(s, ctx) runs once (NULL: none) and a status of its other than SK_OK
- * is the refusal: proof-of-work's mark, so that a refused entry leaves the
- * buyer's solution unused. */
-sk_status draw_store_enter_gated(pool_session *s, int64_t item, int64_t user, int quantity,
-                                 sk_status (*gate)(pool_session *s, void *ctx), void *ctx,
-                                 draw_entry *out, draw_item *it, const char **why);
+ * the window and the quantity allow the entry, just before the insert, the
+ * buyer's proof-of-work solution is marked used (pow_gate_use of mark; NULL:
+ * none) and a refusal of that is the entry's: a refused entry leaves the
+ * solution unused. */
+struct pow_gate_mark;
+sk_status draw_store_enter(pool_session *s, int64_t item, int64_t user, int quantity,
+                           const struct pow_gate_mark *mark, draw_entry *out, draw_item *it,
+                           const char **why);
 
 /* user's entry of item's current round into *out: SK_OK, SK_NOT_FOUND,
  * SK_NOT_A_DRAW, SK_NOT_ENTERED or SK_BACKEND_DOWN. */

@@ -57,18 +57,26 @@ static sk_status read_pending(pool_session *s, int64_t order_id, order *o)
     return st;
 }
 
-/* The order's row (FOR UPDATE when lock: inside the caller's transaction). */
+/* The order's row (FOR UPDATE when lock: inside the caller's transaction);
+ * with ref, also what a return of it needs (its draw position included),
+ * from the same read. */
 static sk_status read_row(pool_session *s, int64_t order_id, int lock, order_record *out,
-                          int *overdue)
+                          int *overdue, order_ref *ref)
 {
     PGresult *res;
     sk_status st = pool_session_pg_row(
         s,
-        lock ? "SELECT " ORDER_ROW_COLUMNS " FROM orders WHERE id = $1 FOR UPDATE"
-             : "SELECT " ORDER_ROW_COLUMNS " FROM orders WHERE id = $1",
+        lock ? "SELECT " ORDER_ROW_COLUMNS ", coalesce(draw_position, 0) FROM orders"
+               " WHERE id = $1 FOR UPDATE"
+             : "SELECT " ORDER_ROW_COLUMNS ", coalesce(draw_position, 0) FROM orders"
+               " WHERE id = $1",
         order_id, &res);
-    if (st == SK_OK && order_row_read(res, 0, out, overdue, "orders") < 0)
+    int64_t position = 0;
+    if (st == SK_OK && (order_row_read(res, 0, out, overdue, "orders") < 0 ||
+                        pg_value_i64(res, 0, ORDER_ROW_NCOLUMNS, &position) < 0))
         st = SK_INTERNAL;
+    if (st == SK_OK && ref)
+        *ref = order_ref_of(&out->o, position);
     PQclear(res);
     return st;
 }
@@ -83,13 +91,13 @@ sk_status orders_get(pool_session *s, int64_t order_id, order_record *out)
         out->state = ORDER_QUEUED;
         /* A server that settled it persisted it first: the row says more. */
         order_record row;
-        if (read_row(s, order_id, 0, &row, NULL) == SK_OK)
+        if (read_row(s, order_id, 0, &row, NULL, NULL) == SK_OK)
             *out = row;
         return SK_OK;
     }
     if (st != SK_NOT_FOUND)
         return st;
-    return read_row(s, order_id, 0, out, NULL);
+    return read_row(s, order_id, 0, out, NULL, NULL);
 }
 
 sk_status orders_list(pool_session *s, int64_t user, int64_t before, int limit, order_record *out,
@@ -197,13 +205,14 @@ sk_status orders_settle(pool_session *s, int64_t order_id, order_action action, 
         return SK_BACKEND_DOWN;
     int overdue = 0;
     order queued = {0};
-    sk_status st = read_row(s, order_id, 1, out, &overdue);
+    order_ref ref;
+    sk_status st = read_row(s, order_id, 1, out, &overdue, &ref);
     if (st == SK_NOT_FOUND) {
         st = persist_queued(s, order_id, buyer, &queued);
         /* Not pending any more: the worker may have committed it between
          * the two reads. */
         if (st == SK_OK || st == SK_NOT_FOUND)
-            st = read_row(s, order_id, 1, out, &overdue);
+            st = read_row(s, order_id, 1, out, &overdue, &ref);
     }
     if (st == SK_OK && buyer != 0 && out->o.user_id != buyer)
         st = SK_NOT_FOUND;
@@ -225,9 +234,9 @@ sk_status orders_settle(pool_session *s, int64_t order_id, order_action action, 
      * Redis never confirmed (the return happens once all the same). */
     if ((m.to == ORDER_CANCELLED || m.to == ORDER_EXPIRED) && !out->returned) {
         order_record now;
-        if (pool_session_return_order(s, order_id) == 0)
+        if (pool_session_return_order(s, &ref) == 0)
             /* The mark says whether the round was over (no unit back). */
-            *out = read_row(s, order_id, 0, &now, NULL) == SK_OK ? now : *out;
+            *out = read_row(s, order_id, 0, &now, NULL, NULL) == SK_OK ? now : *out;
         else
             log_msg(LOG_WARN, "orders",
                     "order %" PRId64 " is %s; its units are owed back: the worker's expiry sweep "

@@ -163,14 +163,13 @@ sk_status pool_session_ready(pool_session *s)
     return res ? SK_OK : SK_BACKEND_DOWN;
 }
 
-int pool_session_return_order(pool_session *s, int64_t order_id)
+int pool_session_return_order(pool_session *s, const order_ref *o)
 {
     unsigned char done;
-    order_ref o;
     PGconn *pg = pg_session_conn(s->pg);
-    if (!pg || order_ref_load(pg, order_id, &o, COMPONENT) != 1)
+    if (!pg)
         return -1;
-    return order_return_units(s->redis, pg, s->sc, &o, 1, &done, COMPONENT) == 0 ? 0 : -1;
+    return order_return_units(s->redis, pg, s->sc, o, 1, &done, COMPONENT) == 0 ? 0 : -1;
 }
 
 int64_t pool_session_grant_owed(pool_session *s, int64_t item)

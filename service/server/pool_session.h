@@ -82,11 +82,10 @@ void pool_session_announce(pool_session *s, const char *event);
  * fails. */
 int64_t pool_session_redis_now_ms(pool_session *s);
 
-/* Gives back the units of the cancelled or expired order order_id
- * (order_return.h), read from PostgreSQL as returns read it: Redis, then its
- * returned_at. Returns 0 when both are done; -1 leaves the return owed, for
- * the worker's expiry sweep. */
-int pool_session_return_order(pool_session *s, int64_t order_id);
+/* Gives back the units of the cancelled or expired order o
+ * (order_return.h): Redis, then its returned_at. Returns 0 when both are
+ * done; -1 leaves the return owed, for the worker's expiry sweep. */
+int pool_session_return_order(pool_session *s, const order_ref *o);
 
 /* Finishes the grants owed of item's draw orders (draw_grant.h): Redis
  * takes their units once, then granted_at. Returns the orders granted, or

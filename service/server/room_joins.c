@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
+
 /* Drainers at once: while one batch is on its way to Redis, the next
  * gathers and another drainer may take it. */
 #define ROOM_JOINS_DRAINERS 2
@@ -88,12 +90,10 @@ static int make_room(room_joins *q)
         q->head = 0;
         return 0;
     }
-    size_t cap = q->cap ? 2 * q->cap : 256;
-    void **grown = realloc(q->jobs, cap * sizeof(*grown));
+    void **grown = array_grow(q->jobs, &q->cap, q->len + 1, sizeof(*grown), 256);
     if (!grown)
         return -1;
     q->jobs = grown;
-    q->cap = cap;
     return 0;
 }
 

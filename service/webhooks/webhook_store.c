@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "pg_array.h"
 #include "pg_session.h"
 #include "pg_value.h"
 
@@ -54,25 +55,6 @@ int64_t webhook_store_endpoint(PGconn *pg, const char *url)
                      -1);
 }
 
-/* "{v0,v1,...}": n integers read every stride bytes from first (an
- * array parameter). Malloc'd; NULL when out of memory. */
-static char *array_text(const void *first, size_t n, size_t stride)
-{
-    char *text = malloc(n * 21 + 3);
-    if (!text)
-        return NULL;
-    size_t len = 0;
-    text[len++] = '{';
-    for (size_t i = 0; i < n; i++) {
-        int64_t v;
-        memcpy(&v, (const char *)first + i * stride, sizeof(v));
-        len += (size_t)snprintf(text + len, 22, "%s%" PRId64, i ? "," : "", v);
-    }
-    text[len++] = '}';
-    text[len] = '\0';
-    return text;
-}
-
 /* Reads a result of the due query into out. n or -1. */
 static int due_read(PGresult *res, webhook_delivery *out, int cap)
 {
@@ -97,9 +79,9 @@ static int due_read(PGresult *res, webhook_delivery *out, int cap)
 int webhook_store_due(PGconn *pg, const int64_t *ids, const int64_t *room, size_t n,
                       const webhook_key *busy, size_t nbusy, webhook_delivery *out, int cap)
 {
-    char *p[4] = {array_text(ids, n, sizeof(*ids)), array_text(room, n, sizeof(*room)),
-                  array_text(&busy[0].endpoint_id, nbusy, sizeof(*busy)),
-                  array_text(&busy[0].event_id, nbusy, sizeof(*busy))};
+    char *p[4] = {pg_array_of_i64(ids, n, sizeof(*ids)), pg_array_of_i64(room, n, sizeof(*room)),
+                  pg_array_of_i64(&busy[0].endpoint_id, nbusy, sizeof(*busy)),
+                  pg_array_of_i64(&busy[0].event_id, nbusy, sizeof(*busy))};
     PGresult *res = NULL;
     if (p[0] && p[1] && p[2] && p[3])
         res = run(pg,
@@ -136,7 +118,7 @@ int webhook_store_due(PGconn *pg, const int64_t *ids, const int64_t *room, size_
 static int run_pairs(PGconn *pg, const char *sql, const int64_t *a, const int64_t *b, size_t n,
                      size_t stride)
 {
-    char *p[2] = {array_text(a, n, stride), array_text(b, n, stride)};
+    char *p[2] = {pg_array_of_i64(a, n, stride), pg_array_of_i64(b, n, stride)};
     PGresult *res = NULL;
     if (p[0] && p[1])
         res = run(pg, sql, 2, (const char *const *)p, PGRES_COMMAND_OK);
@@ -182,7 +164,7 @@ int webhook_store_page(PGconn *pg, int64_t after, int limit, const int64_t *ids,
     char after_s[24], limit_s[12];
     snprintf(after_s, sizeof(after_s), "%" PRId64, after);
     snprintf(limit_s, sizeof(limit_s), "%d", limit);
-    char *list = array_text(ids, n, sizeof(*ids));
+    char *list = pg_array_of_i64(ids, n, sizeof(*ids));
     const char *p[] = {after_s, limit_s, list};
     /* has_row: bit i when endpoint ids[i] has a row of the event's order. The
      * rows are only the failures and the events behind them: the uncorrelated

@@ -15,6 +15,7 @@
 #include "log.h"
 #include "order_node.h"
 #include "order_return.h"
+#include "pg_array.h"
 #include "pg_value.h"
 #include "redis_reply.h"
 
@@ -109,22 +110,6 @@ static int free_units(redis_nodes *rn, int64_t item, int64_t *stock, int64_t *ro
     return rc;
 }
 
-/* Writes v[0..n) as a PostgreSQL array literal "{1,2}" into a new string
- * (the caller frees it), NULL when out of memory. */
-static char *array_text(const int64_t *v, size_t n)
-{
-    char *s = malloc(n * 22 + 3);
-    if (!s)
-        return NULL;
-    size_t len = 0;
-    s[len++] = '{';
-    for (size_t i = 0; i < n; i++)
-        len += (size_t)snprintf(s + len, 23, "%s%" PRId64, i ? "," : "", v[i]);
-    s[len++] = '}';
-    s[len] = '\0';
-    return s;
-}
-
 /* Inserts the orders of the n entrants at positions pos (their ids made
  * now) and marks their entries, in the open transaction; their refs land
  * in o. Returns the orders made, or -1. */
@@ -134,7 +119,8 @@ static int insert_orders(waitlist *wl, PGconn *pg, const char *item_s, const cha
     int64_t *ids = malloc(n * sizeof(*ids));
     for (size_t i = 0; ids && i < n; i++)
         ids[i] = order_id_next(&wl->ids, clock_wall_ms());
-    char *pos_s = array_text(pos, n), *ids_s = ids ? array_text(ids, n) : NULL;
+    char *pos_s = pg_array_of_i64(pos, n, sizeof(*pos));
+    char *ids_s = ids ? pg_array_of_i64(ids, n, sizeof(*ids)) : NULL;
     int rc = -1;
     if (pos_s && ids_s) {
         const char *p[] = {item_s, round_s, pos_s, ids_s};

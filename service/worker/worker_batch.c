@@ -11,24 +11,6 @@
 #include "order.h"
 #include "order_lock.h"
 
-static void array_reset(worker_pg_array *a)
-{
-    a->len = (size_t)snprintf(a->text, a->cap, "{");
-}
-
-/* The capacity is set for a full batch of the longest numbers, so the
- * appends below never run out of room. */
-static void array_add(worker_pg_array *a, int64_t v)
-{
-    a->len +=
-        (size_t)snprintf(a->text + a->len, a->cap - a->len, "%s%" PRId64, a->len > 1 ? "," : "", v);
-}
-
-static void array_close(worker_pg_array *a)
-{
-    a->len += (size_t)snprintf(a->text + a->len, a->cap - a->len, "}");
-}
-
 void worker_source_init(worker_source *src, int64_t item, const char *worker_id)
 {
     src->item = item;
@@ -71,7 +53,7 @@ void worker_batch_close(worker_batch *b)
     free(b->lock_argv);
     free(b->lock_argvlen);
     for (int c = 0; c < WORKER_BATCH_COLUMNS; c++)
-        free(b->columns[c].text);
+        pg_array_free(&b->columns[c]);
 }
 
 int worker_batch_init(worker_batch *b, size_t cap)
@@ -94,13 +76,11 @@ int worker_batch_init(worker_batch *b, size_t cap)
         !b->pending_argvlen || !b->ids || !b->locks || !b->lock_ids || !b->lock_keys_args ||
         !b->lock_argv || !b->lock_argvlen)
         goto fail;
-    for (int c = 0; c < WORKER_BATCH_COLUMNS; c++) {
-        /* "-9223372036854775808," is 21 bytes; braces and NUL 3. */
-        b->columns[c].cap = cap * 21 + 3;
-        b->columns[c].text = malloc(b->columns[c].cap);
-        if (!b->columns[c].text)
+    /* Room for a full batch of the longest numbers, so that the adds of
+     * worker_batch_sort never run out of it. */
+    for (int c = 0; c < WORKER_BATCH_COLUMNS; c++)
+        if (pg_array_reserve_i64(&b->columns[c], cap) < 0)
             goto fail;
-    }
     b->dead_argv[0] = "LPUSH";
     b->dead_argvlen[0] = strlen("LPUSH");
     b->pending_argv[0] = "HDEL";
@@ -146,7 +126,7 @@ static void add_lock(worker_batch *b, const order *o, const char *id)
 void worker_batch_sort(worker_batch *b)
 {
     for (int c = 0; c < WORKER_BATCH_COLUMNS; c++)
-        array_reset(&b->columns[c]);
+        pg_array_reset(&b->columns[c]);
     for (size_t i = 0; i < b->n; i++) {
         order o;
         if (order_decode(b->payload[i], b->payload_len[i], &o) == 0 && o.created_ms >= 0 &&
@@ -161,15 +141,13 @@ void worker_batch_sort(worker_batch *b)
             int64_t v[WORKER_BATCH_COLUMNS];
             order_insert_values(&o, v);
             for (int c = 0; c < WORKER_BATCH_COLUMNS; c++)
-                array_add(&b->columns[c], v[c]);
+                pg_array_add_i64(&b->columns[c], v[c]);
             continue;
         }
         b->dead_argv[2 + b->ndead] = b->payload[i];
         b->dead_argvlen[2 + b->ndead] = b->payload_len[i];
         b->ndead++;
     }
-    for (int c = 0; c < WORKER_BATCH_COLUMNS; c++)
-        array_close(&b->columns[c]);
     for (size_t i = 0; i < b->nlocks; i++) {
         b->lock_keys_args[i] = b->locks[i];
         b->lock_keys_args[b->nlocks + i] = b->lock_ids[i];

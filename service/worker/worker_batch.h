@@ -11,6 +11,7 @@
 
 #include "keys.h"
 #include "order_row.h"
+#include "pg_array.h"
 
 /* The insert's parameters (order_row.h: order_insert_values says which):
  * one array each. */
@@ -19,13 +20,6 @@
 /* Latest acceptance time PostgreSQL's timestamptz takes from us
  * (9999-12-31T23:59:59.999Z); later ones would fail the whole batch forever. */
 #define WORKER_BATCH_MAX_CREATED_MS 253402300799999LL
-
-/* One bigint[] parameter in PostgreSQL's text form, "{1,2,3}". */
-typedef struct worker_pg_array {
-    char *text;
-    size_t len;
-    size_t cap;
-} worker_pg_array;
 
 /* The keys of the queue a batch comes from: one item's, all in its slot, so
  * the move, the acknowledgement's MULTI and the sweep each stay in one
@@ -68,7 +62,7 @@ typedef struct worker_batch {
     const char **lock_argv;      /* room for the release's call */
     size_t *lock_argvlen;
     int64_t oldest_ms; /* acceptance time of its oldest decoded order */
-    worker_pg_array columns[WORKER_BATCH_COLUMNS];
+    pg_array columns[WORKER_BATCH_COLUMNS];
 } worker_batch;
 
 /* Room for cap payloads. Returns 0, or -1 out of memory (nothing left to

@@ -53,7 +53,7 @@ PGconn *worker_pg_connect(const config *cfg)
 static void batch_values(const worker_batch *b, const char **values)
 {
     for (int c = 0; c < WORKER_BATCH_COLUMNS; c++)
-        values[c] = b->columns[c].text;
+        values[c] = pg_array_text(&b->columns[c]);
 }
 
 /* Judges the result of the batch's insert, without ON CONFLICT when fresh,

@@ -28,7 +28,7 @@ static redis_nodes *nodes;
 
 static void setup(void)
 {
-    harness_reset_backends();
+    harness_reset_tables();
     redis = harness_redis_with_scripts(&sc);
     pg = harness_pg();
     harness_config(&cfg);

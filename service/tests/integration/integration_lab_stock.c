@@ -38,7 +38,7 @@ static void pg_ok(const char *sql)
 static void setup(void)
 {
     harness_config(&cfg);
-    harness_reset_backends();
+    harness_reset_tables();
     redis = harness_redis_with_scripts(&sc);
     pg = harness_pg();
     harness_item_reset(redis, &sc, ITEM, STOCK, 1);

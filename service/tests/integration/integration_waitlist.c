@@ -16,6 +16,7 @@
 #include "drawn.h"
 #include "harness.h"
 #include "keys.h"
+#include "order_life.h"
 #include "order_return.h"
 #include "redis_nodes.h"
 #include "waitlist.h"
@@ -62,11 +63,23 @@ static long long hash_field(int (*keyfn)(char *, size_t, int64_t), int64_t field
     return drawn_hash_field(env.redis, keyfn, ITEM, field, 0);
 }
 
-/* The ref of winner p's order, as the returns read it. */
+/* The ref of winner p's order, as a cancellation reads it (orders.c): from
+ * its row, the draw position with it. */
 static order_ref ref_of(int p)
 {
-    order_ref o;
-    cr_assert_eq(order_ref_load(env.pg, drawn_order_id(ITEM, p), &o, "test"), 1);
+    char sql[1024];
+    snprintf(sql, sizeof(sql),
+             "SELECT " ORDER_ROW_COLUMNS
+             ", coalesce(draw_position, 0) FROM orders WHERE id = %" PRId64,
+             drawn_order_id(ITEM, p));
+    PGresult *res = PQexec(env.pg, sql);
+    cr_assert(PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1, "%s", sql);
+    order_record r;
+    cr_assert_eq(order_row_read(res, 0, &r, NULL, "test"), 0);
+    order_ref o = order_ref_of(&r.o, strtoll(PQgetvalue(res, 0, ORDER_ROW_NCOLUMNS), NULL, 10));
+    PQclear(res);
+    cr_assert_eq(o.id, drawn_order_id(ITEM, p));
+    cr_assert_eq(o.item_id, ITEM);
     cr_assert_eq(o.draw_position, p, "the ref carries the draw position");
     return o;
 }

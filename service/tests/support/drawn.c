@@ -12,6 +12,7 @@
 #include "draw_order.h"
 #include "harness.h"
 #include "keys.h"
+#include "pg_array.h"
 
 int64_t drawn_order_id(int64_t item, int p)
 {
@@ -30,20 +31,19 @@ static void exec_ok(PGconn *pg, const char *sql, int n, const char *const *param
 int drawn_item_make(PGconn *pg, int64_t item, int n, const int *q, int64_t units)
 {
     draw_entrant *v = calloc((size_t)n, sizeof(*v));
-    char *qs = malloc((size_t)n * 6 + 3), *os = malloc((size_t)n * 20 + 3);
-    cr_assert(v && qs && os);
+    cr_assert(v);
     for (int i = 0; i < n; i++)
         v[i].quantity = q ? q[i] : 1;
     draw_serve(v, (size_t)n, units);
-    size_t ql = 0, ol = 0;
+    pg_array qa = {0}, oa = {0};
     int winners = 0;
     for (int i = 0; i < n; i++) {
-        ql += (size_t)sprintf(qs + ql, "%s%d", i ? "," : "{", v[i].quantity);
-        ol += (size_t)sprintf(os + ol, "%s%s", i ? "," : "{", draw_outcome_name(v[i].outcome));
+        pg_array_add_i64(&qa, v[i].quantity);
+        pg_array_add_text(&oa, draw_outcome_name(v[i].outcome));
         winners += v[i].outcome == DRAW_WON;
     }
-    sprintf(qs + ql, "}");
-    sprintf(os + ol, "}");
+    const char *qs = pg_array_text(&qa), *os = pg_array_text(&oa);
+    cr_assert(qs && os);
     char item_s[24], user_s[24];
     snprintf(item_s, sizeof(item_s), "%" PRId64, item);
     snprintf(user_s, sizeof(user_s), "%d", DRAWN_USER);
@@ -73,8 +73,8 @@ int drawn_item_make(PGconn *pg, int64_t item, int n, const int *q, int64_t units
             " WHERE e.item_id = $1 AND e.outcome = 'won'",
             1, p);
     free(v);
-    free(qs);
-    free(os);
+    pg_array_free(&qa);
+    pg_array_free(&oa);
     return winners;
 }
 
@@ -99,7 +99,7 @@ const char *drawn_outcome(PGconn *pg, int64_t item, int p, int64_t *order)
 
 void drawn_env_open(drawn_env *env)
 {
-    harness_reset_backends();
+    harness_reset_tables();
     env->redis = harness_redis_with_scripts(&env->sc);
     env->pg = harness_pg();
     harness_config(&env->cfg);
@@ -140,14 +140,12 @@ void drawn_sql(PGconn *pg, const char *fmt, ...)
 
 int64_t drawn_sql_int(PGconn *pg, const char *fmt, ...)
 {
+    char text[2048];
     va_list ap;
     va_start(ap, fmt);
-    PGresult *res = vquery(pg, fmt, ap);
+    vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
-    cr_assert(PQntuples(res) == 1 && !PQgetisnull(res, 0, 0), "no number answered");
-    int64_t v = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-    PQclear(res);
-    return v;
+    return harness_pg_int(pg, text);
 }
 
 long long drawn_hash_field(redisContext *c, int (*keyfn)(char *, size_t, int64_t), int64_t item,

@@ -88,6 +88,11 @@ void harness_reset_backends(void)
     redisContext *c = harness_redis();
     flush_redis(c);
     redisFree(c);
+    harness_reset_tables();
+}
+
+void harness_reset_tables(void)
+{
     PGconn *pg = harness_pg();
     PGresult *res = PQexec(pg, "TRUNCATE orders, draw_entries, items, order_events, "
                                "webhook_deliveries, webhook_endpoints RESTART IDENTITY");

@@ -34,6 +34,10 @@ int64_t harness_redis_now_ms(redisContext *c);
 /* Empties Redis (FLUSHALL) and the tables (TRUNCATE items, orders). */
 void harness_reset_backends(void);
 
+/* Empties the tables alone (harness_reset_backends' TRUNCATE): for a test
+ * whose Redis harness_redis_with_scripts empties. */
+void harness_reset_tables(void);
+
 /* A connection to an emptied Redis (FLUSHALL) with every script of sc
  * loaded, for the tests that need Redis alone; the test frees it. */
 redisContext *harness_redis_with_scripts(scripts *sc);

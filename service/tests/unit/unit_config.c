@@ -360,6 +360,29 @@ Test(config, load_precedence_is_file_then_environment_then_flags)
     free(path);
 }
 
+Test(config, a_file_longer_than_one_read_is_read_whole)
+{
+    /* 3000 comment lines (45 KB, eleven reads of 4 KiB) between two keys. */
+    size_t cap = 3000 * 15 + 64, len = 0;
+    char *text = malloc(cap);
+    cr_assert_not_null(text);
+    len += (size_t)snprintf(text + len, cap - len, "redis_port = 1235\n");
+    for (int i = 0; i < 3000; i++)
+        len += (size_t)snprintf(text + len, cap - len, "# padding line\n");
+    snprintf(text + len, cap - len, "port = 1234\n");
+    char *path = temp_file(text);
+    config cfg;
+    char err[CONFIG_ERRLEN];
+    config_init(&cfg);
+    cr_assert_eq(config_load_file(&cfg, path, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(cfg.redis_port, 1235, "the first read's key");
+    cr_assert_eq(cfg.port, 1234, "the last read's key");
+    config_free(&cfg);
+    unlink(path);
+    free(path);
+    free(text);
+}
+
 Test(config, load_reads_the_file_named_by_seckill_config)
 {
     config cfg;

@@ -1,5 +1,6 @@
 /* unit_metrics.c: counters count, the histogram is cumulative, the text is
  * in the Prometheus exposition format. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,4 +100,26 @@ Test(metrics, soldout_count_counts_a_split_item_once_every_segment_is_flagged)
     gate_set_sold_out(s, keys_segment(10, 1, 3), 2);
     cr_assert_eq(gate_sold_out_count(s), 1, "one item, not three segments");
     gate_free(s);
+}
+
+Test(metrics, a_text_longer_than_its_first_room_is_rendered_whole)
+{
+    /* Forty routes with latencies: far past the text's first 8 KiB. */
+    enum { NROUTES = 40 };
+    char name_text[NROUTES][16];
+    const char *many[NROUTES];
+    for (int i = 0; i < NROUTES; i++) {
+        snprintf(name_text[i], sizeof(name_text[i]), "route%02d", i);
+        many[i] = name_text[i];
+    }
+    metrics *m = metrics_create(many, NROUTES);
+    for (int i = 0; i < NROUTES; i++)
+        metrics_request(m, i, 200, 0.001);
+    char *t = render(m);
+    cr_assert_gt(strlen(t), 8192);
+    cr_expect(strstr(t, "seckill_http_requests_total{route=\"route39\",code=\"200\"} 1\n"), "%s",
+              t);
+    cr_expect(strstr(t, "seckill_dead_letter_orders 0\n"), "the text goes on to its last line");
+    free(t);
+    metrics_free(m);
 }

@@ -1,11 +1,13 @@
 /* unit_order_refs.c: the runs that a return's or a grant's script calls
  * serve (order_refs_runs): consecutive orders one call may serve, a batch at
  * most each, and done[i] set for the orders of the runs confirmed only. The
- * calls here are recorded, not sent: Redis's part is the integration tests'. */
+ * calls here are recorded, not sent: Redis's part is the integration tests'. And
+ * the ref of an order read with its row (order_ref_of), field by field. */
 #include <criterion/criterion.h>
 
 #include <string.h>
 
+#include "order.h"
 #include "order_return.h"
 
 /* The calls made: each run's first order id and length. */
@@ -82,4 +84,21 @@ Test(order_refs, no_orders_make_no_call)
     unsigned char done[1] = {1};
     cr_expect_eq(order_refs_runs(NULL, NULL, NULL, 0, 16, same_item, record, done, "test"), 0);
     cr_expect_eq(calls.n, 0);
+}
+
+Test(order_refs, the_ref_of_an_order_row_carries_its_keys_and_draw_position)
+{
+    /* As order_row_read fills it: id, item, user, round, created, quantity,
+     * first unit, segment, home. */
+    order o = {11, 7, 42, 3, 0, 2, 1, 700002, 700001};
+    order_ref r = order_ref_of(&o, 5);
+    cr_assert_eq(r.id, 11);
+    cr_assert_eq(r.item_id, 7);
+    cr_assert_eq(r.round, 3);
+    cr_assert_eq(r.user_id, 42);
+    cr_assert_eq(r.quantity, 2);
+    cr_assert_eq(r.stock_key, 700002, "the segment its units came from");
+    cr_assert_eq(r.home_key, 700001, "its buyer's home");
+    cr_assert_eq(r.draw_position, 5);
+    cr_assert_eq(order_ref_of(&o, 0).draw_position, 0, "a purchase's");
 }
