@@ -81,6 +81,10 @@ struct webhooks {
     int leader;
     atomic_int leading; /* the metrics' copy of leader */
     CURLM *multi;
+    /* The one wait (webhook_poll.c): its epoll set, the fds in it that are
+     * not libcurl's (-1: none), libcurl's next timeout (-1: none). */
+    int epfd, stop_fd, pg_fd;
+    int64_t curl_due_ms;
     transfer *in_flight[IN_FLIGHT_MAX];
     int nin_flight;
     transfer *idle[IN_FLIGHT_MAX]; /* done, kept for the next deliveries */
@@ -110,6 +114,23 @@ int webhooks_start(webhooks *w, const webhook_delivery *d, int64_t seq);
 /* The session ended: the deliveries in flight stay owed and go again from
  * the next leader, whoever it is. */
 void webhooks_drop_pg(webhooks *w);
+
+/* The wait (webhook_poll.c). init: the epoll set made, libcurl told to
+ * report its sockets and timer to it (0 or -1); close: it closed. stop_fd:
+ * the stop signals' fd joins it; pg: PostgreSQL's socket fd does, in place
+ * of the last one (-1: none). 0 or -1. */
+int webhook_poll_init(webhooks *w);
+void webhook_poll_close(webhooks *w);
+int webhook_poll_stop_fd(webhooks *w, int stop_fd);
+int webhook_poll_pg(webhooks *w, int fd);
+/* What webhook_poll_wait saw ready, besides libcurl's sockets. */
+#define WEBHOOK_POLL_STOP 1
+#define WEBHOOK_POLL_PG 2
+/* Waits up to nap_ms (less when libcurl's timer falls due sooner) for a
+ * ready socket, tells libcurl of its ready sockets and of its timer when
+ * due (transfers finished wait in curl_multi_info_read), and returns the
+ * WEBHOOK_POLL_ bits of the others. */
+int webhook_poll_wait(webhooks *w, int nap_ms);
 
 /* The windows' part of a turn (webhook_cursor.c): a row made of the
  * window's event at seq of endpoint ep (webhook_store_park; 0, or -1 with
