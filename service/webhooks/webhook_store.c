@@ -274,31 +274,44 @@ int webhook_store_failed(PGconn *pg, const webhook_delivery *d, const char *erro
     return res ? 0 : -1;
 }
 
-int webhook_store_analyze(PGconn *pg)
+/* Runs the command sql, without parameters. 0 or -1. */
+static int command(PGconn *pg, const char *sql)
 {
-    PGresult *res = run(pg, "ANALYZE webhook_deliveries", 0, NULL, PGRES_COMMAND_OK);
+    PGresult *res = run(pg, sql, 0, NULL, PGRES_COMMAND_OK);
     PQclear(res);
     return res ? 0 : -1;
 }
 
-double webhook_store_lag_s(PGconn *pg, int64_t endpoint_id)
+int webhook_store_lazy_commits(PGconn *pg)
 {
-    /* The oldest event waiting (ids are in commit order): the first of its
-     * deliveries, else the first not yet taken. */
-    PGresult *res = judged(
-        pg_exec_id(
-            pg,
-            "SELECT (coalesce(extract(epoch FROM now() - (SELECT created_at FROM order_events"
-            " WHERE id = coalesce((SELECT min(event_id) FROM webhook_deliveries"
-            "   WHERE endpoint_id = $1 AND dead_at IS NULL),"
-            " (SELECT min(id) FROM order_events WHERE id > (SELECT after_event"
-            "   FROM webhook_endpoints WHERE id = $1))))), 0) * 1000)::bigint",
-            endpoint_id),
-        PGRES_TUPLES_OK);
-    int64_t lag_ms = -1;
-    if (res && PQntuples(res) == 1 && pg_value_i64(res, 0, 0, &lag_ms) < 0)
-        lag_ms = -1;
-    double lag = lag_ms < 0 ? -1 : (double)lag_ms / 1000.0;
+    return command(pg, "SET synchronous_commit = off");
+}
+
+int webhook_store_analyze(PGconn *pg)
+{
+    return command(pg, "ANALYZE webhook_deliveries");
+}
+
+int webhook_store_lags_ms(PGconn *pg, const int64_t *ids, size_t n, int64_t *lag_ms)
+{
+    char *list = array_text(ids, n, sizeof(*ids));
+    const char *p[] = {list};
+    /* The oldest event waiting at each (ids are in commit order): the first
+     * of its deliveries, else the first not yet taken. */
+    PGresult *res =
+        list ? run(pg,
+                   "SELECT (coalesce(extract(epoch FROM now() - (SELECT created_at"
+                   "   FROM order_events WHERE id = coalesce((SELECT min(event_id)"
+                   "     FROM webhook_deliveries WHERE endpoint_id = ep.id AND dead_at IS NULL),"
+                   "   (SELECT min(id) FROM order_events WHERE id > (SELECT after_event"
+                   "     FROM webhook_endpoints WHERE id = ep.id))))), 0) * 1000)::bigint"
+                   " FROM unnest($1::bigint[]) WITH ORDINALITY AS ep (id, ord) ORDER BY ep.ord",
+                   1, p, PGRES_TUPLES_OK)
+             : NULL;
+    free(list);
+    int ok = res && (size_t)PQntuples(res) == n;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = pg_value_i64(res, (int)i, 0, &lag_ms[i]) == 0;
     PQclear(res);
-    return lag;
+    return ok ? 0 : -1;
 }

@@ -134,6 +134,14 @@ static int connect_pg(webhooks *w)
     int ok = 1;
     for (size_t i = 0; ok && i < w->nendpoints; i++)
         ok = (w->endpoints[i].id = webhook_store_endpoint(w->pg, w->endpoints[i].conf.url)) > 0;
+    /* From here on, a commit waits for no fsync (the cursor's UPDATE, a
+     * row's DELETE: most of what they cost PostgreSQL). A crash of
+     * PostgreSQL loses at most its last commits, and never a later one
+     * without an earlier (the WAL is flushed in order): a cursor or a
+     * forgotten row back where it was sends again, skips nothing. An
+     * endpoint's registration (its start in the feed) waited for it. */
+    if (ok)
+        ok = webhook_store_lazy_commits(w->pg) == 0;
     if (!ok) {
         log_msg(LOG_WARN, COMPONENT, "postgresql: %s", PQerrorMessage(w->pg));
         webhooks_drop_pg(w);
@@ -312,8 +320,7 @@ static void finish(webhooks *w, transfer *t, CURLcode rc)
     if (rc == CURLE_OK && status >= 200 && status < 300) {
         if (t->seq >= 0) {
             webhook_window_mark(&ep->win, (uint64_t)t->seq, WEBHOOK_DONE);
-            if (w->first_movable_ms == 0)
-                w->first_movable_ms = clock_mono_ms();
+            webhook_cursor_movable(w);
         } else {
             if (w->ndone == 0)
                 w->first_done_ms = clock_mono_ms();
@@ -382,16 +389,18 @@ static void analyze_rows(webhooks *w)
     w->analyze_at = 2 * w->rows;
 }
 
-/* Measures each endpoint's lag. */
+/* Measures every endpoint's lag, in one statement. */
 static void measure_lag(webhooks *w)
 {
-    for (size_t i = 0; w->pg && i < w->nendpoints; i++) {
-        double lag = webhook_store_lag_s(w->pg, w->endpoints[i].id);
-        if (lag < 0)
-            webhooks_drop_pg(w);
-        else
-            atomic_store(&w->endpoints[i].lag_ms, (long long)(lag * 1000));
+    int64_t ids[WEBHOOK_ENDPOINTS_MAX], lag_ms[WEBHOOK_ENDPOINTS_MAX];
+    for (size_t i = 0; i < w->nendpoints; i++)
+        ids[i] = w->endpoints[i].id;
+    if (webhook_store_lags_ms(w->pg, ids, w->nendpoints, lag_ms) < 0) {
+        webhooks_drop_pg(w);
+        return;
     }
+    for (size_t i = 0; i < w->nendpoints; i++)
+        atomic_store(&w->endpoints[i].lag_ms, (long long)lag_ms[i]);
 }
 
 /* The leader's chores of a turn: wake-ups read (from the socket when
@@ -448,8 +457,8 @@ static int nap_ms(const webhooks *w)
         return 0;
     if (w->ndone > 0 && w->first_done_ms + FLUSH_MS - now < nap)
         nap = w->first_done_ms + FLUSH_MS - now;
-    if (w->first_movable_ms > 0 && w->first_movable_ms + CURSOR_MS - now < nap)
-        nap = w->first_movable_ms + CURSOR_MS - now;
+    if (w->first_movable_ms > 0 && w->next_look_ms - now < nap)
+        nap = w->next_look_ms - now;
     return nap < 0 ? 0 : (int)nap;
 }
 

@@ -32,12 +32,14 @@ typedef struct webhooks webhooks;
  * PostgreSQL is told once of many deliveries while the endpoints answer
  * many at once, and at once when nothing else is in flight. */
 #define FLUSH_MS 10
-/* The longest a cursor that may move waits to be written down, while
- * deliveries are in flight: one UPDATE for the answers of this long. Longer
- * than FLUSH_MS: the only ones waiting on it are an order's next events in
- * the window (a pay soon after its order), and every UPDATE costs
- * PostgreSQL about as much as reading a page of events. */
+/* While deliveries are in flight, a cursor that may move is written down
+ * (webhook_window_write_due) once an event waits on it, looked for every
+ * CURSOR_MS (an order's next event in the window: a pay soon after its
+ * order), once half a window is answered, and at the latest after
+ * CURSOR_LATE_MS: every UPDATE costs PostgreSQL about as much as reading a
+ * page of events, and a crash sends again at most that long's answers. */
 #define CURSOR_MS 50
+#define CURSOR_LATE_MS 1000
 /* Events held per endpoint between its cursor and the last read. */
 #define WINDOW_EVENTS 1024
 /* The deliveries' statistics are refreshed when this many rows were
@@ -98,8 +100,9 @@ struct webhooks {
      * ask at once, else at next_due_ms (retries fall due). */
     int due_changed;
     int64_t rows, analyze_at; /* rows written; the next ANALYZE at */
-    /* A cursor may move since first_movable_ms (0: none may). */
-    int64_t first_movable_ms;
+    /* A cursor may move since first_movable_ms (0: none may); the events
+     * waiting on it are looked for next at next_look_ms. */
+    int64_t first_movable_ms, next_look_ms;
     /* The last page was full: read again without waiting for a NOTIFY. */
     int more;
     outbox_event page[OUTBOX_PAGE_MAX];
@@ -143,5 +146,7 @@ void webhook_cursor_read(webhooks *w, size_t min_room);
 int webhook_cursor_wants_page(const webhooks *w);
 void webhook_cursor_send(webhooks *w);
 void webhook_cursor_move(webhooks *w, int64_t now);
+/* A cursor may move (an answer, a row parked): its clock starts. */
+void webhook_cursor_movable(webhooks *w);
 
 #endif
