@@ -463,10 +463,11 @@ static int nap_ms(const webhooks *w)
 }
 
 /* Waits out the rest of the millisecond of the last turn (a stop request
- * cuts it short). Answers come one at a time: a turn for each cost a poll
- * over every connection (a third of the deliverer's CPU); a turn a
- * millisecond at most gathers those of the millisecond, and 32 requests in
- * flight still go out at up to 32,000 a second. Returns 1 when asked to stop. */
+ * cuts it short). Answers come one at a time: a turn for each costs an
+ * epoll_wait and the leader's chores (it cost a poll over every connection
+ * before multi_socket); a turn a millisecond at most gathers those of the
+ * millisecond, and 32 requests in flight still go out at up to 32,000 a
+ * second. Returns 1 when asked to stop. */
 static int gather(int stop_fd, int64_t *last_turn_ms)
 {
     struct pollfd stop = {.fd = stop_fd, .events = POLLIN};
