@@ -294,24 +294,28 @@ int webhook_store_analyze(PGconn *pg)
 
 int webhook_store_lags_ms(PGconn *pg, const int64_t *ids, size_t n, int64_t *lag_ms)
 {
-    char *list = array_text(ids, n, sizeof(*ids));
-    const char *p[] = {list};
-    /* The oldest event waiting at each (ids are in commit order): the first
-     * of its deliveries, else the first not yet taken. */
+    /* Every endpoint registered (a handful; those no longer configured
+     * too), the oldest event waiting at each (ids are in commit order): the
+     * first of its deliveries, else the first not yet taken. */
     PGresult *res =
-        list ? run(pg,
-                   "SELECT (coalesce(extract(epoch FROM now() - (SELECT created_at"
-                   "   FROM order_events WHERE id = coalesce((SELECT min(event_id)"
-                   "     FROM webhook_deliveries WHERE endpoint_id = ep.id AND dead_at IS NULL),"
-                   "   (SELECT min(id) FROM order_events WHERE id > (SELECT after_event"
-                   "     FROM webhook_endpoints WHERE id = ep.id))))), 0) * 1000)::bigint"
-                   " FROM unnest($1::bigint[]) WITH ORDINALITY AS ep (id, ord) ORDER BY ep.ord",
-                   1, p, PGRES_TUPLES_OK)
-             : NULL;
-    free(list);
-    int ok = res && (size_t)PQntuples(res) == n;
-    for (size_t i = 0; ok && i < n; i++)
-        ok = pg_value_i64(res, (int)i, 0, &lag_ms[i]) == 0;
+        run(pg,
+            "SELECT ep.id, (coalesce(extract(epoch FROM now() - (SELECT created_at"
+            "   FROM order_events WHERE id = coalesce((SELECT min(event_id)"
+            "     FROM webhook_deliveries WHERE endpoint_id = ep.id AND dead_at IS NULL),"
+            "   (SELECT min(id) FROM order_events WHERE id > ep.after_event)))), 0) * 1000)::bigint"
+            " FROM webhook_endpoints ep",
+            0, NULL, PGRES_TUPLES_OK);
+    size_t found = 0;
+    for (int r = 0; res && r < PQntuples(res); r++) {
+        int64_t id, lag;
+        if (pg_value_i64(res, r, 0, &id) < 0 || pg_value_i64(res, r, 1, &lag) < 0)
+            break;
+        for (size_t i = 0; i < n; i++)
+            if (ids[i] == id) {
+                lag_ms[i] = lag;
+                found++;
+            }
+    }
     PQclear(res);
-    return ok ? 0 : -1;
+    return res && found == n ? 0 : -1;
 }

@@ -84,7 +84,8 @@ int webhook_store_analyze(PGconn *pg);
 
 /* Into lag_ms[i], for each of the n endpoints ids[i], the milliseconds
  * since the oldest event it has not had (0: none waits; the dead-letter does
- * not count), in one statement. 0, or -1 when PostgreSQL failed. */
+ * not count), in one statement. 0, or -1 when PostgreSQL failed or lacks
+ * one of them. */
 int webhook_store_lags_ms(PGconn *pg, const int64_t *ids, size_t n, int64_t *lag_ms);
 
 #endif
