@@ -140,3 +140,23 @@ void webhook_window_moved(webhook_window *w, int64_t cursor)
     if (cursor > w->cursor)
         w->cursor = cursor;
 }
+
+int webhook_window_waits_on_cursor(const webhook_window *w)
+{
+    for (uint64_t k = w->pending; k < w->tail; k++) {
+        const webhook_slot *s = slot_at(w, k);
+        if (s->state == WEBHOOK_PENDING && !s->must_park && s->prev > w->head &&
+            s->prev - 1 < w->resolved && slot_at(w, s->prev - 1)->state == WEBHOOK_DONE)
+            return 1;
+    }
+    return 0;
+}
+
+int webhook_window_write_due(const webhook_window *w, int busy, int64_t waited_ms, int look,
+                             int64_t late_ms)
+{
+    if (webhook_window_movable(w) <= w->cursor)
+        return 0;
+    return !busy || waited_ms >= late_ms || 2 * (w->resolved - w->head) >= w->cap ||
+           (look && webhook_window_waits_on_cursor(w));
+}

@@ -95,4 +95,21 @@ int64_t webhook_window_movable(const webhook_window *w);
  * the events up to it are let go. */
 void webhook_window_moved(webhook_window *w, int64_t cursor);
 
+/* Whether an event held waits for nothing but the cursor to be written
+ * down: the previous event of its order is answered and within the run the
+ * cursor may pass (a scan of the events pending). */
+int webhook_window_waits_on_cursor(const webhook_window *w);
+
+/* Whether the cursor should be written down now, for a deliverer with busy
+ * transfers in flight (any endpoint's), the cursor movable since waited_ms.
+ * Never when it cannot move. Else at once when nothing is in flight
+ * (nothing is coming to be written with it); when half the window is
+ * resolved (the next page is read into that room); when look (the caller
+ * looks now and then: it is a scan) and an event waits on it; and once it
+ * has waited late_ms (a crash sends again the answers of at most that
+ * long). Fewer writes, each for more events: each costs PostgreSQL about
+ * what a page read does. */
+int webhook_window_write_due(const webhook_window *w, int busy, int64_t waited_ms, int look,
+                             int64_t late_ms);
+
 #endif

@@ -21,9 +21,16 @@ int webhook_cursor_park(webhooks *w, size_t ep, uint64_t seq, const webhook_deli
     webhook_window_mark(&w->endpoints[ep].win, seq, WEBHOOK_PARKED);
     w->rows++;
     w->due_changed = 1;
-    if (w->first_movable_ms == 0)
-        w->first_movable_ms = clock_mono_ms();
+    webhook_cursor_movable(w);
     return 0;
+}
+
+void webhook_cursor_movable(webhooks *w)
+{
+    if (w->first_movable_ms != 0)
+        return;
+    w->first_movable_ms = clock_mono_ms();
+    w->next_look_ms = w->first_movable_ms + CURSOR_MS;
 }
 
 int webhook_cursor_wants_page(const webhooks *w)
@@ -85,13 +92,31 @@ void webhook_cursor_send(webhooks *w)
     }
 }
 
-/* Writes down the cursors that may move, all in one statement: at once
- * when nothing is in flight, else CURSOR_MS after the first could. */
+/* Whether a cursor is to be written down now (webhook_window_write_due),
+ * looking for events that wait on it every CURSOR_MS while it may move.
+ * Busy: deliveries in flight, or events to send (an idle moment between
+ * answers during a backlog is no reason to write). */
+static int write_due(webhooks *w, int64_t now)
+{
+    int look = now >= w->next_look_ms, due = 0, busy = w->nin_flight > 0 || w->more;
+    if (look)
+        w->next_look_ms = now + CURSOR_MS;
+    for (size_t i = 0; !busy && i < w->nendpoints; i++)
+        busy = w->endpoints[i].win.pending < w->endpoints[i].win.tail;
+    for (size_t i = 0; !due && i < w->nendpoints; i++)
+        due = webhook_window_write_due(&w->endpoints[i].win, busy, now - w->first_movable_ms, look,
+                                       CURSOR_LATE_MS);
+    return due;
+}
+
+/* Writes down the cursors that may move, all in one statement, when one is
+ * due (write_due): never past an event not yet answered or parked, so a
+ * crash sends again what was answered since, never skips. */
 void webhook_cursor_move(webhooks *w, int64_t now)
 {
     int64_t ids[WEBHOOK_ENDPOINTS_MAX], cursors[WEBHOOK_ENDPOINTS_MAX];
     size_t n = 0;
-    if (w->first_movable_ms == 0 || (w->nin_flight > 0 && now < w->first_movable_ms + CURSOR_MS))
+    if (w->first_movable_ms == 0 || !write_due(w, now))
         return;
     for (size_t i = 0; i < w->nendpoints; i++) {
         const webhook_window *win = &w->endpoints[i].win;

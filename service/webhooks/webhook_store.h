@@ -26,6 +26,10 @@ typedef struct webhook_delivery {
  * id, or -1. */
 int64_t webhook_store_endpoint(PGconn *pg, const char *url);
 
+/* The session's commits from now on wait for no fsync (synchronous_commit
+ * off). 0 or -1. */
+int webhook_store_lazy_commits(PGconn *pg);
+
 /* The endpoint's cursor: the last event id it is done with (answered
  * 2xx, or a row here). -1 when PostgreSQL failed. */
 int64_t webhook_store_cursor(PGconn *pg, int64_t endpoint_id);
@@ -78,8 +82,10 @@ int webhook_store_failed(PGconn *pg, const webhook_delivery *d, const char *erro
  * -1. */
 int webhook_store_analyze(PGconn *pg);
 
-/* Seconds since the oldest event the endpoint has not had (0: none waits;
- * the dead-letter does not count). -1 when PostgreSQL failed. */
-double webhook_store_lag_s(PGconn *pg, int64_t endpoint_id);
+/* Into lag_ms[i], for each of the n endpoints ids[i], the milliseconds
+ * since the oldest event it has not had (0: none waits; the dead-letter does
+ * not count), in one statement. 0, or -1 when PostgreSQL failed or lacks
+ * one of them. */
+int webhook_store_lags_ms(PGconn *pg, const int64_t *ids, size_t n, int64_t *lag_ms);
 
 #endif

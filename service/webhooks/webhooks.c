@@ -1,7 +1,8 @@
 /* webhooks.c: the deliverer's loop. One thread: PostgreSQL is asked in
  * short statements (webhook_store.c) between turns of libcurl's multi
- * handle, and one poll waits on the transfers' sockets, PostgreSQL's (for
- * the trigger's NOTIFY) and the stop signals at once.
+ * handle, and one epoll set (webhook_poll.c) waits on the transfers'
+ * sockets, PostgreSQL's (for the trigger's NOTIFY) and the stop signals at
+ * once.
  *
  * Each endpoint has a cursor in PostgreSQL, the last event it is done with,
  * and a window in memory (webhook_window.h) of the events read after it: a
@@ -39,6 +40,7 @@ webhooks *webhooks_create(const config *cfg, char *err, size_t errlen)
         goto fail;
     }
     w->cfg = cfg;
+    w->epfd = -1;
     int n =
         webhook_endpoints_parse(cfg->webhook_endpoints, list, WEBHOOK_ENDPOINTS_MAX, err, errlen);
     if (n == 0)
@@ -47,7 +49,7 @@ webhooks *webhooks_create(const config *cfg, char *err, size_t errlen)
         goto fail;
     w->endpoints = calloc((size_t)n, sizeof(*w->endpoints));
     w->multi = curl_multi_init();
-    if (!w->endpoints || !w->multi) {
+    if (!w->endpoints || !w->multi || webhook_poll_init(w) < 0) {
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
@@ -89,6 +91,7 @@ void webhooks_drop_pg(webhooks *w)
     while (w->nin_flight > 0)
         transfer_done(w, w->in_flight[0]);
     w->ndone = 0;
+    webhook_poll_pg(w, -1);
     PQfinish(w->pg);
     w->pg = NULL;
     w->leader = 0;
@@ -103,6 +106,7 @@ void webhooks_free(webhooks *w)
     if (w->pg)
         webhooks_drop_pg(w);
     curl_multi_cleanup(w->multi);
+    webhook_poll_close(w);
     while (w->nidle > 0) {
         transfer *t = w->idle[--w->nidle];
         curl_easy_cleanup(t->easy);
@@ -130,6 +134,14 @@ static int connect_pg(webhooks *w)
     int ok = 1;
     for (size_t i = 0; ok && i < w->nendpoints; i++)
         ok = (w->endpoints[i].id = webhook_store_endpoint(w->pg, w->endpoints[i].conf.url)) > 0;
+    /* From here on, a commit waits for no fsync (the cursor's UPDATE, a
+     * row's DELETE: most of what they cost PostgreSQL). A crash of
+     * PostgreSQL loses at most its last commits, and never a later one
+     * without an earlier (the WAL is flushed in order): a cursor or a
+     * forgotten row back where it was sends again, skips nothing. An
+     * endpoint's registration (its start in the feed) waited for it. */
+    if (ok)
+        ok = webhook_store_lazy_commits(w->pg) == 0;
     if (!ok) {
         log_msg(LOG_WARN, COMPONENT, "postgresql: %s", PQerrorMessage(w->pg));
         webhooks_drop_pg(w);
@@ -163,7 +175,7 @@ static void try_lead(webhooks *w)
     if (pg_value_bool(res, 0, 0, &lead) < 0)
         log_msg(LOG_WARN, COMPONENT, "postgresql: pg_try_advisory_lock answered no boolean");
     PQclear(res);
-    if (lead && load_cursors(w) < 0) {
+    if (lead && (load_cursors(w) < 0 || webhook_poll_pg(w, PQsocket(w->pg)) < 0)) {
         webhooks_drop_pg(w);
         return;
     }
@@ -308,8 +320,7 @@ static void finish(webhooks *w, transfer *t, CURLcode rc)
     if (rc == CURLE_OK && status >= 200 && status < 300) {
         if (t->seq >= 0) {
             webhook_window_mark(&ep->win, (uint64_t)t->seq, WEBHOOK_DONE);
-            if (w->first_movable_ms == 0)
-                w->first_movable_ms = clock_mono_ms();
+            webhook_cursor_movable(w);
         } else {
             if (w->ndone == 0)
                 w->first_done_ms = clock_mono_ms();
@@ -354,10 +365,10 @@ static void finish(webhooks *w, transfer *t, CURLcode rc)
         webhooks_drop_pg(w);
 }
 
+/* Notes the transfers libcurl finished. */
 static void collect(webhooks *w)
 {
-    int running, left;
-    curl_multi_perform(w->multi, &running);
+    int left;
     CURLMsg *m;
     while (w->pg && (m = curl_multi_info_read(w->multi, &left))) {
         if (m->msg != CURLMSG_DONE)
@@ -378,26 +389,30 @@ static void analyze_rows(webhooks *w)
     w->analyze_at = 2 * w->rows;
 }
 
-/* Measures each endpoint's lag. */
+/* Measures every endpoint's lag, in one statement. */
 static void measure_lag(webhooks *w)
 {
-    for (size_t i = 0; w->pg && i < w->nendpoints; i++) {
-        double lag = webhook_store_lag_s(w->pg, w->endpoints[i].id);
-        if (lag < 0)
-            webhooks_drop_pg(w);
-        else
-            atomic_store(&w->endpoints[i].lag_ms, (long long)(lag * 1000));
+    int64_t ids[WEBHOOK_ENDPOINTS_MAX], lag_ms[WEBHOOK_ENDPOINTS_MAX];
+    for (size_t i = 0; i < w->nendpoints; i++)
+        ids[i] = w->endpoints[i].id;
+    if (webhook_store_lags_ms(w->pg, ids, w->nendpoints, lag_ms) < 0) {
+        webhooks_drop_pg(w);
+        return;
     }
+    for (size_t i = 0; i < w->nendpoints; i++)
+        atomic_store(&w->endpoints[i].lag_ms, (long long)lag_ms[i]);
 }
 
-/* The leader's chores of a turn: wake-ups read, the cursors written down,
- * new events read, the lag measured, the rows answered forgotten, the rows
- * due and the events that may go started. */
-static void lead(webhooks *w)
+/* The leader's chores of a turn: wake-ups read (from the socket when
+ * pg_ready; a statement may have read some already), the cursors written
+ * down, new events read, the lag measured, the rows answered forgotten, the
+ * rows due and the events that may go started. */
+static void lead(webhooks *w, int pg_ready)
 {
     int64_t now = clock_mono_ms();
     int woken = 0;
-    PQconsumeInput(w->pg);
+    if (pg_ready)
+        PQconsumeInput(w->pg);
     for (PGnotify *n; (n = PQnotifies(w->pg)); PQfreemem(n))
         woken = 1;
     webhook_cursor_move(w, now);
@@ -442,16 +457,17 @@ static int nap_ms(const webhooks *w)
         return 0;
     if (w->ndone > 0 && w->first_done_ms + FLUSH_MS - now < nap)
         nap = w->first_done_ms + FLUSH_MS - now;
-    if (w->first_movable_ms > 0 && w->first_movable_ms + CURSOR_MS - now < nap)
-        nap = w->first_movable_ms + CURSOR_MS - now;
+    if (w->first_movable_ms > 0 && w->next_look_ms - now < nap)
+        nap = w->next_look_ms - now;
     return nap < 0 ? 0 : (int)nap;
 }
 
 /* Waits out the rest of the millisecond of the last turn (a stop request
- * cuts it short). Answers come one at a time: a turn for each cost a poll
- * over every connection (a third of the deliverer's CPU); a turn a
- * millisecond at most gathers those of the millisecond, and 32 requests in
- * flight still go out at up to 32,000 a second. Returns 1 when asked to stop. */
+ * cuts it short). Answers come one at a time: a turn for each costs an
+ * epoll_wait and the leader's chores (it cost a poll over every connection
+ * before multi_socket); a turn a millisecond at most gathers those of the
+ * millisecond, and 32 requests in flight still go out at up to 32,000 a
+ * second. Returns 1 when asked to stop. */
 static int gather(int stop_fd, int64_t *last_turn_ms)
 {
     struct pollfd stop = {.fd = stop_fd, .events = POLLIN};
@@ -464,21 +480,18 @@ static int gather(int stop_fd, int64_t *last_turn_ms)
 int webhooks_run(webhooks *w, int stop_fd)
 {
     int64_t last_turn_ms = 0;
-    while (!gather(stop_fd, &last_turn_ms)) {
+    int ready = 0;
+    if (webhook_poll_stop_fd(w, stop_fd) < 0)
+        return 1;
+    while (!(ready & WEBHOOK_POLL_STOP) && !gather(stop_fd, &last_turn_ms)) {
         if (!w->pg && clock_mono_ms() >= w->next_connect_ms)
             connect_pg(w);
         if (w->pg && !w->leader)
             try_lead(w);
         collect(w);
         if (w->pg && w->leader)
-            lead(w);
-        struct curl_waitfd fds[2] = {{stop_fd, CURL_WAIT_POLLIN, 0}, {0, CURL_WAIT_POLLIN, 0}};
-        unsigned nfds = 1;
-        if (w->pg && w->leader)
-            fds[nfds++].fd = PQsocket(w->pg);
-        curl_multi_poll(w->multi, fds, nfds, nap_ms(w), NULL);
-        if (fds[0].revents & CURL_WAIT_POLLIN)
-            break;
+            lead(w, ready & WEBHOOK_POLL_PG);
+        ready = webhook_poll_wait(w, nap_ms(w));
     }
     log_msg(LOG_INFO, COMPONENT, "stopping: %d deliveries in flight stay owed", w->nin_flight);
     return 0;

@@ -32,12 +32,14 @@ typedef struct webhooks webhooks;
  * PostgreSQL is told once of many deliveries while the endpoints answer
  * many at once, and at once when nothing else is in flight. */
 #define FLUSH_MS 10
-/* The longest a cursor that may move waits to be written down, while
- * deliveries are in flight: one UPDATE for the answers of this long. Longer
- * than FLUSH_MS: the only ones waiting on it are an order's next events in
- * the window (a pay soon after its order), and every UPDATE costs
- * PostgreSQL about as much as reading a page of events. */
+/* While deliveries are in flight, a cursor that may move is written down
+ * (webhook_window_write_due) once an event waits on it, looked for every
+ * CURSOR_MS (an order's next event in the window: a pay soon after its
+ * order), once half a window is answered, and at the latest after
+ * CURSOR_LATE_MS: every UPDATE costs PostgreSQL about as much as reading a
+ * page of events, and a crash sends again at most that long's answers. */
 #define CURSOR_MS 50
+#define CURSOR_LATE_MS 1000
 /* Events held per endpoint between its cursor and the last read. */
 #define WINDOW_EVENTS 1024
 /* The deliveries' statistics are refreshed when this many rows were
@@ -81,6 +83,10 @@ struct webhooks {
     int leader;
     atomic_int leading; /* the metrics' copy of leader */
     CURLM *multi;
+    /* The one wait (webhook_poll.c): its epoll set, the fds in it that are
+     * not libcurl's (-1: none), libcurl's next timeout (-1: none). */
+    int epfd, stop_fd, pg_fd;
+    int64_t curl_due_ms;
     transfer *in_flight[IN_FLIGHT_MAX];
     int nin_flight;
     transfer *idle[IN_FLIGHT_MAX]; /* done, kept for the next deliveries */
@@ -94,8 +100,9 @@ struct webhooks {
      * ask at once, else at next_due_ms (retries fall due). */
     int due_changed;
     int64_t rows, analyze_at; /* rows written; the next ANALYZE at */
-    /* A cursor may move since first_movable_ms (0: none may). */
-    int64_t first_movable_ms;
+    /* A cursor may move since first_movable_ms (0: none may); the events
+     * waiting on it are looked for next at next_look_ms. */
+    int64_t first_movable_ms, next_look_ms;
     /* The last page was full: read again without waiting for a NOTIFY. */
     int more;
     outbox_event page[OUTBOX_PAGE_MAX];
@@ -111,6 +118,23 @@ int webhooks_start(webhooks *w, const webhook_delivery *d, int64_t seq);
  * the next leader, whoever it is. */
 void webhooks_drop_pg(webhooks *w);
 
+/* The wait (webhook_poll.c). init: the epoll set made, libcurl told to
+ * report its sockets and timer to it (0 or -1); close: it closed. stop_fd:
+ * the stop signals' fd joins it; pg: PostgreSQL's socket fd does, in place
+ * of the last one (-1: none). 0 or -1. */
+int webhook_poll_init(webhooks *w);
+void webhook_poll_close(webhooks *w);
+int webhook_poll_stop_fd(webhooks *w, int stop_fd);
+int webhook_poll_pg(webhooks *w, int fd);
+/* What webhook_poll_wait saw ready, besides libcurl's sockets. */
+#define WEBHOOK_POLL_STOP 1
+#define WEBHOOK_POLL_PG 2
+/* Waits up to nap_ms (less when libcurl's timer falls due sooner) for a
+ * ready socket, tells libcurl of its ready sockets and of its timer when
+ * due (transfers finished wait in curl_multi_info_read), and returns the
+ * WEBHOOK_POLL_ bits of the others. */
+int webhook_poll_wait(webhooks *w, int nap_ms);
+
 /* The windows' part of a turn (webhook_cursor.c): a row made of the
  * window's event at seq of endpoint ep (webhook_store_park; 0, or -1 with
  * the session dropped); the feed read into the windows with min_room free;
@@ -122,5 +146,7 @@ void webhook_cursor_read(webhooks *w, size_t min_room);
 int webhook_cursor_wants_page(const webhooks *w);
 void webhook_cursor_send(webhooks *w);
 void webhook_cursor_move(webhooks *w, int64_t now);
+/* A cursor may move (an answer, a row parked): its clock starts. */
+void webhook_cursor_movable(webhooks *w);
 
 #endif

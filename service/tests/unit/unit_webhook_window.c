@@ -170,3 +170,70 @@ Test(webhook_window, a_page_that_starts_past_the_window_is_not_taken_it_would_le
     act_all(acts, sizeof(acts));
     cr_assert_str_eq(acts, "s101 s121 p122 s123", "122's order has a row at endpoint bit 2");
 }
+
+/* Reads in events 101, 102, ... of orders[0], orders[1], ... and sends
+ * what may go; into acts, as act_all. The seq of 101. */
+static uint64_t read_and_send(const int64_t *orders, size_t n, char *acts, size_t cap)
+{
+    uint64_t first = push(101, orders[0], 0);
+    for (size_t k = 1; k < n; k++)
+        push(101 + (int64_t)k, orders[k], 0);
+    act_all(acts, cap);
+    return first;
+}
+
+Test(webhook_window, a_cursor_that_cannot_move_is_never_written)
+{
+    char acts[128];
+    read_and_send((int64_t[]){1}, 1, acts, sizeof(acts));
+    cr_assert_not(webhook_window_write_due(&win, 0, 5000, 1, 1000),
+                  "101 in flight: nothing to write, however long and idle");
+}
+
+Test(webhook_window, a_cursor_is_written_at_once_when_nothing_is_in_flight_else_when_late)
+{
+    char acts[128];
+    uint64_t a = read_and_send((int64_t[]){1, 2}, 2, acts, sizeof(acts));
+    webhook_window_mark(&win, a, WEBHOOK_DONE);
+    cr_assert(webhook_window_write_due(&win, 0, 0, 0, 1000),
+              "nothing in flight: nothing else is coming to be written with it");
+    cr_assert_not(webhook_window_write_due(&win, 1, 999, 1, 1000),
+                  "102 in flight, no event waits on 101: it waits for more answers");
+    cr_assert(webhook_window_write_due(&win, 1, 1000, 0, 1000),
+              "after late_ms it goes whatever waits: a crash sends again at most that much");
+}
+
+Test(webhook_window, a_cursor_an_orders_next_event_waits_on_is_written_when_looked_at)
+{
+    char acts[128];
+    uint64_t a = read_and_send((int64_t[]){1, 2, 1}, 3, acts, sizeof(acts));
+    cr_assert_str_eq(acts, "s101 s102");
+    cr_assert_not(webhook_window_waits_on_cursor(&win),
+                  "103 waits on 101's answer, not on a write");
+    webhook_window_mark(&win, a, WEBHOOK_DONE);
+    cr_assert(webhook_window_waits_on_cursor(&win), "101 answered: 103 waits only for the write");
+    cr_assert_not(webhook_window_write_due(&win, 1, 60, 0, 1000), "not looked at: not yet");
+    cr_assert(webhook_window_write_due(&win, 1, 60, 1, 1000));
+}
+
+Test(webhook_window, an_answer_past_one_in_flight_is_not_what_an_event_waits_on_the_cursor_for)
+{
+    char acts[128];
+    uint64_t a = read_and_send((int64_t[]){1, 2, 2}, 3, acts, sizeof(acts));
+    webhook_window_mark(&win, a + 1, WEBHOOK_DONE);
+    cr_assert_not(webhook_window_waits_on_cursor(&win),
+                  "102 answered but 101 is not: a write cannot pass 102, 103 waits on 101");
+    cr_assert_not(webhook_window_write_due(&win, 1, 60, 1, 1000));
+}
+
+Test(webhook_window, a_cursor_is_written_once_half_the_window_is_resolved)
+{
+    char acts[128];
+    uint64_t a = read_and_send((int64_t[]){1, 2, 3, 4, 9}, 5, acts, sizeof(acts));
+    for (uint64_t k = 0; k < 3; k++)
+        webhook_window_mark(&win, a + k, WEBHOOK_DONE);
+    cr_assert_not(webhook_window_write_due(&win, 1, 10, 1, 1000), "3 of 8 resolved");
+    webhook_window_mark(&win, a + 3, WEBHOOK_PARKED);
+    cr_assert(webhook_window_write_due(&win, 1, 10, 0, 1000),
+              "4 of 8 resolved (answered or parked): the next page needs that room");
+}
