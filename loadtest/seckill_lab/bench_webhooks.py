@@ -86,9 +86,9 @@ class Webhooks:
             raise Failure("seckill-webhooks did not start")
         self.webhook_backend = None
         for _ in range(50):
-            # Its session: the one whose last statement names a webhook table (this one aside).
-            self.webhook_backend = self.db.sql("select pid from pg_stat_activity where query like '%webhook%'"
-                                               " and pid <> pg_backend_pid() limit 1")
+            # Its session: seckill names each of its sessions by the program (application_name).
+            self.webhook_backend = self.db.sql("select pid from pg_stat_activity"
+                                               " where application_name = 'seckill-webhooks' limit 1")
             if self.webhook_backend:
                 break
             time.sleep(0.1)

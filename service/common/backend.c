@@ -1,6 +1,7 @@
 /* backend.c: connection helpers for Redis and PostgreSQL. */
 #include "backend.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -75,7 +76,12 @@ redisContext *backend_redis_connect_any(const config *cfg, char *err, size_t err
 
 PGconn *backend_pg_connect(const config *cfg, char *err, size_t errlen)
 {
-    PGconn *pg = PQconnectdb(cfg->pg_conninfo);
+    /* The program's name is the session's application_name unless the
+     * conninfo names one: pg_stat_activity then tells an operator (and the
+     * bench) which of seckill's processes a backend serves. */
+    const char *const keys[] = {"dbname", "fallback_application_name", NULL};
+    const char *const values[] = {cfg->pg_conninfo, program_invocation_short_name, NULL};
+    PGconn *pg = PQconnectdbParams(keys, values, 1);
     if (!pg || PQstatus(pg) != CONNECTION_OK) {
         snprintf(err, errlen, "postgresql: %s", pg ? PQerrorMessage(pg) : "out of memory");
         /* libpq's messages end in a newline; logs want one line. */

@@ -34,8 +34,9 @@ redisContext *backend_redis_connect_auth(const config *cfg, const char *host, in
  * seed's failure) when none answers. */
 redisContext *backend_redis_connect_any(const config *cfg, char *err, size_t errlen);
 
-/* Connects to cfg->pg_conninfo. Returns a connection the caller closes with
- * PQfinish(), or NULL with err set. */
+/* Connects to cfg->pg_conninfo, with the program's name as its
+ * application_name where the conninfo names none. Returns a connection the
+ * caller closes with PQfinish(), or NULL with err set. */
 PGconn *backend_pg_connect(const config *cfg, char *err, size_t errlen);
 
 /* Makes *c usable: keeps a healthy connection, replaces a broken or missing

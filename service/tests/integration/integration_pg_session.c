@@ -2,12 +2,14 @@
  * PostgreSQL: every new connection gets its setup and its prepared
  * statements, a connection that broke is made again on the next call, and a
  * failure that is an answer leaves its SQLSTATE to the caller. */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
 
+#include "backend.h"
 #include "harness.h"
 #include "pg_session.h"
 #include "pg_value.h"
@@ -123,6 +125,30 @@ Test(pg_session, a_wrong_conninfo_gives_no_connection)
     cr_expect_null(pg_session_exec(s, "SELECT 1", 0, NULL, PGRES_TUPLES_OK, state));
     cr_expect_str_eq(state, "", "no SQLSTATE without a server");
     pg_session_free(s);
+}
+
+/* The application_name of a connection made by backend_pg_connect with
+ * conninfo. */
+static void expect_name(const char *conninfo, const char *name)
+{
+    config c = cfg;
+    c.pg_conninfo = (char *)conninfo;
+    char err[256];
+    PGconn *pg = backend_pg_connect(&c, err, sizeof(err));
+    cr_assert_not_null(pg, "%s", err);
+    PGresult *res = PQexec(pg, "SHOW application_name");
+    cr_assert_eq(PQresultStatus(res), PGRES_TUPLES_OK, "%s", PQerrorMessage(pg));
+    cr_expect_str_eq(PQgetvalue(res, 0, 0), name, "%s", conninfo);
+    PQclear(res);
+    PQfinish(pg);
+}
+
+Test(pg_session, a_connection_names_the_program_unless_the_conninfo_names_another)
+{
+    expect_name(cfg.pg_conninfo, program_invocation_short_name);
+    char named[1024];
+    snprintf(named, sizeof(named), "%s application_name=the_shops_name", cfg.pg_conninfo);
+    expect_name(named, "the_shops_name");
 }
 
 /* The number a one-id statement answered (its first field). */
