@@ -18,9 +18,13 @@
 
 enum { COUNTER_PLAIN, COUNTER_ATOMIC, COUNTER_GUARDED, NCOUNTERS };
 
+/* A slot's counters: not loaded, loaded for its round, or loaded but to be
+ * checked against the item's round (announcements may have been missed). */
+enum { UNLOADED, LOADED, TO_CHECK };
+
 typedef struct slot {
     pthread_mutex_t state; /* loading and forgetting */
-    atomic_int loaded;
+    atomic_int loaded;     /* UNLOADED, LOADED or TO_CHECK */
     int64_t round;
     _Atomic int64_t units[NCOUNTERS];
     pthread_mutex_t guard; /* local_mutex's lock */
@@ -73,7 +77,7 @@ static void unload(slot *s, int64_t older_than)
 {
     pthread_mutex_lock(&s->state);
     if (older_than == 0 || s->round < older_than)
-        atomic_store(&s->loaded, 0);
+        atomic_store(&s->loaded, UNLOADED);
     pthread_mutex_unlock(&s->state);
 }
 
@@ -93,9 +97,13 @@ void lab_local_forget(lab_local *l, int64_t item)
 
 void lab_local_forget_all(lab_local *l)
 {
-    for (unsigned i = 0; i <= l->ids.mask; i++)
-        if (probe_table_id(&l->ids, i) != 0)
-            unload(probe_table_record_at(&l->ids, i), 0);
+    for (unsigned i = 0; i <= l->ids.mask; i++) {
+        if (probe_table_id(&l->ids, i) == 0)
+            continue;
+        slot *s = probe_table_record_at(&l->ids, i);
+        int loaded = LOADED;
+        atomic_compare_exchange_strong(&s->loaded, &loaded, TO_CHECK);
+    }
 }
 
 /* The item's slot with its counters loaded for the current round. */
@@ -105,17 +113,18 @@ static sk_status loaded_slot(lab_ctx *c, int64_t item, slot **out)
     if (!s)
         return SK_BACKEND_DOWN;
     sk_status st = SK_OK;
-    if (!atomic_load(&s->loaded)) {
+    if (atomic_load(&s->loaded) != LOADED) {
         pthread_mutex_lock(&s->state);
-        if (!atomic_load(&s->loaded)) {
-            int64_t initial, round;
-            st = lab_initial_stock(c, item, &initial, &round);
-            if (st == SK_OK) {
+        int loaded = atomic_load(&s->loaded);
+        int64_t initial, round;
+        if (loaded != LOADED && (st = lab_initial_stock(c, item, &initial, &round)) == SK_OK) {
+            /* Counters to check keep what they sold while the round is the
+             * same: reloading them would sell the units again. */
+            if (loaded == UNLOADED || round != s->round)
                 for (int i = 0; i < NCOUNTERS; i++)
                     atomic_store(&s->units[i], initial);
-                s->round = round;
-                atomic_store(&s->loaded, 1);
-            }
+            s->round = round;
+            atomic_store(&s->loaded, LOADED);
         }
         pthread_mutex_unlock(&s->state);
     }

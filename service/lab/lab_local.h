@@ -23,7 +23,9 @@ void lab_local_free(lab_local *l);
 void lab_local_new_round(lab_local *l, int64_t item, int64_t round);
 /* The item was reset here: its counters are reloaded on their next use. */
 void lab_local_forget(lab_local *l, int64_t item);
-/* Announcements may have been missed: every counter is reloaded. */
+/* Announcements may have been missed: every counter checks the item's round
+ * on its next use, and is reloaded only if the round changed (the units it
+ * sold in the same round stay sold). */
 void lab_local_forget_all(lab_local *l);
 
 /* Check, work, then a plain read-modify-write (lost updates and oversell). */

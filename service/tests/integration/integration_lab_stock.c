@@ -2,7 +2,8 @@
  * (lab_counter_read) against the run's Redis and PostgreSQL: the Redis
  * strategies' stock string and the PostgreSQL strategies' stock row come
  * from the item's initial stock the first time they are read, are read as
- * they stand after that, and an item without a round gets none. */
+ * they stand after that, and an item without a round gets none. The
+ * in-process counters keep what they sold through a resync of the same round. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "lab_ctx.h"
 #include "lab_db.h"
 #include "lab_keys.h"
+#include "lab_local.h"
 #include "lab_redis.h"
 #include "scripts.h"
 
@@ -135,4 +137,37 @@ Test(lab_stock, an_item_without_a_round_gets_no_stock_and_is_not_found)
     cr_expect_eq(lab_db_for_update(ctx, &r, &left), SK_NOT_FOUND);
     cr_expect_eq(lab_db_remaining(ctx, &r, &left), SK_NOT_FOUND);
     cr_expect_eq(stock_row(NO_ITEM), -1);
+}
+
+/* A purchase of strategy on item through the in-process counters of local
+ * (a context of its own); the units left after it. */
+static int64_t local_buy(lab_local *local, lab_strategy_fn *buy)
+{
+    lab_ctx *c = lab_ctx_create(&cfg, &sc, local, NULL, NULL);
+    cr_assert_not_null(c);
+    lab_request r = request("local_mutex", ITEM);
+    int64_t left = -1;
+    cr_assert_eq(buy(c, &r, &left), SK_OK);
+    lab_ctx_free(c);
+    return left;
+}
+
+Test(lab_stock, a_resync_keeps_what_the_local_counters_sold_in_the_same_round)
+{
+    lab_local *local = lab_local_create(16);
+    cr_assert_not_null(local);
+    cr_assert_eq(local_buy(local, lab_local_mutex), STOCK - 1);
+    cr_assert_eq(local_buy(local, lab_local_mutex), STOCK - 2);
+    /* The events' subscription made again: announcements may be lost, the
+     * round is not. Reloading would sell the two units again. */
+    lab_local_forget_all(local);
+    cr_expect_eq(local_buy(local, lab_local_mutex), STOCK - 3, "the same round: kept");
+    /* A round begun while announcements were lost: reloaded. */
+    harness_item_reset(redis, &sc, ITEM, STOCK, 2);
+    lab_local_forget_all(local);
+    cr_expect_eq(local_buy(local, lab_local_mutex), STOCK - 1, "a new round: reloaded");
+    /* A reset on this instance reloads at once, whatever the round says. */
+    lab_local_forget(local, ITEM);
+    cr_expect_eq(local_buy(local, lab_local_mutex), STOCK - 1, "forgotten: reloaded");
+    lab_local_free(local);
 }
