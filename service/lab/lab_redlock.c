@@ -21,6 +21,7 @@ struct lab_redlock {
     redis_cluster_node servers[LAB_REDLOCK_MAX];
     redisContext *redis[LAB_REDLOCK_MAX]; /* NULL until used, or after an error */
     unsigned seed;                        /* of the pauses between attempts */
+    int64_t warned_ms;                    /* when a server's failure was last logged */
 };
 
 int lab_redlock_quorum(int n)
@@ -67,6 +68,19 @@ void lab_redlock_free(lab_redlock *l)
     free(l);
 }
 
+/* Why server i gave no vote, logged at most once a second: a server that
+ * refuses every vote (down, or asking for a password it is not given)
+ * otherwise shows only as buyers answered busy. */
+static void warn(lab_redlock *l, int i, const char *why)
+{
+    int64_t now = clock_mono_ms();
+    if (now - l->warned_ms < 1000)
+        return;
+    l->warned_ms = now;
+    log_msg(LOG_WARN, "lab", "redlock server %s:%d: %s", l->servers[i].host, l->servers[i].port,
+            why);
+}
+
 /* Server i's connection, made again when it broke; NULL when it is down.
  * The main Redis (cfg's redis_host and redis_port, implied by an empty
  * redlock_servers or named in it) asks for redis_password; the independent
@@ -82,6 +96,8 @@ static redisContext *server(lab_redlock *l, int i)
     char err[256];
     l->redis[i] = backend_redis_connect_auth(
         l->cfg, s->host, s->port, main_redis ? l->cfg->redis_password : NULL, err, sizeof(err));
+    if (!l->redis[i])
+        warn(l, i, err);
     return l->redis[i];
 }
 
@@ -93,6 +109,8 @@ static int vote(lab_redlock *l, int i, const char *key, const char *token)
         return 0;
     redisReply *rep = redisCommand(rc, "SET %s %s NX PX %d", key, token, l->cfg->lab_lock_ttl_ms);
     int won = rep && rep->type == REDIS_REPLY_STATUS;
+    if (rep && rep->type == REDIS_REPLY_ERROR)
+        warn(l, i, rep->str);
     freeReplyObject(rep);
     return won;
 }

@@ -330,7 +330,8 @@ static sk_status await_deletion(lab_zookeeper *z, zhandle_t *zh, const char *pat
                                 int64_t deadline_ms)
 {
     zk_waiter w = {.path = path, .zh = zh};
-    clock_cond_init(&w.cond);
+    if (clock_cond_init(&w.cond) < 0)
+        return SK_BACKEND_DOWN;
     /* Listed before the watch is set: a deletion in between still wakes us. */
     pthread_mutex_lock(&z->mu);
     w.next = z->waiters;
