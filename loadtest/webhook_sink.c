@@ -70,10 +70,11 @@ typedef struct upload {
     int too_big;
 } upload;
 
-/* Adds id: 1 when new, 0 a repeat, -1 beyond SINK_ID_MAX or out of memory. */
+/* Adds id: 1 when new, 0 a repeat, -1 at or beyond SINK_ID_MAX or out of
+ * memory. */
 static int id_set_add(id_set *s, uint64_t id)
 {
-    if (id > SINK_ID_MAX)
+    if (id >= SINK_ID_MAX)
         return -1;
     size_t w = (size_t)(id / 64);
     if (w >= s->n_words) {

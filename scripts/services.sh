@@ -298,6 +298,8 @@ redlock_stop() {
 # asks for PASSWORD (requirepass), for the tests of the connections' AUTH; prints its port.
 redis_auth_start() {
     local dir port
+    # The password goes into redis.conf as it is: a plain word only.
+    [[ $2 =~ ^[A-Za-z0-9._-]+$ ]] || { echo "redis-auth-start: a password of [A-Za-z0-9._-] only" >&2; return 2; }
     dir=$(realpath -m "$1")/redis-auth
     rm -rf "$dir/redis"
     mkdir -p "$dir"

@@ -40,8 +40,10 @@ static int64_t header_t(const char *header)
             continue;
         char *end;
         errno = 0;
+        /* Digits only: strtoll alone would take "t= 5" and "t=+5". */
         long long t = strtoll(f + 2, &end, 10);
-        if (end == f + 2 || errno || t < 0 || (*end != ',' && *end != ' ' && *end != '\0'))
+        if (f[2] < '0' || f[2] > '9' || errno || t < 0 ||
+            (*end != ',' && *end != ' ' && *end != '\0'))
             return -1;
         return t;
     }

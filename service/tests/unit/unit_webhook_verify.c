@@ -67,6 +67,10 @@ Test(webhook_verify, a_malformed_header_is_refused)
     cr_assert_eq(verify_at(v1, NOW), 0, "no t");
     snprintf(header, sizeof(header), "t=%dx,%s", NOW, v1);
     cr_assert_eq(verify_at(header, NOW), 0, "t not a number");
+    snprintf(header, sizeof(header), "t=+%d,%s", NOW, v1);
+    cr_assert_eq(verify_at(header, NOW), 0, "a sign before t's digits");
+    snprintf(header, sizeof(header), "t= %d,%s", NOW, v1);
+    cr_assert_eq(verify_at(header, NOW), 0, "a space before t's digits");
     snprintf(header, sizeof(header), "t=%d", NOW);
     cr_assert_eq(verify_at(header, NOW), 0, "no v1");
     snprintf(header, sizeof(header), "t=%d,v1=%.63s", NOW, v1 + 3);
