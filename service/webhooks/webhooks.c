@@ -411,8 +411,15 @@ static void lead(webhooks *w, int pg_ready)
 {
     int64_t now = clock_mono_ms();
     int woken = 0;
-    if (pg_ready)
-        PQconsumeInput(w->pg);
+    /* A socket that failed (PostgreSQL gone) is closed by libpq itself: the
+     * session goes now, before libcurl can be given that socket's number
+     * while the epoll set still names it PostgreSQL's. */
+    if (pg_ready && !PQconsumeInput(w->pg)) {
+        const char *why = PQerrorMessage(w->pg);
+        log_msg(LOG_WARN, COMPONENT, "postgresql: %s", *why ? why : "the session was lost");
+        webhooks_drop_pg(w);
+        return;
+    }
     for (PGnotify *n; (n = PQnotifies(w->pg)); PQfreemem(n))
         woken = 1;
     webhook_cursor_move(w, now);

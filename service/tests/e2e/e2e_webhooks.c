@@ -703,6 +703,40 @@ Test(webhooks, the_cursor_survives_kill_9_without_losing_or_reordering_an_event)
     harness_system_stop(&sys);
 }
 
+/* Ends the deliverer's PostgreSQL sessions (named by its program); how many. */
+static int64_t end_deliverer_sessions(PGconn *pg)
+{
+    return harness_pg_int(pg, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                              " WHERE application_name = 'seckill-webhooks'");
+}
+
+Test(webhooks, the_deliverers_postgresql_session_ended_during_delivery_loses_no_event)
+{
+    char endpoints[256];
+    one_endpoint("wh-session.jsonl", "ok", endpoints, sizeof(endpoints));
+    /* Registered first (an endpoint starts at the end of the feed), then a
+     * backlog for it to deliver while its sessions end. */
+    deliverer = start_deliverer(endpoints, "50", "100", 0);
+    harness_stop_clean(&deliverer, "seckill-webhooks");
+    sell_and_settle(create_item(300), 300, 1);
+    deliverer = start_deliverer(endpoints, "50", "100", 0);
+    PGconn *pg = harness_pg();
+    int64_t ended = 0;
+    for (int round = 0; round < 3; round++) {
+        harness_sleep_ms(150);
+        ended += end_deliverer_sessions(pg);
+    }
+    cr_expect_gt(ended, 0, "the deliverer's session was found and ended");
+    size_t n;
+    record *r = wait_all_delivered("wh-session.jsonl", &n, 60000);
+    assert_books(r, n);
+    assert_caught_up(pg);
+    PQfinish(pg);
+    free(r);
+    harness_stop_clean(&deliverer, "seckill-webhooks");
+    harness_system_stop(&sys);
+}
+
 Test(webhooks, the_sample_receiver_refuses_a_forged_or_stale_signature)
 {
     int port;
