@@ -264,11 +264,6 @@ static int command(PGconn *pg, const char *sql)
     return res ? 0 : -1;
 }
 
-int webhook_store_lazy_commits(PGconn *pg)
-{
-    return command(pg, "SET synchronous_commit = off");
-}
-
 int webhook_store_analyze(PGconn *pg)
 {
     return command(pg, "ANALYZE webhook_deliveries");

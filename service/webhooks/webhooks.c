@@ -121,10 +121,14 @@ void webhooks_free(webhooks *w)
 }
 
 /* Connects, listens for the trigger's wake-ups and registers the
- * endpoints. 0 or -1 (logged, retried a tick later). */
+ * endpoints. 0 or -1 (logged, retried a tick later). Every commit waits
+ * for its WAL on disk, whatever the server's default: a cursor move or a
+ * row's delete lets an order's next event go, and one lost in a crash of
+ * PostgreSQL would send the earlier event again after it. */
 static int connect_pg(webhooks *w)
 {
-    static const char *const setup[] = {"LISTEN " OUTBOX_CHANNEL, NULL};
+    static const char *const setup[] = {"SET synchronous_commit = on", "LISTEN " OUTBOX_CHANNEL,
+                                        NULL};
     const pg_session_spec spec = {.component = COMPONENT, .setup = setup};
     w->next_connect_ms = clock_mono_ms() + SLOW_TICK_MS;
     /* A connection of its own, not a pg_session's: a session's quiet
@@ -134,14 +138,6 @@ static int connect_pg(webhooks *w)
     int ok = 1;
     for (size_t i = 0; ok && i < w->nendpoints; i++)
         ok = (w->endpoints[i].id = webhook_store_endpoint(w->pg, w->endpoints[i].conf.url)) > 0;
-    /* From here on, a commit waits for no fsync (the cursor's UPDATE, a
-     * row's DELETE: most of what they cost PostgreSQL). A crash of
-     * PostgreSQL loses at most its last commits, and never a later one
-     * without an earlier (the WAL is flushed in order): a cursor or a
-     * forgotten row back where it was sends again, skips nothing. An
-     * endpoint's registration (its start in the feed) waited for it. */
-    if (ok)
-        ok = webhook_store_lazy_commits(w->pg) == 0;
     if (!ok) {
         log_msg(LOG_WARN, COMPONENT, "postgresql: %s", PQerrorMessage(w->pg));
         webhooks_drop_pg(w);
