@@ -264,6 +264,11 @@ static int command(PGconn *pg, const char *sql)
     return res ? 0 : -1;
 }
 
+int webhook_store_listen(PGconn *pg)
+{
+    return command(pg, "LISTEN " OUTBOX_CHANNEL);
+}
+
 int webhook_store_analyze(PGconn *pg)
 {
     return command(pg, "ANALYZE webhook_deliveries");

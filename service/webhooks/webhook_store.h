@@ -26,6 +26,10 @@ typedef struct webhook_delivery {
  * id, or -1. */
 int64_t webhook_store_endpoint(PGconn *pg, const char *url);
 
+/* The session is woken (a NOTIFY on OUTBOX_CHANNEL) by every commit that
+ * writes events. 0 or -1. */
+int webhook_store_listen(PGconn *pg);
+
 /* The endpoint's cursor: the last event id it is done with (answered
  * 2xx, or a row here). -1 when PostgreSQL failed. */
 int64_t webhook_store_cursor(PGconn *pg, int64_t endpoint_id);

@@ -120,15 +120,14 @@ void webhooks_free(webhooks *w)
     free(w);
 }
 
-/* Connects, listens for the trigger's wake-ups and registers the
- * endpoints. 0 or -1 (logged, retried a tick later). Every commit waits
+/* Connects and registers the endpoints. 0 or -1 (logged, retried a tick
+ * later). Every commit waits
  * for its WAL on disk, whatever the server's default: a cursor move or a
  * row's delete lets an order's next event go, and one lost in a crash of
  * PostgreSQL would send the earlier event again after it. */
 static int connect_pg(webhooks *w)
 {
-    static const char *const setup[] = {"SET synchronous_commit = on", "LISTEN " OUTBOX_CHANNEL,
-                                        NULL};
+    static const char *const setup[] = {"SET synchronous_commit = on", NULL};
     const pg_session_spec spec = {.component = COMPONENT, .setup = setup};
     w->next_connect_ms = clock_mono_ms() + SLOW_TICK_MS;
     /* A connection of its own, not a pg_session's: a session's quiet
@@ -158,7 +157,9 @@ static int load_cursors(webhooks *w)
     return 0;
 }
 
-/* Takes the lead if no other deliverer holds it. */
+/* Takes the lead if no other deliverer holds it, and only then listens
+ * for the trigger's wake-ups: a standby never reads them, and libpq would
+ * keep every one of a sale's in memory while it waits. */
 static void try_lead(webhooks *w)
 {
     PGresult *res = PQexec(w->pg, "SELECT pg_try_advisory_lock(" LEADER_KEY ")");
@@ -171,7 +172,8 @@ static void try_lead(webhooks *w)
     if (pg_value_bool(res, 0, 0, &lead) < 0)
         log_msg(LOG_WARN, COMPONENT, "postgresql: pg_try_advisory_lock answered no boolean");
     PQclear(res);
-    if (lead && (load_cursors(w) < 0 || webhook_poll_pg(w, PQsocket(w->pg)) < 0)) {
+    if (lead && (webhook_store_listen(w->pg) < 0 || load_cursors(w) < 0 ||
+                 webhook_poll_pg(w, PQsocket(w->pg)) < 0)) {
         webhooks_drop_pg(w);
         return;
     }

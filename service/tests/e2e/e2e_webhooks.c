@@ -26,6 +26,7 @@
 #include "draw_sale.h"
 #include "harness.h"
 #include "hook_post.h"
+#include "outbox.h"
 #include "sale.h"
 #include "webhook_sign.h"
 
@@ -35,7 +36,7 @@
 #define RECEIVER SECKILL_SOURCE_DIR "/loadtest/webhook_receiver.py"
 
 static harness_system sys;
-static pid_t receivers[2], deliverer;
+static pid_t receivers[2], deliverer, standby;
 static char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=e2e-webhooks", NULL};
 
 static void start_system(void)
@@ -46,6 +47,7 @@ static void start_system(void)
 static void kill_leftovers(void)
 {
     harness_kill_leftover(&deliverer);
+    harness_kill_leftover(&standby);
     harness_kill_leftover(&receivers[0]);
     harness_kill_leftover(&receivers[1]);
     harness_system_kill(&sys);
@@ -780,6 +782,82 @@ Test(webhooks, a_postgresql_crash_during_delivery_reorders_no_orders_events)
     assert_caught_up(pg);
     PQfinish(pg);
     free(r);
+    harness_stop_clean(&deliverer, "seckill-webhooks");
+    harness_system_stop(&sys);
+}
+
+/* The resident memory of process pid, in KiB (-1: unknown). */
+static long rss_kib(pid_t pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    long kib = -1;
+    while (f && fgets(line, sizeof(line), f) && sscanf(line, "VmRSS: %ld", &kib) != 1)
+        ;
+    if (f)
+        fclose(f);
+    return kib;
+}
+
+/* Waits until the deliverer whose metrics are on port says it leads (1) or
+ * not (0). */
+static void wait_leader(int port, long long want)
+{
+    char resp[8192];
+    for (int waited = 0;; waited += 100) {
+        int status = harness_http(port, "GET", "/metrics", NULL, NULL, resp, sizeof(resp));
+        if (status == 200 && harness_metric(resp, "seckill_webhook_leader") == want)
+            return;
+        cr_assert_lt(waited, 10000, "seckill_webhook_leader %lld on port %d: %d %s", want, port,
+                     status, resp);
+        harness_sleep_ms(100);
+    }
+}
+
+/* A standby deliverer (another leads) is not woken by the trigger's
+ * NOTIFYs: 30 MiB of them during a "sale" leave its memory as it was (a
+ * standby that listened kept every one in libpq, unread, as long as it
+ * waited); once the leader stops, it leads, listens, and delivers a sale. */
+Test(webhooks, a_standby_deliverer_keeps_no_wake_ups_and_delivers_once_it_leads)
+{
+    enum { NOTIFIES = 4000, GROWTH_KIB = 12 * 1024 };
+    char endpoints[256];
+    one_endpoint("wh-standby.jsonl", "ok", endpoints, sizeof(endpoints));
+    int lead_port = harness_free_port();
+    deliverer = start_deliverer(endpoints, "50", "100", lead_port);
+    wait_leader(lead_port, 1);
+    int standby_port = harness_free_port();
+    standby = start_deliverer(endpoints, "50", "100", standby_port);
+    PGconn *pg = harness_pg();
+    const char *sessions = "SELECT count(*) FROM pg_stat_activity"
+                           " WHERE application_name = 'seckill-webhooks'";
+    for (int waited = 0; harness_pg_int(pg, sessions) < 2 && waited < 10000; waited += 50)
+        harness_sleep_ms(50);
+    cr_assert_eq(harness_pg_int(pg, sessions), 2, "the standby is connected");
+    wait_leader(standby_port, 0);
+    long before = rss_kib(standby);
+    PGresult *res = PQexec(pg, "SELECT count(pg_notify('" OUTBOX_CHANNEL "',"
+                               " i || repeat('x', 7900))) FROM generate_series(1, 4000) i");
+    cr_assert_eq(PQresultStatus(res), PGRES_TUPLES_OK, "%s", PQerrorMessage(pg));
+    PQclear(res);
+    harness_sleep_ms(2500); /* two of the standby's turns, each a statement */
+    long after = rss_kib(standby);
+    cr_assert(before > 0 && after > 0);
+    cr_assert_lt(after - before, GROWTH_KIB, "the standby grew from %ld to %ld KiB", before, after);
+    wait_leader(standby_port, 0);
+
+    harness_stop_clean(&deliverer, "seckill-webhooks");
+    deliverer = standby;
+    standby = 0;
+    wait_leader(standby_port, 1);
+    sell_and_settle(create_item(24), 24, 1);
+    size_t n;
+    record *r = wait_all_delivered("wh-standby.jsonl", &n, 30000);
+    assert_books(r, n);
+    assert_caught_up(pg);
+    free(r);
+    PQfinish(pg);
     harness_stop_clean(&deliverer, "seckill-webhooks");
     harness_system_stop(&sys);
 }
