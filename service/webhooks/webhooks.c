@@ -482,6 +482,18 @@ static int gather(int stop_fd, int64_t *last_turn_ms)
     return 0;
 }
 
+/* At a stop: the transfers finished are noted and what was answered is
+ * written down (rows forgotten, cursors moved), so that the next leader
+ * sends again only what was still in flight. */
+static void write_down(webhooks *w)
+{
+    collect(w);
+    if (w->pg && w->leader)
+        flush_done(w);
+    if (w->pg && w->leader && w->first_movable_ms != 0)
+        webhook_cursor_write(w);
+}
+
 int webhooks_run(webhooks *w, int stop_fd)
 {
     int64_t last_turn_ms = 0;
@@ -498,6 +510,7 @@ int webhooks_run(webhooks *w, int stop_fd)
             lead(w, ready & WEBHOOK_POLL_PG);
         ready = webhook_poll_wait(w, nap_ms(w));
     }
+    write_down(w);
     log_msg(LOG_INFO, COMPONENT, "stopping: %d deliveries in flight stay owed", w->nin_flight);
     return 0;
 }

@@ -146,6 +146,8 @@ void webhook_cursor_read(webhooks *w, size_t min_room);
 int webhook_cursor_wants_page(const webhooks *w);
 void webhook_cursor_send(webhooks *w);
 void webhook_cursor_move(webhooks *w, int64_t now);
+/* The cursors that may move written down now, due or not (at a stop). */
+void webhook_cursor_write(webhooks *w);
 /* A cursor may move (an answer, a row parked): its clock starts. */
 void webhook_cursor_movable(webhooks *w);
 

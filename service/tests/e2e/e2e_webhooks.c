@@ -786,6 +786,48 @@ Test(webhooks, a_postgresql_crash_during_delivery_reorders_no_orders_events)
     harness_system_stop(&sys);
 }
 
+/* How many requests were answered 200 for an event answered 200 before. */
+static size_t repeats(const record *r, size_t n)
+{
+    size_t answered = 0;
+    for (size_t i = 0; i < n; i++)
+        answered += r[i].answered == 200;
+    return answered - delivered(r, n);
+}
+
+/* A deliverer stopped by SIGTERM during a backlog (one event an order, so
+ * that no event waits on the cursor and nothing yet made it due) writes
+ * down what was answered before it exits: the next one sends again only
+ * what was still in flight (16 at most) and the answers past the oldest of
+ * them (the cursor stops there; a few dozen), not every answer since it
+ * began (150 or more here). */
+Test(webhooks, a_deliverer_stopped_by_sigterm_writes_down_what_was_answered)
+{
+    enum { UNITS = 400, IN_FLIGHT = 16 };
+    char endpoints[256];
+    one_endpoint("wh-sigterm.jsonl", "ok", endpoints, sizeof(endpoints));
+    deliverer = start_deliverer(endpoints, "50", "100", 0);
+    harness_stop_clean(&deliverer, "seckill-webhooks");
+    sale s;
+    sell_all(&s, UNITS, 20);
+    sale_free(&s);
+    deliverer = start_deliverer(endpoints, "50", "100", 0);
+    wait_records("wh-sigterm.jsonl", 150, 20000);
+    harness_stop_clean(&deliverer, "seckill-webhooks");
+    size_t at;
+    free(read_records("wh-sigterm.jsonl", &at));
+    cr_log_info("stopped after %zu requests", at);
+    deliverer = start_deliverer(endpoints, "50", "100", 0);
+    size_t n;
+    record *r = wait_all_delivered("wh-sigterm.jsonl", &n, 30000);
+    assert_books(r, n);
+    cr_assert_leq(repeats(r, n), 3 * IN_FLIGHT,
+                  "%zu events sent again after a stop at %zu requests", repeats(r, n), at);
+    free(r);
+    harness_stop_clean(&deliverer, "seckill-webhooks");
+    harness_system_stop(&sys);
+}
+
 /* The resident memory of process pid, in KiB (-1: unknown). */
 static long rss_kib(pid_t pid)
 {
