@@ -500,7 +500,8 @@ int webhooks_run(webhooks *w, int stop_fd)
     int ready = 0;
     if (webhook_poll_stop_fd(w, stop_fd) < 0)
         return 1;
-    while (!(ready & WEBHOOK_POLL_STOP) && !gather(stop_fd, &last_turn_ms)) {
+    while (!(ready & (WEBHOOK_POLL_STOP | WEBHOOK_POLL_FAILED)) &&
+           !gather(stop_fd, &last_turn_ms)) {
         if (!w->pg && clock_mono_ms() >= w->next_connect_ms)
             connect_pg(w);
         if (w->pg && !w->leader)
@@ -512,5 +513,5 @@ int webhooks_run(webhooks *w, int stop_fd)
     }
     write_down(w);
     log_msg(LOG_INFO, COMPONENT, "stopping: %d deliveries in flight stay owed", w->nin_flight);
-    return 0;
+    return ready & WEBHOOK_POLL_FAILED ? 1 : 0;
 }

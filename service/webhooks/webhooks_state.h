@@ -129,6 +129,7 @@ int webhook_poll_pg(webhooks *w, int fd);
 /* What webhook_poll_wait saw ready, besides libcurl's sockets. */
 #define WEBHOOK_POLL_STOP 1
 #define WEBHOOK_POLL_PG 2
+#define WEBHOOK_POLL_FAILED 4 /* the wait itself failed (logged) */
 /* Waits up to nap_ms (less when libcurl's timer falls due sooner) for a
  * ready socket, tells libcurl of its ready sockets and of its timer when
  * due (transfers finished wait in curl_multi_info_read), and returns the
