@@ -672,6 +672,36 @@ Test(webhooks, a_failing_orders_later_events_wait_behind_it_while_other_orders_f
     harness_system_stop(&sys);
 }
 
+/* The one receiver of a test (file), registered first (an endpoint starts
+ * at the end of the feed), then a backlog owed to it (units' orders, their
+ * pays and cancels) taken in while no deliverer runs; then the deliverer
+ * that is to work through it. */
+static void backlog_for_one(const char *file, size_t units)
+{
+    char endpoints[256];
+    one_endpoint(file, "ok", endpoints, sizeof(endpoints));
+    deliverer = start_deliverer(endpoints, "50", "100", 0);
+    harness_stop_clean(&deliverer, "seckill-webhooks");
+    sell_and_settle(create_item((int64_t)units), units, 1);
+    deliverer = start_deliverer(endpoints, "50", "100", 0);
+}
+
+/* The end of a backlog test: every event reached file's receiver, once
+ * answered and in order per order, the cursor caught up, and the test's
+ * processes stop cleanly. */
+static void assert_backlog_delivered(const char *file)
+{
+    size_t n;
+    record *r = wait_all_delivered(file, &n, 60000);
+    assert_books(r, n);
+    PGconn *pg = harness_pg();
+    assert_caught_up(pg);
+    PQfinish(pg);
+    free(r);
+    harness_stop_clean(&deliverer, "seckill-webhooks");
+    harness_system_stop(&sys);
+}
+
 /* A backlog with one buyer's orders failing, the deliverer killed -9 three
  * times while it works through it: its cursor and rows lose no event, and a
  * repeat after a restart never comes after a later event of its order. */
@@ -694,15 +724,7 @@ Test(webhooks, the_cursor_survives_kill_9_without_losing_or_reordering_an_event)
     }
     cr_log_info("killed after %zu, %zu and %zu requests", seen[0], seen[1], seen[2]);
     set_fail_user(pa, "");
-    size_t n;
-    record *r = wait_all_delivered("wh-cursor.jsonl", &n, 60000);
-    assert_books(r, n);
-    PGconn *pg = harness_pg();
-    assert_caught_up(pg);
-    PQfinish(pg);
-    free(r);
-    harness_stop_clean(&deliverer, "seckill-webhooks");
-    harness_system_stop(&sys);
+    assert_backlog_delivered("wh-cursor.jsonl");
 }
 
 /* Ends the deliverer's PostgreSQL sessions (named by its program); how many. */
@@ -714,29 +736,16 @@ static int64_t end_deliverer_sessions(PGconn *pg)
 
 Test(webhooks, the_deliverers_postgresql_session_ended_during_delivery_loses_no_event)
 {
-    char endpoints[256];
-    one_endpoint("wh-session.jsonl", "ok", endpoints, sizeof(endpoints));
-    /* Registered first (an endpoint starts at the end of the feed), then a
-     * backlog for it to deliver while its sessions end. */
-    deliverer = start_deliverer(endpoints, "50", "100", 0);
-    harness_stop_clean(&deliverer, "seckill-webhooks");
-    sell_and_settle(create_item(300), 300, 1);
-    deliverer = start_deliverer(endpoints, "50", "100", 0);
+    backlog_for_one("wh-session.jsonl", 300); /* delivered while its sessions end */
     PGconn *pg = harness_pg();
     int64_t ended = 0;
     for (int round = 0; round < 3; round++) {
         harness_sleep_ms(150);
         ended += end_deliverer_sessions(pg);
     }
-    cr_expect_gt(ended, 0, "the deliverer's session was found and ended");
-    size_t n;
-    record *r = wait_all_delivered("wh-session.jsonl", &n, 60000);
-    assert_books(r, n);
-    assert_caught_up(pg);
     PQfinish(pg);
-    free(r);
-    harness_stop_clean(&deliverer, "seckill-webhooks");
-    harness_system_stop(&sys);
+    cr_expect_gt(ended, 0, "the deliverer's session was found and ended");
+    assert_backlog_delivered("wh-session.jsonl");
 }
 
 /* Waits (polling the receiver's record every few ms) until it holds at
@@ -761,29 +770,16 @@ static size_t wait_records(const char *name, size_t want, int timeout_ms)
  * this holds only if the deliverer's own session waits for its commits). */
 Test(webhooks, a_postgresql_crash_during_delivery_reorders_no_orders_events)
 {
-    char endpoints[256];
-    one_endpoint("wh-pg-crash.jsonl", "ok", endpoints, sizeof(endpoints));
-    deliverer = start_deliverer(endpoints, "50", "100", 0);
-    harness_stop_clean(&deliverer, "seckill-webhooks");
-    sell_and_settle(create_item(300), 300, 1);
+    backlog_for_one("wh-pg-crash.jsonl", 300);
     PGconn *pg = harness_pg();
     /* The backlog itself on disk (the server's commits did not wait). */
     PQclear(PQexec(pg, "CHECKPOINT"));
     PQfinish(pg);
-    deliverer = start_deliverer(endpoints, "50", "100", 0);
     size_t at = wait_records("wh-pg-crash.jsonl", 350, 20000);
     harness_pg_crash();
     harness_pg_restart();
     cr_log_info("PostgreSQL crashed after %zu requests", at);
-    size_t n;
-    record *r = wait_all_delivered("wh-pg-crash.jsonl", &n, 60000);
-    assert_books(r, n);
-    pg = harness_pg();
-    assert_caught_up(pg);
-    PQfinish(pg);
-    free(r);
-    harness_stop_clean(&deliverer, "seckill-webhooks");
-    harness_system_stop(&sys);
+    assert_backlog_delivered("wh-pg-crash.jsonl");
 }
 
 /* How many requests were answered 200 for an event answered 200 before. */
