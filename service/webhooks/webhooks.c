@@ -121,10 +121,10 @@ void webhooks_free(webhooks *w)
 }
 
 /* Connects and registers the endpoints. 0 or -1 (logged, retried a tick
- * later). Every commit waits
- * for its WAL on disk, whatever the server's default: a cursor move or a
- * row's delete lets an order's next event go, and one lost in a crash of
- * PostgreSQL would send the earlier event again after it. */
+ * later). Every commit waits for its WAL on disk, whatever the server's
+ * default: a cursor move or a row's delete lets an order's next event go,
+ * and one lost in a crash of PostgreSQL would send the earlier event again
+ * after it. */
 static int connect_pg(webhooks *w)
 {
     static const char *const setup[] = {"SET synchronous_commit = on", NULL};
