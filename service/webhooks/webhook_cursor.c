@@ -94,8 +94,9 @@ void webhook_cursor_send(webhooks *w)
 
 /* Whether a cursor is to be written down now (webhook_window_write_due),
  * looking for events that wait on it every CURSOR_MS while it may move.
- * Busy: deliveries in flight, or events to send (an idle moment between
- * answers during a backlog is no reason to write). */
+ * Busy: deliveries in flight, or events to send, in a window or in the feed
+ * past a full page (an idle moment between answers during a backlog is no
+ * reason to write). */
 static int write_due(webhooks *w, int64_t now)
 {
     int look = now >= w->next_look_ms, due = 0, busy = w->nin_flight > 0 || w->more;
@@ -114,10 +115,14 @@ static int write_due(webhooks *w, int64_t now)
  * crash sends again what was answered since, never skips. */
 void webhook_cursor_move(webhooks *w, int64_t now)
 {
+    if (w->first_movable_ms != 0 && write_due(w, now))
+        webhook_cursor_write(w);
+}
+
+void webhook_cursor_write(webhooks *w)
+{
     int64_t ids[WEBHOOK_ENDPOINTS_MAX], cursors[WEBHOOK_ENDPOINTS_MAX];
     size_t n = 0;
-    if (w->first_movable_ms == 0 || !write_due(w, now))
-        return;
     for (size_t i = 0; i < w->nendpoints; i++) {
         const webhook_window *win = &w->endpoints[i].win;
         if (webhook_window_movable(win) > win->cursor) {

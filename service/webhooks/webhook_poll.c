@@ -21,6 +21,16 @@
 /* Ready sockets read in one epoll_wait; more wait for the next turn. */
 #define READY_MAX 64
 
+/* What an entry of the set is, kept in it beside its fd (tag): a ready
+ * entry is told by its kind, never by comparing fd numbers, which libpq and
+ * libcurl may each close and the other be given again. */
+enum { KIND_CURL, KIND_STOP, KIND_PG };
+
+static uint64_t tag(int kind, int fd)
+{
+    return (uint64_t)kind << 32 | (uint32_t)fd;
+}
+
 /* libcurl's socket callback: s is to be watched for what (or no more). The
  * socket's pointer (curl_multi_assign) marks one already in the set. */
 static int on_socket(CURL *easy, curl_socket_t s, int what, void *userp, void *socketp)
@@ -35,7 +45,7 @@ static int on_socket(CURL *easy, curl_socket_t s, int what, void *userp, void *s
     }
     struct epoll_event ev = {.events = ((what & CURL_POLL_IN) ? EPOLLIN : 0u) |
                                        ((what & CURL_POLL_OUT) ? EPOLLOUT : 0u),
-                             .data.fd = s};
+                             .data.u64 = tag(KIND_CURL, s)};
     int op = socketp ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
     int rc = epoll_ctl(w->epfd, op, s, &ev);
     if (rc < 0 && (errno == EEXIST || errno == ENOENT))
@@ -79,10 +89,11 @@ void webhook_poll_close(webhooks *w)
     w->epfd = -1;
 }
 
-/* Adds fd to the set, for reading, into *slot; -1 there when it could not. */
-static int watch(webhooks *w, int fd, int *slot)
+/* Adds fd, of kind, to the set, for reading, into *slot; -1 there when it
+ * could not. */
+static int watch(webhooks *w, int kind, int fd, int *slot)
 {
-    struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag(kind, fd)};
     *slot = epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) == 0 ? fd : -1;
     if (*slot < 0)
         log_msg(LOG_WARN, COMPONENT, "epoll_ctl: %s", strerror(errno));
@@ -91,7 +102,7 @@ static int watch(webhooks *w, int fd, int *slot)
 
 int webhook_poll_stop_fd(webhooks *w, int stop_fd)
 {
-    return watch(w, stop_fd, &w->stop_fd);
+    return watch(w, KIND_STOP, stop_fd, &w->stop_fd);
 }
 
 int webhook_poll_pg(webhooks *w, int fd)
@@ -99,7 +110,7 @@ int webhook_poll_pg(webhooks *w, int fd)
     if (w->pg_fd >= 0)
         epoll_ctl(w->epfd, EPOLL_CTL_DEL, w->pg_fd, NULL);
     w->pg_fd = -1;
-    return fd < 0 ? 0 : watch(w, fd, &w->pg_fd);
+    return fd < 0 ? 0 : watch(w, KIND_PG, fd, &w->pg_fd);
 }
 
 /* What a ready socket is ready for, in libcurl's words. */
@@ -117,11 +128,18 @@ int webhook_poll_wait(webhooks *w, int nap_ms)
         nap_ms = w->curl_due_ms <= now ? 0 : (int)(w->curl_due_ms - now);
     struct epoll_event ready[READY_MAX];
     int n = epoll_wait(w->epfd, ready, READY_MAX, nap_ms), got = 0, running;
+    if (n < 0 && errno != EINTR) {
+        /* Not a ready socket missed but the set itself (it would fail again
+         * at once, every turn): the deliverer stops, for its supervisor to
+         * start it again. */
+        log_msg(LOG_ERROR, COMPONENT, "epoll_wait: %s", strerror(errno));
+        return WEBHOOK_POLL_FAILED;
+    }
     for (int i = 0; i < n; i++) {
-        int fd = ready[i].data.fd;
-        if (fd == w->stop_fd)
+        int kind = (int)(ready[i].data.u64 >> 32), fd = (int)(uint32_t)ready[i].data.u64;
+        if (kind == KIND_STOP)
             got |= WEBHOOK_POLL_STOP;
-        else if (fd == w->pg_fd)
+        else if (kind == KIND_PG)
             got |= WEBHOOK_POLL_PG;
         else
             curl_multi_socket_action(w->multi, fd, curl_mask(ready[i].events), &running);

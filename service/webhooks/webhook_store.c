@@ -264,9 +264,9 @@ static int command(PGconn *pg, const char *sql)
     return res ? 0 : -1;
 }
 
-int webhook_store_lazy_commits(PGconn *pg)
+int webhook_store_listen(PGconn *pg)
 {
-    return command(pg, "SET synchronous_commit = off");
+    return command(pg, "LISTEN " OUTBOX_CHANNEL);
 }
 
 int webhook_store_analyze(PGconn *pg)

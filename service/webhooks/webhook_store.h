@@ -26,9 +26,9 @@ typedef struct webhook_delivery {
  * id, or -1. */
 int64_t webhook_store_endpoint(PGconn *pg, const char *url);
 
-/* The session's commits from now on wait for no fsync (synchronous_commit
- * off). 0 or -1. */
-int webhook_store_lazy_commits(PGconn *pg);
+/* The session is woken (a NOTIFY on OUTBOX_CHANNEL) by every commit that
+ * writes events. 0 or -1. */
+int webhook_store_listen(PGconn *pg);
 
 /* The endpoint's cursor: the last event id it is done with (answered
  * 2xx, or a row here). -1 when PostgreSQL failed. */

@@ -120,11 +120,14 @@ void webhooks_free(webhooks *w)
     free(w);
 }
 
-/* Connects, listens for the trigger's wake-ups and registers the
- * endpoints. 0 or -1 (logged, retried a tick later). */
+/* Connects and registers the endpoints. 0 or -1 (logged, retried a tick
+ * later). Every commit waits for its WAL on disk, whatever the server's
+ * default: a cursor move or a row's delete lets an order's next event go,
+ * and one lost in a crash of PostgreSQL would send the earlier event again
+ * after it. */
 static int connect_pg(webhooks *w)
 {
-    static const char *const setup[] = {"LISTEN " OUTBOX_CHANNEL, NULL};
+    static const char *const setup[] = {"SET synchronous_commit = on", NULL};
     const pg_session_spec spec = {.component = COMPONENT, .setup = setup};
     w->next_connect_ms = clock_mono_ms() + SLOW_TICK_MS;
     /* A connection of its own, not a pg_session's: a session's quiet
@@ -134,14 +137,6 @@ static int connect_pg(webhooks *w)
     int ok = 1;
     for (size_t i = 0; ok && i < w->nendpoints; i++)
         ok = (w->endpoints[i].id = webhook_store_endpoint(w->pg, w->endpoints[i].conf.url)) > 0;
-    /* From here on, a commit waits for no fsync (the cursor's UPDATE, a
-     * row's DELETE: most of what they cost PostgreSQL). A crash of
-     * PostgreSQL loses at most its last commits, and never a later one
-     * without an earlier (the WAL is flushed in order): a cursor or a
-     * forgotten row back where it was sends again, skips nothing. An
-     * endpoint's registration (its start in the feed) waited for it. */
-    if (ok)
-        ok = webhook_store_lazy_commits(w->pg) == 0;
     if (!ok) {
         log_msg(LOG_WARN, COMPONENT, "postgresql: %s", PQerrorMessage(w->pg));
         webhooks_drop_pg(w);
@@ -162,7 +157,9 @@ static int load_cursors(webhooks *w)
     return 0;
 }
 
-/* Takes the lead if no other deliverer holds it. */
+/* Takes the lead if no other deliverer holds it, and only then listens
+ * for the trigger's wake-ups: a standby never reads them, and libpq would
+ * keep every one of a sale's in memory while it waits. */
 static void try_lead(webhooks *w)
 {
     PGresult *res = PQexec(w->pg, "SELECT pg_try_advisory_lock(" LEADER_KEY ")");
@@ -175,7 +172,8 @@ static void try_lead(webhooks *w)
     if (pg_value_bool(res, 0, 0, &lead) < 0)
         log_msg(LOG_WARN, COMPONENT, "postgresql: pg_try_advisory_lock answered no boolean");
     PQclear(res);
-    if (lead && (load_cursors(w) < 0 || webhook_poll_pg(w, PQsocket(w->pg)) < 0)) {
+    if (lead && (webhook_store_listen(w->pg) < 0 || load_cursors(w) < 0 ||
+                 webhook_poll_pg(w, PQsocket(w->pg)) < 0)) {
         webhooks_drop_pg(w);
         return;
     }
@@ -484,13 +482,26 @@ static int gather(int stop_fd, int64_t *last_turn_ms)
     return 0;
 }
 
+/* At a stop: the transfers finished are noted and what was answered is
+ * written down (rows forgotten, cursors moved), so that the next leader
+ * sends again only what was still in flight. */
+static void write_down(webhooks *w)
+{
+    collect(w);
+    if (w->pg && w->leader)
+        flush_done(w);
+    if (w->pg && w->leader && w->first_movable_ms != 0)
+        webhook_cursor_write(w);
+}
+
 int webhooks_run(webhooks *w, int stop_fd)
 {
     int64_t last_turn_ms = 0;
     int ready = 0;
     if (webhook_poll_stop_fd(w, stop_fd) < 0)
         return 1;
-    while (!(ready & WEBHOOK_POLL_STOP) && !gather(stop_fd, &last_turn_ms)) {
+    while (!(ready & (WEBHOOK_POLL_STOP | WEBHOOK_POLL_FAILED)) &&
+           !gather(stop_fd, &last_turn_ms)) {
         if (!w->pg && clock_mono_ms() >= w->next_connect_ms)
             connect_pg(w);
         if (w->pg && !w->leader)
@@ -500,50 +511,7 @@ int webhooks_run(webhooks *w, int stop_fd)
             lead(w, ready & WEBHOOK_POLL_PG);
         ready = webhook_poll_wait(w, nap_ms(w));
     }
+    write_down(w);
     log_msg(LOG_INFO, COMPONENT, "stopping: %d deliveries in flight stay owed", w->nin_flight);
-    return 0;
-}
-
-char *webhooks_metrics(void *ctx)
-{
-    webhooks *w = ctx;
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f)
-        return NULL;
-    static const struct {
-        const char *name, *type, *help;
-        size_t offset;
-    } series[] = {
-        {"seckill_webhook_delivered_total", "counter", "Events an endpoint answered 2xx to.",
-         offsetof(endpoint_state, delivered)},
-        {"seckill_webhook_failed_total", "counter",
-         "Attempts that failed (an answer not 2xx, a timeout, no connection).",
-         offsetof(endpoint_state, failed)},
-        {"seckill_webhook_dead_lettered_total", "counter",
-         "Events that went to the endpoint's dead-letter after their last attempt.",
-         offsetof(endpoint_state, dead)},
-    };
-    for (size_t s = 0; s < sizeof(series) / sizeof(series[0]); s++) {
-        fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", series[s].name, series[s].help, series[s].name,
-                series[s].type);
-        for (size_t i = 0; i < w->nendpoints; i++)
-            fprintf(f, "%s{endpoint=\"%" PRId64 "\"} %lld\n", series[s].name, w->endpoints[i].id,
-                    atomic_load((atomic_llong *)((char *)&w->endpoints[i] + series[s].offset)));
-    }
-    fprintf(f, "# HELP seckill_webhook_lag_seconds Age of the oldest event an endpoint has not "
-               "had yet (the dead-letter aside).\n# TYPE seckill_webhook_lag_seconds gauge\n");
-    for (size_t i = 0; i < w->nendpoints; i++)
-        fprintf(f, "seckill_webhook_lag_seconds{endpoint=\"%" PRId64 "\"} %.3f\n",
-                w->endpoints[i].id, atomic_load(&w->endpoints[i].lag_ms) / 1000.0);
-    fprintf(f,
-            "# HELP seckill_webhook_leader 1 while this deliverer leads.\n"
-            "# TYPE seckill_webhook_leader gauge\nseckill_webhook_leader %d\n",
-            atomic_load(&w->leading));
-    if (fclose(f) != 0) {
-        free(text);
-        return NULL;
-    }
-    return text;
+    return ready & WEBHOOK_POLL_FAILED ? 1 : 0;
 }

@@ -129,6 +129,7 @@ int webhook_poll_pg(webhooks *w, int fd);
 /* What webhook_poll_wait saw ready, besides libcurl's sockets. */
 #define WEBHOOK_POLL_STOP 1
 #define WEBHOOK_POLL_PG 2
+#define WEBHOOK_POLL_FAILED 4 /* the wait itself failed (logged) */
 /* Waits up to nap_ms (less when libcurl's timer falls due sooner) for a
  * ready socket, tells libcurl of its ready sockets and of its timer when
  * due (transfers finished wait in curl_multi_info_read), and returns the
@@ -146,6 +147,8 @@ void webhook_cursor_read(webhooks *w, size_t min_room);
 int webhook_cursor_wants_page(const webhooks *w);
 void webhook_cursor_send(webhooks *w);
 void webhook_cursor_move(webhooks *w, int64_t now);
+/* The cursors that may move written down now, due or not (at a stop). */
+void webhook_cursor_write(webhooks *w);
 /* A cursor may move (an answer, a row parked): its clock starts. */
 void webhook_cursor_movable(webhooks *w);
 

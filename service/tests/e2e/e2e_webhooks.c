@@ -26,6 +26,7 @@
 #include "draw_sale.h"
 #include "harness.h"
 #include "hook_post.h"
+#include "outbox.h"
 #include "sale.h"
 #include "webhook_sign.h"
 
@@ -35,7 +36,7 @@
 #define RECEIVER SECKILL_SOURCE_DIR "/loadtest/webhook_receiver.py"
 
 static harness_system sys;
-static pid_t receivers[2], deliverer;
+static pid_t receivers[2], deliverer, standby;
 static char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=e2e-webhooks", NULL};
 
 static void start_system(void)
@@ -46,6 +47,7 @@ static void start_system(void)
 static void kill_leftovers(void)
 {
     harness_kill_leftover(&deliverer);
+    harness_kill_leftover(&standby);
     harness_kill_leftover(&receivers[0]);
     harness_kill_leftover(&receivers[1]);
     harness_system_kill(&sys);
@@ -670,6 +672,36 @@ Test(webhooks, a_failing_orders_later_events_wait_behind_it_while_other_orders_f
     harness_system_stop(&sys);
 }
 
+/* The one receiver of a test (file), registered first (an endpoint starts
+ * at the end of the feed), then a backlog owed to it (units' orders, their
+ * pays and cancels) taken in while no deliverer runs; then the deliverer
+ * that is to work through it. */
+static void backlog_for_one(const char *file, size_t units)
+{
+    char endpoints[256];
+    one_endpoint(file, "ok", endpoints, sizeof(endpoints));
+    deliverer = start_deliverer(endpoints, "50", "100", 0);
+    harness_stop_clean(&deliverer, "seckill-webhooks");
+    sell_and_settle(create_item((int64_t)units), units, 1);
+    deliverer = start_deliverer(endpoints, "50", "100", 0);
+}
+
+/* The end of a backlog test: every event reached file's receiver, once
+ * answered and in order per order, the cursor caught up, and the test's
+ * processes stop cleanly. */
+static void assert_backlog_delivered(const char *file)
+{
+    size_t n;
+    record *r = wait_all_delivered(file, &n, 60000);
+    assert_books(r, n);
+    PGconn *pg = harness_pg();
+    assert_caught_up(pg);
+    PQfinish(pg);
+    free(r);
+    harness_stop_clean(&deliverer, "seckill-webhooks");
+    harness_system_stop(&sys);
+}
+
 /* A backlog with one buyer's orders failing, the deliverer killed -9 three
  * times while it works through it: its cursor and rows lose no event, and a
  * repeat after a restart never comes after a later event of its order. */
@@ -692,15 +724,7 @@ Test(webhooks, the_cursor_survives_kill_9_without_losing_or_reordering_an_event)
     }
     cr_log_info("killed after %zu, %zu and %zu requests", seen[0], seen[1], seen[2]);
     set_fail_user(pa, "");
-    size_t n;
-    record *r = wait_all_delivered("wh-cursor.jsonl", &n, 60000);
-    assert_books(r, n);
-    PGconn *pg = harness_pg();
-    assert_caught_up(pg);
-    PQfinish(pg);
-    free(r);
-    harness_stop_clean(&deliverer, "seckill-webhooks");
-    harness_system_stop(&sys);
+    assert_backlog_delivered("wh-cursor.jsonl");
 }
 
 /* Ends the deliverer's PostgreSQL sessions (named by its program); how many. */
@@ -712,27 +736,166 @@ static int64_t end_deliverer_sessions(PGconn *pg)
 
 Test(webhooks, the_deliverers_postgresql_session_ended_during_delivery_loses_no_event)
 {
-    char endpoints[256];
-    one_endpoint("wh-session.jsonl", "ok", endpoints, sizeof(endpoints));
-    /* Registered first (an endpoint starts at the end of the feed), then a
-     * backlog for it to deliver while its sessions end. */
-    deliverer = start_deliverer(endpoints, "50", "100", 0);
-    harness_stop_clean(&deliverer, "seckill-webhooks");
-    sell_and_settle(create_item(300), 300, 1);
-    deliverer = start_deliverer(endpoints, "50", "100", 0);
+    backlog_for_one("wh-session.jsonl", 300); /* delivered while its sessions end */
     PGconn *pg = harness_pg();
     int64_t ended = 0;
     for (int round = 0; round < 3; round++) {
         harness_sleep_ms(150);
         ended += end_deliverer_sessions(pg);
     }
+    PQfinish(pg);
     cr_expect_gt(ended, 0, "the deliverer's session was found and ended");
+    assert_backlog_delivered("wh-session.jsonl");
+}
+
+/* Waits (polling the receiver's record every few ms) until it holds at
+ * least want requests; how many it held. */
+static size_t wait_records(const char *name, size_t want, int timeout_ms)
+{
+    size_t n = 0;
+    for (int waited = 0; n < want && waited < timeout_ms; waited += 5) {
+        free(read_records(name, &n));
+        if (n < want)
+            harness_sleep_ms(5);
+    }
+    cr_assert_geq(n, want, "%s: %zu requests of %zu", name, n, want);
+    return n;
+}
+
+/* PostgreSQL crashes while the deliverer works through a backlog whose
+ * orders have two or three events each: a cursor move or a row's delete
+ * that let an order's next event go must survive the crash, or the
+ * restarted deliverer sends the earlier event again after the later one
+ * (the test's PostgreSQL runs with synchronous_commit off by default, so
+ * this holds only if the deliverer's own session waits for its commits). */
+Test(webhooks, a_postgresql_crash_during_delivery_reorders_no_orders_events)
+{
+    backlog_for_one("wh-pg-crash.jsonl", 300);
+    PGconn *pg = harness_pg();
+    /* The backlog itself on disk (the server's commits did not wait). */
+    PQclear(PQexec(pg, "CHECKPOINT"));
+    PQfinish(pg);
+    size_t at = wait_records("wh-pg-crash.jsonl", 350, 20000);
+    harness_pg_crash();
+    harness_pg_restart();
+    cr_log_info("PostgreSQL crashed after %zu requests", at);
+    assert_backlog_delivered("wh-pg-crash.jsonl");
+}
+
+/* How many requests were answered 200 for an event answered 200 before. */
+static size_t repeats(const record *r, size_t n)
+{
+    size_t answered = 0;
+    for (size_t i = 0; i < n; i++)
+        answered += r[i].answered == 200;
+    return answered - delivered(r, n);
+}
+
+/* A deliverer stopped by SIGTERM during a backlog (one event an order, so
+ * that no event waits on the cursor and nothing yet made it due) writes
+ * down what was answered before it exits: the next one sends again only
+ * what was still in flight (16 at most) and the answers past the oldest of
+ * them (the cursor stops there; a few dozen), not every answer since it
+ * began (150 or more here). */
+Test(webhooks, a_deliverer_stopped_by_sigterm_writes_down_what_was_answered)
+{
+    enum { UNITS = 400, IN_FLIGHT = 16 };
+    char endpoints[256];
+    one_endpoint("wh-sigterm.jsonl", "ok", endpoints, sizeof(endpoints));
+    deliverer = start_deliverer(endpoints, "50", "100", 0);
+    harness_stop_clean(&deliverer, "seckill-webhooks");
+    sale s;
+    sell_all(&s, UNITS, 20);
+    sale_free(&s);
+    deliverer = start_deliverer(endpoints, "50", "100", 0);
+    wait_records("wh-sigterm.jsonl", 150, 20000);
+    harness_stop_clean(&deliverer, "seckill-webhooks");
+    size_t at;
+    free(read_records("wh-sigterm.jsonl", &at));
+    cr_log_info("stopped after %zu requests", at);
+    deliverer = start_deliverer(endpoints, "50", "100", 0);
     size_t n;
-    record *r = wait_all_delivered("wh-session.jsonl", &n, 60000);
+    record *r = wait_all_delivered("wh-sigterm.jsonl", &n, 30000);
+    assert_books(r, n);
+    cr_assert_leq(repeats(r, n), 3 * IN_FLIGHT,
+                  "%zu events sent again after a stop at %zu requests", repeats(r, n), at);
+    free(r);
+    harness_stop_clean(&deliverer, "seckill-webhooks");
+    harness_system_stop(&sys);
+}
+
+/* The resident memory of process pid, in KiB (-1: unknown). */
+static long rss_kib(pid_t pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    long kib = -1;
+    while (f && fgets(line, sizeof(line), f) && sscanf(line, "VmRSS: %ld", &kib) != 1)
+        ;
+    if (f)
+        fclose(f);
+    return kib;
+}
+
+/* Waits until the deliverer whose metrics are on port says it leads (1) or
+ * not (0). */
+static void wait_leader(int port, long long want)
+{
+    char resp[8192];
+    for (int waited = 0;; waited += 100) {
+        int status = harness_http(port, "GET", "/metrics", NULL, NULL, resp, sizeof(resp));
+        if (status == 200 && harness_metric(resp, "seckill_webhook_leader") == want)
+            return;
+        cr_assert_lt(waited, 10000, "seckill_webhook_leader %lld on port %d: %d %s", want, port,
+                     status, resp);
+        harness_sleep_ms(100);
+    }
+}
+
+/* A standby deliverer (another leads) is not woken by the trigger's
+ * NOTIFYs: 30 MiB of them during a "sale" leave its memory as it was (a
+ * standby that listened kept every one in libpq, unread, as long as it
+ * waited); once the leader stops, it leads, listens, and delivers a sale. */
+Test(webhooks, a_standby_deliverer_keeps_no_wake_ups_and_delivers_once_it_leads)
+{
+    enum { NOTIFIES = 4000, GROWTH_KIB = 12 * 1024 };
+    char endpoints[256];
+    one_endpoint("wh-standby.jsonl", "ok", endpoints, sizeof(endpoints));
+    int lead_port = harness_free_port();
+    deliverer = start_deliverer(endpoints, "50", "100", lead_port);
+    wait_leader(lead_port, 1);
+    int standby_port = harness_free_port();
+    standby = start_deliverer(endpoints, "50", "100", standby_port);
+    PGconn *pg = harness_pg();
+    const char *sessions = "SELECT count(*) FROM pg_stat_activity"
+                           " WHERE application_name = 'seckill-webhooks'";
+    for (int waited = 0; harness_pg_int(pg, sessions) < 2 && waited < 10000; waited += 50)
+        harness_sleep_ms(50);
+    cr_assert_eq(harness_pg_int(pg, sessions), 2, "the standby is connected");
+    wait_leader(standby_port, 0);
+    long before = rss_kib(standby);
+    PGresult *res = PQexec(pg, "SELECT count(pg_notify('" OUTBOX_CHANNEL "',"
+                               " i || repeat('x', 7900))) FROM generate_series(1, 4000) i");
+    cr_assert_eq(PQresultStatus(res), PGRES_TUPLES_OK, "%s", PQerrorMessage(pg));
+    PQclear(res);
+    harness_sleep_ms(2500); /* two of the standby's turns, each a statement */
+    long after = rss_kib(standby);
+    cr_assert(before > 0 && after > 0);
+    cr_assert_lt(after - before, GROWTH_KIB, "the standby grew from %ld to %ld KiB", before, after);
+    wait_leader(standby_port, 0);
+
+    harness_stop_clean(&deliverer, "seckill-webhooks");
+    deliverer = standby;
+    standby = 0;
+    wait_leader(standby_port, 1);
+    sell_and_settle(create_item(24), 24, 1);
+    size_t n;
+    record *r = wait_all_delivered("wh-standby.jsonl", &n, 30000);
     assert_books(r, n);
     assert_caught_up(pg);
-    PQfinish(pg);
     free(r);
+    PQfinish(pg);
     harness_stop_clean(&deliverer, "seckill-webhooks");
     harness_system_stop(&sys);
 }
