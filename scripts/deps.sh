@@ -2,7 +2,7 @@
 # deps.sh: installs the Debian packages seckill needs (plus any named as arguments), only those missing.
 set -euo pipefail
 
-packages=(build-essential cmake pkg-config curl libmicrohttpd-dev libhiredis-dev libjansson-dev
+packages=(build-essential cmake ninja-build pkg-config curl libmicrohttpd-dev libhiredis-dev libjansson-dev
     libpq-dev libssl-dev libcurl4-openssl-dev libcriterion-dev libevent-dev redis-server redis-tools postgresql wrk apache2-utils
     nginx-light valgrind chromium nodejs npm zookeeper libzookeeper-mt-dev python3 "$@")
 
