@@ -4,7 +4,7 @@
 # SECKILL_RELEASE=1: the binaries as the Dockerfile builds them, -O3, whose warnings -O2 misses).
 # SECKILL_BUILD_TYPE=Release builds build/ itself as the Dockerfile does, tests included (.ci/run:
 # one build tests the image's binaries and sees their warnings); default RelWithDebInfo.
-# Arguments name the targets to build (default: all of them); --configure only configures.
+# --configure only configures (scripts/test.sh then builds what its tests need).
 # A new build folder is made for Ninja, which builds the sources of a library's dependents while
 # the library links, without make's per-target steps (a whole build: about a fifth less CPU);
 # one made before keeps its generator.
@@ -26,6 +26,4 @@ fi
 [[ -f $dir/CMakeCache.txt ]] || ! command -v ninja >/dev/null || flags+=(-G Ninja)
 cmake -S . -B "$dir" "${flags[@]}" >/dev/null
 [[ ${1:-} != --configure ]] || exit 0
-targets=()
-(($# == 0)) || targets=(--target "$@")
-cmake --build "$dir" -j "$(nproc)" "${targets[@]}"
+cmake --build "$dir" -j "$(nproc)"

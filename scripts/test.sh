@@ -21,20 +21,19 @@ scripts/deps.sh
 # Only what the chosen tests run is built when the build folder is Ninja's (make builds the targets
 # named one after another): `make test ARGS='-R e2e_purchase'` builds that test and the binaries
 # it starts, not the other hundred tests. A C test runs the program of its name; any other test
-# (the pages in Chromium, the records, Python's), or a list ctest could not give, builds it all.
+# (the pages in Chromium, the records, Python's) builds it all.
 scripts/build.sh --configure
-targets=()
+names=()
 if [[ -f $build/build.ninja ]]; then
-    mapfile -t targets < <(ctest --test-dir "$build" --show-only=json-v1 "$@" 2>/dev/null |
-        python3 -c '
-import json, os, sys
-build = os.path.realpath(sys.argv[1])
-tests = json.load(sys.stdin)["tests"]
-runs_own = lambda t: os.path.join(build, t["name"]) in map(os.path.realpath, t.get("command", []))
-if tests and all(map(runs_own, tests)):
-    print("\n".join(t["name"] for t in tests))' "$build" 2>/dev/null || true)
+    mapfile -t names < <(ctest --test-dir "$build" -N "$@" | sed -n 's/^ *Test *#[0-9]*: //p')
+    programs=$(ninja -C "$build" -t targets all | sed -n 's/: C_EXECUTABLE_LINKER.*//p')
+    for name in "${names[@]}"; do
+        grep -qxF -- "$name" <<<"$programs" || { names=(); break; }
+    done
 fi
-scripts/build.sh "${targets[@]}"
+targets=()
+((${#names[@]} == 0)) || targets=(--target "${names[@]}")
+cmake --build "$build" -j "$(nproc)" "${targets[@]}"
 
 # Tests side by side, as many as there are cores: the unit tests beside each other and beside
 # the tests that hold a set of the run's servers (CMakeLists.txt's RESOURCE_GROUPS backends).
