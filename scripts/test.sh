@@ -49,11 +49,15 @@ finish() {
     # A set still starting when another failed: let it end before its servers are stopped, or
     # they would start after the stop and be left running.
     for pid in "${starting[@]}"; do wait "$pid" 2>/dev/null || true; done
+    local stopping=()
     for ((k = 0; k < sets; k++)); do
         # What a test suite killed midway left behind there (by its pid files): the seckill
         # processes die with their test (harness_launch), the daemons services.sh starts do not.
-        daemons_stop "$dir/b$k"
+        # The sets side by side (each PostgreSQL takes a second or so to stop).
+        daemons_stop "$dir/b$k" &
+        stopping+=($!)
     done
+    for pid in "${stopping[@]}"; do wait "$pid" || true; done
     # realpath: the folder may be a link to one under /tmp (see reachable_dir).
     if ((status == 0)); then
         for ((k = 0; k < sets; k++)); do rm -rf "$(realpath -m "$dir/b$k")"; done
