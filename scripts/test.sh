@@ -18,7 +18,22 @@ fi
 dir=$PWD/run/test-$$
 
 scripts/deps.sh
-scripts/build.sh
+# Only what the chosen tests run is built when the build folder is Ninja's (make builds the targets
+# named one after another): `make test ARGS='-R e2e_purchase'` builds that test and the binaries
+# it starts, not the other hundred tests. A C test runs the program of its name; any other test
+# (the pages in Chromium, the records, Python's) builds it all.
+scripts/build.sh --configure
+names=()
+if [[ -f $build/build.ninja ]]; then
+    mapfile -t names < <(ctest --test-dir "$build" -N "$@" | sed -n 's/^ *Test *#[0-9]*: //p')
+    programs=$(ninja -C "$build" -t targets all | sed -n 's/: C_EXECUTABLE_LINKER.*//p')
+    for name in "${names[@]}"; do
+        grep -qxF -- "$name" <<<"$programs" || { names=(); break; }
+    done
+fi
+targets=()
+((${#names[@]} == 0)) || targets=(--target "${names[@]}")
+cmake --build "$build" -j "$(nproc)" "${targets[@]}"
 
 # Tests side by side, as many as there are cores: the unit tests beside each other and beside
 # the tests that hold a set of the run's servers (CMakeLists.txt's RESOURCE_GROUPS backends).
@@ -34,11 +49,15 @@ finish() {
     # A set still starting when another failed: let it end before its servers are stopped, or
     # they would start after the stop and be left running.
     for pid in "${starting[@]}"; do wait "$pid" 2>/dev/null || true; done
+    local stopping=()
     for ((k = 0; k < sets; k++)); do
         # What a test suite killed midway left behind there (by its pid files): the seckill
         # processes die with their test (harness_launch), the daemons services.sh starts do not.
-        daemons_stop "$dir/b$k"
+        # The sets side by side (each PostgreSQL takes a second or so to stop).
+        daemons_stop "$dir/b$k" &
+        stopping+=($!)
     done
+    for pid in "${stopping[@]}"; do wait "$pid" || true; done
     # realpath: the folder may be a link to one under /tmp (see reachable_dir).
     if ((status == 0)); then
         for ((k = 0; k < sets; k++)); do rm -rf "$(realpath -m "$dir/b$k")"; done
