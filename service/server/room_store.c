@@ -2,7 +2,6 @@
 #include "room_store.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include "keys.h"
 #include "log.h"
 #include "redis_reply.h"
+#include "text_buf.h"
 
 void room_store_read(pg_row *f, int at, room_terms *r, char *k_hex)
 {
@@ -286,30 +286,6 @@ void room_store_used(pool_session *s, int64_t item, const char *e)
     freeReplyObject(pool_session_redis(s, 3, zrem));
 }
 
-/* Appends printf-style text to the malloc'd *buf of *len bytes. Returns 0,
- * or -1 when out of memory (*buf freed and NULL). */
-static int append(char **buf, size_t *len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int append(char **buf, size_t *len, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    char *grown = n < 0 ? NULL : realloc(*buf, *len + (size_t)n + 1);
-    if (!grown) {
-        free(*buf);
-        *buf = NULL;
-        return -1;
-    }
-    va_start(ap, fmt);
-    vsnprintf(grown + *len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    *buf = grown;
-    *len += (size_t)n;
-    return 0;
-}
-
 static const char *const gauge_names[] = {"joined", "admitted", "expired_unused", "active"};
 static const char *const gauge_help[] = {
     "Buyers who joined the item's waiting room this round.",
@@ -317,22 +293,20 @@ static const char *const gauge_help[] = {
     "Admissions that expired without a purchase.",
     "Admissions not yet used nor expired (up to their trim)."};
 
-/* The gauges of the n rooms of values[i][4] (-1: not a room) as text. */
+/* The gauges of the n rooms of values[i][4] (-1: not a room) as text (NULL
+ * when out of memory). */
 static char *render(const int64_t *items, int64_t (*values)[4], size_t n)
 {
-    char *text = calloc(1, 1);
-    size_t len = 0;
-    for (int g = 0; text && g < 4; g++) {
-        if (append(&text, &len, "# HELP seckill_room_%s %s\n# TYPE seckill_room_%s gauge\n",
-                   gauge_names[g], gauge_help[g], gauge_names[g]) < 0)
-            return NULL;
+    text_buf t = TEXT_BUF_INIT;
+    for (int g = 0; g < 4; g++) {
+        text_buf_printf(&t, "# HELP seckill_room_%s %s\n# TYPE seckill_room_%s gauge\n",
+                        gauge_names[g], gauge_help[g], gauge_names[g]);
         for (size_t i = 0; i < n; i++)
-            if (values[i][0] >= 0 &&
-                append(&text, &len, "seckill_room_%s{item=\"%" PRId64 "\"} %" PRId64 "\n",
-                       gauge_names[g], items[i], values[i][g]) < 0)
-                return NULL;
+            if (values[i][0] >= 0)
+                text_buf_printf(&t, "seckill_room_%s{item=\"%" PRId64 "\"} %" PRId64 "\n",
+                                gauge_names[g], items[i], values[i][g]);
     }
-    return text;
+    return text_buf_take(&t);
 }
 
 /* Reads the rooms' counts of items[0..n) into values (-1 first: not a
