@@ -146,25 +146,19 @@ int room_store_master(pool_session *s, unsigned char *master)
     if (room_store_draw(drawn) < 0)
         return -1;
     const char *p[] = {drawn};
-    /* The first server's draw wins; every later one reads it. A statement
-     * that waited for another's insert to commit does not see its row (its
-     * snapshot is older: no row at all), and is run again, which does. */
-    for (int attempt = 0; attempt < 2; attempt++) {
-        PGresult *res = pool_session_pg(
-            s,
-            "WITH ins AS (INSERT INTO room_master (one, secret) VALUES (true, $1) "
-            "  ON CONFLICT (one) DO NOTHING RETURNING secret) "
-            "SELECT secret FROM ins UNION ALL SELECT secret FROM room_master LIMIT 1",
-            1, p, PGRES_TUPLES_OK, NULL);
-        if (!res)
-            return -1;
-        int rows = PQntuples(res);
-        int bad = rows == 1 && digest_unhex(PQgetvalue(res, 0, 0), master, ROOM_SECRET_LEN) < 0;
-        PQclear(res);
-        if (rows == 1)
-            return bad ? -1 : 0;
-    }
-    return -1;
+    /* The first server's draw wins; every later one gets the row back. DO
+     * UPDATE (of nothing) returns the row it found even when it waited for
+     * another server's insert to commit, where DO NOTHING returns no row and
+     * a read after it, under the statement's older snapshot, none either. */
+    PGresult *res = pool_session_pg(s,
+                                    "INSERT INTO room_master (one, secret) VALUES (true, $1) "
+                                    "ON CONFLICT (one) DO UPDATE SET secret = room_master.secret "
+                                    "RETURNING secret",
+                                    1, p, PGRES_TUPLES_OK, NULL);
+    int read = res && PQntuples(res) == 1 &&
+               digest_unhex(PQgetvalue(res, 0, 0), master, ROOM_SECRET_LEN) == 0;
+    PQclear(res);
+    return read ? 0 : -1;
 }
 
 int room_store_master_of(room_cache *c, pool_session *s, unsigned char *master)
