@@ -287,20 +287,17 @@ static const char *const gauge_help[] = {
     "Admissions that expired without a purchase.",
     "Admissions not yet used nor expired (up to their trim)."};
 
-/* The gauges of the n rooms of values[i][4] (-1: not a room) as text (NULL
- * when out of memory). */
-static char *render(const int64_t *items, int64_t (*values)[4], size_t n)
+/* Appends the gauges of the n rooms of values[i][4] (-1: not a room) to t. */
+static void render(text_buf *t, const int64_t *items, int64_t (*values)[4], size_t n)
 {
-    text_buf t = TEXT_BUF_INIT;
     for (int g = 0; g < 4; g++) {
-        text_buf_printf(&t, "# HELP seckill_room_%s %s\n# TYPE seckill_room_%s gauge\n",
+        text_buf_printf(t, "# HELP seckill_room_%s %s\n# TYPE seckill_room_%s gauge\n",
                         gauge_names[g], gauge_help[g], gauge_names[g]);
         for (size_t i = 0; i < n; i++)
             if (values[i][0] >= 0)
-                text_buf_printf(&t, "seckill_room_%s{item=\"%" PRId64 "\"} %" PRId64 "\n",
+                text_buf_printf(t, "seckill_room_%s{item=\"%" PRId64 "\"} %" PRId64 "\n",
                                 gauge_names[g], items[i], values[i][g]);
     }
-    return text_buf_take(&t);
 }
 
 /* Reads the rooms' counts of items[0..n) into values (-1 first: not a
@@ -340,26 +337,24 @@ static int read_gauges(pool_session *s, const int64_t *items, size_t n, int64_t 
     return bad ? -1 : 0;
 }
 
-char *room_store_metrics(pool_session *s)
+void room_store_metrics(pool_session *s, text_buf *t)
 {
     int64_t *items = NULL;
     size_t n = 0;
     if (pool_session_items(s, &items, &n) < 0 || n == 0) {
         free(items);
-        return calloc(1, 1);
+        return;
     }
     char(*keys)[KEYS_MAX] = malloc(n * sizeof(*keys));
     const char **argv = malloc(5 * n * sizeof(*argv));
     redisReply **replies = calloc(n, sizeof(*replies));
     int64_t(*values)[4] = malloc(n * sizeof(*values));
-    char *text = NULL;
-    if (keys && argv && replies && values)
-        text = read_gauges(s, items, n, values, keys, argv, replies) == 0 ? render(items, values, n)
-                                                                          : calloc(1, 1);
+    if (keys && argv && replies && values &&
+        read_gauges(s, items, n, values, keys, argv, replies) == 0)
+        render(t, items, values, n);
     free(keys);
     free(argv);
     free(replies);
     free(values);
     free(items);
-    return text;
 }
