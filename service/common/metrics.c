@@ -125,6 +125,15 @@ static void gauge(text_buf *t, const char *name, const char *help, int64_t v)
                     v);
 }
 
+/* A counter family of n series, series i labelled label="values[i]". */
+static void counters(text_buf *t, const char *name, const char *help, const char *label,
+                     const char *const *values, _Atomic uint64_t *counts, int n)
+{
+    text_buf_printf(t, "# HELP %s %s\n# TYPE %s counter\n", name, help, name);
+    for (int i = 0; i < n; i++)
+        text_buf_printf(t, "%s{%s=\"%s\"} %" PRIu64 "\n", name, label, values[i], get(&counts[i]));
+}
+
 /* The requests by route and status, and the latency histogram of each route. */
 static void render_routes(text_buf *t, metrics *m)
 {
@@ -175,12 +184,8 @@ char *metrics_render(metrics *m, const metrics_gauges *g)
 
     render_routes(&t, m);
 
-    text_buf_printf(&t,
-                    "# HELP seckill_purchases_total Purchases of the production path, by outcome.\n"
-                    "# TYPE seckill_purchases_total counter\n");
-    for (int o = 0; o < METRICS_OUTCOME_COUNT; o++)
-        text_buf_printf(&t, "seckill_purchases_total{outcome=\"%s\"} %" PRIu64 "\n",
-                        outcome_names[o], get(&m->outcomes[o]));
+    counters(&t, "seckill_purchases_total", "Purchases of the production path, by outcome.",
+             "outcome", outcome_names, m->outcomes, METRICS_OUTCOME_COUNT);
     text_buf_printf(
         &t,
         "# HELP seckill_purchase_batches_total Calls of the batch reserve script (group "
@@ -195,19 +200,12 @@ char *metrics_render(metrics *m, const metrics_gauges *g)
         "# TYPE seckill_purchase_batched_total counter\n"
         "seckill_purchase_batched_total %" PRIu64 "\n",
         get(&m->batched_buyers));
-    text_buf_printf(&t,
-                    "# HELP seckill_redis_redirects_total Purchase batches a Redis Cluster sent "
-                    "elsewhere (a slot moved, being moved, or split by a move).\n"
-                    "# TYPE seckill_redis_redirects_total counter\n");
-    for (int k = 0; k < METRICS_REDIRECT_COUNT; k++)
-        text_buf_printf(&t, "seckill_redis_redirects_total{kind=\"%s\"} %" PRIu64 "\n",
-                        redirect_names[k], get(&m->redirects[k]));
-    text_buf_printf(&t,
-                    "# HELP seckill_backend_errors_total Failed calls to Redis and PostgreSQL.\n"
-                    "# TYPE seckill_backend_errors_total counter\n");
-    for (int b = 0; b < METRICS_BACKEND_COUNT; b++)
-        text_buf_printf(&t, "seckill_backend_errors_total{backend=\"%s\"} %" PRIu64 "\n",
-                        backend_names[b], get(&m->backend_errors[b]));
+    counters(&t, "seckill_redis_redirects_total",
+             "Purchase batches a Redis Cluster sent elsewhere (a slot moved, being moved, or "
+             "split by a move).",
+             "kind", redirect_names, m->redirects, METRICS_REDIRECT_COUNT);
+    counters(&t, "seckill_backend_errors_total", "Failed calls to Redis and PostgreSQL.", "backend",
+             backend_names, m->backend_errors, METRICS_BACKEND_COUNT);
 
     gauge(&t, "seckill_soldout_flags", "Items this instance answers sold out from memory.",
           g->soldout_flags);
