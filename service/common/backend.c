@@ -51,18 +51,47 @@ fail:
     return NULL;
 }
 
-/* The map from one node; NULL with why. */
-static redis_cluster_map *cluster_map_from(const redis_cluster_node *node, int timeout_ms,
-                                           const char *password, char *why, size_t whylen)
+/* What is made of one seed (a connection, a slot map): NULL with why. */
+typedef void *(*seed_fn)(const redis_cluster_node *seed, const void *arg, char *why, size_t whylen);
+
+/* What fn makes of the first seed it can: NULL with err joining each
+ * seed's why ("; "). */
+static void *first_seed(const redis_cluster_node *seeds, size_t nseeds, seed_fn fn, const void *arg,
+                        char *err, size_t errlen)
 {
-    redisContext *c =
-        backend_redis_connect_auth(node->host, node->port, timeout_ms, password, why, whylen);
+    size_t len = 0;
+    err[0] = '\0';
+    if (nseeds == 0)
+        snprintf(err, errlen, "no seeds");
+    for (size_t i = 0; i < nseeds; i++) {
+        char why[256];
+        void *got = fn(&seeds[i], arg, why, sizeof(why));
+        if (got)
+            return got;
+        if (len < errlen)
+            len += (size_t)snprintf(err + len, errlen - len, "%s%s", len ? "; " : "", why);
+    }
+    return NULL;
+}
+
+/* How the seeds of a map are reached. */
+typedef struct map_ask {
+    int timeout_ms;
+    const char *password;
+} map_ask;
+
+/* The map from one seed (arg: a map_ask). */
+static void *map_of(const redis_cluster_node *seed, const void *arg, char *why, size_t whylen)
+{
+    const map_ask *ask = arg;
+    redisContext *c = backend_redis_connect_auth(seed->host, seed->port, ask->timeout_ms,
+                                                 ask->password, why, whylen);
     if (!c)
         return NULL;
     char slots_why[160] = "";
     redisReply *r = redisCommand(c, "CLUSTER SLOTS");
     redis_cluster_map *map =
-        r ? redis_cluster_map_from_slots(r, node->host, slots_why, sizeof(slots_why)) : NULL;
+        r ? redis_cluster_map_from_slots(r, seed->host, slots_why, sizeof(slots_why)) : NULL;
     int unowned = map ? redis_cluster_map_unowned(map) : 0;
     if (unowned > 0) {
         snprintf(slots_why, sizeof(slots_why),
@@ -72,7 +101,7 @@ static redis_cluster_map *cluster_map_from(const redis_cluster_node *node, int t
         map = NULL;
     }
     if (!map)
-        snprintf(why, whylen, "redis %.64s:%d: CLUSTER SLOTS: %s", node->host, node->port,
+        snprintf(why, whylen, "redis %.64s:%d: CLUSTER SLOTS: %s", seed->host, seed->port,
                  r ? slots_why : c->errstr);
     freeReplyObject(r);
     redisFree(c);
@@ -83,20 +112,15 @@ redis_cluster_map *backend_redis_cluster_map(const redis_cluster_node *seeds, si
                                              int timeout_ms, const char *password, char *err,
                                              size_t errlen)
 {
-    size_t len = 0;
-    err[0] = '\0';
-    if (nseeds == 0)
-        snprintf(err, errlen, "no seeds");
-    for (size_t i = 0; i < nseeds; i++) {
-        char why[256];
-        redis_cluster_map *map =
-            cluster_map_from(&seeds[i], timeout_ms, password, why, sizeof(why));
-        if (map)
-            return map;
-        if (len < errlen)
-            len += (size_t)snprintf(err + len, errlen - len, "%s%s", len ? "; " : "", why);
-    }
-    return NULL;
+    map_ask ask = {timeout_ms, password};
+    return first_seed(seeds, nseeds, map_of, &ask, err, errlen);
+}
+
+/* A connection to one seed (arg: the config). */
+static void *connection_to(const redis_cluster_node *seed, const void *arg, char *why,
+                           size_t whylen)
+{
+    return backend_redis_connect_to(arg, seed->host, seed->port, why, whylen);
 }
 
 redisContext *backend_redis_connect_any(const config *cfg, char *err, size_t errlen)
@@ -108,18 +132,7 @@ redisContext *backend_redis_connect_any(const config *cfg, char *err, size_t err
         return NULL;
     if (n == 0)
         return backend_redis_connect(cfg, err, errlen);
-    size_t len = 0;
-    err[0] = '\0';
-    for (int i = 0; i < n; i++) {
-        char why[256];
-        redisContext *c =
-            backend_redis_connect_to(cfg, seeds[i].host, seeds[i].port, why, sizeof(why));
-        if (c)
-            return c;
-        if (len < errlen)
-            len += (size_t)snprintf(err + len, errlen - len, "%s%s", len ? "; " : "", why);
-    }
-    return NULL;
+    return first_seed(seeds, (size_t)n, connection_to, cfg, err, errlen);
 }
 
 PGconn *backend_pg_connect(const config *cfg, char *err, size_t errlen)
