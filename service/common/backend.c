@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "log.h"
-#include "redis_cluster.h"
 
 redisContext *backend_redis_connect(const config *cfg, char *err, size_t errlen)
 {
@@ -16,29 +15,30 @@ redisContext *backend_redis_connect(const config *cfg, char *err, size_t errlen)
 redisContext *backend_redis_connect_to(const config *cfg, const char *host, int port, char *err,
                                        size_t errlen)
 {
-    return backend_redis_connect_auth(cfg, host, port, cfg->redis_password, err, errlen);
+    return backend_redis_connect_auth(host, port, cfg->redis_timeout_ms, cfg->redis_password, err,
+                                      errlen);
 }
 
-redisContext *backend_redis_connect_auth(const config *cfg, const char *host, int port,
+redisContext *backend_redis_connect_auth(const char *host, int port, int timeout_ms,
                                          const char *password, char *err, size_t errlen)
 {
-    struct timeval tv = {cfg->redis_timeout_ms / 1000, (cfg->redis_timeout_ms % 1000) * 1000};
+    struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
     redisContext *c = redisConnectWithTimeout(host, port, tv);
+    /* Bounded, so that the address and the reason fit a caller's 256. */
     if (!c || c->err) {
-        /* Bounded, so that the address and the reason fit a caller's 256. */
         snprintf(err, errlen, "redis %.64s:%d: %.128s", host, port,
                  c ? c->errstr : "out of memory");
         goto fail;
     }
     if (redisSetTimeout(c, tv) != REDIS_OK) {
-        snprintf(err, errlen, "redis: cannot set the timeout");
+        snprintf(err, errlen, "redis %.64s:%d: cannot set the timeout", host, port);
         goto fail;
     }
     if (password && *password) {
         redisReply *r = redisCommand(c, "AUTH %s", password);
         int ok = r && r->type == REDIS_REPLY_STATUS;
         if (!ok)
-            snprintf(err, errlen, "redis AUTH: %s",
+            snprintf(err, errlen, "redis %.64s:%d: AUTH: %.128s", host, port,
                      r && r->type == REDIS_REPLY_ERROR ? r->str : "failed");
         freeReplyObject(r);
         if (!ok)
@@ -51,6 +51,78 @@ fail:
     return NULL;
 }
 
+/* What is made of one seed (a connection, a slot map): NULL with why. */
+typedef void *(*seed_fn)(const redis_cluster_node *seed, const void *arg, char *why, size_t whylen);
+
+/* What fn makes of the first seed it can: NULL with err joining each
+ * seed's why ("; "). */
+static void *first_seed(const redis_cluster_node *seeds, size_t nseeds, seed_fn fn, const void *arg,
+                        char *err, size_t errlen)
+{
+    size_t len = 0;
+    err[0] = '\0';
+    if (nseeds == 0)
+        snprintf(err, errlen, "no seeds");
+    for (size_t i = 0; i < nseeds; i++) {
+        char why[256];
+        void *got = fn(&seeds[i], arg, why, sizeof(why));
+        if (got)
+            return got;
+        if (len < errlen)
+            len += (size_t)snprintf(err + len, errlen - len, "%s%s", len ? "; " : "", why);
+    }
+    return NULL;
+}
+
+/* How the seeds of a map are reached. */
+typedef struct map_ask {
+    int timeout_ms;
+    const char *password;
+} map_ask;
+
+/* The map from one seed (arg: a map_ask). */
+static void *map_of(const redis_cluster_node *seed, const void *arg, char *why, size_t whylen)
+{
+    const map_ask *ask = arg;
+    redisContext *c = backend_redis_connect_auth(seed->host, seed->port, ask->timeout_ms,
+                                                 ask->password, why, whylen);
+    if (!c)
+        return NULL;
+    char slots_why[160] = "";
+    redisReply *r = redisCommand(c, "CLUSTER SLOTS");
+    redis_cluster_map *map =
+        r ? redis_cluster_map_from_slots(r, seed->host, slots_why, sizeof(slots_why)) : NULL;
+    int unowned = map ? redis_cluster_map_unowned(map) : 0;
+    if (unowned > 0) {
+        snprintf(slots_why, sizeof(slots_why),
+                 "%d of %d slots have no owner (cluster_state not ok?)", unowned,
+                 REDIS_CLUSTER_SLOTS);
+        redis_cluster_map_free(map);
+        map = NULL;
+    }
+    if (!map)
+        snprintf(why, whylen, "redis %.64s:%d: CLUSTER SLOTS: %s", seed->host, seed->port,
+                 r ? slots_why : c->errstr);
+    freeReplyObject(r);
+    redisFree(c);
+    return map;
+}
+
+redis_cluster_map *backend_redis_cluster_map(const redis_cluster_node *seeds, size_t nseeds,
+                                             int timeout_ms, const char *password, char *err,
+                                             size_t errlen)
+{
+    map_ask ask = {timeout_ms, password};
+    return first_seed(seeds, nseeds, map_of, &ask, err, errlen);
+}
+
+/* A connection to one seed (arg: the config). */
+static void *connection_to(const redis_cluster_node *seed, const void *arg, char *why,
+                           size_t whylen)
+{
+    return backend_redis_connect_to(arg, seed->host, seed->port, why, whylen);
+}
+
 redisContext *backend_redis_connect_any(const config *cfg, char *err, size_t errlen)
 {
     redis_cluster_node seeds[REDIS_CLUSTER_MAX_SEEDS];
@@ -60,18 +132,7 @@ redisContext *backend_redis_connect_any(const config *cfg, char *err, size_t err
         return NULL;
     if (n == 0)
         return backend_redis_connect(cfg, err, errlen);
-    size_t len = 0;
-    err[0] = '\0';
-    for (int i = 0; i < n; i++) {
-        char why[256];
-        redisContext *c =
-            backend_redis_connect_to(cfg, seeds[i].host, seeds[i].port, why, sizeof(why));
-        if (c)
-            return c;
-        if (len < errlen)
-            len += (size_t)snprintf(err + len, errlen - len, "%s%s", len ? "; " : "", why);
-    }
-    return NULL;
+    return first_seed(seeds, (size_t)n, connection_to, cfg, err, errlen);
 }
 
 PGconn *backend_pg_connect(const config *cfg, char *err, size_t errlen)

@@ -12,6 +12,7 @@
 #include <libpq-fe.h>
 
 #include "config.h"
+#include "redis_cluster.h"
 
 /* Connects (and AUTHs) with cfg->redis_timeout_ms as connect and command
  * timeout. Returns a context the caller frees with redisFree(), or NULL with
@@ -23,9 +24,12 @@ redisContext *backend_redis_connect(const config *cfg, char *err, size_t errlen)
 redisContext *backend_redis_connect_to(const config *cfg, const char *host, int port, char *err,
                                        size_t errlen);
 
-/* The same with password (NULL or empty: no AUTH) instead of cfg's, for a
- * server that is not one of cfg's Redis (the laboratory's Redlock). */
-redisContext *backend_redis_connect_auth(const config *cfg, const char *host, int port,
+/* The connect and AUTH under the two above, without a config: to host:port
+ * with timeout_ms as connect and command timeout, AUTH password (NULL or
+ * empty: none), for a server that is not one of cfg's Redis (the
+ * laboratory's Redlock) and the seeds of backend_redis_cluster_map. The
+ * same return; err begins "redis host:port: ". */
+redisContext *backend_redis_connect_auth(const char *host, int port, int timeout_ms,
                                          const char *password, char *err, size_t errlen);
 
 /* A connection to any node: the first of cfg's redis_cluster seeds that
@@ -33,6 +37,15 @@ redisContext *backend_redis_connect_auth(const config *cfg, const char *host, in
  * enough for a subscriber), else cfg's one Redis. NULL with err set (each
  * seed's failure) when none answers. */
 redisContext *backend_redis_connect_any(const config *cfg, char *err, size_t errlen);
+
+/* Connects to the seeds in turn (backend_redis_connect_auth) and reads the
+ * slot map from the first that answers CLUSTER SLOTS with a map covering
+ * every slot. For redis_nodes.h and the tests; the event
+ * loops fetch their own. Returns the map (redis_cluster_map_free), or NULL
+ * with err naming each seed's failure. */
+redis_cluster_map *backend_redis_cluster_map(const redis_cluster_node *seeds, size_t nseeds,
+                                             int timeout_ms, const char *password, char *err,
+                                             size_t errlen);
 
 /* Connects to cfg->pg_conninfo, with the program's name as its
  * application_name where the conninfo names none. Returns a connection the

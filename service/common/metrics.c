@@ -2,13 +2,12 @@
 #include "metrics.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "array.h"
+#include "text_buf.h"
 
 /* Upper bounds of the latency buckets, in seconds; +Inf is implicit. */
 static const double bucket_le[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
@@ -118,60 +117,40 @@ void metrics_backend_error(metrics *m, metrics_backend backend)
         add(&m->backend_errors[backend], 1);
 }
 
-/* A growing text buffer; on OOM it stops growing and remembers it. */
-typedef struct text {
-    char *s;
-    size_t len, cap;
-    int oom;
-} text;
-
-static void put(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void put(text *t, const char *fmt, ...)
-{
-    for (int tries = 0; tries < 2 && !t->oom; tries++) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            t->oom = 1;
-            return;
-        }
-        if ((size_t)n < t->cap - t->len) {
-            t->len += (size_t)n;
-            return;
-        }
-        char *grown = array_grow(t->s, &t->cap, t->len + (size_t)n + 1, 1, 4096);
-        if (!grown) {
-            t->oom = 1;
-            return;
-        }
-        t->s = grown;
-    }
-}
-
-static void gauge(text *t, const char *name, const char *help, int64_t v)
+static void gauge(text_buf *t, const char *name, const char *help, int64_t v)
 {
     if (v < 0)
         return; /* unknown this time: no sample rather than a wrong one */
-    put(t, "# HELP %s %s\n# TYPE %s gauge\n%s %" PRId64 "\n", name, help, name, name, v);
+    text_buf_printf(t, "# HELP %s %s\n# TYPE %s gauge\n%s %" PRId64 "\n", name, help, name, name,
+                    v);
+}
+
+/* A counter family of n series, series i labelled label="values[i]". */
+static void counters(text_buf *t, const char *name, const char *help, const char *label,
+                     const char *const *values, _Atomic uint64_t *counts, int n)
+{
+    text_buf_printf(t, "# HELP %s %s\n# TYPE %s counter\n", name, help, name);
+    for (int i = 0; i < n; i++)
+        text_buf_printf(t, "%s{%s=\"%s\"} %" PRIu64 "\n", name, label, values[i], get(&counts[i]));
 }
 
 /* The requests by route and status, and the latency histogram of each route. */
-static void render_routes(text *t, metrics *m)
+static void render_routes(text_buf *t, metrics *m)
 {
-    put(t, "# HELP seckill_http_requests_total HTTP requests answered, by route and status.\n"
+    text_buf_printf(
+        t, "# HELP seckill_http_requests_total HTTP requests answered, by route and status.\n"
            "# TYPE seckill_http_requests_total counter\n");
     for (int r = 0; r < m->nroutes; r++)
         for (int s = STATUS_MIN; s <= STATUS_MAX; s++) {
             uint64_t n = get(&m->routes[r].by_status[s - STATUS_MIN]);
             if (n)
-                put(t, "seckill_http_requests_total{route=\"%s\",code=\"%d\"} %" PRIu64 "\n",
+                text_buf_printf(
+                    t, "seckill_http_requests_total{route=\"%s\",code=\"%d\"} %" PRIu64 "\n",
                     m->names[r], s, n);
         }
 
-    put(t, "# HELP seckill_http_request_duration_seconds Time from a request's last byte to "
+    text_buf_printf(
+        t, "# HELP seckill_http_request_duration_seconds Time from a request's last byte to "
            "its answer.\n# TYPE seckill_http_request_duration_seconds histogram\n");
     for (int r = 0; r < m->nroutes; r++) {
         route_counters *rc = &m->routes[r];
@@ -179,61 +158,54 @@ static void render_routes(text *t, metrics *m)
         for (size_t b = 0; b <= NBUCKETS; b++) {
             cumulative += get(&rc->buckets[b]);
             if (b < NBUCKETS)
-                put(t,
+                text_buf_printf(
+                    t,
                     "seckill_http_request_duration_seconds_bucket{route=\"%s\",le=\"%g\"} %" PRIu64
                     "\n",
                     m->names[r], bucket_le[b], cumulative);
             else
-                put(t,
+                text_buf_printf(
+                    t,
                     "seckill_http_request_duration_seconds_bucket{route=\"%s\",le=\"+Inf\"} "
                     "%" PRIu64 "\n",
                     m->names[r], cumulative);
         }
-        put(t, "seckill_http_request_duration_seconds_sum{route=\"%s\"} %.6f\n", m->names[r],
-            (double)get(&rc->sum_us) / 1e6);
-        put(t, "seckill_http_request_duration_seconds_count{route=\"%s\"} %" PRIu64 "\n",
-            m->names[r], cumulative);
+        text_buf_printf(t, "seckill_http_request_duration_seconds_sum{route=\"%s\"} %.6f\n",
+                        m->names[r], (double)get(&rc->sum_us) / 1e6);
+        text_buf_printf(t,
+                        "seckill_http_request_duration_seconds_count{route=\"%s\"} %" PRIu64 "\n",
+                        m->names[r], cumulative);
     }
 }
 
 char *metrics_render(metrics *m, const metrics_gauges *g)
 {
-    text t = {.cap = 8192};
-    t.s = malloc(t.cap);
-    if (!t.s)
-        return NULL;
-    t.s[0] = '\0';
+    text_buf t = TEXT_BUF_INIT;
 
     render_routes(&t, m);
 
-    put(&t, "# HELP seckill_purchases_total Purchases of the production path, by outcome.\n"
-            "# TYPE seckill_purchases_total counter\n");
-    for (int o = 0; o < METRICS_OUTCOME_COUNT; o++)
-        put(&t, "seckill_purchases_total{outcome=\"%s\"} %" PRIu64 "\n", outcome_names[o],
-            get(&m->outcomes[o]));
-    put(&t,
+    counters(&t, "seckill_purchases_total", "Purchases of the production path, by outcome.",
+             "outcome", outcome_names, m->outcomes, METRICS_OUTCOME_COUNT);
+    text_buf_printf(
+        &t,
         "# HELP seckill_purchase_batches_total Calls of the batch reserve script (group "
         "commit).\n"
         "# TYPE seckill_purchase_batches_total counter\n"
         "seckill_purchase_batches_total %" PRIu64 "\n",
         get(&m->batches));
-    put(&t,
+    text_buf_printf(
+        &t,
         "# HELP seckill_purchase_batched_total Purchases sent in them (divided by the calls: "
         "buyers a call).\n"
         "# TYPE seckill_purchase_batched_total counter\n"
         "seckill_purchase_batched_total %" PRIu64 "\n",
         get(&m->batched_buyers));
-    put(&t, "# HELP seckill_redis_redirects_total Purchase batches a Redis Cluster sent "
-            "elsewhere (a slot moved, being moved, or split by a move).\n"
-            "# TYPE seckill_redis_redirects_total counter\n");
-    for (int k = 0; k < METRICS_REDIRECT_COUNT; k++)
-        put(&t, "seckill_redis_redirects_total{kind=\"%s\"} %" PRIu64 "\n", redirect_names[k],
-            get(&m->redirects[k]));
-    put(&t, "# HELP seckill_backend_errors_total Failed calls to Redis and PostgreSQL.\n"
-            "# TYPE seckill_backend_errors_total counter\n");
-    for (int b = 0; b < METRICS_BACKEND_COUNT; b++)
-        put(&t, "seckill_backend_errors_total{backend=\"%s\"} %" PRIu64 "\n", backend_names[b],
-            get(&m->backend_errors[b]));
+    counters(&t, "seckill_redis_redirects_total",
+             "Purchase batches a Redis Cluster sent elsewhere (a slot moved, being moved, or "
+             "split by a move).",
+             "kind", redirect_names, m->redirects, METRICS_REDIRECT_COUNT);
+    counters(&t, "seckill_backend_errors_total", "Failed calls to Redis and PostgreSQL.", "backend",
+             backend_names, m->backend_errors, METRICS_BACKEND_COUNT);
 
     gauge(&t, "seckill_soldout_flags", "Items this instance answers sold out from memory.",
           g->soldout_flags);
@@ -243,26 +215,19 @@ char *metrics_render(metrics *m, const metrics_gauges *g)
     gauge(&t, "seckill_pending_orders", "Orders accepted and not yet persisted.", g->pending);
     gauge(&t, "seckill_dead_letter_orders", "Payloads moved to the items' dead-letter lists.",
           g->dead);
-    if (t.oom) {
-        free(t.s);
-        return NULL;
-    }
-    return t.s;
+    return text_buf_take(&t);
 }
 
 char *metrics_render_worker(const char *worker_id, const metrics_worker *w)
 {
-    text t = {.cap = 2048};
-    t.s = malloc(t.cap);
-    if (!t.s)
-        return NULL;
-    t.s[0] = '\0';
-    put(&t,
-        "# HELP seckill_worker_batches_total Batches committed and acknowledged.\n"
-        "# TYPE seckill_worker_batches_total counter\n"
-        "seckill_worker_batches_total{worker=\"%s\"} %" PRId64 "\n",
-        worker_id, w->batches);
-    put(&t,
+    text_buf t = TEXT_BUF_INIT;
+    text_buf_printf(&t,
+                    "# HELP seckill_worker_batches_total Batches committed and acknowledged.\n"
+                    "# TYPE seckill_worker_batches_total counter\n"
+                    "seckill_worker_batches_total{worker=\"%s\"} %" PRId64 "\n",
+                    worker_id, w->batches);
+    text_buf_printf(
+        &t,
         "# HELP seckill_worker_orders_total Orders handled, by result: inserted, skipped "
         "(duplicate, old round, unknown item) or dead (not an order).\n"
         "# TYPE seckill_worker_orders_total counter\n"
@@ -270,36 +235,36 @@ char *metrics_render_worker(const char *worker_id, const metrics_worker *w)
         "seckill_worker_orders_total{worker=\"%s\",result=\"skipped\"} %" PRId64 "\n"
         "seckill_worker_orders_total{worker=\"%s\",result=\"dead\"} %" PRId64 "\n",
         worker_id, w->inserted, worker_id, w->skipped, worker_id, w->dead);
-    put(&t,
-        "# HELP seckill_worker_batch_orders Orders in the last acknowledged batch.\n"
-        "# TYPE seckill_worker_batch_orders gauge\n"
-        "seckill_worker_batch_orders{worker=\"%s\"} %" PRId64 "\n",
-        worker_id, w->last_batch);
-    put(&t,
+    text_buf_printf(&t,
+                    "# HELP seckill_worker_batch_orders Orders in the last acknowledged batch.\n"
+                    "# TYPE seckill_worker_batch_orders gauge\n"
+                    "seckill_worker_batch_orders{worker=\"%s\"} %" PRId64 "\n",
+                    worker_id, w->last_batch);
+    text_buf_printf(
+        &t,
         "# HELP seckill_worker_lag_seconds Age of the last batch's oldest order when it "
         "was acknowledged.\n# TYPE seckill_worker_lag_seconds gauge\n"
         "seckill_worker_lag_seconds{worker=\"%s\"} %.3f\n",
         worker_id, (double)w->lag_ms / 1000);
-    put(&t,
+    text_buf_printf(
+        &t,
         "# HELP seckill_worker_backend_errors_total Failures that made the worker retry.\n"
         "# TYPE seckill_worker_backend_errors_total counter\n"
         "seckill_worker_backend_errors_total{worker=\"%s\",backend=\"postgresql\"} %" PRId64 "\n"
         "seckill_worker_backend_errors_total{worker=\"%s\",backend=\"redis\"} %" PRId64 "\n",
         worker_id, w->pg_errors, worker_id, w->redis_errors);
-    put(&t,
+    text_buf_printf(
+        &t,
         "# HELP seckill_worker_expired_orders_total Unpaid orders this worker's expiry passes "
         "expired.\n# TYPE seckill_worker_expired_orders_total counter\n"
         "seckill_worker_expired_orders_total{worker=\"%s\"} %" PRId64 "\n",
         worker_id, w->expired);
-    put(&t,
+    text_buf_printf(
+        &t,
         "# HELP seckill_worker_returned_units_total Units of expired orders (and of returns a "
         "crash left owed) this worker gave back on sale.\n"
         "# TYPE seckill_worker_returned_units_total counter\n"
         "seckill_worker_returned_units_total{worker=\"%s\"} %" PRId64 "\n",
         worker_id, w->returned);
-    if (t.oom) {
-        free(t.s);
-        return NULL;
-    }
-    return t.s;
+    return text_buf_take(&t);
 }

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 
 #include "array.h"
 #include "validate.h"
@@ -427,68 +426,4 @@ redis_cluster_action redis_cluster_follow(redis_cluster_map *map, redis_cluster_
         map->owner[r.slot] = (uint16_t)idx;
     map->stale = 1;
     return REDIS_CLUSTER_RETRY;
-}
-
-/* --- the synchronous fetch -------------------------------------------------- */
-
-/* The map from one node; NULL with why. */
-static redis_cluster_map *fetch_from(const redis_cluster_node *node, int timeout_ms,
-                                     const char *password, char *why, size_t whylen)
-{
-    struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
-    redisContext *c = redisConnectWithTimeout(node->host, node->port, tv);
-    redis_cluster_map *map = NULL;
-    redisReply *r = NULL;
-    if (!c || c->err) {
-        snprintf(why, whylen, "%s", c ? c->errstr : "out of memory");
-        goto done;
-    }
-    redisSetTimeout(c, tv);
-    if (password && *password) {
-        r = redisCommand(c, "AUTH %s", password);
-        if (!r || r->type == REDIS_REPLY_ERROR) {
-            snprintf(why, whylen, "AUTH: %s", r ? r->str : c->errstr);
-            goto done;
-        }
-        freeReplyObject(r);
-    }
-    r = redisCommand(c, "CLUSTER SLOTS");
-    if (!r) {
-        snprintf(why, whylen, "CLUSTER SLOTS: %s", c->errstr);
-        goto done;
-    }
-    map = redis_cluster_map_from_slots(r, node->host, why, whylen);
-    int unowned = map ? redis_cluster_map_unowned(map) : 0;
-    if (unowned > 0) {
-        snprintf(why, whylen, "%d of %d slots have no owner (cluster_state not ok?)", unowned,
-                 REDIS_CLUSTER_SLOTS);
-        redis_cluster_map_free(map);
-        map = NULL;
-    }
-done:
-    freeReplyObject(r);
-    redisFree(c);
-    return map;
-}
-
-redis_cluster_map *redis_cluster_fetch_map(const redis_cluster_node *seeds, size_t nseeds,
-                                           int timeout_ms, const char *password, char *err,
-                                           size_t errlen)
-{
-    size_t at = 0;
-    err[0] = '\0';
-    if (nseeds == 0)
-        snprintf(err, errlen, "no seeds");
-    for (size_t i = 0; i < nseeds; i++) {
-        char why[256];
-        redis_cluster_map *map = fetch_from(&seeds[i], timeout_ms, password, why, sizeof(why));
-        if (map)
-            return map;
-        if (at < errlen) {
-            int n = snprintf(err + at, errlen - at, "%s%s:%d: %s", i ? "; " : "", seeds[i].host,
-                             seeds[i].port, why);
-            at += n > 0 ? (size_t)n : 0;
-        }
-    }
-    return NULL;
 }

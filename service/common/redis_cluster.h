@@ -1,8 +1,8 @@
 /* redis_cluster.h: the slot router's groundwork for Redis Cluster (issue 14):
  * key slots (CRC16 with hash tags), the slot map read from CLUSTER SLOTS,
- * MOVED/ASK redirects and what a caller does about them, the seeds of the
- * config key redis_cluster, and one synchronous fetch of the map. Everything
- * but redis_cluster_fetch_map is pure: it is tested by feeding it replies. */
+ * MOVED/ASK redirects and what a caller does about them, and the seeds of
+ * the config key redis_cluster. Pure: it is tested by feeding it replies
+ * (the map is fetched by backend_redis_cluster_map). */
 #ifndef SECKILL_REDIS_CLUSTER_H
 #define SECKILL_REDIS_CLUSTER_H
 
@@ -140,16 +140,5 @@ redis_cluster_action redis_cluster_follow(redis_cluster_map *map, redis_cluster_
                                           const char *str, size_t len,
                                           const redis_cluster_node *current,
                                           redis_cluster_node *next);
-
-/* --- the synchronous fetch ------------------------------------------------ */
-
-/* Connects to the seeds in turn (hiredis, connect and command timeout
- * timeout_ms, AUTH password when not NULL or empty) and reads the slot map
- * from the first that answers CLUSTER SLOTS with a map covering every slot.
- * For the admin tool and the tests; the loops fetch their own. Returns the
- * map (redis_cluster_map_free), or NULL with err naming each seed's failure. */
-redis_cluster_map *redis_cluster_fetch_map(const redis_cluster_node *seeds, size_t nseeds,
-                                           int timeout_ms, const char *password, char *err,
-                                           size_t errlen);
 
 #endif

@@ -107,8 +107,8 @@ static redis_cluster_map *map_fetch(redis_nodes *rn, char *err, size_t errlen)
     for (size_t i = 0; i < rn->nnodes; i++)
         if (!rn->nodes[i].c)
             from[n++] = rn->nodes[i].addr;
-    redis_cluster_map *map = redis_cluster_fetch_map(from, n, rn->cfg->redis_timeout_ms,
-                                                     rn->cfg->redis_password, err, errlen);
+    redis_cluster_map *map = backend_redis_cluster_map(from, n, rn->cfg->redis_timeout_ms,
+                                                       rn->cfg->redis_password, err, errlen);
     free(from);
     return map;
 }

@@ -94,8 +94,9 @@ static redisContext *server(lab_redlock *l, int i)
     const redis_cluster_node *s = &l->servers[i];
     int main_redis = s->port == l->cfg->redis_port && strcmp(s->host, l->cfg->redis_host) == 0;
     char err[256];
-    l->redis[i] = backend_redis_connect_auth(
-        l->cfg, s->host, s->port, main_redis ? l->cfg->redis_password : NULL, err, sizeof(err));
+    l->redis[i] =
+        backend_redis_connect_auth(s->host, s->port, l->cfg->redis_timeout_ms,
+                                   main_redis ? l->cfg->redis_password : NULL, err, sizeof(err));
     if (!l->redis[i])
         warn(l, i, err);
     return l->redis[i];

@@ -207,28 +207,21 @@ void app_plug(app *a, const app_plugin *p)
     a->plugin = *p;
 }
 
-/* text with more (freed) after it; text as it was when that fails. */
-static char *append_text(char *text, char *more)
-{
-    if (more && more[0]) {
-        size_t len = strlen(text), n = strlen(more);
-        char *both = realloc(text, len + n + 1);
-        if (both)
-            memcpy(both + len, more, n + 1);
-        text = both ? both : text;
-    }
-    free(more);
-    return text;
-}
-
 char *app_metrics_text(app *a, pool_session *s)
 {
     metrics_gauges g = {.soldout_flags = gate_sold_out_count(a->gate), -1, -1, -1, -1};
     if (s)
         pool_session_gauges(s, &g);
-    char *text = metrics_render(a->metrics, &g);
-    text = append_text(text, s && text ? room_store_metrics(s) : NULL);
-    return append_text(text, text ? room_cache_metrics(a->rooms) : NULL);
+    char *counters = metrics_render(a->metrics, &g);
+    if (!counters)
+        return NULL;
+    text_buf t = TEXT_BUF_INIT;
+    text_buf_printf(&t, "%s", counters);
+    free(counters);
+    if (s)
+        room_store_metrics(s, &t);
+    room_cache_metrics(a->rooms, &t);
+    return text_buf_take(&t);
 }
 
 /* metrics_listen's answer, on its listener's thread. */

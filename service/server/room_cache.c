@@ -241,18 +241,15 @@ void room_cache_count_poll(room_cache *c, int from_memory)
     atomic_fetch_add_explicit(&c->polls[from_memory != 0], 1, memory_order_relaxed);
 }
 
-char *room_cache_metrics(room_cache *c)
+void room_cache_metrics(room_cache *c, text_buf *t)
 {
-    static const char fmt[] =
-        "# HELP seckill_room_polls_total Polls of a waiting room, by where they were answered "
-        "(memory: this instance's, pool: Redis).\n"
-        "# TYPE seckill_room_polls_total counter\n"
-        "seckill_room_polls_total{answered=\"memory\"} %" PRIu64 "\n"
-        "seckill_room_polls_total{answered=\"pool\"} %" PRIu64 "\n";
-    char *text = malloc(sizeof(fmt) + 40);
-    if (text)
-        snprintf(text, sizeof(fmt) + 40, fmt, atomic_load(&c->polls[1]), atomic_load(&c->polls[0]));
-    return text;
+    text_buf_printf(t,
+                    "# HELP seckill_room_polls_total Polls of a waiting room, by where they were "
+                    "answered (memory: this instance's, pool: Redis).\n"
+                    "# TYPE seckill_room_polls_total counter\n"
+                    "seckill_room_polls_total{answered=\"memory\"} %" PRIu64 "\n"
+                    "seckill_room_polls_total{answered=\"pool\"} %" PRIu64 "\n",
+                    atomic_load(&c->polls[1]), atomic_load(&c->polls[0]));
 }
 
 void room_cache_forget(room_cache *c, int64_t item)

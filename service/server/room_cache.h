@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "room_order.h"
+#include "text_buf.h"
 
 typedef struct room_cache room_cache;
 
@@ -79,9 +80,8 @@ void room_cache_set_place(room_cache *c, int64_t item, int64_t round, int64_t us
 
 /* Counts a poll answered from memory (from_memory set) or sent to the pool. */
 void room_cache_count_poll(room_cache *c, int from_memory);
-/* The counts as /metrics text (seckill_room_polls_total); the caller frees
- * it. NULL when out of memory. */
-char *room_cache_metrics(room_cache *c);
+/* Appends the counts to t as /metrics text (seckill_room_polls_total). */
+void room_cache_metrics(room_cache *c, text_buf *t);
 
 /* A new round of item began (or all is stale: item 0): forgets its room. */
 void room_cache_forget(room_cache *c, int64_t item);

@@ -2,7 +2,6 @@
 #include "room_store.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include "keys.h"
 #include "log.h"
 #include "redis_reply.h"
+#include "text_buf.h"
 
 void room_store_read(pg_row *f, int at, room_terms *r, char *k_hex)
 {
@@ -146,25 +146,19 @@ int room_store_master(pool_session *s, unsigned char *master)
     if (room_store_draw(drawn) < 0)
         return -1;
     const char *p[] = {drawn};
-    /* The first server's draw wins; every later one reads it. A statement
-     * that waited for another's insert to commit does not see its row (its
-     * snapshot is older: no row at all), and is run again, which does. */
-    for (int attempt = 0; attempt < 2; attempt++) {
-        PGresult *res = pool_session_pg(
-            s,
-            "WITH ins AS (INSERT INTO room_master (one, secret) VALUES (true, $1) "
-            "  ON CONFLICT (one) DO NOTHING RETURNING secret) "
-            "SELECT secret FROM ins UNION ALL SELECT secret FROM room_master LIMIT 1",
-            1, p, PGRES_TUPLES_OK, NULL);
-        if (!res)
-            return -1;
-        int rows = PQntuples(res);
-        int bad = rows == 1 && digest_unhex(PQgetvalue(res, 0, 0), master, ROOM_SECRET_LEN) < 0;
-        PQclear(res);
-        if (rows == 1)
-            return bad ? -1 : 0;
-    }
-    return -1;
+    /* The first server's draw wins; every later one gets the row back. DO
+     * UPDATE (of nothing) returns the row it found even when it waited for
+     * another server's insert to commit, where DO NOTHING returns no row and
+     * a read after it, under the statement's older snapshot, none either. */
+    PGresult *res = pool_session_pg(s,
+                                    "INSERT INTO room_master (one, secret) VALUES (true, $1) "
+                                    "ON CONFLICT (one) DO UPDATE SET secret = room_master.secret "
+                                    "RETURNING secret",
+                                    1, p, PGRES_TUPLES_OK, NULL);
+    int read = res && PQntuples(res) == 1 &&
+               digest_unhex(PQgetvalue(res, 0, 0), master, ROOM_SECRET_LEN) == 0;
+    PQclear(res);
+    return read ? 0 : -1;
 }
 
 int room_store_master_of(room_cache *c, pool_session *s, unsigned char *master)
@@ -286,30 +280,6 @@ void room_store_used(pool_session *s, int64_t item, const char *e)
     freeReplyObject(pool_session_redis(s, 3, zrem));
 }
 
-/* Appends printf-style text to the malloc'd *buf of *len bytes. Returns 0,
- * or -1 when out of memory (*buf freed and NULL). */
-static int append(char **buf, size_t *len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int append(char **buf, size_t *len, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    char *grown = n < 0 ? NULL : realloc(*buf, *len + (size_t)n + 1);
-    if (!grown) {
-        free(*buf);
-        *buf = NULL;
-        return -1;
-    }
-    va_start(ap, fmt);
-    vsnprintf(grown + *len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    *buf = grown;
-    *len += (size_t)n;
-    return 0;
-}
-
 static const char *const gauge_names[] = {"joined", "admitted", "expired_unused", "active"};
 static const char *const gauge_help[] = {
     "Buyers who joined the item's waiting room this round.",
@@ -317,22 +287,17 @@ static const char *const gauge_help[] = {
     "Admissions that expired without a purchase.",
     "Admissions not yet used nor expired (up to their trim)."};
 
-/* The gauges of the n rooms of values[i][4] (-1: not a room) as text. */
-static char *render(const int64_t *items, int64_t (*values)[4], size_t n)
+/* Appends the gauges of the n rooms of values[i][4] (-1: not a room) to t. */
+static void render(text_buf *t, const int64_t *items, int64_t (*values)[4], size_t n)
 {
-    char *text = calloc(1, 1);
-    size_t len = 0;
-    for (int g = 0; text && g < 4; g++) {
-        if (append(&text, &len, "# HELP seckill_room_%s %s\n# TYPE seckill_room_%s gauge\n",
-                   gauge_names[g], gauge_help[g], gauge_names[g]) < 0)
-            return NULL;
+    for (int g = 0; g < 4; g++) {
+        text_buf_printf(t, "# HELP seckill_room_%s %s\n# TYPE seckill_room_%s gauge\n",
+                        gauge_names[g], gauge_help[g], gauge_names[g]);
         for (size_t i = 0; i < n; i++)
-            if (values[i][0] >= 0 &&
-                append(&text, &len, "seckill_room_%s{item=\"%" PRId64 "\"} %" PRId64 "\n",
-                       gauge_names[g], items[i], values[i][g]) < 0)
-                return NULL;
+            if (values[i][0] >= 0)
+                text_buf_printf(t, "seckill_room_%s{item=\"%" PRId64 "\"} %" PRId64 "\n",
+                                gauge_names[g], items[i], values[i][g]);
     }
-    return text;
 }
 
 /* Reads the rooms' counts of items[0..n) into values (-1 first: not a
@@ -372,26 +337,24 @@ static int read_gauges(pool_session *s, const int64_t *items, size_t n, int64_t 
     return bad ? -1 : 0;
 }
 
-char *room_store_metrics(pool_session *s)
+void room_store_metrics(pool_session *s, text_buf *t)
 {
     int64_t *items = NULL;
     size_t n = 0;
     if (pool_session_items(s, &items, &n) < 0 || n == 0) {
         free(items);
-        return calloc(1, 1);
+        return;
     }
     char(*keys)[KEYS_MAX] = malloc(n * sizeof(*keys));
     const char **argv = malloc(5 * n * sizeof(*argv));
     redisReply **replies = calloc(n, sizeof(*replies));
     int64_t(*values)[4] = malloc(n * sizeof(*values));
-    char *text = NULL;
-    if (keys && argv && replies && values)
-        text = read_gauges(s, items, n, values, keys, argv, replies) == 0 ? render(items, values, n)
-                                                                          : calloc(1, 1);
+    if (keys && argv && replies && values &&
+        read_gauges(s, items, n, values, keys, argv, replies) == 0)
+        render(t, items, values, n);
     free(keys);
     free(argv);
     free(replies);
     free(values);
     free(items);
-    return text;
 }

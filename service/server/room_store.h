@@ -11,6 +11,7 @@
 #include "pg_value.h"
 #include "pool_session.h"
 #include "room_cache.h"
+#include "text_buf.h"
 
 /* The items columns of a round's admission terms and secret, in the order
  * room_store_read reads them: room?, prequeue ms, admit_per_s in millionths,
@@ -87,10 +88,10 @@ int64_t room_store_remaining(pool_session *s, int64_t item, int segments);
  * (and is never counted expired_unused). Best effort. */
 void room_store_used(pool_session *s, int64_t item, const char *e);
 
-/* The rooms' gauges in the Prometheus text format, per item
+/* Appends to t the rooms' gauges in the Prometheus text format, per item
  * (seckill_room_joined, _admitted, _active, _expired_unused{item="N"}),
- * for /metrics; "" when no item has a room or Redis failed. The caller
- * frees it; NULL when out of memory. */
-char *room_store_metrics(pool_session *s);
+ * for /metrics; nothing when no item has a room, Redis failed or memory
+ * ran out. */
+void room_store_metrics(pool_session *s, text_buf *t);
 
 #endif

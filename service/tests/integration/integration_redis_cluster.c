@@ -1,6 +1,6 @@
 /* integration_redis_cluster.c: redis_cluster.c against a real Redis Cluster
- * of 3 masters and 3 replicas (services.sh cluster-start): the slot map it
- * reads agrees with CLUSTER KEYSLOT and CLUSTER NODES, a command sent where
+ * of 3 masters and 3 replicas (services.sh cluster-start): the slot map
+ * backend.c reads with it agrees with CLUSTER KEYSLOT and CLUSTER NODES, a command sent where
  * it says is never redirected, and a slot moved between masters answers a
  * client holding the old map with a real ASK during the move and a real
  * MOVED after it, which the module's decisions follow to the slot's owner.
@@ -21,6 +21,7 @@
 #include <criterion/criterion.h>
 #include <hiredis/hiredis.h>
 
+#include "backend.h"
 #include "clock.h"
 #include "harness.h"
 #include "harness_suite.h"
@@ -45,7 +46,8 @@ static void cluster_open(cluster *cl)
     char err[512];
     cl->nseeds = redis_cluster_seeds_parse(text, cl->seeds, 16, err, sizeof(err));
     cr_assert_eq(cl->nseeds, 6, "seeds '%s': %s", text, err);
-    cl->map = redis_cluster_fetch_map(cl->seeds, (size_t)cl->nseeds, 2000, NULL, err, sizeof(err));
+    cl->map =
+        backend_redis_cluster_map(cl->seeds, (size_t)cl->nseeds, 2000, NULL, err, sizeof(err));
     cr_assert_not_null(cl->map, "%s", err);
 }
 
@@ -229,14 +231,14 @@ Test(cluster, a_seed_that_is_down_is_skipped_and_all_seeds_down_is_an_error_nami
     char err[1024];
     int closed = harness_free_port();
     redis_cluster_node seeds[2] = {{"127.0.0.1", closed}, cl.seeds[3]};
-    redis_cluster_map *map = redis_cluster_fetch_map(seeds, 2, 1000, NULL, err, sizeof(err));
+    redis_cluster_map *map = backend_redis_cluster_map(seeds, 2, 1000, NULL, err, sizeof(err));
     cr_assert_not_null(map, "%s", err);
     for (int s = 0; s < REDIS_CLUSTER_SLOTS; s += 97)
         cr_assert(redis_cluster_node_equal(redis_cluster_map_master(map, s),
                                            redis_cluster_map_master(cl.map, s)),
                   "slot %d: a replica's map and a master's disagree", s);
     redis_cluster_map_free(map);
-    cr_assert_null(redis_cluster_fetch_map(seeds, 1, 1000, NULL, err, sizeof(err)));
+    cr_assert_null(backend_redis_cluster_map(seeds, 1, 1000, NULL, err, sizeof(err)));
     char want[64];
     snprintf(want, sizeof(want), "127.0.0.1:%d: ", closed);
     cr_assert(strstr(err, want), "%s", err);
@@ -251,8 +253,25 @@ Test(cluster, a_plain_redis_is_no_cluster_and_says_so)
     snprintf(plain.host, sizeof(plain.host), "%s", cfg.redis_host);
     config_free(&cfg);
     char err[512];
-    cr_assert_null(redis_cluster_fetch_map(&plain, 1, 1000, NULL, err, sizeof(err)));
+    cr_assert_null(backend_redis_cluster_map(&plain, 1, 1000, NULL, err, sizeof(err)));
     cr_assert(strstr(err, "cluster support disabled"), "%s", err);
+}
+
+/* The seeds are reached by the one connect and AUTH (backend.c): a wrong
+ * password is a failure that names the seed and AUTH, and the right one
+ * gets as far as CLUSTER SLOTS (a plain Redis, which is no cluster). */
+Test(cluster, a_seed_that_asks_for_a_password_is_authenticated_and_a_wrong_one_named)
+{
+    redis_cluster_node seed = {"127.0.0.1", harness_redis_auth_start("seed-word")};
+    char err[512], want[64];
+    cr_assert_null(backend_redis_cluster_map(&seed, 1, 1000, "wrong-word", err, sizeof(err)));
+    snprintf(want, sizeof(want), "redis 127.0.0.1:%d: AUTH: ", seed.port);
+    cr_assert(strstr(err, want), "%s", err);
+    cr_assert_null(backend_redis_cluster_map(&seed, 1, 1000, "seed-word", err, sizeof(err)));
+    snprintf(want, sizeof(want), "redis 127.0.0.1:%d: CLUSTER SLOTS: ", seed.port);
+    cr_assert(strstr(err, want), "%s", err);
+    cr_assert(strstr(err, "cluster support disabled"), "%s", err);
+    harness_redis_auth_stop();
 }
 
 Test(cluster, a_set_sent_to_the_master_the_map_names_is_never_moved)
@@ -431,7 +450,7 @@ Test(cluster, a_slot_being_moved_answers_ask_then_moved_and_the_decisions_reach_
     /* And a map fetched afresh from the masters says so too. */
     redis_cluster_node masters[2] = {source, target};
     char err[512];
-    redis_cluster_map *fresh = redis_cluster_fetch_map(masters, 2, 2000, NULL, err, sizeof(err));
+    redis_cluster_map *fresh = backend_redis_cluster_map(masters, 2, 2000, NULL, err, sizeof(err));
     cr_assert_not_null(fresh, "%s", err);
     cr_assert(redis_cluster_node_equal(redis_cluster_map_master(fresh, slot), &target));
     cr_assert_eq(redis_cluster_map_stale(fresh), 0);

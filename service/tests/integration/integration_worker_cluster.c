@@ -13,6 +13,7 @@
 
 #include <criterion/criterion.h>
 
+#include "backend.h"
 #include "clock.h"
 #include "harness.h"
 #include "harness_suite.h"
@@ -60,7 +61,7 @@ static size_t masters_of_the_items(void)
     int n = redis_cluster_seeds_parse(cfg.redis_cluster, seeds, 8, err, sizeof(err));
     cr_assert(n > 0, "%s", err);
     redis_cluster_map *map =
-        redis_cluster_fetch_map(seeds, (size_t)n, 2000, NULL, err, sizeof(err));
+        backend_redis_cluster_map(seeds, (size_t)n, 2000, NULL, err, sizeof(err));
     cr_assert_not_null(map, "%s", err);
     const redis_cluster_node *seen[ITEMS];
     size_t distinct = 0;

@@ -13,6 +13,7 @@
 
 #include <criterion/criterion.h>
 
+#include "backend.h"
 #include "clock.h"
 #include "keys.h"
 
@@ -72,7 +73,7 @@ static redis_cluster_map *fetch_map(int timeout_ms, char *err, size_t errlen)
     redis_cluster_node seeds[16];
     int n = redis_cluster_seeds_parse(text, seeds, 16, err, errlen);
     cr_assert_gt(n, 0, "seeds '%s': %s", text, err);
-    return redis_cluster_fetch_map(seeds, (size_t)n, timeout_ms, NULL, err, errlen);
+    return backend_redis_cluster_map(seeds, (size_t)n, timeout_ms, NULL, err, errlen);
 }
 
 redis_cluster_map *harness_cluster_map(void)

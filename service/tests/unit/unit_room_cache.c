@@ -129,7 +129,9 @@ Test(room_cache, polls_are_counted_by_where_they_were_answered)
     for (int i = 0; i < 3; i++)
         room_cache_count_poll(c, 1);
     room_cache_count_poll(c, 0);
-    char *text = room_cache_metrics(c);
+    text_buf t = TEXT_BUF_INIT;
+    room_cache_metrics(c, &t);
+    char *text = text_buf_take(&t);
     cr_assert_not_null(text);
     cr_assert_not_null(strstr(text, "# TYPE seckill_room_polls_total counter\n"));
     cr_assert_not_null(strstr(text, "seckill_room_polls_total{answered=\"memory\"} 3\n"), "%s",
