@@ -92,20 +92,31 @@ void webhook_cursor_send(webhooks *w)
     }
 }
 
+/* Whether endpoint ep is busy: deliveries of its own in flight, events it
+ * can send now (an idle moment between its answers during a backlog is no
+ * reason to write), or a page still to read. Its events that wait on the
+ * cursor are no reason to wait (they wait for this write; an order's pay
+ * behind its order's event each took a look, CURSOR_MS, one after the
+ * other), and another endpoint's transfers are none either: a hanging
+ * endpoint's kept every other endpoint's writes, and so the events waiting
+ * on them, to the look. */
+static int busy(const webhooks *w, const endpoint_state *ep)
+{
+    uint64_t pos = 0, seq;
+    return w->more || ep->in_flight > 0 ||
+           webhook_window_next(&ep->win, &pos, &seq) != WEBHOOK_WAIT;
+}
+
 /* Whether a cursor is to be written down now (webhook_window_write_due),
- * looking for events that wait on it every CURSOR_MS while it may move.
- * Busy: deliveries in flight, or events to send (an idle moment between
- * answers during a backlog is no reason to write). */
+ * looking for events that wait on it every CURSOR_MS while it may move. */
 static int write_due(webhooks *w, int64_t now)
 {
-    int look = now >= w->next_look_ms, due = 0, busy = w->nin_flight > 0 || w->more;
+    int look = now >= w->next_look_ms, due = 0;
     if (look)
         w->next_look_ms = now + CURSOR_MS;
-    for (size_t i = 0; !busy && i < w->nendpoints; i++)
-        busy = w->endpoints[i].win.pending < w->endpoints[i].win.tail;
     for (size_t i = 0; !due && i < w->nendpoints; i++)
-        due = webhook_window_write_due(&w->endpoints[i].win, busy, now - w->first_movable_ms, look,
-                                       CURSOR_LATE_MS);
+        due = webhook_window_write_due(&w->endpoints[i].win, busy(w, &w->endpoints[i]),
+                                       now - w->first_movable_ms, look, CURSOR_LATE_MS);
     return due;
 }
 
