@@ -92,19 +92,19 @@ void webhook_cursor_send(webhooks *w)
     }
 }
 
-/* Whether endpoint ep is busy: deliveries of its own in flight, events it
- * can send now (an idle moment between its answers during a backlog is no
- * reason to write), or a page still to read. Its events that wait on the
- * cursor are no reason to wait (they wait for this write; an order's pay
- * behind its order's event each took a look, CURSOR_MS, one after the
- * other), and another endpoint's transfers are none either: a hanging
- * endpoint's kept every other endpoint's writes, and so the events waiting
- * on them, to the look. */
-static int busy(const webhooks *w, const endpoint_state *ep)
+/* Whether endpoint ep is busy: deliveries of its own in flight, or events
+ * it can send now (an idle moment between its answers during a backlog is
+ * no reason to write). Not its events that wait on the cursor: they wait
+ * for this write (each of an order's next events, a pay behind its order's
+ * event, a return behind its cancel, took a look, CURSOR_MS, one after the
+ * other). Nor a page still to read: the window full of them has no room for
+ * it until the cursor moves. Nor another endpoint's transfers: a hanging
+ * endpoint's kept every other endpoint's writes, and the events waiting on
+ * them, to the look. */
+static int busy(const endpoint_state *ep)
 {
     uint64_t pos = 0, seq;
-    return w->more || ep->in_flight > 0 ||
-           webhook_window_next(&ep->win, &pos, &seq) != WEBHOOK_WAIT;
+    return ep->in_flight > 0 || webhook_window_next(&ep->win, &pos, &seq) != WEBHOOK_WAIT;
 }
 
 /* Whether a cursor is to be written down now (webhook_window_write_due),
@@ -115,7 +115,7 @@ static int write_due(webhooks *w, int64_t now)
     if (look)
         w->next_look_ms = now + CURSOR_MS;
     for (size_t i = 0; !due && i < w->nendpoints; i++)
-        due = webhook_window_write_due(&w->endpoints[i].win, busy(w, &w->endpoints[i]),
+        due = webhook_window_write_due(&w->endpoints[i].win, busy(&w->endpoints[i]),
                                        now - w->first_movable_ms, look, CURSOR_LATE_MS);
     return due;
 }
