@@ -36,7 +36,10 @@
 
 static harness_system sys;
 static pid_t receivers[2], deliverer;
-static char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=e2e-webhooks", NULL};
+/* A worker restarted after a kill -9 waits out its old heartbeat, three
+ * sweep periods (15 s by default); expiries are looked for every 250 ms. */
+static char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=e2e-webhooks",
+                      "SECKILL_WORKER_SWEEP_MS=1000", "SECKILL_WORKER_EXPIRY_MS=250", NULL};
 
 static void start_system(void)
 {
@@ -363,14 +366,14 @@ Test(webhooks, a_receiver_that_fails_then_hangs_then_recovers_gets_every_event_i
     /* A's bound on its last event: this machine took 0.2-0.4 s (load 6);
      * with an order's next event held to the 50 ms look one after the other
      * while b had transfers in flight, 1.6-6.5 s. */
-    enum { FIRST_MS = 300, A_WITHIN_MS = 1500 };
+    enum { FIRST_MS = 200, A_WITHIN_MS = 1500 };
     int pa, pb, mport = harness_free_port();
     receivers[0] = start_receiver(&pa, SECRET_A, "wh-a.jsonl", "ok");
     receivers[1] = start_receiver(&pb, SECRET_B, "wh-b.jsonl", "fail");
     char endpoints[512];
     snprintf(endpoints, sizeof(endpoints),
              "http://127.0.0.1:%d/hook " SECRET_A ",http://127.0.0.1:%d/hook " SECRET_B, pa, pb);
-    deliverer = start_deliverer(endpoints, "50", "300", mport);
+    deliverer = start_deliverer(endpoints, "50", "200" /* FIRST_MS */, mport);
     int64_t item = create_item(120);
     sell_and_settle(item, 120, 1);
     PGconn *pg = harness_pg();
