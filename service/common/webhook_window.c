@@ -152,6 +152,12 @@ int webhook_window_waits_on_cursor(const webhook_window *w)
     return 0;
 }
 
+int webhook_window_busy(const webhook_window *w, int in_flight)
+{
+    uint64_t pos = 0, seq;
+    return in_flight > 0 || webhook_window_next(w, &pos, &seq) != WEBHOOK_WAIT;
+}
+
 int webhook_window_write_due(const webhook_window *w, int busy, int64_t waited_ms, int look,
                              int64_t late_ms)
 {

@@ -100,6 +100,12 @@ void webhook_window_moved(webhook_window *w, int64_t cursor);
  * cursor may pass (a scan of the events pending). */
 int webhook_window_waits_on_cursor(const webhook_window *w);
 
+/* Whether the window's endpoint, with in_flight deliveries of its own, is
+ * busy for webhook_window_write_due: any in flight, or an event it can send
+ * or park now (an idle moment between its answers during a backlog). Its
+ * events that wait on the cursor are not: they wait for that write. */
+int webhook_window_busy(const webhook_window *w, int in_flight);
+
 /* Whether the cursor should be written down now, for a deliverer with busy
  * transfers in flight (any endpoint's), the cursor movable since waited_ms.
  * Never when it cannot move. Else at once when nothing is in flight

@@ -94,19 +94,24 @@ void webhook_cursor_send(webhooks *w)
 
 /* Whether a cursor is to be written down now (webhook_window_write_due),
  * looking for events that wait on it every CURSOR_MS while it may move.
- * Busy: deliveries in flight, or events to send, in a window or in the feed
- * past a full page (an idle moment between answers during a backlog is no
- * reason to write). */
+ * Each endpoint busy by its own deliveries and events alone
+ * (webhook_window_busy): not by its events that wait on the cursor (each
+ * of an order's next events, a pay behind its order's event, a return
+ * behind its cancel, took a look, CURSOR_MS, one after the other); nor by a
+ * page still to read (the window full of them has no room for it until the
+ * cursor moves); nor by another endpoint's transfers (a hanging endpoint's
+ * kept every other endpoint's writes, and the events waiting on them, to
+ * the look). */
 static int write_due(webhooks *w, int64_t now)
 {
-    int look = now >= w->next_look_ms, due = 0, busy = w->nin_flight > 0 || w->more;
+    int look = now >= w->next_look_ms, due = 0;
     if (look)
         w->next_look_ms = now + CURSOR_MS;
-    for (size_t i = 0; !busy && i < w->nendpoints; i++)
-        busy = w->endpoints[i].win.pending < w->endpoints[i].win.tail;
     for (size_t i = 0; !due && i < w->nendpoints; i++)
-        due = webhook_window_write_due(&w->endpoints[i].win, busy, now - w->first_movable_ms, look,
-                                       CURSOR_LATE_MS);
+        due = webhook_window_write_due(
+            &w->endpoints[i].win,
+            webhook_window_busy(&w->endpoints[i].win, w->endpoints[i].in_flight),
+            now - w->first_movable_ms, look, CURSOR_LATE_MS);
     return due;
 }
 

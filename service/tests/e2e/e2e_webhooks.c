@@ -37,7 +37,10 @@
 
 static harness_system sys;
 static pid_t receivers[2], deliverer, standby;
-static char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=e2e-webhooks", NULL};
+/* A worker restarted after a kill -9 waits out its old heartbeat, three
+ * sweep periods (15 s by default); expiries are looked for every 250 ms. */
+static char *env[] = {"SECKILL_ADMIN_TOKEN=" TOKEN, "SECKILL_WORKER_ID=e2e-webhooks",
+                      "SECKILL_WORKER_SWEEP_MS=1000", "SECKILL_WORKER_EXPIRY_MS=250", NULL};
 
 static void start_system(void)
 {
@@ -282,21 +285,121 @@ static void set_mode(int port, const char *mode)
     cr_assert_eq(harness_http(port, "GET", path, NULL, NULL, resp, sizeof(resp)), 200);
 }
 
+/* The value of series in a metrics text into *value (strtod: a gauge's
+ * fraction too); 0 when the text has no such series or no number there. */
+static int metric_value(const char *text, const char *series, double *value)
+{
+    char needle[256], *end;
+    snprintf(needle, sizeof(needle), "\n%s ", series);
+    const char *at = strstr(text, needle);
+    if (!at)
+        return 0;
+    at += strlen(needle);
+    *value = strtod(at, &end);
+    return end != at;
+}
+
+/* How many of the receiver's records answered status. */
+static size_t answered(const record *r, size_t n, int status)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++)
+        count += r[i].answered == status;
+    return count;
+}
+
+/* The latest first delivery (answered 200) of an event in r: when the
+ * receiver had them all. */
+static int64_t last_first_delivery_ms(const record *r, size_t n)
+{
+    int64_t last = 0;
+    for (size_t i = 0; i < n; i++) {
+        int first = r[i].answered == 200;
+        for (size_t k = 0; k < i && first; k++)
+            first = !(r[k].answered == 200 && r[k].event_id == r[i].event_id);
+        if (first && r[i].at_ms > last)
+            last = r[i].at_ms;
+    }
+    return last;
+}
+
+/* While b hangs past the deliverer's timeout, it has timed out at least
+ * once, and a, which answers, has every event of the feed, its lag reads
+ * 0 (nothing owed) beside b's of a second or more. Polls until all of it
+ * holds, up to HANG_MAX_MS; returns when a's receiver had its last event. */
+static int64_t wait_a_caught_up_while_b_hangs(int mport, int64_t events)
+{
+    enum { HANG_MAX_MS = 15000 };
+    char text[8192] = "";
+    double lag_a = -1, lag_b = -1, failed_b = -1;
+    size_t na = 0, nb = 0, had = 0, hung = 0, failed_500 = 0;
+    int64_t last_a = 0;
+    for (int64_t until = clock_mono_ms() + HANG_MAX_MS;; harness_sleep_ms(100)) {
+        /* The metrics first: b's receiver notes a 500 before it answers,
+         * so failures beyond the 500s noted after are timeouts. */
+        int got = harness_http(mport, "GET", "/metrics", NULL, NULL, text, sizeof(text)) == 200;
+        int series = got &&
+                     metric_value(text, "seckill_webhook_lag_seconds{endpoint=\"1\"}", &lag_a) &&
+                     metric_value(text, "seckill_webhook_lag_seconds{endpoint=\"2\"}", &lag_b) &&
+                     metric_value(text, "seckill_webhook_failed_total{endpoint=\"2\"}", &failed_b);
+        record *a = read_records("wh-a.jsonl", &na), *b = read_records("wh-b.jsonl", &nb);
+        hung = answered(b, nb, 0);
+        failed_500 = answered(b, nb, 500);
+        had = delivered(a, na);
+        last_a = last_first_delivery_ms(a, na);
+        free(a);
+        free(b);
+        if (series && (int64_t)had == events && lag_a == 0 && lag_b >= 1 && hung > 0 &&
+            failed_b > (double)failed_500)
+            return last_a;
+        cr_assert_lt(clock_mono_ms(), until,
+                     "while b hangs: a had %zu of %" PRId64 " events, lags a %.3f b %.3f s, b hung"
+                     " %zu times, failed %.0f (%zu of them 500s); metrics: %s",
+                     had, events, lag_a, lag_b, hung, failed_b, failed_500, text);
+    }
+}
+
+/* Endpoint b fails (500), then hangs past the deliverer's timeout, then
+ * recovers: b gets every event in order, its retries on schedule; and a,
+ * which answers throughout, is not slowed by b: it has every event soon
+ * after the last is committed, while b still hangs, and its lag reads 0. */
 Test(webhooks, a_receiver_that_fails_then_hangs_then_recovers_gets_every_event_in_order)
 {
-    enum { FIRST_MS = 300 };
+    /* A's bound on its last event: this machine took 0.2-0.4 s (load 6);
+     * with an order's next event held to the 50 ms look one after the other
+     * while b had transfers in flight, 1.6-6.5 s. */
+    enum { FIRST_MS = 200, A_WITHIN_MS = 1500 };
     int pa, pb, mport = harness_free_port();
     receivers[0] = start_receiver(&pa, SECRET_A, "wh-a.jsonl", "ok");
     receivers[1] = start_receiver(&pb, SECRET_B, "wh-b.jsonl", "fail");
     char endpoints[512];
     snprintf(endpoints, sizeof(endpoints),
              "http://127.0.0.1:%d/hook " SECRET_A ",http://127.0.0.1:%d/hook " SECRET_B, pa, pb);
-    deliverer = start_deliverer(endpoints, "50", "300", mport);
+    deliverer = start_deliverer(endpoints, "50", "200" /* FIRST_MS */, mport);
     int64_t item = create_item(120);
     sell_and_settle(item, 120, 1);
-    harness_sleep_ms(2500);
+    PGconn *pg = harness_pg();
+    int64_t events = harness_pg_int(pg, "SELECT count(*) FROM order_events");
+    int64_t last_event_ms = harness_pg_int(
+        pg, "SELECT (extract(epoch FROM max(created_at)) * 1000)::bigint FROM order_events");
+    /* b fails until some event of it was tried a third time (two retries
+     * to time), then hangs. */
+    for (int64_t until = clock_mono_ms() + 15000;; harness_sleep_ms(100)) {
+        size_t nb;
+        record *b = read_records("wh-b.jsonl", &nb);
+        int third = 0;
+        for (size_t i = 0; i < nb && !third; i++)
+            third = b[i].attempt >= 3 && b[i].answered == 500;
+        free(b);
+        if (third)
+            break;
+        cr_assert_lt(clock_mono_ms(), until, "no event of b tried a third time");
+    }
     set_mode(pb, "hang"); /* past the deliverer's 1 s timeout */
-    harness_sleep_ms(4000);
+    int64_t last_a = wait_a_caught_up_while_b_hangs(mport, events);
+    cr_assert_lt(last_a - last_event_ms, A_WITHIN_MS,
+                 "a had its last event %" PRId64 " ms after the last commit",
+                 last_a - last_event_ms);
     set_mode(pb, "ok");
 
     size_t na, nb;
@@ -322,8 +425,6 @@ Test(webhooks, a_receiver_that_fails_then_hangs_then_recovers_gets_every_event_i
 
     char resp[8192];
     cr_assert_eq(harness_http(mport, "GET", "/metrics", NULL, NULL, resp, sizeof(resp)), 200);
-    PGconn *pg = harness_pg();
-    int64_t events = harness_pg_int(pg, "SELECT count(*) FROM order_events");
     cr_assert_eq(harness_metric(resp, "seckill_webhook_delivered_total{endpoint=\"2\"}"), events,
                  "%s", resp);
     cr_assert_gt(harness_metric(resp, "seckill_webhook_failed_total{endpoint=\"2\"}"), 0);

@@ -203,6 +203,20 @@ Test(webhook_window, a_cursor_is_written_at_once_when_nothing_is_in_flight_else_
               "after late_ms it goes whatever waits: a crash sends again at most that much");
 }
 
+Test(webhook_window, an_endpoint_whose_events_all_wait_on_the_cursor_writes_it_at_once)
+{
+    char acts[128];
+    uint64_t a = read_and_send((int64_t[]){1, 1}, 2, acts, sizeof(acts));
+    cr_assert_str_eq(acts, "s101", "102 waits behind 101");
+    cr_assert(webhook_window_busy(&win, 1), "101 in flight");
+    webhook_window_mark(&win, a, WEBHOOK_DONE);
+    cr_assert_not(webhook_window_busy(&win, 0), "102 waits for the write: nothing else to send");
+    cr_assert(webhook_window_write_due(&win, webhook_window_busy(&win, 0), 0, 0, 1000),
+              "written at once, not at the next look");
+    push(103, 3, 0);
+    cr_assert(webhook_window_busy(&win, 0), "103 can go: an idle moment between answers");
+}
+
 Test(webhook_window, a_cursor_an_orders_next_event_waits_on_is_written_when_looked_at)
 {
     char acts[128];
