@@ -17,8 +17,11 @@ common=service/common server=service/server lab=service/lab
 sources=(service/tests/fuzz/fuzz_request.c "$common"/*.c "$server"/{events,http_framing,router,gate}.c
     "$lab"/lab_routes.c build/generated/scripts_embedded.c)
 flags=(-std=c11 -D_GNU_SOURCE -g -O1 "-fsanitize=fuzzer,address,undefined" -fno-sanitize-recover=all)
-read -ra cflags <<<"$(pkg-config --cflags hiredis jansson libpq libcrypto libmicrohttpd)"
-read -ra libs <<<"$(pkg-config --libs hiredis jansson libpq libcrypto libmicrohttpd)"
+# Each pkg-config on a line of its own, where set -e sees it fail.
+cflags_text=$(pkg-config --cflags hiredis jansson libpq libcrypto libmicrohttpd)
+libs_text=$(pkg-config --libs hiredis jansson libpq libcrypto libmicrohttpd)
+read -ra cflags <<<"$cflags_text"
+read -ra libs <<<"$libs_text"
 rm -rf "$out/obj"
 mkdir -p "$out/obj"
 # shellcheck disable=SC2016  # $0 and $1 are the inner shell's: the source, the object folder

@@ -32,7 +32,8 @@ if [[ -f $build/build.ninja ]]; then
     done
 fi
 targets=()
-((${#names[@]} == 0)) || targets=(--target "${names[@]}")
+# seckill-admin too: this script migrates each set of servers with it.
+((${#names[@]} == 0)) || targets=(--target seckill-admin "${names[@]}")
 cmake --build "$build" -j "$(nproc)" "${targets[@]}"
 
 # Tests side by side, as many as there are cores: the unit tests beside each other and beside

@@ -181,41 +181,45 @@ static void render_routes(text_buf *t, metrics *m)
 char *metrics_render(metrics *m, const metrics_gauges *g)
 {
     text_buf t = TEXT_BUF_INIT;
+    metrics_render_into(m, g, &t);
+    return text_buf_take(&t);
+}
 
-    render_routes(&t, m);
+void metrics_render_into(metrics *m, const metrics_gauges *g, text_buf *t)
+{
+    render_routes(t, m);
 
-    counters(&t, "seckill_purchases_total", "Purchases of the production path, by outcome.",
+    counters(t, "seckill_purchases_total", "Purchases of the production path, by outcome.",
              "outcome", outcome_names, m->outcomes, METRICS_OUTCOME_COUNT);
     text_buf_printf(
-        &t,
+        t,
         "# HELP seckill_purchase_batches_total Calls of the batch reserve script (group "
         "commit).\n"
         "# TYPE seckill_purchase_batches_total counter\n"
         "seckill_purchase_batches_total %" PRIu64 "\n",
         get(&m->batches));
     text_buf_printf(
-        &t,
+        t,
         "# HELP seckill_purchase_batched_total Purchases sent in them (divided by the calls: "
         "buyers a call).\n"
         "# TYPE seckill_purchase_batched_total counter\n"
         "seckill_purchase_batched_total %" PRIu64 "\n",
         get(&m->batched_buyers));
-    counters(&t, "seckill_redis_redirects_total",
+    counters(t, "seckill_redis_redirects_total",
              "Purchase batches a Redis Cluster sent elsewhere (a slot moved, being moved, or "
              "split by a move).",
              "kind", redirect_names, m->redirects, METRICS_REDIRECT_COUNT);
-    counters(&t, "seckill_backend_errors_total", "Failed calls to Redis and PostgreSQL.", "backend",
+    counters(t, "seckill_backend_errors_total", "Failed calls to Redis and PostgreSQL.", "backend",
              backend_names, m->backend_errors, METRICS_BACKEND_COUNT);
 
-    gauge(&t, "seckill_soldout_flags", "Items this instance answers sold out from memory.",
+    gauge(t, "seckill_soldout_flags", "Items this instance answers sold out from memory.",
           g->soldout_flags);
-    gauge(&t, "seckill_queue_orders", "Orders waiting on the items' queues.", g->queue);
-    gauge(&t, "seckill_processing_orders", "Orders held in workers' processing lists.",
+    gauge(t, "seckill_queue_orders", "Orders waiting on the items' queues.", g->queue);
+    gauge(t, "seckill_processing_orders", "Orders held in workers' processing lists.",
           g->processing);
-    gauge(&t, "seckill_pending_orders", "Orders accepted and not yet persisted.", g->pending);
-    gauge(&t, "seckill_dead_letter_orders", "Payloads moved to the items' dead-letter lists.",
+    gauge(t, "seckill_pending_orders", "Orders accepted and not yet persisted.", g->pending);
+    gauge(t, "seckill_dead_letter_orders", "Payloads moved to the items' dead-letter lists.",
           g->dead);
-    return text_buf_take(&t);
 }
 
 char *metrics_render_worker(const char *worker_id, const metrics_worker *w)

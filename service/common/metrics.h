@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "text_buf.h"
+
 typedef struct metrics metrics;
 
 /* Outcomes of the production purchase path, as counted. */
@@ -69,6 +71,10 @@ typedef struct metrics_gauges {
 
 /* The whole exposition; the caller frees it. NULL when out of memory. */
 char *metrics_render(metrics *m, const metrics_gauges *g);
+
+/* The same exposition appended to t (the server's /metrics answer goes
+ * on with the waiting rooms' text in the same buffer). */
+void metrics_render_into(metrics *m, const metrics_gauges *g, text_buf *t);
 
 /* A worker's counters, as seckill-worker exposes them on its own /metrics. */
 typedef struct metrics_worker {

@@ -212,12 +212,8 @@ char *app_metrics_text(app *a, pool_session *s)
     metrics_gauges g = {.soldout_flags = gate_sold_out_count(a->gate), -1, -1, -1, -1};
     if (s)
         pool_session_gauges(s, &g);
-    char *counters = metrics_render(a->metrics, &g);
-    if (!counters)
-        return NULL;
     text_buf t = TEXT_BUF_INIT;
-    text_buf_printf(&t, "%s", counters);
-    free(counters);
+    metrics_render_into(a->metrics, &g, &t);
     if (s)
         room_store_metrics(s, &t);
     room_cache_metrics(a->rooms, &t);

@@ -90,8 +90,9 @@ void room_store_used(pool_session *s, int64_t item, const char *e);
 
 /* Appends to t the rooms' gauges in the Prometheus text format, per item
  * (seckill_room_joined, _admitted, _active, _expired_unused{item="N"}),
- * for /metrics; nothing when no item has a room, Redis failed or memory
- * ran out. */
+ * for /metrics; nothing when no item has a room or Redis failed. A write
+ * lost for memory marks t failed, as text_buf does: the answer is then
+ * none, not a text with gaps. */
 void room_store_metrics(pool_session *s, text_buf *t);
 
 #endif

@@ -79,8 +79,21 @@ Test(room_store, a_server_that_waits_for_anothers_insert_gets_that_key)
     racer r = {.rc = -2};
     pthread_t t;
     cr_assert_eq(pthread_create(&t, NULL, race, &r), 0);
-    /* Until the commit, its insert waits on the row the other one holds. */
-    usleep(300 * 1000);
+    /* Until the commit, its insert waits on the row the other one holds:
+     * seen waiting on a lock (from a session of its own: a transaction
+     * reads pg_stat_activity once) before the commit, or the test would
+     * pass without a race. */
+    PGconn *watch = harness_pg();
+    int waiting = 0;
+    for (int i = 0; i < 1000 && !waiting; i++) {
+        waiting = harness_pg_int(watch, "SELECT count(*) FROM pg_stat_activity "
+                                        "WHERE wait_event_type = 'Lock' "
+                                        "AND query LIKE 'INSERT INTO room_master%'") == 1;
+        if (!waiting)
+            usleep(10 * 1000);
+    }
+    PQfinish(watch);
+    cr_assert(waiting, "the other server's insert never waited on the row");
     exec_ok(pg, "COMMIT");
     pthread_join(t, NULL);
     cr_assert_eq(r.rc, 0, "the server that waited got no key");
