@@ -7,7 +7,9 @@ alternating order (ABBA): the ratio of each round's pair, and their median, comp
 shared machine's drift touched alike. After a storm with webhooks the deliverer works through the
 backlog until both endpoints hold every event of the storm (at most BENCH_WEBHOOK_WAIT seconds,
 60): events delivered a second over that whole window, storm included, and the deliverer's CPU
-an event. BENCH_WEBHOOKS names another deliverer binary (an older build, to compare).
+an event. BENCH_WEBHOOKS names another deliverer binary (an older build, to compare). Every storm
+starts on a settled PostgreSQL (orders and order_events vacuumed and analyzed, a checkpoint), so
+that neither side pays for the other's autovacuum or checkpoint.
 
 The receivers are loadtest/webhook_sink.c (seckill-webhook-sink): one libmicrohttpd thread that
 verifies every signature with the product's own webhook_verify and counts the distinct event ids;
@@ -158,6 +160,12 @@ class Webhooks:
         microseconds a purchase of each process during the storm, and with webhooks the delivery's
         figures."""
         self.wait_drained()
+        # Every storm starts on a settled PostgreSQL, with or without webhooks: the previous
+        # storms' orders and events vacuumed and analyzed, their dirty pages written. Else an
+        # autovacuum of orders and order_events (every minute once their inserts pass 20%, longer
+        # as they grow) or a checkpoint (every ~1 GB of WAL) lands in whichever storm it falls in,
+        # in PostgreSQL's own sessions that no nice or SCHED_IDLE of ours reaches.
+        self.db.psql("vacuum (analyze) orders, order_events", "checkpoint")
         if mode == "two":
             first_event = int(self.db.sql("select coalesce(max(id), 0) from order_events"))
             self.webhook_start(r)
