@@ -11,6 +11,7 @@
 #include "order_row.h"
 #include "pg_value.h"
 #include "rfc3339.h"
+#include "text_buf.h"
 
 /* The row an event kept goes back into the orders' row type, so the order
  * is read with the same columns (and so rendered the same way) as a live
@@ -84,38 +85,22 @@ char *outbox_event_json(const outbox_event *e)
     char *shown = subject_json(e);
     if (!shown)
         return NULL;
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (f) {
-        /* The type is one of the table's CHECK: nothing to escape. */
-        fprintf(f, "{\"id\":%" PRId64 ",\"type\":\"%s\",\"created_at\":\"%s\",\"%s\":%s}", e->id,
-                e->type, when, e->is_entry ? "entry" : "order", shown);
-        if (fclose(f) != 0) {
-            free(text);
-            text = NULL;
-        }
-    }
+    text_buf t = TEXT_BUF_INIT;
+    /* The type is one of the table's CHECK: nothing to escape. */
+    text_buf_printf(&t, "{\"id\":%" PRId64 ",\"type\":\"%s\",\"created_at\":\"%s\",\"%s\":%s}",
+                    e->id, e->type, when, e->is_entry ? "entry" : "order", shown);
     free(shown);
-    return text;
+    return text_buf_take(&t);
 }
 
 char *outbox_page_json(const char *key, char *const *values, size_t n, const char *next)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f)
-        return NULL;
-    fprintf(f, "{\"%s\":[", key);
+    text_buf t = TEXT_BUF_INIT;
+    text_buf_printf(&t, "{\"%s\":[", key);
     for (size_t i = 0; i < n; i++)
-        fprintf(f, "%s%s", i ? "," : "", values[i]);
-    fprintf(f, "],\"next_after\":%s}", next);
-    if (fclose(f) != 0) {
-        free(text);
-        return NULL;
-    }
-    return text;
+        text_buf_printf(&t, "%s%s", i ? "," : "", values[i]);
+    text_buf_printf(&t, "],\"next_after\":%s}", next);
+    return text_buf_take(&t);
 }
 
 char *outbox_feed_json(const outbox_event *e, size_t n)

@@ -1,6 +1,7 @@
 /* text_buf.h: a text built piece by piece, printf-style, in one growing
- * buffer (the /metrics text: metrics.c's, and the server's whole answer
- * with the waiting rooms' gauges and counts). A write that cannot be made
+ * buffer (the /metrics texts: metrics.c's, the server's whole answer with
+ * the waiting rooms' gauges and counts, the deliverer's; the outbox's event
+ * and page JSON). A write that cannot be made
  * (out of memory) is remembered and every later one ignored, so a builder
  * writes on without checking each call and asks once at the end. Pure. */
 #ifndef SECKILL_TEXT_BUF_H

@@ -3,20 +3,15 @@
  * atomics). */
 #include <inttypes.h>
 #include <stddef.h>
-#include <stdio.h>
-#include <stdlib.h>
 
+#include "text_buf.h"
 #include "webhooks.h"
 #include "webhooks_state.h"
 
 char *webhooks_metrics(void *ctx)
 {
     webhooks *w = ctx;
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f)
-        return NULL;
+    text_buf t = TEXT_BUF_INIT;
     static const struct {
         const char *name, *type, *help;
         size_t offset;
@@ -31,24 +26,22 @@ char *webhooks_metrics(void *ctx)
          offsetof(endpoint_state, dead)},
     };
     for (size_t s = 0; s < sizeof(series) / sizeof(series[0]); s++) {
-        fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", series[s].name, series[s].help, series[s].name,
-                series[s].type);
+        text_buf_printf(&t, "# HELP %s %s\n# TYPE %s %s\n", series[s].name, series[s].help,
+                        series[s].name, series[s].type);
         for (size_t i = 0; i < w->nendpoints; i++)
-            fprintf(f, "%s{endpoint=\"%" PRId64 "\"} %lld\n", series[s].name, w->endpoints[i].id,
-                    atomic_load((atomic_llong *)((char *)&w->endpoints[i] + series[s].offset)));
+            text_buf_printf(
+                &t, "%s{endpoint=\"%" PRId64 "\"} %lld\n", series[s].name, w->endpoints[i].id,
+                atomic_load((atomic_llong *)((char *)&w->endpoints[i] + series[s].offset)));
     }
-    fprintf(f, "# HELP seckill_webhook_lag_seconds Age of the oldest event an endpoint has not "
-               "had yet (the dead-letter aside).\n# TYPE seckill_webhook_lag_seconds gauge\n");
+    text_buf_printf(
+        &t, "# HELP seckill_webhook_lag_seconds Age of the oldest event an endpoint has not "
+            "had yet (the dead-letter aside).\n# TYPE seckill_webhook_lag_seconds gauge\n");
     for (size_t i = 0; i < w->nendpoints; i++)
-        fprintf(f, "seckill_webhook_lag_seconds{endpoint=\"%" PRId64 "\"} %.3f\n",
-                w->endpoints[i].id, atomic_load(&w->endpoints[i].lag_ms) / 1000.0);
-    fprintf(f,
-            "# HELP seckill_webhook_leader 1 while this deliverer leads.\n"
-            "# TYPE seckill_webhook_leader gauge\nseckill_webhook_leader %d\n",
-            atomic_load(&w->leading));
-    if (fclose(f) != 0) {
-        free(text);
-        return NULL;
-    }
-    return text;
+        text_buf_printf(&t, "seckill_webhook_lag_seconds{endpoint=\"%" PRId64 "\"} %.3f\n",
+                        w->endpoints[i].id, atomic_load(&w->endpoints[i].lag_ms) / 1000.0);
+    text_buf_printf(&t,
+                    "# HELP seckill_webhook_leader 1 while this deliverer leads.\n"
+                    "# TYPE seckill_webhook_leader gauge\nseckill_webhook_leader %d\n",
+                    atomic_load(&w->leading));
+    return text_buf_take(&t);
 }
