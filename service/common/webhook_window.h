@@ -106,8 +106,9 @@ int webhook_window_waits_on_cursor(const webhook_window *w);
  * events that wait on the cursor are not: they wait for that write. */
 int webhook_window_busy(const webhook_window *w, int in_flight);
 
-/* Whether the cursor should be written down now, for a deliverer with busy
- * transfers in flight (any endpoint's), the cursor movable since waited_ms.
+/* Whether the cursor should be written down now, for an endpoint that is
+ * busy (webhook_window_busy: its own transfers and events alone), the
+ * cursor movable since waited_ms.
  * Never when it cannot move. Else at once when nothing is in flight
  * (nothing is coming to be written with it); when half the window is
  * resolved (the next page is read into that room); when look (the caller

@@ -71,7 +71,7 @@ static int on_timer(CURLM *multi, long timeout_ms, void *userp)
 
 int webhook_poll_init(webhooks *w)
 {
-    w->stop_fd = w->pg_fd = -1;
+    w->pg_fd = -1;
     w->curl_due_ms = -1;
     if ((w->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
         return -1;
@@ -89,20 +89,19 @@ void webhook_poll_close(webhooks *w)
     w->epfd = -1;
 }
 
-/* Adds fd, of kind, to the set, for reading, into *slot; -1 there when it
- * could not. */
-static int watch(webhooks *w, int kind, int fd, int *slot)
+/* Adds fd, of kind, to the set, for reading. 0, or -1 when it could not. */
+static int watch(webhooks *w, int kind, int fd)
 {
     struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag(kind, fd)};
-    *slot = epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) == 0 ? fd : -1;
-    if (*slot < 0)
-        log_msg(LOG_WARN, COMPONENT, "epoll_ctl: %s", strerror(errno));
-    return *slot < 0 ? -1 : 0;
+    if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) == 0)
+        return 0;
+    log_msg(LOG_WARN, COMPONENT, "epoll_ctl: %s", strerror(errno));
+    return -1;
 }
 
 int webhook_poll_stop_fd(webhooks *w, int stop_fd)
 {
-    return watch(w, KIND_STOP, stop_fd, &w->stop_fd);
+    return watch(w, KIND_STOP, stop_fd);
 }
 
 int webhook_poll_pg(webhooks *w, int fd)
@@ -110,7 +109,12 @@ int webhook_poll_pg(webhooks *w, int fd)
     if (w->pg_fd >= 0)
         epoll_ctl(w->epfd, EPOLL_CTL_DEL, w->pg_fd, NULL);
     w->pg_fd = -1;
-    return fd < 0 ? 0 : watch(w, KIND_PG, fd, &w->pg_fd);
+    if (fd < 0)
+        return 0;
+    if (watch(w, KIND_PG, fd) < 0)
+        return -1;
+    w->pg_fd = fd;
+    return 0;
 }
 
 /* What a ready socket is ready for, in libcurl's words. */

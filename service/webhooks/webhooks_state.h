@@ -83,9 +83,10 @@ struct webhooks {
     int leader;
     atomic_int leading; /* the metrics' copy of leader */
     CURLM *multi;
-    /* The one wait (webhook_poll.c): its epoll set, the fds in it that are
-     * not libcurl's (-1: none), libcurl's next timeout (-1: none). */
-    int epfd, stop_fd, pg_fd;
+    /* The one wait (webhook_poll.c): its epoll set, PostgreSQL's fd in it
+     * (-1: none; taken out when the session changes), libcurl's next
+     * timeout (-1: none). */
+    int epfd, pg_fd;
     int64_t curl_due_ms;
     transfer *in_flight[IN_FLIGHT_MAX];
     int nin_flight;
