@@ -4,7 +4,7 @@ set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config curl libmicrohttpd-dev libhiredis-dev libjansson-dev
     libpq-dev libssl-dev libcurl4-openssl-dev libcriterion-dev libevent-dev redis-server redis-tools postgresql wrk apache2-utils
-    nginx-light valgrind chromium nodejs npm zookeeper libzookeeper-mt-dev python3 "$@")
+    nginx-light valgrind chromium nodejs npm zookeeper libslf4j-java libzookeeper-mt-dev python3 "$@")
 
 # A package whose command is already there from elsewhere counts as present: a nodejs from
 # NodeSource carries npm and conflicts with Debian's npm package.

@@ -4,13 +4,18 @@
  * stock; a holder killed with SIGKILL keeps its lock only until ZooKeeper
  * expires its session (no TTL), then another server sells; a server frozen
  * past its session makes a new one; a reset deletes the item's lock nodes;
- * without zookeeper_servers the strategy says so. */
+ * without zookeeper_servers the strategy says so; a port taken before
+ * ZooKeeper binds it is left for another. */
+#include <arpa/inet.h>
 #include <inttypes.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 
@@ -213,4 +218,26 @@ Test(zookeeper, without_zookeeper_servers_the_strategy_answers_503_not_configure
     cr_expect_eq(audited(port, item, "lock_keys"), 0);
     cr_expect_eq(audited(port, item, "remaining"), 1);
     harness_stop_clean(&server_pid, "server");
+}
+
+/* services.sh zk-start: the JVM takes seconds to bind the port chosen for it,
+ * and another program may take that port meanwhile (a CI run lost a test to
+ * it). Such a start is tried again on another port. The port tried first is
+ * held here, as the other program would. */
+Test(zookeeper_start, a_port_taken_before_zookeeper_binds_it_is_left_for_another)
+{
+    int holder = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in at = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(at);
+    cr_assert(holder >= 0 && bind(holder, (struct sockaddr *)&at, sizeof(at)) == 0 &&
+              listen(holder, 1) == 0 && getsockname(holder, (struct sockaddr *)&at, &len) == 0);
+    char taken[16], servers[64];
+    snprintf(taken, sizeof(taken), "%d", ntohs(at.sin_port));
+    setenv("SECKILL_RUN_ZK_PORT", taken, 1);
+    harness_zk_start(servers, sizeof(servers));
+    unsetenv("SECKILL_RUN_ZK_PORT");
+    cr_expect(strcmp(strchr(servers, ':') + 1, taken) != 0, "ZooKeeper at %s, the port held",
+              servers);
+    harness_zk_stop();
+    close(holder);
 }
