@@ -236,8 +236,8 @@ int64_t harness_pg_int(PGconn *pg, const char *sql)
     return n;
 }
 
-int harness_http(int port, const char *method, const char *path, const char *token,
-                 const char *body, char *resp, size_t cap)
+int harness_http_send(int port, const char *method, const char *path, const char *token,
+                      const char *body)
 {
     char req[8192], auth[512] = "";
     if (token)
@@ -259,6 +259,11 @@ int harness_http(int port, const char *method, const char *path, const char *tok
         }
         off += (int)w;
     }
+    return fd;
+}
+
+int harness_http_answer(int fd, char *resp, size_t cap)
+{
     char buf[65536];
     size_t len = 0;
     ssize_t r;
@@ -272,6 +277,13 @@ int harness_http(int port, const char *method, const char *path, const char *tok
     const char *b = strstr(buf, "\r\n\r\n");
     snprintf(resp, cap, "%s", b ? b + 4 : "");
     return status;
+}
+
+int harness_http(int port, const char *method, const char *path, const char *token,
+                 const char *body, char *resp, size_t cap)
+{
+    int fd = harness_http_send(port, method, path, token, body);
+    return fd < 0 ? -1 : harness_http_answer(fd, resp, cap);
 }
 
 size_t harness_lab_buy_request(char *buf, size_t cap, const char *strategy, int64_t item,
@@ -501,7 +513,10 @@ void harness_redis_signal(int sig)
     int got = fscanf(f, "%ld", &pid);
     fclose(f);
     cr_assert(got == 1 && pid > 0, "no pid in %s", path);
-    cr_assert_eq(kill((pid_t)pid, sig), 0, "signal %d to Redis (pid %ld)", sig, pid);
+    if (sig == SIGSTOP)
+        harness_freeze((pid_t)pid);
+    else
+        cr_assert_eq(kill((pid_t)pid, sig), 0, "signal %d to Redis (pid %ld)", sig, pid);
 }
 
 void harness_pg_crash(void)

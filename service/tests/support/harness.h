@@ -146,6 +146,14 @@ int harness_wait_http(int port, const char *path, int timeout_ms);
 int harness_http(int port, const char *method, const char *path, const char *token,
                  const char *body, char *resp, size_t cap);
 
+/* harness_http in two halves: the request sent (the connection's fd
+ * returned, -1 when the server could not be reached), and later its answer
+ * read and the fd closed (the status, or -1). A server frozen in between
+ * (harness_freeze) has the request waiting in its socket. */
+int harness_http_send(int port, const char *method, const char *path, const char *token,
+                      const char *body);
+int harness_http_answer(int fd, char *resp, size_t cap);
+
 /* A lab purchase request, as blast sends it: GET /api/v1/experiments/
  * <strategy>/purchase?item=N&user_id=U&delay_ms=D (no user_id when user is
  * 0: an anonymous buyer). Returns snprintf's length (0 on error). */
@@ -209,7 +217,8 @@ pid_t harness_start_worker(char *const extra_env[], const char *log_name);
 void harness_redis_crash(void);
 void harness_redis_restart(void);
 /* Sends sig (SIGSTOP, SIGCONT) to the run's Redis, by its pid file: a Redis
- * frozen with its connections open, as a host gone without a reset. */
+ * frozen with its connections open, as a host gone without a reset. A
+ * SIGSTOP returns once Redis has stopped (harness_freeze). */
 void harness_redis_signal(int sig);
 
 /* Stops the run's PostgreSQL in immediate mode (a crash: clients cut off,
@@ -406,6 +415,14 @@ void harness_system_kill(harness_system *s);
 
 /* Sends sig to pid and reaps it; returns its wait status. */
 int harness_stop(pid_t pid, int sig);
+
+/* Freezes pid with SIGSTOP and returns once it has stopped, which kill()
+ * alone does not wait for: a process of several threads stops when the
+ * thread that took the signal has stopped all the others, and until then
+ * they run on (on a loaded machine for tens of ms, long enough to answer a
+ * request). Stopped: every thread in state T (/proc/<pid>/task). Aborts the
+ * test when it has not stopped within 10 s. */
+void harness_freeze(pid_t pid);
 
 /* Sleeps ms milliseconds (whole, across signals). */
 void harness_sleep_ms(int ms);

@@ -7,6 +7,7 @@
 #include "harness.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -375,6 +376,45 @@ int harness_stop(pid_t pid, int sig)
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
     return status;
+}
+
+/* Whether every thread of pid is stopped: state T (or t) in each
+ * /proc/<pid>/task/<tid>/stat, after the command's closing parenthesis. */
+static int all_threads_stopped(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    DIR *dir = opendir(path);
+    if (!dir)
+        return 0;
+    int stopped = 1;
+    struct dirent *e;
+    while (stopped && (e = readdir(dir))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char stat_path[sizeof(path) + sizeof(e->d_name) + 8], line[512];
+        snprintf(stat_path, sizeof(stat_path), "%s/%s/stat", path, e->d_name);
+        FILE *f = fopen(stat_path, "r");
+        if (!f)
+            continue; /* a thread that just ended */
+        size_t n = fread(line, 1, sizeof(line) - 1, f);
+        fclose(f);
+        line[n] = '\0';
+        const char *end = strrchr(line, ')');
+        stopped = end && end[1] == ' ' && (end[2] == 'T' || end[2] == 't');
+    }
+    closedir(dir);
+    return stopped;
+}
+
+void harness_freeze(pid_t pid)
+{
+    cr_assert_eq(kill(pid, SIGSTOP), 0, "SIGSTOP %d: %s", (int)pid, strerror(errno));
+    int64_t deadline = clock_mono_ms() + 10000;
+    while (!all_threads_stopped(pid)) {
+        cr_assert(clock_mono_ms() < deadline, "process %d did not stop within 10 s", (int)pid);
+        usleep(1000);
+    }
 }
 
 void harness_stop_clean(pid_t *pid, const char *what)
