@@ -802,7 +802,7 @@ Test(lab, a_holder_paused_past_its_lease_is_fenced_off_although_the_watchdog_cou
     cr_assert_eq(pthread_create(&ta, NULL, buy_reentrant_in_thread, &a), 0);
     await_redis_lock("redis_lock_reentrant", a.item);
     harness_sleep_ms(100); /* A has read the stock, works */
-    cr_assert_eq(kill(paused_pid, SIGSTOP), 0);
+    harness_freeze(paused_pid);
     harness_sleep_ms(600); /* two leases */
 
     char resp[256];

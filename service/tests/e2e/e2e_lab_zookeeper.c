@@ -170,7 +170,7 @@ Test(zookeeper, a_server_whose_session_expired_makes_a_new_one_and_sells_again)
     char resp[256];
     cr_assert_eq(buy(port, item, 0, resp, sizeof(resp)), 200, "%s", resp);
     /* Frozen (a pause as of a long GC) past its session: ZooKeeper expires it. */
-    kill(server_pid, SIGSTOP);
+    harness_freeze(server_pid);
     harness_sleep_ms(SESSION_MS + EXPIRY_MARGIN_MS / 2);
     kill(server_pid, SIGCONT);
     /* The client learns of the expiry when it reconnects: until then 503. */

@@ -93,7 +93,7 @@ Test(order_lock, a_twin_purchase_while_the_order_is_queued_gets_429_in_progress_
     enum { STOCK = 5 };
     int64_t item = create_item(STOCK, 2);
     /* The worker frozen: the order stays accepted and not yet persisted. */
-    cr_assert_eq(kill(sys.worker, SIGSTOP), 0);
+    harness_freeze(sys.worker);
     char resp[4096];
     cr_assert_eq(buy(item, 11, resp, sizeof(resp)), 202, "%s", resp);
     int64_t order = sale_order_id(resp);
@@ -129,7 +129,7 @@ Test(order_lock, a_twin_purchase_while_the_order_is_queued_gets_429_in_progress_
 Test(order_lock, a_cancel_of_a_queued_order_frees_its_lock)
 {
     int64_t item = create_item(5, 2);
-    cr_assert_eq(kill(sys.worker, SIGSTOP), 0);
+    harness_freeze(sys.worker);
     char resp[4096], path[96];
     cr_assert_eq(buy(item, 21, resp, sizeof(resp)), 202, "%s", resp);
     int64_t order = sale_order_id(resp);
@@ -155,7 +155,7 @@ Test(order_lock, a_worker_killed_mid_batch_leaves_locks_that_its_next_run_frees)
     int64_t item = create_item(100, 1);
     /* Frozen while blocked on the queue: Redis still moves the first order
      * into its processing list, where it stays, unacknowledged. */
-    cr_assert_eq(kill(sys.worker, SIGSTOP), 0);
+    harness_freeze(sys.worker);
     char resp[4096];
     int64_t orders[BUYERS];
     for (int i = 0; i < BUYERS; i++) {
@@ -205,7 +205,7 @@ Test(order_lock,
     int64_t split = strtoll(resp + strlen("{\"id\":"), NULL, 10);
     cr_assert_eq(locks_held(item, TOKEN), 0);
 
-    cr_assert_eq(kill(sys.worker, SIGSTOP), 0);
+    harness_freeze(sys.worker);
     for (int i = 0; i < 4; i++)
         cr_assert_eq(buy(item, 300 + i, resp, sizeof(resp)), 202, "%s", resp);
     /* A split item's buyers are locked at their homes, on several segments. */

@@ -257,7 +257,7 @@ Test(orders, a_cancel_before_the_worker_persists_answers_200_and_returns_the_uni
     int64_t item = create_item(STOCK, 120);
     /* The worker frozen: the order stays on the queue, accepted and not
      * yet in PostgreSQL, while its buyer cancels it. */
-    cr_assert_eq(kill(sys.worker, SIGSTOP), 0);
+    harness_freeze(sys.worker);
     char resp[4096];
     cr_assert_eq(buy_units(item, 11, 1, resp, sizeof(resp)), 202, "%s", resp);
     int64_t order = sale_order_id(resp);

@@ -137,7 +137,7 @@ Test(worker_sweep, a_worker_killed_for_good_has_its_orders_recovered_by_the_elec
         cr_assert(clock_mono_ms() < deadline, "the victim never held a batch");
         if (harness_redis_int(c, "LLEN", processing[VICTIM]) == 0)
             continue;
-        kill(pids[VICTIM], SIGSTOP);
+        harness_freeze(pids[VICTIM]);
         in_hand = harness_redis_int(c, "LLEN", processing[VICTIM]);
         if (in_hand == 0)
             kill(pids[VICTIM], SIGCONT);
