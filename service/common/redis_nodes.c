@@ -2,6 +2,7 @@
  * the one Redis or to the master of the key's slot in a Redis Cluster. */
 #include "redis_nodes.h"
 
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,10 @@
  * that the attempt's bound of retries waits out a move of about 1.5 s. */
 #define TRYAGAIN_PAUSE_MAX_MS 800
 
+/* A connection idle this long is looked at before it is used again: its
+ * node may have closed it meanwhile (see closed_while_idle). */
+#define IDLE_CHECK_MS 1000
+
 /* --- the table of nodes ------------------------------------------------------ */
 
 /* The index of the node at addr, added when new; -1 when out of memory. */
@@ -38,6 +43,7 @@ static int node_add(redis_nodes *rn, const redis_cluster_node *addr)
     rn->nodes = grown;
     rn->nodes[rn->nnodes].addr = *addr;
     rn->nodes[rn->nnodes].c = NULL;
+    rn->nodes[rn->nnodes].used_ms = 0;
     return (int)rn->nnodes++;
 }
 
@@ -57,11 +63,37 @@ void redis_nodes_lost(redis_nodes *rn, size_t i, const char *what)
     rn->stale = 1;
 }
 
+/* Whether node n's connection, idle for IDLE_CHECK_MS or more, was closed by
+ * its node meanwhile: a Redis restarted, killed in a failover, or one that
+ * drops idle clients (its `timeout`). hiredis learns it only from the next
+ * command, which would then fail though nothing was sent; so a pool thread
+ * idle through a failover answered its first request 503. Nothing is owed
+ * on an idle connection (redis_nodes.h: callers read every reply before
+ * they come back), so anything to read, or a hang-up, means it is gone.
+ * One poll that does not wait; a busy connection is not looked at. */
+static int closed_while_idle(const node *n, int64_t now)
+{
+    if (!n->c || n->c->err || now - n->used_ms < IDLE_CHECK_MS)
+        return 0;
+    struct pollfd p = {.fd = n->c->fd, .events = POLLIN | POLLRDHUP};
+    return poll(&p, 1, 0) > 0;
+}
+
 /* Node i's connection, made when missing or broken; NULL (logged) when the
  * node does not answer. A single Redis keeps backend_redis_ensure's ways. */
 redisContext *redis_nodes_conn_of(redis_nodes *rn, size_t i)
 {
     node *n = &rn->nodes[i];
+    int64_t now = clock_mono_ms();
+    if (closed_while_idle(n, now)) {
+        log_msg(LOG_INFO, rn->component, "redis %s:%d closed an idle connection; making a new one",
+                n->addr.host, n->addr.port);
+        redisFree(n->c);
+        n->c = NULL;
+        if (rn->nseeds)
+            rn->stale = 1; /* the node may be gone: read the map again */
+    }
+    n->used_ms = now;
     if (!rn->nseeds)
         return backend_redis_ensure(&n->c, rn->cfg, rn->component) == 0 ? n->c : NULL;
     if (n->c && !n->c->err)

@@ -3,7 +3,8 @@
  * config names redis_cluster seeds, every master of that Redis Cluster
  * (issue 14). Callers say which key a command is about; this module picks
  * the node by the key's slot (redis_cluster.h), makes connections lazily,
- * drops a broken one (remade by the next call), follows MOVED (the map is
+ * drops a broken one (remade by the next call; one its node closed while it
+ * sat idle for a second or more, before it is used), follows MOVED (the map is
  * refreshed before the next command) and ASK (ASKING, then the command
  * once), and reads the slot map again after a connection to a node failed.
  * On a single Redis everything goes to that one connection, as before.

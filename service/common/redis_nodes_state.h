@@ -16,6 +16,7 @@
 typedef struct node {
     redis_cluster_node addr;
     redisContext *c;
+    int64_t used_ms; /* when c was last handed out (monotonic) */
 } node;
 
 /* The table of nodes only grows: an index, once handed out, names the same

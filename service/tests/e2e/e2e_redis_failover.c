@@ -192,8 +192,10 @@ static void sale_through_a_failover(failover_result *out)
     snprintf(body, sizeof(body), "{\"add\":%d}", RESTOCK);
     char path[96];
     snprintf(path, sizeof(path), "/api/v1/items/%" PRId64 "/stock", item);
-    /* A pool thread's connection to the dead master fails its first
-     * command, answered 503 (nothing added): an admin retries. */
+    /* A pool thread's connection to the dead master, used within the last
+     * second, fails its first command, answered 503 (nothing added): an
+     * admin retries. One idle longer is remade before its command
+     * (redis_nodes.h). */
     int st = 0;
     for (int tries = 0; tries < 5 && st != 200; tries++)
         st = harness_http(sys.port, "POST", path, TOKEN, body, resp, sizeof(resp));

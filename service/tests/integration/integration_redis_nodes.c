@@ -1,8 +1,9 @@
 /* integration_redis_nodes.c: redis_nodes.c on the test run's single Redis:
  * commands, pipelines, scans and scripts all reach that one server, a
- * connection killed under it is remade by the next call, and a Redis that
- * does not answer is a failure of each call, not a crash. The cluster side
- * is in integration_redis_cluster.c. */
+ * connection killed under it is remade by the next call (before it, when
+ * it was killed while idle), and a Redis that does not answer is a failure
+ * of each call, not a crash. The cluster side is in
+ * integration_redis_cluster.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,6 +262,32 @@ Test(redis_nodes, a_killed_connection_fails_one_command_and_the_next_makes_a_new
     cr_assert_eq(redis_nodes_scan(rn, "k", count_key, &n), -1);
     cr_assert_eq(redis_nodes_scan(rn, "k", count_key, &n), 0);
     cr_assert_eq(n, 1);
+    redis_nodes_free(rn);
+}
+
+/* A connection its Redis closed while it sat idle (a Redis restarted or
+ * failed over, a server timeout) is remade before the next command, which
+ * succeeds: old code failed that command, as it still does right after a
+ * use (above). */
+Test(redis_nodes, a_connection_closed_while_idle_is_remade_before_the_next_command)
+{
+    redis_nodes *rn = redis_nodes_create(&cfg, "test");
+    nodes_set(rn, "k", "2");
+    kill_connection(rn);
+    harness_sleep_ms(1100); /* idle past IDLE_CHECK_MS */
+    const char *argv[] = {"GET", "k"};
+    redisReply *r = redis_nodes_command(rn, "k", 2, argv, NULL);
+    cr_assert(r && r->type == REDIS_REPLY_STRING, "the command after the idle close");
+    cr_assert_str_eq(r->str, "2");
+    freeReplyObject(r);
+
+    /* The same for a caller's own command on the context. */
+    kill_connection(rn);
+    harness_sleep_ms(1100);
+    redisContext *c = redis_nodes_for_key(rn, "k");
+    r = redis_nodes_reply(rn, c, redisCommand(c, "GET k"), "GET");
+    cr_assert(r && r->type == REDIS_REPLY_STRING, "a caller's command after the idle close");
+    freeReplyObject(r);
     redis_nodes_free(rn);
 }
 
