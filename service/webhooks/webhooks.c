@@ -128,7 +128,8 @@ void webhooks_free(webhooks *w)
 static int connect_pg(webhooks *w)
 {
     static const char *const setup[] = {"SET synchronous_commit = on", NULL};
-    const pg_session_spec spec = {.component = COMPONENT, .setup = setup};
+    const pg_session_spec spec = {
+        .component = COMPONENT, .setup = setup, .prepare = webhook_store_prepared};
     w->next_connect_ms = clock_mono_ms() + SLOW_TICK_MS;
     /* A connection of its own, not a pg_session's: a session's quiet
      * reconnect would lose the leader's lock (a session lock) unseen. */
