@@ -124,10 +124,12 @@ void webhooks_free(webhooks *w)
  * later). Every commit waits for its WAL on disk, whatever the server's
  * default: a cursor move or a row's delete lets an order's next event go,
  * and one lost in a crash of PostgreSQL would send the earlier event again
- * after it. */
+ * after it. The prepared statements keep one plan each
+ * (webhook_store_prepared). */
 static int connect_pg(webhooks *w)
 {
-    static const char *const setup[] = {"SET synchronous_commit = on", NULL};
+    static const char *const setup[] = {"SET synchronous_commit = on",
+                                        "SET plan_cache_mode = force_generic_plan", NULL};
     const pg_session_spec spec = {
         .component = COMPONENT, .setup = setup, .prepare = webhook_store_prepared};
     w->next_connect_ms = clock_mono_ms() + SLOW_TICK_MS;
