@@ -72,6 +72,9 @@ static const char delivered_sql[] =
     " USING unnest($1::bigint[], $2::bigint[]) AS x (endpoint_id, event_id)"
     " WHERE d.endpoint_id = x.endpoint_id AND d.event_id = x.event_id";
 
+const char *const webhook_store_setup[] = {"SET synchronous_commit = on",
+                                           "SET plan_cache_mode = force_generic_plan", NULL};
+
 const char *const webhook_store_prepared[] = {"webhook_due",
                                               due_sql,
                                               "webhook_page",

@@ -24,7 +24,12 @@
  * 1.5 ms, five times a second, for an execution of 0.05 ms while no delivery
  * failed), at full priority whatever the deliverer's own. A plan is made
  * again after an ANALYZE (webhook_store_analyze), with the new statistics.
- * The calls below need a session made with them. */
+ * The calls below need a session made with them and with
+ * webhook_store_setup: its settings (pg_session_spec's setup), that one and
+ * synchronous_commit = on whatever the server's default (a cursor move or a
+ * row's delete lets an order's next event go, and one lost in a crash of
+ * PostgreSQL would send the earlier event again after it). */
+extern const char *const webhook_store_setup[];
 extern const char *const webhook_store_prepared[];
 
 /* A delivery owed: the event, its endpoint, the attempts made so far. */
