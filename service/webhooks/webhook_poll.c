@@ -104,6 +104,11 @@ int webhook_poll_stop_fd(webhooks *w, int stop_fd)
     return watch(w, KIND_STOP, stop_fd);
 }
 
+void webhook_poll_unwatch(webhooks *w, int fd)
+{
+    epoll_ctl(w->epfd, EPOLL_CTL_DEL, fd, NULL);
+}
+
 int webhook_poll_pg(webhooks *w, int fd)
 {
     if (w->pg_fd >= 0)

@@ -31,7 +31,8 @@ webhooks *webhooks_create(const config *cfg, char *err, size_t errlen);
 void webhooks_free(webhooks *w);
 
 /* Delivers until stop_fd becomes readable (a signalfd of the stop
- * signals), then writes down what was answered. Returns 0, or 1 when it
+ * signals), then gives the deliveries in flight up to a second to be
+ * answered and writes down what was answered. Returns 0, or 1 when it
  * cannot wait on stop_fd or its wait failed (logged: a supervisor starts it
  * again). */
 int webhooks_run(webhooks *w, int stop_fd);

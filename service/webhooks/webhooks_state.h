@@ -40,6 +40,9 @@ typedef struct webhooks webhooks;
  * page of events, and a crash sends again at most that long's answers. */
 #define CURSOR_MS 50
 #define CURSOR_LATE_MS 1000
+/* How long a stop waits for the deliveries in flight to be answered before
+ * it writes down what was (webhooks.c's write_down). */
+#define STOP_DRAIN_MS 1000
 /* Events held per endpoint between its cursor and the last read. */
 #define WINDOW_EVENTS 1024
 /* The deliveries' statistics are refreshed when this many rows were
@@ -126,6 +129,8 @@ void webhooks_drop_pg(webhooks *w);
 int webhook_poll_init(webhooks *w);
 void webhook_poll_close(webhooks *w);
 int webhook_poll_stop_fd(webhooks *w, int stop_fd);
+/* Takes fd (the stop's) out of the set again. */
+void webhook_poll_unwatch(webhooks *w, int fd);
 int webhook_poll_pg(webhooks *w, int fd);
 /* What webhook_poll_wait saw ready, besides libcurl's sockets. */
 #define WEBHOOK_POLL_STOP 1
