@@ -9,7 +9,6 @@ It empties the orders, events and webhook tables of the database it is given: a 
 
   scripts/services.sh start run/cost && source run/cost/env && scripts/migrate.sh
   N=20000 loadtest/webhook_cost.py 25101 25102 OLD/seckill-webhooks build/seckill-webhooks
-  RECEIVER=sink ...: the receivers are build/seckill-webhook-sink (SINK names another), under SCHED_IDLE
 """
 import os
 import signal
@@ -70,22 +69,12 @@ def deliver(binary, urls, events):
         proc.wait()
 
 
-def receiver(port, secret):
-    """The argv of a receiver: the sample at nice 19, or with RECEIVER=sink the bench's
-    seckill-webhook-sink (SINK: its path) under SCHED_IDLE, which costs a delivery a tenth as much
-    and so holds the deliverer back less."""
-    if os.environ.get("RECEIVER") == "sink":
-        return ["chrt", "--idle", "0", os.environ.get("SINK", "build/seckill-webhook-sink"), "--port", port]
-    return ["nice", "-n", "19", sys.executable, os.path.join(HERE, "webhook_receiver.py"), "--port", port,
-            "--secret", secret]
-
-
 def main():
     if len(sys.argv) < 4:
         sys.exit(__doc__)
     ports, binaries = sys.argv[1:3], sys.argv[3:]
-    receivers = [subprocess.Popen(receiver(port, secret), stdout=subprocess.DEVNULL,
-                                  env=dict(os.environ, WEBHOOK_SECRET=secret))
+    receivers = [subprocess.Popen(["nice", "-n", "19", sys.executable, os.path.join(HERE, "webhook_receiver.py"),
+                                   "--port", port, "--secret", secret], stdout=subprocess.DEVNULL)
                  for port, secret in zip(ports, SECRETS)]
     urls = [f"http://127.0.0.1:{port}/hook" for port in ports]
     try:

@@ -15,78 +15,6 @@
 #define TEXT_(x) #x
 #define TEXT(x) TEXT_(x)
 
-/* The deliveries due (webhook_store_due). */
-static const char due_sql[] =
-    "SELECT " OUTBOX_EVENT_COLUMNS ", endpoint_id, attempts FROM (SELECT " OUTBOX_EVENT_INNER
-    ", d.endpoint_id, d.attempts"
-    " FROM unnest($1::bigint[], $2::bigint[]) AS ep (id, room)"
-    " CROSS JOIN LATERAL (SELECT d.endpoint_id, d.event_id, d.attempts"
-    "   FROM webhook_deliveries d"
-    "   WHERE d.endpoint_id = ep.id AND d.dead_at IS NULL AND d.next_at <= now()"
-    /* The head of its order's chain. A correlated subquery, not NOT EXISTS: a
-     * planner without statistics yet (a new table) ran that as an anti join that
-     * read every delivery of the endpoint for each row. */
-    "     AND d.event_id = (SELECT min(w.event_id) FROM webhook_deliveries w"
-    "       WHERE w.endpoint_id = d.endpoint_id AND w.order_id = d.order_id)"
-    "     AND NOT EXISTS (SELECT 1 FROM unnest($3::bigint[], $4::bigint[])"
-    "       AS b (endpoint_id, event_id)"
-    "       WHERE b.endpoint_id = d.endpoint_id AND b.event_id = d.event_id)"
-    "   ORDER BY d.event_id LIMIT ep.room) d"
-    " JOIN order_events e ON e.id = d.event_id " OUTBOX_EVENT_ORDER
-    ") x ORDER BY endpoint_id, ev_id";
-
-/* A page of the feed with its rows' bits (webhook_store_page). has_row: bit i
- * when endpoint ids[i] has a row of the event's order. The rows are only the
- * failures and the events behind them: the uncorrelated EXISTS runs once, so
- * a page costs no probe at all while none fails. */
-static const char page_sql[] =
-    "SELECT " OUTBOX_EVENT_COLUMNS ", has_row FROM (SELECT " OUTBOX_EVENT_INNER
-    ", CASE WHEN EXISTS (SELECT 1 FROM webhook_deliveries) THEN"
-    "   (SELECT coalesce(bit_or(1::bigint << (i.ord - 1)::int), 0)"
-    "    FROM unnest($3::bigint[]) WITH ORDINALITY AS i (id, ord)"
-    "    WHERE EXISTS (SELECT 1 FROM webhook_deliveries d"
-    "      WHERE d.endpoint_id = i.id AND d.order_id = e.order_id))"
-    "   ELSE 0 END AS has_row"
-    " FROM order_events e " OUTBOX_EVENT_ORDER
-    " WHERE e.id > $1::bigint ORDER BY e.id LIMIT $2::int) x ORDER BY ev_id";
-
-/* Every endpoint's lag (webhook_store_lags_ms): every endpoint registered (a
- * handful; those no longer configured too), the oldest event waiting at each
- * (ids are in commit order): the first of its deliveries, else the first not
- * yet taken. */
-static const char lags_sql[] =
-    "SELECT ep.id, (coalesce(extract(epoch FROM now() - (SELECT created_at"
-    "   FROM order_events WHERE id = coalesce((SELECT min(event_id)"
-    "     FROM webhook_deliveries WHERE endpoint_id = ep.id AND dead_at IS NULL),"
-    "   (SELECT min(id) FROM order_events WHERE id > ep.after_event)))), 0) * 1000)::bigint"
-    " FROM webhook_endpoints ep";
-
-/* The cursors moved (webhook_store_move). */
-static const char move_sql[] = "UPDATE webhook_endpoints w SET after_event = x.cursor"
-                               " FROM unnest($1::bigint[], $2::bigint[]) AS x (id, cursor)"
-                               " WHERE w.id = x.id AND w.after_event < x.cursor";
-
-/* The rows answered 2xx forgotten (webhook_store_delivered). */
-static const char delivered_sql[] =
-    "DELETE FROM webhook_deliveries d"
-    " USING unnest($1::bigint[], $2::bigint[]) AS x (endpoint_id, event_id)"
-    " WHERE d.endpoint_id = x.endpoint_id AND d.event_id = x.event_id";
-
-const char *const webhook_store_setup[] = {"SET synchronous_commit = on",
-                                           "SET plan_cache_mode = force_generic_plan", NULL};
-
-const char *const webhook_store_prepared[] = {"webhook_due",
-                                              due_sql,
-                                              "webhook_page",
-                                              page_sql,
-                                              "webhook_lags",
-                                              lags_sql,
-                                              "webhook_move",
-                                              move_sql,
-                                              "webhook_delivered",
-                                              delivered_sql,
-                                              NULL};
-
 /* res when its status is want, else NULL (logged; res cleared). The caller
  * PQclear()s. */
 static PGresult *judged(PGresult *res, ExecStatusType want)
@@ -102,13 +30,6 @@ static PGresult *judged(PGresult *res, ExecStatusType want)
 static PGresult *run(PGconn *pg, const char *sql, int n, const char *const *p, ExecStatusType want)
 {
     return judged(PQexecParams(pg, sql, n, NULL, p, NULL, NULL, 0), want);
-}
-
-/* Runs the statement of webhook_store_prepared named name, judged. */
-static PGresult *run_prepared(PGconn *pg, const char *name, int n, const char *const *p,
-                              ExecStatusType want)
-{
-    return judged(PQexecPrepared(pg, name, n, p, NULL, NULL, 0), want);
 }
 
 /* The first column of the first row as an integer; def without a row. */
@@ -163,7 +84,26 @@ int webhook_store_due(PGconn *pg, const int64_t *ids, const int64_t *room, size_
                   pg_array_of_i64(&busy[0].event_id, nbusy, sizeof(*busy))};
     PGresult *res = NULL;
     if (p[0] && p[1] && p[2] && p[3])
-        res = run_prepared(pg, "webhook_due", 4, (const char *const *)p, PGRES_TUPLES_OK);
+        res = run(pg,
+                  "SELECT " OUTBOX_EVENT_COLUMNS
+                  ", endpoint_id, attempts FROM (SELECT " OUTBOX_EVENT_INNER
+                  ", d.endpoint_id, d.attempts"
+                  " FROM unnest($1::bigint[], $2::bigint[]) AS ep (id, room)"
+                  " CROSS JOIN LATERAL (SELECT d.endpoint_id, d.event_id, d.attempts"
+                  "   FROM webhook_deliveries d"
+                  "   WHERE d.endpoint_id = ep.id AND d.dead_at IS NULL AND d.next_at <= now()"
+                  /* The head of its order's chain. A correlated subquery, not NOT EXISTS: a
+                   * planner without statistics yet (a new table) ran that as an anti join that
+                   * read every delivery of the endpoint for each row. */
+                  "     AND d.event_id = (SELECT min(w.event_id) FROM webhook_deliveries w"
+                  "       WHERE w.endpoint_id = d.endpoint_id AND w.order_id = d.order_id)"
+                  "     AND NOT EXISTS (SELECT 1 FROM unnest($3::bigint[], $4::bigint[])"
+                  "       AS b (endpoint_id, event_id)"
+                  "       WHERE b.endpoint_id = d.endpoint_id AND b.event_id = d.event_id)"
+                  "   ORDER BY d.event_id LIMIT ep.room) d"
+                  " JOIN order_events e ON e.id = d.event_id " OUTBOX_EVENT_ORDER
+                  ") x ORDER BY endpoint_id, ev_id",
+                  4, (const char *const *)p, PGRES_TUPLES_OK);
     for (size_t i = 0; i < 4; i++)
         free(p[i]);
     if (!res)
@@ -173,15 +113,15 @@ int webhook_store_due(PGconn *pg, const int64_t *ids, const int64_t *room, size_
     return got;
 }
 
-/* Runs the prepared command name with two bigint[] parameters: n integers
- * each, read every stride bytes from a and from b. 0 or -1. */
-static int run_pairs(PGconn *pg, const char *name, const int64_t *a, const int64_t *b, size_t n,
+/* Runs the command sql with two bigint[] parameters: n integers each, read
+ * every stride bytes from a and from b. 0 or -1. */
+static int run_pairs(PGconn *pg, const char *sql, const int64_t *a, const int64_t *b, size_t n,
                      size_t stride)
 {
     char *p[2] = {pg_array_of_i64(a, n, stride), pg_array_of_i64(b, n, stride)};
     PGresult *res = NULL;
     if (p[0] && p[1])
-        res = run_prepared(pg, name, 2, (const char *const *)p, PGRES_COMMAND_OK);
+        res = run(pg, sql, 2, (const char *const *)p, PGRES_COMMAND_OK);
     free(p[0]);
     free(p[1]);
     PQclear(res);
@@ -190,8 +130,11 @@ static int run_pairs(PGconn *pg, const char *name, const int64_t *a, const int64
 
 int webhook_store_delivered(PGconn *pg, const webhook_key *done, size_t n)
 {
-    return run_pairs(pg, "webhook_delivered", &done[0].endpoint_id, &done[0].event_id, n,
-                     sizeof(*done));
+    return run_pairs(pg,
+                     "DELETE FROM webhook_deliveries d"
+                     " USING unnest($1::bigint[], $2::bigint[]) AS x (endpoint_id, event_id)"
+                     " WHERE d.endpoint_id = x.endpoint_id AND d.event_id = x.event_id",
+                     &done[0].endpoint_id, &done[0].event_id, n, sizeof(*done));
 }
 
 /* The delivery's endpoint and event as text parameters. */
@@ -223,7 +166,22 @@ int webhook_store_page(PGconn *pg, int64_t after, int limit, const int64_t *ids,
     snprintf(limit_s, sizeof(limit_s), "%d", limit);
     char *list = pg_array_of_i64(ids, n, sizeof(*ids));
     const char *p[] = {after_s, limit_s, list};
-    PGresult *res = list ? run_prepared(pg, "webhook_page", 3, p, PGRES_TUPLES_OK) : NULL;
+    /* has_row: bit i when endpoint ids[i] has a row of the event's order. The
+     * rows are only the failures and the events behind them: the uncorrelated
+     * EXISTS runs once, so a page costs no probe at all while none fails. */
+    PGresult *res =
+        list ? run(pg,
+                   "SELECT " OUTBOX_EVENT_COLUMNS ", has_row FROM (SELECT " OUTBOX_EVENT_INNER
+                   ", CASE WHEN EXISTS (SELECT 1 FROM webhook_deliveries) THEN"
+                   "   (SELECT coalesce(bit_or(1::bigint << (i.ord - 1)::int), 0)"
+                   "    FROM unnest($3::bigint[]) WITH ORDINALITY AS i (id, ord)"
+                   "    WHERE EXISTS (SELECT 1 FROM webhook_deliveries d"
+                   "      WHERE d.endpoint_id = i.id AND d.order_id = e.order_id))"
+                   "   ELSE 0 END AS has_row"
+                   " FROM order_events e " OUTBOX_EVENT_ORDER
+                   " WHERE e.id > $1::bigint ORDER BY e.id LIMIT $2::int) x ORDER BY ev_id",
+                   3, p, PGRES_TUPLES_OK)
+             : NULL;
     free(list);
     if (!res)
         return -1;
@@ -242,7 +200,11 @@ int webhook_store_page(PGconn *pg, int64_t after, int limit, const int64_t *ids,
 
 int webhook_store_move(PGconn *pg, const int64_t *ids, const int64_t *cursors, size_t n)
 {
-    return run_pairs(pg, "webhook_move", ids, cursors, n, sizeof(*ids));
+    return run_pairs(pg,
+                     "UPDATE webhook_endpoints w SET after_event = x.cursor"
+                     " FROM unnest($1::bigint[], $2::bigint[]) AS x (id, cursor)"
+                     " WHERE w.id = x.id AND w.after_event < x.cursor",
+                     ids, cursors, n, sizeof(*ids));
 }
 
 int webhook_store_park(PGconn *pg, const webhook_delivery *d, const char *error, int64_t delay_ms,
@@ -314,7 +276,17 @@ int webhook_store_analyze(PGconn *pg)
 
 int webhook_store_lags_ms(PGconn *pg, const int64_t *ids, size_t n, int64_t *lag_ms)
 {
-    PGresult *res = run_prepared(pg, "webhook_lags", 0, NULL, PGRES_TUPLES_OK);
+    /* Every endpoint registered (a handful; those no longer configured
+     * too), the oldest event waiting at each (ids are in commit order): the
+     * first of its deliveries, else the first not yet taken. */
+    PGresult *res =
+        run(pg,
+            "SELECT ep.id, (coalesce(extract(epoch FROM now() - (SELECT created_at"
+            "   FROM order_events WHERE id = coalesce((SELECT min(event_id)"
+            "     FROM webhook_deliveries WHERE endpoint_id = ep.id AND dead_at IS NULL),"
+            "   (SELECT min(id) FROM order_events WHERE id > ep.after_event)))), 0) * 1000)::bigint"
+            " FROM webhook_endpoints ep",
+            0, NULL, PGRES_TUPLES_OK);
     size_t found = 0;
     for (int r = 0; res && r < PQntuples(res); r++) {
         int64_t id, lag;

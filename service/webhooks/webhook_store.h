@@ -15,23 +15,6 @@
 
 #include "outbox.h"
 
-/* The statements a deliverer runs at every turn, prepared on its session
- * (name, SQL, ..., NULL: pg_session_spec's prepare), and planned once, not
- * at every call: the session sets plan_cache_mode = force_generic_plan, for
- * PostgreSQL kept planning these anew each time (their arrays and LIMIT made
- * a custom plan look cheaper). Parsing and planning were a third of what
- * PostgreSQL spent on them during a storm (the due query's plan took about
- * 1.5 ms, five times a second, for an execution of 0.05 ms while no delivery
- * failed), at full priority whatever the deliverer's own. A plan is made
- * again after an ANALYZE (webhook_store_analyze), with the new statistics.
- * The calls below need a session made with them and with
- * webhook_store_setup: its settings (pg_session_spec's setup), that one and
- * synchronous_commit = on whatever the server's default (a cursor move or a
- * row's delete lets an order's next event go, and one lost in a crash of
- * PostgreSQL would send the earlier event again after it). */
-extern const char *const webhook_store_setup[];
-extern const char *const webhook_store_prepared[];
-
 /* A delivery owed: the event, its endpoint, the attempts made so far. */
 typedef struct webhook_delivery {
     outbox_event ev;

@@ -121,12 +121,14 @@ void webhooks_free(webhooks *w)
 }
 
 /* Connects and registers the endpoints. 0 or -1 (logged, retried a tick
- * later). Every commit waits for its WAL on disk, and the prepared
- * statements keep one plan each (webhook_store_setup). */
+ * later). Every commit waits for its WAL on disk, whatever the server's
+ * default: a cursor move or a row's delete lets an order's next event go,
+ * and one lost in a crash of PostgreSQL would send the earlier event again
+ * after it. */
 static int connect_pg(webhooks *w)
 {
-    const pg_session_spec spec = {
-        .component = COMPONENT, .setup = webhook_store_setup, .prepare = webhook_store_prepared};
+    static const char *const setup[] = {"SET synchronous_commit = on", NULL};
+    const pg_session_spec spec = {.component = COMPONENT, .setup = setup};
     w->next_connect_ms = clock_mono_ms() + SLOW_TICK_MS;
     /* A connection of its own, not a pg_session's: a session's quiet
      * reconnect would lose the leader's lock (a session lock) unseen. */
