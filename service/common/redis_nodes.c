@@ -79,13 +79,10 @@ static int closed_while_idle(const node *n, int64_t now)
     return poll(&p, 1, 0) > 0;
 }
 
-/* Node i's connection, made when missing or broken; NULL (logged) when the
- * node does not answer. A single Redis keeps backend_redis_ensure's ways. */
-redisContext *redis_nodes_conn_of(redis_nodes *rn, size_t i)
+redisContext *redis_nodes_conn_fresh(redis_nodes *rn, size_t i)
 {
     node *n = &rn->nodes[i];
-    int64_t now = clock_mono_ms();
-    if (closed_while_idle(n, now)) {
+    if (closed_while_idle(n, clock_mono_ms())) {
         log_msg(LOG_INFO, rn->component, "redis %s:%d closed an idle connection; making a new one",
                 n->addr.host, n->addr.port);
         redisFree(n->c);
@@ -93,7 +90,15 @@ redisContext *redis_nodes_conn_of(redis_nodes *rn, size_t i)
         if (rn->nseeds)
             rn->stale = 1; /* the node may be gone: read the map again */
     }
-    n->used_ms = now;
+    return redis_nodes_conn_of(rn, i);
+}
+
+/* Node i's connection, made when missing or broken; NULL (logged) when the
+ * node does not answer. A single Redis keeps backend_redis_ensure's ways. */
+redisContext *redis_nodes_conn_of(redis_nodes *rn, size_t i)
+{
+    node *n = &rn->nodes[i];
+    n->used_ms = clock_mono_ms();
     if (!rn->nseeds)
         return backend_redis_ensure(&n->c, rn->cfg, rn->component) == 0 ? n->c : NULL;
     if (n->c && !n->c->err)
@@ -228,7 +233,7 @@ int redis_nodes_index_of_key(redis_nodes *rn, const char *key, size_t len)
  * comes, an error included; NULL when the node failed (dropped, logged). */
 static redisReply *send_to(redis_nodes *rn, size_t i, int asking, const command *cmd)
 {
-    redisContext *c = redis_nodes_conn_of(rn, i);
+    redisContext *c = redis_nodes_conn_fresh(rn, i);
     if (!c)
         return NULL;
     int sent = !asking || redisAppendCommand(c, "ASKING") == REDIS_OK;

@@ -4,7 +4,8 @@
  * (issue 14). Callers say which key a command is about; this module picks
  * the node by the key's slot (redis_cluster.h), makes connections lazily,
  * drops a broken one (remade by the next call; one its node closed while it
- * sat idle for a second or more, before it is used), follows MOVED (the map is
+ * sat idle for a second or more, before a command of its own is sent on it,
+ * not before a context is handed out), follows MOVED (the map is
  * refreshed before the next command) and ASK (ASKING, then the command
  * once), and reads the slot map again after a connection to a node failed.
  * On a single Redis everything goes to that one connection, as before.

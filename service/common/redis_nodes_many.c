@@ -21,7 +21,7 @@ static int pipeline_route(redis_nodes *rn, size_t n, int argc, const char **argv
         at[k] = (size_t)i;
     }
     for (size_t k = 0; k < n; k++)
-        if (!redis_nodes_conn_of(rn, at[k]))
+        if (!redis_nodes_conn_fresh(rn, at[k]))
             return -1;
     return 0;
 }
@@ -123,7 +123,7 @@ int redis_nodes_pipeline(redis_nodes *rn, size_t n, int argc, const char **argv,
 static int scan_page(redis_nodes *rn, size_t i, char *cursor, size_t cap, const char *pattern,
                      redis_nodes_scan_fn each, void *ctx)
 {
-    redisContext *c = redis_nodes_conn_of(rn, i);
+    redisContext *c = redis_nodes_conn_fresh(rn, i);
     if (!c)
         return -1;
     int lost;

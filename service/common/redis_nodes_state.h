@@ -52,6 +52,14 @@ typedef struct command {
  * node does not answer. */
 redisContext *redis_nodes_conn_of(struct redis_nodes *rn, size_t i);
 
+/* As redis_nodes_conn_of, for a command that needs nothing of the
+ * connection's past (one command, a pipeline, a SCAN page): one its node
+ * closed while it sat idle is remade first (closed_while_idle). Not for a
+ * context handed to a caller (redis_nodes_for_key, _at, _any), which may
+ * hold a WATCH or a transaction that a new connection would silently lack:
+ * there the dead connection fails its command, as it always did. */
+redisContext *redis_nodes_conn_fresh(struct redis_nodes *rn, size_t i);
+
 /* Drops node i's connection after what failed on it (logged); the next use
  * remakes it, after a fresh map. */
 void redis_nodes_lost(struct redis_nodes *rn, size_t i, const char *what);
