@@ -99,15 +99,17 @@ export SECKILL_ADMIN_TOKEN=test-admin-token SECKILL_TEST_DIR=$dir/b0 SECKILL_TES
 export SECKILL_LAB=on
 
 # failure_digest: each failed test's assertions (Criterion's [----] and [FAIL] lines), or the end
-# of its output when it has none, from ctest's log: printed last, where a log cut in its middle
-# (CI keeps the start and the end) still shows why.
+# of its output when it has none (a crash, a timeout), from ctest's log: printed last, where a
+# log cut in its middle (CI keeps the start and the end) still shows why. Only a log this run
+# wrote: ctest that stops before any test leaves an older one.
 failure_digest() {
+    [[ $build/Testing/Temporary/LastTest.log -nt $dir/backends.json ]] || return 0
     awk '
-        / Testing: / { name = $3; n = 0; m = 0; out = 0; next }
+        !out && / Testing: / { name = $3; n = 0; m = 0; next }
         /^Output:$/ { out = 1; next }
         /^<end of output>$/ { out = 0; next }
         out && !/^-+$/ { tail[n++ % 20] = $0; if (/^\[(----|FAIL)\]/ && m < 40) hit[m++] = $0 }
-        /^Test Failed\.$/ || /^Test (Not Run|Timeout)/ {
+        !out && /^Test (Failed\.|Timeout)/ {
             print "---- " name " failed:"
             if (m) for (i = 0; i < m; i++) print hit[i]
             else for (i = (n > 20 ? n - 20 : 0); i < n; i++) print tail[i % 20]

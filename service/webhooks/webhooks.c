@@ -488,15 +488,18 @@ static int gather(int stop_fd, int64_t *last_turn_ms)
  * was still in flight. A cursor stops before the first event not answered:
  * a stop that did not wait had one early delivery in flight hold back every
  * answer after it (e2e_webhooks saw 163 of 169 answered events sent again).
- * The stop's signal is no longer watched; wake-ups are read and dropped. */
-static void write_down(webhooks *w, int stop_fd)
+ * The stop's signal is no longer watched; wake-ups are read and dropped.
+ * Returns WEBHOOK_POLL_FAILED when the wait failed meanwhile, else 0. */
+static int write_down(webhooks *w, int stop_fd)
 {
     int64_t until = clock_mono_ms() + STOP_DRAIN_MS;
     webhook_poll_unwatch(w, stop_fd);
     collect(w);
-    while (w->pg && w->leader && w->nin_flight > 0 && clock_mono_ms() < until) {
-        int ready = webhook_poll_wait(w, (int)(until - clock_mono_ms()));
-        if (ready & WEBHOOK_POLL_FAILED)
+    int64_t left;
+    int failed = 0;
+    while (w->pg && w->leader && w->nin_flight > 0 && (left = until - clock_mono_ms()) > 0) {
+        int ready = webhook_poll_wait(w, (int)left);
+        if ((failed = ready & WEBHOOK_POLL_FAILED))
             break;
         if ((ready & WEBHOOK_POLL_PG) && !PQconsumeInput(w->pg)) {
             webhooks_drop_pg(w);
@@ -510,6 +513,7 @@ static void write_down(webhooks *w, int stop_fd)
         flush_done(w);
     if (w->pg && w->leader && w->first_movable_ms != 0)
         webhook_cursor_write(w);
+    return failed;
 }
 
 int webhooks_run(webhooks *w, int stop_fd)
@@ -529,7 +533,7 @@ int webhooks_run(webhooks *w, int stop_fd)
             lead(w, ready & WEBHOOK_POLL_PG);
         ready = webhook_poll_wait(w, nap_ms(w));
     }
-    write_down(w, stop_fd);
+    ready |= write_down(w, stop_fd);
     log_msg(LOG_INFO, COMPONENT, "stopping: %d deliveries in flight stay owed", w->nin_flight);
     return ready & WEBHOOK_POLL_FAILED ? 1 : 0;
 }
