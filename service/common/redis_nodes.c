@@ -79,26 +79,11 @@ static int closed_while_idle(const node *n, int64_t now)
     return poll(&p, 1, 0) > 0;
 }
 
-redisContext *redis_nodes_conn_fresh(redis_nodes *rn, size_t i)
+/* Node i's connection as redis_nodes_conn_of, its use noted at now. */
+static redisContext *conn_at(redis_nodes *rn, size_t i, int64_t now)
 {
     node *n = &rn->nodes[i];
-    if (closed_while_idle(n, clock_mono_ms())) {
-        log_msg(LOG_INFO, rn->component, "redis %s:%d closed an idle connection; making a new one",
-                n->addr.host, n->addr.port);
-        redisFree(n->c);
-        n->c = NULL;
-        if (rn->nseeds)
-            rn->stale = 1; /* the node may be gone: read the map again */
-    }
-    return redis_nodes_conn_of(rn, i);
-}
-
-/* Node i's connection, made when missing or broken; NULL (logged) when the
- * node does not answer. A single Redis keeps backend_redis_ensure's ways. */
-redisContext *redis_nodes_conn_of(redis_nodes *rn, size_t i)
-{
-    node *n = &rn->nodes[i];
-    n->used_ms = clock_mono_ms();
+    n->used_ms = now;
     if (!rn->nseeds)
         return backend_redis_ensure(&n->c, rn->cfg, rn->component) == 0 ? n->c : NULL;
     if (n->c && !n->c->err)
@@ -111,6 +96,28 @@ redisContext *redis_nodes_conn_of(redis_nodes *rn, size_t i)
         rn->stale = 1;
     }
     return n->c;
+}
+
+redisContext *redis_nodes_conn_fresh(redis_nodes *rn, size_t i)
+{
+    node *n = &rn->nodes[i];
+    int64_t now = clock_mono_ms();
+    if (closed_while_idle(n, now)) {
+        log_msg(LOG_INFO, rn->component, "redis %s:%d closed an idle connection; making a new one",
+                n->addr.host, n->addr.port);
+        redisFree(n->c);
+        n->c = NULL;
+        if (rn->nseeds)
+            rn->stale = 1; /* the node may be gone: read the map again */
+    }
+    return conn_at(rn, i, now);
+}
+
+/* Node i's connection, made when missing or broken; NULL (logged) when the
+ * node does not answer. A single Redis keeps backend_redis_ensure's ways. */
+redisContext *redis_nodes_conn_of(redis_nodes *rn, size_t i)
+{
+    return conn_at(rn, i, clock_mono_ms());
 }
 
 /* The node index of context c, or -1 when it is none of rn's. */
