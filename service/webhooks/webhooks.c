@@ -401,6 +401,26 @@ static void measure_lag(webhooks *w)
         atomic_store(&w->endpoints[i].lag_ms, (long long)lag_ms[i]);
 }
 
+/* Reads PostgreSQL's wake-ups (NOTIFY), from the socket when pg_ready (a
+ * statement may have read some already). Returns whether any came, or -1
+ * when the session was lost (logged, dropped). A socket that failed
+ * (PostgreSQL gone) is closed by libpq itself: the session goes now, before
+ * libcurl can be given that socket's number while the epoll set still names
+ * it PostgreSQL's. */
+static int read_wakeups(webhooks *w, int pg_ready)
+{
+    int woken = 0;
+    if (pg_ready && !PQconsumeInput(w->pg)) {
+        const char *why = PQerrorMessage(w->pg);
+        log_msg(LOG_WARN, COMPONENT, "postgresql: %s", *why ? why : "the session was lost");
+        webhooks_drop_pg(w);
+        return -1;
+    }
+    for (PGnotify *n; (n = PQnotifies(w->pg)); PQfreemem(n))
+        woken = 1;
+    return woken;
+}
+
 /* The leader's chores of a turn: wake-ups read (from the socket when
  * pg_ready; a statement may have read some already), the cursors written
  * down, new events read, the lag measured, the rows answered forgotten, the
@@ -408,18 +428,9 @@ static void measure_lag(webhooks *w)
 static void lead(webhooks *w, int pg_ready)
 {
     int64_t now = clock_mono_ms();
-    int woken = 0;
-    /* A socket that failed (PostgreSQL gone) is closed by libpq itself: the
-     * session goes now, before libcurl can be given that socket's number
-     * while the epoll set still names it PostgreSQL's. */
-    if (pg_ready && !PQconsumeInput(w->pg)) {
-        const char *why = PQerrorMessage(w->pg);
-        log_msg(LOG_WARN, COMPONENT, "postgresql: %s", *why ? why : "the session was lost");
-        webhooks_drop_pg(w);
+    int woken = read_wakeups(w, pg_ready);
+    if (woken < 0)
         return;
-    }
-    for (PGnotify *n; (n = PQnotifies(w->pg)); PQfreemem(n))
-        woken = 1;
     webhook_cursor_move(w, now);
     /* After a full page, the next is read once a window is half empty, so
      * that a page is worth its statement: behind, a NOTIFY tells nothing
@@ -488,7 +499,7 @@ static int gather(int stop_fd, int64_t *last_turn_ms)
  * was still in flight. A cursor stops before the first event not answered:
  * a stop that did not wait had one early delivery in flight hold back every
  * answer after it (e2e_webhooks saw 163 of 169 answered events sent again).
- * The stop's signal is no longer watched; wake-ups are read and dropped.
+ * The stop's signal is no longer watched; wake-ups are read and ignored.
  * Returns WEBHOOK_POLL_FAILED when the wait failed meanwhile, else 0. */
 static int write_down(webhooks *w, int stop_fd)
 {
@@ -501,12 +512,8 @@ static int write_down(webhooks *w, int stop_fd)
         int ready = webhook_poll_wait(w, (int)left);
         if ((failed = ready & WEBHOOK_POLL_FAILED))
             break;
-        if ((ready & WEBHOOK_POLL_PG) && !PQconsumeInput(w->pg)) {
-            webhooks_drop_pg(w);
+        if (read_wakeups(w, ready & WEBHOOK_POLL_PG) < 0)
             break;
-        }
-        for (PGnotify *n; (n = PQnotifies(w->pg)); PQfreemem(n))
-            ;
         collect(w);
     }
     if (w->pg && w->leader)
