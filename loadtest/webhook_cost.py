@@ -73,8 +73,11 @@ def main():
     if len(sys.argv) < 4:
         sys.exit(__doc__)
     ports, binaries = sys.argv[1:3], sys.argv[3:]
-    receivers = [subprocess.Popen(["nice", "-n", "19", sys.executable, os.path.join(HERE, "webhook_receiver.py"),
-                                   "--port", port, "--secret", secret], stdout=subprocess.DEVNULL)
+    sink = os.path.join(os.path.dirname(HERE), "build", "seckill-webhook-sink")
+    receiver = ([sink] if os.environ.get("RECEIVER") == "sink"
+                else [sys.executable, os.path.join(HERE, "webhook_receiver.py")])
+    receivers = [subprocess.Popen(["nice", "-n", "19"] + receiver + ["--port", port],
+                                  env=dict(os.environ, WEBHOOK_SECRET=secret), stdout=subprocess.DEVNULL)
                  for port, secret in zip(ports, SECRETS)]
     urls = [f"http://127.0.0.1:{port}/hook" for port in ports]
     try:

@@ -23,7 +23,8 @@ itself, and the JSON and the picture into loadtest/results/ and docs/: the commi
 of them alike; medians are reported. BENCH_DURATION (10s), BENCH_CONNECTIONS (256), BENCH_THREADS
 (2), BENCH_DRAIN_ORDERS (1000000), BENCH_DRAIN_ROUNDS (3) change the sizes; BENCH_DOC=0 writes no
 document; BENCH_ONLY=rounds runs only 1-3 (and the strace), BENCH_ONLY=drain only 4, BENCH_ONLY=webhooks
-only 7 (BENCH_WEBHOOK_WAIT, 60: the longest wait for the deliveries after a storm; BENCH_WEBHOOKS: another
+only 7 (BENCH_WEBHOOK_WAIT, 120: the longest wait for the deliveries after a storm; BENCH_WEBHOOK_SETTLE, 3: the
+seconds from PostgreSQL's checkpoint to each storm, with webhooks or without; BENCH_WEBHOOKS: another
 deliverer binary; BENCH_WEBHOOK_NICE, "idle idle": the deliverer's and the receivers' nice, or idle for SCHED_IDLE;
 BENCH_WEBHOOK_RECEIVER, sink: build/seckill-webhook-sink, or sample: loadtest/webhook_receiver.py); BENCH_SERVER
 names another server binary (an older build); BENCH_WORKERS comma-separated worker command lines
@@ -87,7 +88,8 @@ class Settings:
         self.server_bin = env.get("BENCH_SERVER", "build/seckill-server")
         self.drain_workers = env.get("BENCH_WORKERS", "build/seckill-worker").split(",")
         self.webhooks_bin = env.get("BENCH_WEBHOOKS", "build/seckill-webhooks")
-        self.webhook_wait = int(env.get("BENCH_WEBHOOK_WAIT", 60))
+        self.webhook_wait = int(env.get("BENCH_WEBHOOK_WAIT", 120))
+        self.webhook_settle = float(env.get("BENCH_WEBHOOK_SETTLE", 3))
         nice = env.get("BENCH_WEBHOOK_NICE", "idle idle").split()
         if len(nice) != 2 or not all(v == "idle" or re.fullmatch(r"-?\d+", v) for v in nice):
             raise Failure(f"BENCH_WEBHOOK_NICE: '{' '.join(nice)}' is not two levels (idle or a nice level), "
