@@ -98,6 +98,8 @@ typedef struct config {
     int webhook_timeout_ms;     /* one delivery's time */
     int webhook_metrics_port;   /* GET /metrics of seckill-webhooks on host:port; 0: none */
     config_webhook_priority webhook_priority; /* normal or idle (SCHED_IDLE) */
+    int webhook_storm_rate;    /* events a second that make a storm; 0: no storm waits */
+    int webhook_storm_wait_ms; /* the longest deliveries wait out one storm */
     /* seckill-admin */
     char *migrations_dir; /* the sql/NNN_*.sql of migrate; empty: the installed ones, or ./sql */
     /* both */

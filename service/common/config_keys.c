@@ -218,6 +218,11 @@ const config_key config_keys[] = {
     ENUM_KEY(webhook_priority, "normal", webhook_priority_words,
              "how seckill-webhooks is scheduled: normal (as started) or idle (SCHED_IDLE: it "
              "runs on the CPU the purchase path leaves; deliveries wait during a storm)"),
+    INT_KEY(webhook_storm_rate, "1000", 0, 100000000,
+            "events a second written to the feed that make a sale's storm: seckill-webhooks "
+            "starts no delivery while one lasts (0: never waits)"),
+    INT_KEY(webhook_storm_wait_ms, "60000", 0, 3600000,
+            "the longest deliveries wait out one storm, then they go while it lasts"),
     STR_KEY(migrations_dir, "", 0,
             "folder of the SQL migrations of seckill-admin migrate (empty: the installed ones "
             "beside the binary, else ./sql of a checkout)"),

@@ -301,3 +301,9 @@ int webhook_store_lags_ms(PGconn *pg, const int64_t *ids, size_t n, int64_t *lag
     PQclear(res);
     return res && found == n ? 0 : -1;
 }
+
+int64_t webhook_store_head(PGconn *pg)
+{
+    return first_int(run(pg, "SELECT last_value FROM order_events_ids", 0, NULL, PGRES_TUPLES_OK),
+                     -1);
+}

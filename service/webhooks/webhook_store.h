@@ -88,4 +88,8 @@ int webhook_store_analyze(PGconn *pg);
  * one of them. */
 int webhook_store_lags_ms(PGconn *pg, const int64_t *ids, size_t n, int64_t *lag_ms);
 
+/* The last event id drawn (committed or not: the head of the feed as far
+ * as the sequence knows), or -1 when PostgreSQL failed. */
+int64_t webhook_store_head(PGconn *pg);
+
 #endif

@@ -185,6 +185,7 @@ static void try_lead(webhooks *w)
         w->rows = 0;
         w->first_movable_ms = 0;
         w->analyze_at = ANALYZE_FIRST;
+        webhook_storm_reset(w);
         log_msg(LOG_INFO, COMPONENT, "leading: delivering to %zu endpoints", w->nendpoints);
     }
 }
@@ -424,7 +425,8 @@ static int read_wakeups(webhooks *w, int pg_ready)
 /* The leader's chores of a turn: wake-ups read (from the socket when
  * pg_ready; a statement may have read some already), the cursors written
  * down, new events read, the lag measured, the rows answered forgotten, the
- * rows due and the events that may go started. */
+ * rows due and the events that may go started; during a sale's storm
+ * (held) none is read or started. */
 static void lead(webhooks *w, int pg_ready)
 {
     int64_t now = clock_mono_ms();
@@ -432,16 +434,17 @@ static void lead(webhooks *w, int pg_ready)
     if (woken < 0)
         return;
     webhook_cursor_move(w, now);
+    int held = w->pg && webhook_storm_holds(w, now);
     /* After a full page, the next is read once a window is half empty, so
      * that a page is worth its statement: behind, a NOTIFY tells nothing
      * new (during a storm every commit of the worker sends one, and a page
      * read into the few slots freed since cost PostgreSQL a statement for a
      * handful of events). Caught up, a NOTIFY reads into any room; the tick
      * does anyway. */
-    if (w->pg && ((woken && !w->more) || now >= w->next_read_ms)) {
+    if (w->pg && !held && ((woken && !w->more) || now >= w->next_read_ms)) {
         webhook_cursor_read(w, 1);
         w->next_read_ms = now + SLOW_TICK_MS;
-    } else if (w->pg && w->more && webhook_cursor_wants_page(w)) {
+    } else if (w->pg && !held && w->more && webhook_cursor_wants_page(w)) {
         webhook_cursor_read(w, WINDOW_EVENTS / 2);
     }
     if (w->pg)
@@ -454,12 +457,13 @@ static void lead(webhooks *w, int pg_ready)
         flush_done(w);
     /* Asked only after the flush: a row answered but not yet forgotten
      * still holds back the next event of its order. */
-    if (w->pg && w->ndone == 0 && (w->due_changed || now >= w->next_due_ms)) {
+    if (w->pg && !held && w->ndone == 0 && (w->due_changed || now >= w->next_due_ms)) {
         w->due_changed = 0;
         w->next_due_ms = now + TICK_MS;
         start_due(w);
     }
-    webhook_cursor_send(w);
+    if (!held)
+        webhook_cursor_send(w);
 }
 
 /* How long the turn's poll may wait: a tick, less while answered
@@ -469,7 +473,7 @@ static int nap_ms(const webhooks *w)
     if (!w->pg || !w->leader)
         return SLOW_TICK_MS;
     int64_t nap = TICK_MS, now = clock_mono_ms();
-    if (w->more && webhook_cursor_wants_page(w))
+    if (w->more && !w->storm.holds && webhook_cursor_wants_page(w))
         return 0;
     if (w->ndone > 0 && w->first_done_ms + FLUSH_MS - now < nap)
         nap = w->first_done_ms + FLUSH_MS - now;

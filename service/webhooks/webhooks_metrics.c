@@ -41,7 +41,10 @@ char *webhooks_metrics(void *ctx)
                         w->endpoints[i].id, atomic_load(&w->endpoints[i].lag_ms) / 1000.0);
     text_buf_printf(&t,
                     "# HELP seckill_webhook_leader 1 while this deliverer leads.\n"
-                    "# TYPE seckill_webhook_leader gauge\nseckill_webhook_leader %d\n",
-                    atomic_load(&w->leading));
+                    "# TYPE seckill_webhook_leader gauge\nseckill_webhook_leader %d\n"
+                    "# HELP seckill_webhook_storm_waiting 1 while deliveries wait out a sale's "
+                    "storm (webhook_storm_rate).\n# TYPE seckill_webhook_storm_waiting gauge\n"
+                    "seckill_webhook_storm_waiting %d\n",
+                    atomic_load(&w->leading), atomic_load(&w->storm_waiting));
     return text_buf_take(&t);
 }

@@ -43,6 +43,8 @@ typedef struct webhooks webhooks;
 /* How long a stop waits for the deliveries in flight to be answered before
  * it writes down what was (webhooks.c's write_down). */
 #define STOP_DRAIN_MS 1000
+/* How often the feed's head is read to tell a sale's storm (webhook_storm.c). */
+#define STORM_LOOK_MS 200
 /* Events held per endpoint between its cursor and the last read. */
 #define WINDOW_EVENTS 1024
 /* The deliveries' statistics are refreshed when this many rows were
@@ -112,6 +114,15 @@ struct webhooks {
     outbox_event page[OUTBOX_PAGE_MAX];
     uint32_t has_row[OUTBOX_PAGE_MAX];
     int64_t next_due_ms, next_read_ms, next_lag_ms, next_connect_ms;
+    /* The sale's storm (webhook_storm.c): the feed's head as last seen, at
+     * head_ms (0: not yet); the storm on since since_ms (0: none); the next
+     * look at next_ms; whether deliveries wait it out (waiting: the
+     * metrics' copy). */
+    struct {
+        int64_t head, head_ms, since_ms, next_ms;
+        int holds;
+    } storm;
+    atomic_int storm_waiting;
 };
 
 /* Starts delivery d, due now: seq in its endpoint's window, or -1 for a
@@ -157,5 +168,14 @@ void webhook_cursor_move(webhooks *w, int64_t now);
 void webhook_cursor_write(webhooks *w);
 /* A cursor may move (an answer, a row parked): its clock starts. */
 void webhook_cursor_movable(webhooks *w);
+
+/* Whether deliveries wait out a sale's storm now (webhook_storm.c): every
+ * STORM_LOOK_MS it reads the feed's head; while events come faster than
+ * webhook_storm_rate a second, and for webhook_storm_wait_ms at most, no
+ * delivery starts (nor is a page of the feed read for one). PostgreSQL
+ * failing drops the session (then 0). */
+int webhook_storm_holds(webhooks *w, int64_t now);
+/* A new leader starts with no storm seen. */
+void webhook_storm_reset(webhooks *w);
 
 #endif

@@ -10,7 +10,8 @@
  * while other orders' flow; the cursor survives a kill -9; a draw's
  * entry.waitlisted reaches the endpoint before the order.won of its
  * entrant served later from the waitlist, while the endpoint fails, and
- * shows no order id in the dead-letter. */
+ * shows no order id in the dead-letter; deliveries wait out a storm of
+ * events (webhook_storm_rate), webhook_storm_wait_ms at most. */
 #include <inttypes.h>
 #include <sched.h>
 #include <signal.h>
@@ -77,18 +78,24 @@ static pid_t start_receiver(int *port, const char *secret, const char *name, con
 }
 
 /* The deliverer for the endpoints (a "url secret,..." list), with extra
- * settings (more: one more NAME=value, or NULL); up once it registered them. */
+ * settings (more: up to two more NAME=value, NULL-terminated, or NULL); up
+ * once it registered them. Deliveries never wait out a storm of events
+ * (webhook_storm_rate 0) unless more says so: the tests of a sale's faults
+ * deliver during the sale. */
 static pid_t start_deliverer_with(const char *endpoints, const char *attempts, const char *first_ms,
-                                  int metrics_port, const char *more)
+                                  int metrics_port, const char *const *more)
 {
-    static char e[6][1200];
+    static char e[7][1200];
     snprintf(e[0], sizeof(e[0]), "SECKILL_WEBHOOK_ENDPOINTS=%s", endpoints);
     snprintf(e[1], sizeof(e[1]), "SECKILL_WEBHOOK_MAX_ATTEMPTS=%s", attempts);
     snprintf(e[2], sizeof(e[2]), "SECKILL_WEBHOOK_RETRY_FIRST_MS=%s", first_ms);
     snprintf(e[3], sizeof(e[3]), "SECKILL_WEBHOOK_TIMEOUT_MS=1000");
     snprintf(e[4], sizeof(e[4]), "SECKILL_WEBHOOK_METRICS_PORT=%d", metrics_port);
     snprintf(e[5], sizeof(e[5]), "SECKILL_LOG_LEVEL=debug");
-    char *extra[] = {e[0], e[1], e[2], e[3], e[4], e[5], (char *)more, NULL};
+    snprintf(e[6], sizeof(e[6]), "SECKILL_WEBHOOK_STORM_RATE=0");
+    char *extra[10] = {e[0], e[1], e[2], e[3], e[4], e[5], e[6]};
+    for (int i = 0; more && more[i] && i < 2; i++)
+        extra[7 + i] = (char *)more[i];
     char *argv[] = {"seckill-webhooks", NULL};
     pid_t pid = harness_spawn(SECKILL_WEBHOOKS_BIN, argv, extra, harness_path("e2e-webhooks.log"));
     PGconn *pg = harness_pg();
@@ -513,7 +520,8 @@ Test(webhooks, a_deliverer_with_webhook_priority_idle_runs_under_sched_idle_and_
 {
     char endpoints[256];
     one_endpoint("wh-idle.jsonl", "ok", endpoints, sizeof(endpoints));
-    deliverer = start_deliverer_with(endpoints, "20", "100", 0, "SECKILL_WEBHOOK_PRIORITY=idle");
+    const char *const idle[] = {"SECKILL_WEBHOOK_PRIORITY=idle", NULL};
+    deliverer = start_deliverer_with(endpoints, "20", "100", 0, idle);
     cr_assert_eq(sched_getscheduler(deliverer), SCHED_IDLE, "webhook_priority = idle");
     sell_and_settle(create_item(24), 24, 1);
     size_t n;
@@ -1161,6 +1169,120 @@ Test(webhooks, a_dead_entry_event_shows_no_order_id)
     }
     cr_assert_eq(entries, ENTRANTS - STOCK, "%s", resp);
     json_decref(j);
+    PQfinish(pg);
+    harness_stop_clean(&deliverer, "seckill-webhooks");
+    harness_system_stop(&sys);
+}
+
+/* A storm of events: for ms, every 50 ms, step orders of item persisted
+ * straight into PostgreSQL (the trigger writes an event each), ids and
+ * buyers from *next on. */
+static void storm(PGconn *pg, int64_t item, int64_t *next, int64_t ms, int step)
+{
+    for (int64_t until = clock_mono_ms() + ms; clock_mono_ms() < until; harness_sleep_ms(50)) {
+        char sql[512];
+        snprintf(sql, sizeof(sql),
+                 "INSERT INTO orders (id, item_id, user_id, round, created_at)"
+                 " SELECT g, %" PRId64 ", g, (SELECT round FROM items WHERE id = %" PRId64 "),"
+                 " now() FROM generate_series(%" PRId64 ", %" PRId64 ") g",
+                 item, item, *next, *next + step - 1);
+        PGresult *res = PQexec(pg, sql);
+        cr_assert_eq(PQresultStatus(res), PGRES_COMMAND_OK, "%s", PQerrorMessage(pg));
+        PQclear(res);
+        *next += step;
+    }
+}
+
+/* The deliverer's seckill_webhook_storm_waiting on its metrics port. */
+static long long storm_waiting(int mport)
+{
+    char resp[8192];
+    int status = harness_http(mport, "GET", "/metrics", NULL, NULL, resp, sizeof(resp));
+    cr_assert_eq(status, 200, "metrics: %d", status);
+    return harness_metric(resp, "seckill_webhook_storm_waiting");
+}
+
+/* How many distinct events the receiver's file holds answered 200. */
+static size_t delivered_now(const char *file)
+{
+    size_t n;
+    record *r = read_records(file, &n);
+    size_t had = delivered(r, n);
+    free(r);
+    return had;
+}
+
+/* A deliverer that waits out storms (webhook_storm_rate) and a receiver;
+ * the deliverer leads before it returns. mport: its metrics' port. */
+static void start_storm_deliverer(const char *file, const char *rate, const char *wait_ms,
+                                  int *mport)
+{
+    char endpoints[256], r[64], w[64];
+    one_endpoint(file, "ok", endpoints, sizeof(endpoints));
+    snprintf(r, sizeof(r), "SECKILL_WEBHOOK_STORM_RATE=%s", rate);
+    snprintf(w, sizeof(w), "SECKILL_WEBHOOK_STORM_WAIT_MS=%s", wait_ms);
+    const char *const more[] = {r, w, NULL};
+    *mport = harness_free_port();
+    deliverer = start_deliverer_with(endpoints, "20", "100", *mport, more);
+    wait_leader(*mport, 1);
+}
+
+/* Events written at 1,000 a second (the deliverer's storm: 100 a second):
+ * once it has seen the storm, it starts no delivery while the storm lasts
+ * (those already in flight end), says so in its metrics, and when the
+ * storm is over delivers every event, in order per order. Without the
+ * wait, the receiver answers hundreds a second meanwhile. */
+Test(webhooks, deliveries_wait_out_a_storm_of_events_then_all_go_in_order)
+{
+    enum { STEP = 50, IN_FLIGHT = 16 };
+    int mport;
+    start_storm_deliverer("wh-storm.jsonl", "100", "60000", &mport);
+    PGconn *pg = harness_pg();
+    int64_t item = create_item(10), next = 1000000;
+    storm(pg, item, &next, 1000, STEP);
+    cr_assert_eq(storm_waiting(mport), 1, "a storm after a second of it");
+    size_t before = delivered_now("wh-storm.jsonl");
+    storm(pg, item, &next, 2000, STEP);
+    size_t after = delivered_now("wh-storm.jsonl");
+    cr_assert_leq(after, before + IN_FLIGHT,
+                  "%zu events delivered during two seconds of storm (%zu before)", after - before,
+                  before);
+    cr_assert_eq(storm_waiting(mport), 1, "still a storm after three seconds");
+    for (int waited = 0; storm_waiting(mport) != 0; waited += 100) {
+        cr_assert_lt(waited, 5000, "the storm is over, and the deliverer waits on");
+        harness_sleep_ms(100);
+    }
+    size_t n;
+    record *r = wait_all_delivered("wh-storm.jsonl", &n, 30000);
+    assert_books(r, n);
+    cr_assert_geq(n, (size_t)2000, "%zu deliveries: the storm's events", n);
+    free(r);
+    PQfinish(pg);
+    harness_stop_clean(&deliverer, "seckill-webhooks");
+    harness_system_stop(&sys);
+}
+
+/* webhook_storm_wait_ms bounds the wait: a storm that lasts longer has its
+ * events delivered while it goes on. */
+Test(webhooks, a_storm_longer_than_webhook_storm_wait_ms_is_waited_out_no_longer)
+{
+    enum { STEP = 50 };
+    int mport;
+    start_storm_deliverer("wh-long-storm.jsonl", "100", "1000", &mport);
+    PGconn *pg = harness_pg();
+    int64_t item = create_item(10), next = 2000000;
+    storm(pg, item, &next, 1500, STEP);
+    size_t before = delivered_now("wh-long-storm.jsonl");
+    storm(pg, item, &next, 2000, STEP);
+    size_t after = delivered_now("wh-long-storm.jsonl");
+    cr_assert_eq(storm_waiting(mport), 0, "no longer waiting after webhook_storm_wait_ms");
+    /* Waiting, only those in flight would end (16 at most). */
+    cr_assert_geq(after, before + 40, "%zu events delivered during the storm's last two seconds",
+                  after - before);
+    size_t n;
+    record *r = wait_all_delivered("wh-long-storm.jsonl", &n, 30000);
+    assert_books(r, n);
+    free(r);
     PQfinish(pg);
     harness_stop_clean(&deliverer, "seckill-webhooks");
     harness_system_stop(&sys);

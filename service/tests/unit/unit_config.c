@@ -96,6 +96,8 @@ Test(config, defaults_are_the_documented_ones)
     cr_assert_eq(cfg.buyer_auth, CONFIG_BUYER_AUTH_NONE);
     cr_assert_str_eq(cfg.buyer_token_secret, "");
     cr_assert_eq(cfg.payment_timeout_s, 900);
+    cr_assert_eq(cfg.webhook_storm_rate, 1000);
+    cr_assert_eq(cfg.webhook_storm_wait_ms, 60000);
     config_free(&cfg);
 }
 
