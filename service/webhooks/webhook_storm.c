@@ -5,9 +5,10 @@
  * of those without webhooks, 0.98 with it waiting the storm out
  * (docs/WEBHOOKS.md, "What it costs a sale"). So while the storm lasts, no
  * delivery starts and no page of the feed is read for one; the events wait
- * in PostgreSQL, as any backlog does, and go when it is over. A storm
- * longer than webhook_storm_wait_ms is waited out no longer: its events go
- * while it lasts.
+ * in PostgreSQL, as any backlog does, and go when it is over: when the
+ * head has grown slower than the rate for a second (a lull inside the sale
+ * ends nothing). A storm longer than webhook_storm_wait_ms is waited out no
+ * longer: its events go while it lasts (storm_watch.h).
  *
  * The head is the sequence's last value, one short statement every
  * STORM_LOOK_MS; the rate is over the time since the last look. */
@@ -18,56 +19,49 @@
 
 void webhook_storm_reset(webhooks *w)
 {
-    w->storm.head = w->storm.head_ms = w->storm.since_ms = w->storm.next_ms = 0;
-    w->storm.holds = 0;
+    w->storm = (storm_watch){0};
+    w->storm_next_ms = 0;
+    w->storm_off = 0;
     atomic_store(&w->storm_waiting, 0);
 }
 
-/* Whether events came at the storm's rate since the last look (never at
- * the first one, nor when the sequence went back). */
-static int storming(const webhooks *w, int64_t head, int64_t now)
+/* The feed's head could not be read, the session still up (a role that may
+ * not read the sequence): said once, and storms are not waited out until
+ * the session changes. */
+static void give_up(webhooks *w)
 {
-    int64_t events = head - w->storm.head, ms = now - w->storm.head_ms;
-    return w->storm.head_ms > 0 && ms > 0 && events > 0 &&
-           events * 1000 >= (int64_t)w->cfg->webhook_storm_rate * ms;
-}
-
-/* Deliveries wait (holds) or go; said in the log when it changes, with how
- * long the storm has lasted and whether it goes on. */
-static void set_holds(webhooks *w, int holds, int64_t lasted_ms, int on)
-{
-    if (holds == w->storm.holds)
-        return;
-    if (holds)
-        log_msg(LOG_INFO, COMPONENT,
-                "a storm of events: deliveries wait until it is over (%d ms at most)",
-                w->cfg->webhook_storm_wait_ms);
-    else
-        log_msg(LOG_INFO, COMPONENT, "delivering again after %" PRId64 " ms of a storm (%s)",
-                lasted_ms, on ? "it goes on" : "it is over");
-    w->storm.holds = holds;
-    atomic_store(&w->storm_waiting, holds);
+    log_msg(LOG_WARN, COMPONENT,
+            "cannot read the feed's head (the sequence order_events_ids): storms are not waited "
+            "out in this session");
+    w->storm = (storm_watch){0};
+    w->storm_off = 1;
+    atomic_store(&w->storm_waiting, 0);
 }
 
 int webhook_storm_holds(webhooks *w, int64_t now)
 {
-    if (w->cfg->webhook_storm_rate == 0 || now < w->storm.next_ms)
-        return w->storm.holds;
-    w->storm.next_ms = now + STORM_LOOK_MS;
+    if (w->cfg->webhook_storm_rate == 0 || w->storm_off || now < w->storm_next_ms)
+        return w->storm.waits;
+    w->storm_next_ms = now + STORM_LOOK_MS;
     int64_t head = webhook_store_head(w->pg);
     if (head < 0) {
-        webhooks_drop_pg(w);
-        webhook_storm_reset(w);
+        if (PQstatus(w->pg) == CONNECTION_OK)
+            give_up(w);
+        else
+            webhooks_drop_pg(w);
         return 0;
     }
-    int on = storming(w, head, now);
-    w->storm.head = head;
-    w->storm.head_ms = now;
-    if (on && w->storm.since_ms == 0)
-        w->storm.since_ms = now;
-    int64_t lasted = w->storm.since_ms ? now - w->storm.since_ms : 0;
-    set_holds(w, on && lasted < w->cfg->webhook_storm_wait_ms, lasted, on);
-    if (!on)
-        w->storm.since_ms = 0;
-    return w->storm.holds;
+    int waited = w->storm.waits;
+    int waits = storm_watch_look(&w->storm, head, now, w->cfg->webhook_storm_rate,
+                                 w->cfg->webhook_storm_wait_ms);
+    if (waits && !waited)
+        log_msg(LOG_INFO, COMPONENT,
+                "a storm of events: deliveries wait until it is over (%d ms at most)",
+                w->cfg->webhook_storm_wait_ms);
+    else if (waited && !waits)
+        log_msg(LOG_INFO, COMPONENT, "delivering again: %s",
+                w->storm.since_ms ? "the storm goes on past webhook_storm_wait_ms"
+                                  : "the storm is over");
+    atomic_store(&w->storm_waiting, waits);
+    return waits;
 }

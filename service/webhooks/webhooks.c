@@ -96,6 +96,7 @@ void webhooks_drop_pg(webhooks *w)
     w->pg = NULL;
     w->leader = 0;
     atomic_store(&w->leading, 0);
+    webhook_storm_reset(w);
     w->next_connect_ms = clock_mono_ms() + SLOW_TICK_MS;
 }
 
@@ -185,7 +186,6 @@ static void try_lead(webhooks *w)
         w->rows = 0;
         w->first_movable_ms = 0;
         w->analyze_at = ANALYZE_FIRST;
-        webhook_storm_reset(w);
         log_msg(LOG_INFO, COMPONENT, "leading: delivering to %zu endpoints", w->nendpoints);
     }
 }
@@ -473,7 +473,7 @@ static int nap_ms(const webhooks *w)
     if (!w->pg || !w->leader)
         return SLOW_TICK_MS;
     int64_t nap = TICK_MS, now = clock_mono_ms();
-    if (w->more && !w->storm.holds && webhook_cursor_wants_page(w))
+    if (w->more && !w->storm.waits && webhook_cursor_wants_page(w))
         return 0;
     if (w->ndone > 0 && w->first_done_ms + FLUSH_MS - now < nap)
         nap = w->first_done_ms + FLUSH_MS - now;

@@ -1,5 +1,6 @@
-/* webhooks_state.h: the deliverer's state, shared by its loop (webhooks.c)
- * and its windows' reads, sends and cursors (webhook_cursor.c). Inside
+/* webhooks_state.h: the deliverer's state, shared by its loop (webhooks.c),
+ * its windows' reads, sends and cursors (webhook_cursor.c), its wait
+ * (webhook_poll.c) and its storm watch (webhook_storm.c). Inside
  * seckill-webhooks only. */
 #ifndef SECKILL_WEBHOOKS_STATE_H
 #define SECKILL_WEBHOOKS_STATE_H
@@ -12,6 +13,7 @@
 
 #include "config.h"
 #include "outbox.h"
+#include "storm_watch.h"
 #include "webhook_endpoints.h"
 #include "webhook_sign.h"
 #include "webhook_store.h"
@@ -114,14 +116,13 @@ struct webhooks {
     outbox_event page[OUTBOX_PAGE_MAX];
     uint32_t has_row[OUTBOX_PAGE_MAX];
     int64_t next_due_ms, next_read_ms, next_lag_ms, next_connect_ms;
-    /* The sale's storm (webhook_storm.c): the feed's head as last seen, at
-     * head_ms (0: not yet); the storm on since since_ms (0: none); the next
-     * look at next_ms; whether deliveries wait it out (waiting: the
-     * metrics' copy). */
-    struct {
-        int64_t head, head_ms, since_ms, next_ms;
-        int holds;
-    } storm;
+    /* A sale's storm (webhook_storm.c): told from the feed's head
+     * (storm_watch.h), looked at next at storm_next_ms; storm_off: the head
+     * could not be read in this session, storms are not waited out;
+     * storm_waiting: the metrics' copy of storm.waits. */
+    storm_watch storm;
+    int64_t storm_next_ms;
+    int storm_off;
     atomic_int storm_waiting;
 };
 
@@ -171,11 +172,11 @@ void webhook_cursor_movable(webhooks *w);
 
 /* Whether deliveries wait out a sale's storm now (webhook_storm.c): every
  * STORM_LOOK_MS it reads the feed's head; while events come faster than
- * webhook_storm_rate a second, and for webhook_storm_wait_ms at most, no
- * delivery starts (nor is a page of the feed read for one). PostgreSQL
- * failing drops the session (then 0). */
+ * webhook_storm_rate a second (storm_watch.h), and for webhook_storm_wait_ms
+ * at most, no delivery starts (nor is a page of the feed read for one). A
+ * lost session is dropped (then 0). */
 int webhook_storm_holds(webhooks *w, int64_t now);
-/* A new leader starts with no storm seen. */
+/* Forgets the storm seen: the session ended (a next leader starts anew). */
 void webhook_storm_reset(webhooks *w);
 
 #endif

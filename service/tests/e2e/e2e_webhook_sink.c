@@ -110,9 +110,9 @@ Test(webhook_sink, a_genuine_delivery_is_counted_a_repeat_as_a_repeat_a_forged_o
     harness_stop_clean(&sink, "seckill-webhook-sink");
 }
 
-/* A sale's events (an order.persisted each) posted by seckill-webhooks
- * while it sells: the sink counts each event once, refuses none, as `make
- * bench` reads it. */
+/* A sale's events (an order.persisted each) posted by seckill-webhooks,
+ * with its defaults (a storm of the sale's events waited out): the sink
+ * counts each event once, refuses none, as `make bench` reads it. */
 Test(webhook_sink, a_sales_events_delivered_by_seckill_webhooks_all_reach_the_sink)
 {
     enum { UNITS = 200 };
