@@ -20,8 +20,9 @@ typedef struct storm_watch {
     int waits;             /* the last look's answer */
 } storm_watch;
 
-/* One look: the counter reads head at now (ms, > 0). rate: the storm's
- * growth a second (> 0); wait_ms: the longest one storm is waited out.
+/* One look: the counter (never negative) reads head at now (ms, > 0, never
+ * going back). rate: the storm's growth a second (> 0); wait_ms: the longest
+ * one storm is waited out.
  * Returns whether to wait now (also in s->waits). The first look, and one
  * that finds the counter gone back, see no growth. */
 int storm_watch_look(storm_watch *s, int64_t head, int64_t now, int64_t rate, int64_t wait_ms);

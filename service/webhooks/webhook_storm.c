@@ -21,36 +21,42 @@ void webhook_storm_reset(webhooks *w)
 {
     w->storm = (storm_watch){0};
     w->storm_next_ms = 0;
-    w->storm_off = 0;
+    w->storm_failing = 0;
     atomic_store(&w->storm_waiting, 0);
 }
 
 /* The feed's head could not be read, the session still up (a role that may
- * not read the sequence): said once, and storms are not waited out until
- * the session changes. */
-static void give_up(webhooks *w)
+ * not read the sequence, a statement cancelled): no storm is waited out
+ * until it is read again, tried every STORM_RETRY_MS; said once. */
+static void look_failed(webhooks *w, int64_t now)
 {
-    log_msg(LOG_WARN, COMPONENT,
-            "cannot read the feed's head (the sequence order_events_ids): storms are not waited "
-            "out in this session");
+    if (!w->storm_failing)
+        log_msg(LOG_WARN, COMPONENT,
+                "cannot read the feed's head (the sequence order_events_ids): storms are not "
+                "waited out until it can, tried every %d s",
+                STORM_RETRY_MS / 1000);
     w->storm = (storm_watch){0};
-    w->storm_off = 1;
+    w->storm_failing = 1;
+    w->storm_next_ms = now + STORM_RETRY_MS;
     atomic_store(&w->storm_waiting, 0);
 }
 
 int webhook_storm_holds(webhooks *w, int64_t now)
 {
-    if (w->cfg->webhook_storm_rate == 0 || w->storm_off || now < w->storm_next_ms)
+    if (w->cfg->webhook_storm_rate == 0 || now < w->storm_next_ms)
         return w->storm.waits;
     w->storm_next_ms = now + STORM_LOOK_MS;
     int64_t head = webhook_store_head(w->pg);
     if (head < 0) {
         if (PQstatus(w->pg) == CONNECTION_OK)
-            give_up(w);
+            look_failed(w, now);
         else
             webhooks_drop_pg(w);
         return 0;
     }
+    if (w->storm_failing)
+        log_msg(LOG_INFO, COMPONENT, "the feed's head is read again: storms are waited out");
+    w->storm_failing = 0;
     int waited = w->storm.waits;
     int waits = storm_watch_look(&w->storm, head, now, w->cfg->webhook_storm_rate,
                                  w->cfg->webhook_storm_wait_ms);

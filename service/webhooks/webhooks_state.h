@@ -47,6 +47,8 @@ typedef struct webhooks webhooks;
 #define STOP_DRAIN_MS 1000
 /* How often the feed's head is read to tell a sale's storm (webhook_storm.c). */
 #define STORM_LOOK_MS 200
+/* How often a head that could not be read is tried again. */
+#define STORM_RETRY_MS 60000
 /* Events held per endpoint between its cursor and the last read. */
 #define WINDOW_EVENTS 1024
 /* The deliveries' statistics are refreshed when this many rows were
@@ -117,12 +119,12 @@ struct webhooks {
     uint32_t has_row[OUTBOX_PAGE_MAX];
     int64_t next_due_ms, next_read_ms, next_lag_ms, next_connect_ms;
     /* A sale's storm (webhook_storm.c): told from the feed's head
-     * (storm_watch.h), looked at next at storm_next_ms; storm_off: the head
-     * could not be read in this session, storms are not waited out;
-     * storm_waiting: the metrics' copy of storm.waits. */
+     * (storm_watch.h), looked at next at storm_next_ms; storm_failing: the
+     * last read of the head failed (said in the log once); storm_waiting:
+     * the metrics' copy of storm.waits. */
     storm_watch storm;
     int64_t storm_next_ms;
-    int storm_off;
+    int storm_failing;
     atomic_int storm_waiting;
 };
 
