@@ -1230,6 +1230,23 @@ static void start_storm_deliverer(const char *file, const char *rate, const char
     wait_leader(*mport, 1);
 }
 
+/* Orders persisted every 50 ms in a storm: 1,000 events a second. */
+#define STORM_STEP 50
+
+/* A deliverer that waits out storms of 100 events a second, for wait_ms at
+ * most, and a storm of a second's events of a new item (*item), ids from
+ * *next on: the deliverer waits by then. Returns the session it wrote on. */
+static PGconn *storm_for_a_second(const char *file, const char *wait_ms, int *mport, int64_t *item,
+                                  int64_t *next)
+{
+    start_storm_deliverer(file, "100", wait_ms, mport);
+    PGconn *pg = harness_pg();
+    *item = create_item(10);
+    storm(pg, *item, next, 1000, STORM_STEP);
+    cr_assert_eq(storm_waiting(*mport), 1, "a storm after a second of it");
+    return pg;
+}
+
 /* Events written at 1,000 a second (the deliverer's storm: 100 a second):
  * once it has seen the storm, it starts no delivery while the storm lasts
  * (those already in flight end), says so in its metrics, and when the
@@ -1237,15 +1254,12 @@ static void start_storm_deliverer(const char *file, const char *rate, const char
  * wait, the receiver answers hundreds a second meanwhile. */
 Test(webhooks, deliveries_wait_out_a_storm_of_events_then_all_go_in_order)
 {
-    enum { STEP = 50, IN_FLIGHT = 16 };
+    enum { IN_FLIGHT = 16 };
     int mport;
-    start_storm_deliverer("wh-storm.jsonl", "100", "60000", &mport);
-    PGconn *pg = harness_pg();
-    int64_t item = create_item(10), next = 1000000;
-    storm(pg, item, &next, 1000, STEP);
-    cr_assert_eq(storm_waiting(mport), 1, "a storm after a second of it");
+    int64_t item, next = 1000000;
+    PGconn *pg = storm_for_a_second("wh-storm.jsonl", "60000", &mport, &item, &next);
     size_t before = delivered_now("wh-storm.jsonl");
-    storm(pg, item, &next, 2000, STEP);
+    storm(pg, item, &next, 2000, STORM_STEP);
     size_t after = delivered_now("wh-storm.jsonl");
     cr_assert_leq(after, before + IN_FLIGHT,
                   "%zu events delivered during two seconds of storm (%zu before)", after - before,
@@ -1270,22 +1284,18 @@ Test(webhooks, deliveries_wait_out_a_storm_of_events_then_all_go_in_order)
  * while it goes on after. */
 Test(webhooks, a_storm_longer_than_webhook_storm_wait_ms_is_waited_out_no_longer)
 {
-    enum { STEP = 50 };
     int mport;
-    start_storm_deliverer("wh-long-storm.jsonl", "100", "2000", &mport);
-    PGconn *pg = harness_pg();
-    int64_t item = create_item(10), next = 2000000;
-    storm(pg, item, &next, 1000, STEP);
-    cr_assert_eq(storm_waiting(mport), 1, "a storm after a second of it");
-    storm(pg, item, &next, 2000, STEP);
+    int64_t item, next = 2000000;
+    PGconn *pg = storm_for_a_second("wh-long-storm.jsonl", "2000", &mport, &item, &next);
+    storm(pg, item, &next, 2000, STORM_STEP);
     /* 2 s from the wait's start, a look at most later: polled while the
      * storm goes on (a starved deliverer may look late). */
     for (int waited = 0; storm_waiting(mport) != 0; waited += 50) {
         cr_assert_lt(waited, 1500, "still waiting 3.5 s into a storm with a wait of 2 s");
-        storm(pg, item, &next, 50, STEP);
+        storm(pg, item, &next, 50, STORM_STEP);
     }
     size_t before = delivered_now("wh-long-storm.jsonl");
-    storm(pg, item, &next, 2000, STEP);
+    storm(pg, item, &next, 2000, STORM_STEP);
     size_t after = delivered_now("wh-long-storm.jsonl");
     /* Waiting, only those in flight would end (16 at most). */
     cr_assert_geq(after, before + 40, "%zu events delivered during the storm's last two seconds",
