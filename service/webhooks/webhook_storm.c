@@ -35,10 +35,9 @@ static void look_failed(webhooks *w, int64_t now)
                 "cannot read the feed's head (the sequence order_events_ids): storms are not "
                 "waited out until it can, tried every %d s",
                 STORM_RETRY_MS / 1000);
-    w->storm = (storm_watch){0};
+    webhook_storm_reset(w);
     w->storm_failing = 1;
     w->storm_next_ms = now + STORM_RETRY_MS;
-    atomic_store(&w->storm_waiting, 0);
 }
 
 int webhook_storm_holds(webhooks *w, int64_t now)

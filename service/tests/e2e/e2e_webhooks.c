@@ -948,19 +948,6 @@ Test(webhooks, a_deliverer_stopped_by_sigterm_writes_down_what_was_answered)
 }
 
 /* The resident memory of process pid, in KiB (-1: unknown). */
-static long rss_kib(pid_t pid)
-{
-    char path[64], line[256];
-    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "r");
-    long kib = -1;
-    while (f && fgets(line, sizeof(line), f) && sscanf(line, "VmRSS: %ld", &kib) != 1)
-        ;
-    if (f)
-        fclose(f);
-    return kib;
-}
-
 /* Waits until the deliverer whose metrics are on port says it leads (1) or
  * not (0). */
 static void wait_leader(int port, long long want)
@@ -1002,7 +989,7 @@ Test(webhooks, a_standby_deliverer_keeps_no_wake_ups_and_delivers_once_it_leads)
         harness_pg_int(pg, "SELECT pid FROM pg_stat_activity WHERE application_name ="
                            " 'seckill-webhooks' ORDER BY backend_start DESC LIMIT 1");
     wait_leader(standby_port, 0);
-    long before = rss_kib(standby);
+    long before = harness_rss_kib(standby);
     PGresult *res = PQexec(pg, "SELECT count(pg_notify('" OUTBOX_CHANNEL "',"
                                " i || repeat('x', 7900))) FROM generate_series(1, 4000) i");
     cr_assert_eq(PQresultStatus(res), PGRES_TUPLES_OK, "%s", PQerrorMessage(pg));
@@ -1024,7 +1011,7 @@ Test(webhooks, a_standby_deliverer_keeps_no_wake_ups_and_delivers_once_it_leads)
         cr_assert_gt(at, since, "the standby ran no statement after the NOTIFYs");
         since = at;
     }
-    long after = rss_kib(standby);
+    long after = harness_rss_kib(standby);
     cr_assert(before > 0 && after > 0);
     cr_assert_lt(after - before, GROWTH_KIB, "the standby grew from %ld to %ld KiB", before, after);
     wait_leader(standby_port, 0);
@@ -1201,8 +1188,10 @@ static long long storm_waiting(int mport)
     char resp[8192];
     int status = harness_http(mport, "GET", "/metrics", NULL, NULL, resp, sizeof(resp));
     cr_assert_eq(status, 200, "metrics: %d", status);
-    cr_assert(strstr(resp, "\nseckill_webhook_storm_waiting "), "no storm gauge: %s", resp);
-    return harness_metric(resp, "seckill_webhook_storm_waiting");
+    double waiting = -1;
+    cr_assert(metric_value(resp, "seckill_webhook_storm_waiting", &waiting), "no storm gauge: %s",
+              resp);
+    return (long long)waiting;
 }
 
 /* How many distinct events the receiver's file holds answered 200. */

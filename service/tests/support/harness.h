@@ -424,6 +424,10 @@ int harness_stop(pid_t pid, int sig);
  * test when it has not stopped within 10 s. */
 void harness_freeze(pid_t pid);
 
+/* pid's resident memory in KiB (VmRSS of /proc/<pid>/status; getpid() for
+ * the test's own), or -1 when it cannot be read. */
+long harness_rss_kib(pid_t pid);
+
 /* Sleeps ms milliseconds (whole, across signals). */
 void harness_sleep_ms(int ms);
 

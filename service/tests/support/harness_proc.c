@@ -464,3 +464,16 @@ void harness_system_kill(harness_system *s)
     harness_kill_leftover(&s->server);
     harness_kill_leftover(&s->worker);
 }
+
+long harness_rss_kib(pid_t pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    long kib = -1;
+    while (f && fgets(line, sizeof(line), f) && sscanf(line, "VmRSS: %ld", &kib) != 1)
+        ;
+    if (f)
+        fclose(f);
+    return kib;
+}

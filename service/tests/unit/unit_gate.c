@@ -2,7 +2,6 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -10,6 +9,7 @@
 
 #include "events.h"
 #include "gate.h"
+#include "harness.h"
 #include "reserve.h"
 
 Test(gate, an_item_is_not_sold_out_until_flagged)
@@ -219,20 +219,6 @@ Test(gate, an_archived_item_stays_archived_through_new_versions_and_a_clear)
     gate_free(g);
 }
 
-/* The process's resident memory, in KiB (/proc/self/statm); -1 when it
- * cannot be read (asserted by the caller, after its reads). */
-static long resident_kib(void)
-{
-    long size = 0, pages = -1;
-    FILE *f = fopen("/proc/self/statm", "r");
-    if (!f)
-        return -1;
-    if (fscanf(f, "%ld %ld", &size, &pages) != 2)
-        pages = -1;
-    fclose(f);
-    return pages < 0 ? -1 : pages * (sysconf(_SC_PAGESIZE) / 1024);
-}
-
 /* The server's table (gate_create(65536): 131,072 slots, 8 MiB of records)
  * cleared at its first subscription, with a few items known: the records of
  * the slots never claimed stay untouched, so not resident. */
@@ -241,10 +227,10 @@ Test(gate, clearing_all_leaves_the_unclaimed_slots_untouched)
     gate *g = gate_create(65536);
     for (int64_t i = 1; i <= 100; i++)
         gate_set_sold_out(g, i, 1);
-    long before = resident_kib();
+    long before = harness_rss_kib(getpid());
     gate_clear_all(g);
-    long after = resident_kib();
-    cr_assert(before > 0 && after > 0, "/proc/self/statm");
+    long after = harness_rss_kib(getpid());
+    cr_assert(before > 0 && after > 0, "VmRSS of /proc/self/status");
     cr_assert_lt(after - before, 1024, "clearing made %ld KiB resident", after - before);
     for (int64_t i = 1; i <= 100; i++)
         cr_assert_not(gate_is_sold_out(g, i, 0), "item %lld cleared", (long long)i);
